@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: GPL-2.0
+# Makefile: the one build of ctxprof-go; `make help` lists the targets.
+OUTPUT ?= .output
+CC ?= cc
+CLANG ?= clang
+PKG_CONFIG ?= pkg-config
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+LIBS := libelf libdw jansson zlib
+CFLAGS ?= -g -O2
+WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
+ALL_CFLAGS = $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -DCTXPROF_VERSION='"$(VERSION)"' \
+	-I$(OUTPUT) $(shell $(PKG_CONFIG) --cflags $(LIBS) 2>/dev/null)
+LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIBS) 2>/dev/null || echo -lelf -ldw -ljansson -lz)
+
+# ASan+UBSan build of the same sources, in its own directory
+SAN_OUTPUT := $(OUTPUT)/san
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+LIB_SRCS := $(wildcard offsets/*.c) golayout/golayout.c
+CMD_SRCS := $(wildcard cmd/*.c)
+LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
+CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CMD_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+SAN_LIB_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(LIB_SRCS))
+SAN_CMD_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(CMD_SRCS))
+SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN_OUTPUT)/tests/%,$(UNIT_SRCS))
+
+GOLAYOUT_INC := $(OUTPUT)/golayout_rows.inc
+
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+ifeq ($(V),1)
+Q =
+msg =
+endif
+
+.PHONY: all deps test test-only demo golayout bench clean help san unit
+.DELETE_ON_ERROR:
+
+all: ctxprof-go
+
+help:
+	@echo 'make            build ./ctxprof-go'
+	@echo 'make deps       install Debian packages and Go toolchains (root)'
+	@echo 'make test       deps, build, then every test (end-to-end ones need root)'
+	@echo 'make demo       deps, build, then check the Go binaries on this machine'
+	@echo 'make golayout   regenerate golayout/golayout.tsv from every installed Go'
+	@echo 'make bench      time check against pahole on a large Go binary'
+	@echo 'make clean      remove ./ctxprof-go and .output/'
+	@echo 'V=1             show the commands'
+
+$(OUTPUT) $(OUTPUT)/tests $(SAN_OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(GOLAYOUT_INC): golayout/golayout.tsv golayout/tsv2c.awk | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)awk -f golayout/tsv2c.awk $< > $@
+
+$(OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+ctxprof-go: $(CMD_OBJS) $(LIB_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ioffsets $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+$(SAN_OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(SAN_OUTPUT)/ctxprof-go: $(SAN_CMD_OBJS) $(SAN_LIB_OBJS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CLANG) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
+
+$(SAN_OUTPUT)/tests/%: tests/unit/%.c $(SAN_LIB_OBJS) | $(SAN_OUTPUT)/tests
+	$(call msg,TEST-SAN,$@)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -Ioffsets $< $(SAN_LIB_OBJS) $(LDLIBS) -o $@
+
+unit: $(UNIT_BINS)
+san: $(SAN_OUTPUT)/ctxprof-go $(SAN_UNIT_BINS)
+
+deps:
+	$(Q)bash tests/deps.sh
+
+# `make test` is what CI runs: it installs what is missing, then tests everything
+test: deps
+	$(Q)$(MAKE) --no-print-directory test-only
+
+test-only: ctxprof-go unit san
+	$(Q)bash tests/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory ctxprof-go
+	$(Q)bash tests/demo.sh
+
+golayout: ctxprof-go
+	$(Q)bash golayout/generate.sh golayout/golayout.tsv
+
+bench: ctxprof-go
+	$(Q)bash tests/bench.sh
+
+clean:
+	$(call msg,CLEAN,ctxprof-go $(OUTPUT))
+	$(Q)rm -rf ctxprof-go $(OUTPUT)

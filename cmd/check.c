@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/* check.c: `ctxprof-go check`, the CI gate: can ctxprof-go profile these binaries? */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "check.h"
+#include "../offsets/go_binary.h"
+
+enum { EXIT_SUPPORTED = 0, EXIT_UNSUPPORTED = 1, EXIT_USAGE = 2 };
+
+static const char usage[] =
+	"Usage: ctxprof-go check [--json] BINARY...\n"
+	"\n"
+	"Tells whether ctxprof-go can read trace IDs from each Go BINARY, and what\n"
+	"it will read: Go version, where the g pointer sits in TLS, the runtime\n"
+	"struct offsets (from DWARF, or from the built-in table when stripped),\n"
+	"and whether the program sets goroutine labels at all.\n"
+	"\n"
+	"  -j, --json   one JSON object per binary on stdout\n"
+	"  -h, --help   show this help\n"
+	"\n"
+	"Exit status: 0 when every binary is supported, 1 when any is not,\n"
+	"2 on a usage error or a file that cannot be read.\n"
+	"\n"
+	"Examples:\n"
+	"  ctxprof-go check ./server                  # one line: supported or why not\n"
+	"  ctxprof-go check --json ./server | jq .offsets\n"
+	"  ctxprof-go check bin/* || exit 1           # fail a CI job on any unsupported\n";
+
+static json_t *offsets_json(const struct go_layout *l)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "g.m", json_integer(l->g_m));
+	json_object_set_new(o, "m.curg", json_integer(l->m_curg));
+	json_object_set_new(o, "g.labels", json_integer(l->g_labels));
+	json_object_set_new(o, "g.goid", json_integer(l->g_goid));
+	if (l->labels_layout == GO_LABELS_MAP) {
+		json_object_set_new(o, "hmap.count", json_integer(l->hmap_count));
+		json_object_set_new(o, "hmap.B", json_integer(l->hmap_b));
+		json_object_set_new(o, "hmap.buckets", json_integer(l->hmap_buckets));
+		json_object_set_new(o, "bucket.tophash", json_integer(l->bucket_tophash));
+		json_object_set_new(o, "bucket.keys", json_integer(l->bucket_keys));
+		json_object_set_new(o, "bucket.values", json_integer(l->bucket_values));
+		json_object_set_new(o, "bucket.overflow", json_integer(l->bucket_overflow));
+		json_object_set_new(o, "bucket.size", json_integer(l->bucket_size));
+	} else if (l->labels_layout == GO_LABELS_SLICE) {
+		json_object_set_new(o, "labelMap.list", json_integer(l->label_list));
+		json_object_set_new(o, "label.size", json_integer(l->label_size));
+		json_object_set_new(o, "label.key", json_integer(l->label_key));
+		json_object_set_new(o, "label.value", json_integer(l->label_value));
+	}
+	return o;
+}
+
+static json_t *str_or_null(const char *s)
+{
+	return s ? json_string(s) : json_null();
+}
+
+static json_t *notes_json(const struct go_binary *gb, size_t n,
+			  const char *(*get)(const struct go_binary *, size_t))
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_string(get(gb, i)));
+	return a;
+}
+
+/* What `check --json` prints for a file that could be read. */
+static json_t *report_json(const struct go_binary *gb)
+{
+	struct go_layout l = {};
+	bool ok = go_binary__supported(gb);
+	json_t *o = json_object();
+
+	if (ok)
+		go_binary__layout(gb, &l);
+	json_object_set_new(o, "path", json_string(go_binary__path(gb)));
+	json_object_set_new(o, "supported", json_boolean(ok));
+	json_object_set_new(o, "go_version", str_or_null(go_binary__version(gb)));
+	json_object_set_new(o, "arch", str_or_null(go_binary__arch(gb)));
+	json_object_set_new(o, "source", str_or_null(ok ? go_layout_source__name(go_binary__source(gb)) : NULL));
+	json_object_set_new(o, "pie", json_boolean(go_binary__pie(gb)));
+	json_object_set_new(o, "cgo", json_boolean(go_binary__cgo(gb)));
+	json_object_set_new(o, "dwarf", json_boolean(go_binary__has_dwarf(gb)));
+	json_object_set_new(o, "symtab", json_boolean(go_binary__has_symtab(gb)));
+	json_object_set_new(o, "tls_g_offset", ok ? json_integer((int64_t)l.tls_g_offset) : json_null());
+	json_object_set_new(o, "tls_source", str_or_null(ok ? go_tls_source__name(go_binary__tls_source(gb)) : NULL));
+	json_object_set_new(o, "labels_layout", str_or_null(ok ? go_labels_layout__name(l.labels_layout) : NULL));
+	json_object_set_new(o, "offsets", ok ? offsets_json(&l) : json_null());
+	json_object_set_new(o, "sets_labels", json_boolean(go_binary__sets_labels(gb)));
+	json_object_set_new(o, "problems", notes_json(gb, go_binary__nproblems(gb), go_binary__problem));
+	json_object_set_new(o, "warnings", notes_json(gb, go_binary__nwarnings(gb), go_binary__warning));
+	return o;
+}
+
+/* For a file that could not be read: same shape, so one jq filter serves every line. */
+static json_t *io_error_json(const char *path, const char *err)
+{
+	json_t *o = json_pack("{s:s, s:b, s:n, s:n, s:n, s:b, s:b, s:b, s:b, s:n, s:n, s:n, s:n, s:b}",
+			      "path", path, "supported", 0, "go_version", "arch", "source", "pie",
+			      0, "cgo", 0, "dwarf", 0, "symtab", 0, "tls_g_offset", "tls_source",
+			      "labels_layout", "offsets", "sets_labels", 0);
+
+	json_object_set_new(o, "problems", json_pack("[s]", err));
+	json_object_set_new(o, "warnings", json_array());
+	return o;
+}
+
+static void print_json(json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+
+	if (s)
+		puts(s);
+	free(s);
+	json_decref(o);
+}
+
+static void print_human(const struct go_binary *gb)
+{
+	struct go_layout l;
+	size_t i, n;
+
+	if (!go_binary__supported(gb)) {
+		printf("%s: unsupported:", go_binary__path(gb));
+		n = go_binary__nproblems(gb);
+		for (i = 0; i < n; i++)
+			printf("%s %s", i ? ";" : "", go_binary__problem(gb, i));
+		if (!n)
+			printf(" incomplete layout");
+		putchar('\n');
+		return;
+	}
+	go_binary__layout(gb, &l);
+	printf("%s: supported: %s %s, offsets from %s, labels %s, g at fs%+lld, pie=%s cgo=%s",
+	       go_binary__path(gb), go_binary__version(gb), go_binary__arch(gb),
+	       go_layout_source__name(go_binary__source(gb)),
+	       go_labels_layout__name(l.labels_layout) ?: "unknown", (long long)l.tls_g_offset,
+	       go_binary__pie(gb) ? "yes" : "no", go_binary__cgo(gb) ? "yes" : "no");
+	n = go_binary__nwarnings(gb);
+	for (i = 0; i < n; i++)
+		printf("; warning: %s", go_binary__warning(gb, i));
+	putchar('\n');
+}
+
+int check__main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int c, i, status = EXIT_SUPPORTED;
+	bool json = false;
+	struct go_binary *gb;
+	char err[256];
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return EXIT_SUPPORTED;
+		default:
+			fputs(usage, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "check: no binary given\n\n%s", usage);
+		return EXIT_USAGE;
+	}
+	for (i = optind; i < argc; i++) {
+		gb = go_binary__open(argv[i], err, sizeof(err));
+		if (!gb) {
+			fprintf(stderr, "%s: %s\n", argv[i], err);
+			if (json)
+				print_json(io_error_json(argv[i], err));
+			status = EXIT_USAGE;
+			continue;
+		}
+		if (json)
+			print_json(report_json(gb));
+		else
+			print_human(gb);
+		if (!go_binary__supported(gb) && status == EXIT_SUPPORTED)
+			status = EXIT_UNSUPPORTED;
+		go_binary__close(gb);
+	}
+	fflush(stdout);
+	return status;
+}

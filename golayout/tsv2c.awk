@@ -1,0 +1,72 @@
+#!/usr/bin/awk -f
+# SPDX-License-Identifier: GPL-2.0
+# tsv2c.awk: turns golayout.tsv into C initializers; any malformed row fails the build.
+BEGIN {
+	FS = "\t"
+	ncols = split("go verified toolchain labels g_m m_curg g_labels g_goid " \
+		"hmap_count hmap_B hmap_buckets bucket_size bucket_tophash bucket_keys " \
+		"bucket_values bucket_overflow label_list label_size label_key label_value", cols, " ")
+	print "/* generated from golayout/golayout.tsv by golayout/tsv2c.awk: do not edit */"
+	print "static const struct golayout_row rows[] = {"
+	n = 0
+}
+function die(msg) {
+	printf "%s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"
+	failed = 1
+	exit 1
+}
+function num(v, name) {
+	if (v == "-")
+		return 0
+	if (v !~ /^[0-9]+$/)
+		die("column " name ": not a number: " v)
+	return v
+}
+/^#/ || /^[ \t]*$/ { next }
+$1 == "go" {
+	for (i = 1; i <= ncols; i++)
+		if ($i != cols[i])
+			die("header column " i " is " $i ", expected " cols[i])
+	header = 1
+	next
+}
+{
+	if (!header)
+		die("data before the header line")
+	if (NF != ncols)
+		die("expected " ncols " columns, found " NF)
+	if (split($1, v, ".") != 2 || v[1] !~ /^[0-9]+$/ || v[2] !~ /^[0-9]+$/)
+		die("bad Go version " $1)
+	if (seen[$1]++)
+		die("duplicate row for Go " $1)
+	if ($2 != "here" && $2 != "reference")
+		die("verified must be 'here' or 'reference'")
+	if ($4 == "map")
+		layout = "GO_LABELS_MAP"
+	else if ($4 == "slice")
+		layout = "GO_LABELS_SLICE"
+	else
+		die("labels must be 'map' or 'slice'")
+	printf "\t{ %d, %d, %s, \"%s\", {\n", v[1], v[2], $2 == "here" ? "true" : "false", \
+		$3 == "-" ? "" : $3
+	printf "\t\t.labels_layout = %s, .g_m = %d, .m_curg = %d, .g_labels = %d, .g_goid = %d,\n", \
+		layout, num($5, "g_m"), num($6, "m_curg"), num($7, "g_labels"), num($8, "g_goid")
+	printf "\t\t.hmap_count = %d, .hmap_b = %d, .hmap_buckets = %d,\n", \
+		num($9, "hmap_count"), num($10, "hmap_B"), num($11, "hmap_buckets")
+	printf "\t\t.bucket_size = %d, .bucket_tophash = %d, .bucket_keys = %d,\n", \
+		num($12, "bucket_size"), num($13, "bucket_tophash"), num($14, "bucket_keys")
+	printf "\t\t.bucket_values = %d, .bucket_overflow = %d,\n", \
+		num($15, "bucket_values"), num($16, "bucket_overflow")
+	printf "\t\t.label_list = %d, .label_size = %d, .label_key = %d, .label_value = %d } },\n", \
+		num($17, "label_list"), num($18, "label_size"), num($19, "label_key"), num($20, "label_value")
+	n++
+}
+END {
+	if (failed)
+		exit 1
+	if (!n) {
+		print "golayout.tsv: no rows" > "/dev/stderr"
+		exit 1
+	}
+	print "};"
+}

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/* elf_image.c: one ELF file, mapped read-only, with bounds-checked access by section and address. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_image.h"
+
+struct elf_image {
+	int fd;
+	Elf *elf;
+	GElf_Ehdr ehdr;
+	const uint8_t *map;
+	size_t size;
+	size_t shstrndx;
+	size_t phnum;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* True when [off, off + len) lies inside a buffer of SIZE bytes. */
+static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+struct elf_image *elf_image__open(const char *path, char *err, size_t errlen)
+{
+	struct elf_image *img;
+	struct stat st;
+	int saved;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		set_err(err, errlen, "libelf: %s", elf_errmsg(-1));
+		errno = ENOSYS;
+		return NULL;
+	}
+	img = calloc(1, sizeof(*img));
+	if (!img) {
+		set_err(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	img->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (img->fd < 0) {
+		saved = errno;
+		set_err(err, errlen, "cannot open: %s", strerror(saved));
+		goto fail;
+	}
+	if (fstat(img->fd, &st) < 0) {
+		saved = errno;
+		set_err(err, errlen, "cannot stat: %s", strerror(saved));
+		goto fail;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		saved = EISDIR;
+		set_err(err, errlen, "is a directory, not an executable");
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		saved = EINVAL;
+		set_err(err, errlen, "not a regular file");
+		goto fail;
+	}
+	if ((uint64_t)st.st_size < EI_NIDENT) {
+		saved = ENOEXEC;
+		set_err(err, errlen, "not an ELF file (only %lld bytes)", (long long)st.st_size);
+		goto fail;
+	}
+	img->size = st.st_size;
+	/* private and writable: libelf may fix up headers in place; the file never changes */
+	img->map = mmap(NULL, img->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, img->fd, 0);
+	if (img->map == MAP_FAILED) {
+		img->map = NULL;
+		saved = errno;
+		set_err(err, errlen, "cannot map: %s", strerror(saved));
+		goto fail;
+	}
+	if (memcmp(img->map, ELFMAG, SELFMAG) != 0) {
+		saved = ENOEXEC;
+		set_err(err, errlen, "not an ELF file");
+		goto fail;
+	}
+	img->elf = elf_memory((char *)img->map, img->size);
+	if (!img->elf || elf_kind(img->elf) != ELF_K_ELF) {
+		saved = ENOEXEC;
+		set_err(err, errlen, "not a valid ELF file: %s", elf_errmsg(-1));
+		goto fail;
+	}
+	if (!gelf_getehdr(img->elf, &img->ehdr)) {
+		saved = ENOEXEC;
+		set_err(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
+		goto fail;
+	}
+	if (elf_getshdrstrndx(img->elf, &img->shstrndx) != 0) {
+		saved = ENOEXEC;
+		set_err(err, errlen, "bad ELF section header table: %s", elf_errmsg(-1));
+		goto fail;
+	}
+	if (elf_getphdrnum(img->elf, &img->phnum) != 0) {
+		saved = ENOEXEC;
+		set_err(err, errlen, "bad ELF program header table: %s", elf_errmsg(-1));
+		goto fail;
+	}
+	return img;
+fail:
+	elf_image__close(img);
+	errno = saved;
+	return NULL;
+}
+
+void elf_image__close(struct elf_image *img)
+{
+	if (!img)
+		return;
+	if (img->elf)
+		elf_end(img->elf);
+	if (img->map)
+		munmap((void *)img->map, img->size);
+	if (img->fd >= 0)
+		close(img->fd);
+	free(img);
+}
+
+Elf *elf_image__elf(const struct elf_image *img)
+{
+	return img->elf;
+}
+
+const GElf_Ehdr *elf_image__ehdr(const struct elf_image *img)
+{
+	return &img->ehdr;
+}
+
+size_t elf_image__size(const struct elf_image *img)
+{
+	return img->size;
+}
+
+static Elf_Scn *find_section(const struct elf_image *img, const char *name, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+	const char *sname;
+
+	while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, shdr))
+			continue;
+		sname = elf_strptr(img->elf, img->shstrndx, shdr->sh_name);
+		if (sname && strcmp(sname, name) == 0)
+			return scn;
+	}
+	return NULL;
+}
+
+bool elf_image__has_section(const struct elf_image *img, const char *name)
+{
+	GElf_Shdr shdr;
+
+	return find_section(img, name, &shdr) != NULL;
+}
+
+const uint8_t *elf_image__section(const struct elf_image *img, const char *name,
+				  size_t *size, uint64_t *addr)
+{
+	GElf_Shdr shdr;
+
+	if (!find_section(img, name, &shdr) || shdr.sh_type == SHT_NOBITS)
+		return NULL;
+	if (!in_bounds(shdr.sh_offset, shdr.sh_size, img->size))
+		return NULL;
+	if (size)
+		*size = shdr.sh_size;
+	if (addr)
+		*addr = shdr.sh_addr;
+	return img->map + shdr.sh_offset;
+}
+
+const uint8_t *elf_image__at(const struct elf_image *img, uint64_t vaddr, size_t len)
+{
+	GElf_Phdr ph;
+	size_t i;
+
+	for (i = 0; i < img->phnum; i++) {
+		if (!gelf_getphdr(img->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr < ph.p_vaddr || !in_bounds(vaddr - ph.p_vaddr, len, ph.p_filesz))
+			continue;
+		if (!in_bounds(ph.p_offset + (vaddr - ph.p_vaddr), len, img->size))
+			return NULL;
+		return img->map + ph.p_offset + (vaddr - ph.p_vaddr);
+	}
+	return NULL;
+}
+
+int elf_image__phdr(const struct elf_image *img, uint32_t type, GElf_Phdr *out)
+{
+	size_t i;
+
+	for (i = 0; i < img->phnum; i++) {
+		if (gelf_getphdr(img->elf, i, out) && out->p_type == type)
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int elf_image__symbol(const struct elf_image *img, const char *name, GElf_Sym *sym)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	Elf_Data *data;
+	const char *sname;
+	size_t i, n;
+
+	while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB)
+			continue;
+		if (!shdr.sh_entsize || !in_bounds(shdr.sh_offset, shdr.sh_size, img->size))
+			return -ENOENT;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			return -ENOENT;
+		n = shdr.sh_size / shdr.sh_entsize;
+		for (i = 0; i < n; i++) {
+			if (!gelf_getsym(data, i, sym))
+				break;
+			sname = elf_strptr(img->elf, shdr.sh_link, sym->st_name);
+			if (sname && strcmp(sname, name) == 0)
+				return 0;
+		}
+		return -ENOENT;
+	}
+	return -ENOENT;
+}
+
+/* Entries of the first section of TYPE, when the section lies inside the file. */
+static Elf_Data *dynamic_data(const struct elf_image *img, uint32_t type, GElf_Shdr *shdr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
+		if (!gelf_getshdr(scn, shdr) || shdr->sh_type != type || !shdr->sh_entsize)
+			continue;
+		if (!in_bounds(shdr->sh_offset, shdr->sh_size, img->size))
+			return NULL;
+		return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+int elf_image__needed(const struct elf_image *img)
+{
+	GElf_Shdr shdr;
+	GElf_Dyn dyn;
+	Elf_Data *data;
+	size_t i;
+	int n = 0;
+
+	data = dynamic_data(img, SHT_DYNAMIC, &shdr);
+	if (!data)
+		return 0;
+	for (i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+		if (!gelf_getdyn(data, i, &dyn) || dyn.d_tag == DT_NULL)
+			break;
+		if (dyn.d_tag == DT_NEEDED)
+			n++;
+	}
+	return n;
+}
+
+int elf_image__relative_addend(const struct elf_image *img, uint64_t vaddr, uint64_t *value)
+{
+	GElf_Shdr shdr;
+	GElf_Rela rela;
+	Elf_Data *data;
+	size_t i;
+
+	data = dynamic_data(img, SHT_RELA, &shdr);
+	if (!data)
+		return -ENOENT;
+	for (i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+		if (!gelf_getrela(data, i, &rela))
+			break;
+		if (rela.r_offset == vaddr && GELF_R_TYPE(rela.r_info) == R_X86_64_RELATIVE) {
+			*value = rela.r_addend;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* elf_image.h: one ELF file, mapped read-only, with bounds-checked access by section and address. */
+#ifndef __ELF_IMAGE_H
+#define __ELF_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <gelf.h>
+
+struct elf_image;
+
+/*
+ * Opens and maps PATH. On failure returns NULL with errno set and a message
+ * in ERR; errno is EINVAL or ENOEXEC when the file is readable but not a
+ * usable ELF file, anything else is an I/O error.
+ */
+struct elf_image *elf_image__open(const char *path, char *err, size_t errlen);
+void elf_image__close(struct elf_image *img);
+
+Elf *elf_image__elf(const struct elf_image *img);
+const GElf_Ehdr *elf_image__ehdr(const struct elf_image *img);
+size_t elf_image__size(const struct elf_image *img);
+
+/* Contents of section NAME, NULL if absent, NOBITS or past end of file. */
+const uint8_t *elf_image__section(const struct elf_image *img, const char *name,
+				  size_t *size, uint64_t *addr);
+bool elf_image__has_section(const struct elf_image *img, const char *name);
+
+/*
+ * LEN file-backed bytes at virtual address VADDR (as linked, no load bias),
+ * or NULL when they are not all inside one PT_LOAD segment's file image.
+ */
+const uint8_t *elf_image__at(const struct elf_image *img, uint64_t vaddr, size_t len);
+
+/* The first program header of TYPE; -ENOENT if none. */
+int elf_image__phdr(const struct elf_image *img, uint32_t type, GElf_Phdr *out);
+
+/* Looks NAME up in .symtab; -ENOENT if absent or there is no .symtab. */
+int elf_image__symbol(const struct elf_image *img, const char *name, GElf_Sym *sym);
+
+/* Number of DT_NEEDED entries: shared libraries the executable loads. */
+int elf_image__needed(const struct elf_image *img);
+
+/*
+ * For a word that a R_X86_64_RELATIVE relocation fills at load time (PIE),
+ * the link-time value; returns -ENOENT when no such relocation exists.
+ */
+int elf_image__relative_addend(const struct elf_image *img, uint64_t vaddr, uint64_t *value);
+
+#endif /* __ELF_IMAGE_H */

@@ -1,0 +1,508 @@
+// SPDX-License-Identifier: GPL-2.0
+/* go_binary.c: what ctxprof-go needs to know about one Go executable, and whether it can profile it. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buildinfo.h"
+#include "elf_image.h"
+#include "go_binary.h"
+#include "go_dwarf.h"
+#include "go_tls.h"
+#include "gopclntab.h"
+#include "../golayout/golayout.h"
+
+#define MAX_NOTES 8
+#define NOTE_LEN 256
+#define ERR_LEN 256
+
+/* Bytes of runtime.stackcheck we decode: the g load is its first one or two instructions. */
+#define STACKCHECK_CODE_LEN 16
+
+struct notes {
+	size_t n;
+	char text[MAX_NOTES][NOTE_LEN];
+};
+
+struct go_binary {
+	char *path;
+	struct elf_image *img;
+	struct gopclntab *pcln;
+	char version[BUILDINFO_HEADER_LEN * 4];
+	int major, minor;
+	const char *arch;
+	char arch_buf[32];
+	bool pie, cgo, dwarf, symtab, sets_labels;
+	enum go_layout_source source;
+	enum go_tls_source tls_source;
+	bool tls_known;
+	struct go_layout layout;
+	struct notes problems, warnings;
+};
+
+static void note(struct notes *notes, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (notes->n >= MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(notes->text[notes->n++], NOTE_LEN, fmt, ap);
+	va_end(ap);
+}
+
+static const char *arch_name(const GElf_Ehdr *eh, char *buf, size_t len)
+{
+	bool is64 = eh->e_ident[EI_CLASS] == ELFCLASS64;
+	bool le = eh->e_ident[EI_DATA] == ELFDATA2LSB;
+
+	switch (eh->e_machine) {
+	case EM_X86_64:
+		return is64 ? "amd64" : "amd64p32";
+	case EM_386:
+		return "386";
+	case EM_AARCH64:
+		return "arm64";
+	case EM_ARM:
+		return "arm";
+	case EM_PPC64:
+		return le ? "ppc64le" : "ppc64";
+	case EM_S390:
+		return "s390x";
+	case EM_RISCV:
+		return is64 ? "riscv64" : "riscv";
+	case EM_MIPS:
+		return is64 ? (le ? "mips64le" : "mips64") : (le ? "mipsle" : "mips");
+	case 258: /* EM_LOONGARCH, newer than some elf.h */
+		return "loong64";
+	default:
+		snprintf(buf, len, "ELF machine %u", eh->e_machine);
+		return buf;
+	}
+}
+
+static const uint8_t *read_at(void *ctx, uint64_t vaddr, size_t len)
+{
+	return elf_image__at(ctx, vaddr, len);
+}
+
+/* .go.buildinfo by section name, else by its magic in the writable segments. */
+static const uint8_t *find_buildinfo(const struct elf_image *img, size_t *len)
+{
+	const uint8_t *p;
+	GElf_Phdr ph;
+	size_t i, n, size;
+
+	p = elf_image__section(img, ".go.buildinfo", len, NULL);
+	if (p)
+		return p;
+	if (elf_getphdrnum(elf_image__elf(img), &n) != 0)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf_image__elf(img), i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_W))
+			continue;
+		p = elf_image__at(img, ph.p_vaddr, ph.p_filesz);
+		if (!p)
+			continue;
+		size = ph.p_filesz;
+		p = buildinfo__find(p, size);
+		if (p) {
+			*len = size - (p - elf_image__at(img, ph.p_vaddr, ph.p_filesz));
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static int read_version(struct go_binary *gb)
+{
+	char err[ERR_LEN];
+	const uint8_t *bi;
+	size_t len;
+
+	bi = find_buildinfo(gb->img, &len);
+	if (!bi) {
+		note(&gb->problems, "not a Go binary: no Go build info (.go.buildinfo)");
+		return -ENOENT;
+	}
+	if (buildinfo__version(bi, len, read_at, gb->img, gb->version, sizeof(gb->version), err,
+			       sizeof(err)) != 0) {
+		note(&gb->problems, "cannot read the Go version: %s", err);
+		gb->version[0] = '\0';
+		return -EINVAL;
+	}
+	if (buildinfo__parse_version(gb->version, &gb->major, &gb->minor) != 0) {
+		note(&gb->problems, "cannot tell the Go release of version \"%s\"", gb->version);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* runtime.moduledata (Go 1.16+): pcHeader, then funcnametab {ptr, len, cap}, ..., minpc @160, text @176 */
+#define MD_FUNCNAMETAB 8
+#define MD_MINPC 160
+#define MD_TEXT 176
+#define MD_LEN 192
+
+static uint64_t word(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * Go 1.26+ leave the table header's textStart zero. The module data, which
+ * points at the table, still holds the text start: find it by that pointer.
+ */
+static uint64_t moduledata_text(const struct elf_image *img, uint64_t tab, size_t tablen)
+{
+	const uint8_t *seg, *md;
+	uint64_t names;
+	GElf_Phdr ph;
+	size_t i, n, off;
+
+	if (elf_getphdrnum(elf_image__elf(img), &n) != 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf_image__elf(img), i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_W) || ph.p_filesz < MD_LEN)
+			continue;
+		seg = elf_image__at(img, ph.p_vaddr, ph.p_filesz);
+		if (!seg)
+			continue;
+		for (off = 0; off + MD_LEN <= ph.p_filesz; off += 8) {
+			md = seg + off;
+			if (word(md) != tab)
+				continue;
+			names = word(md + MD_FUNCNAMETAB);
+			if (names <= tab || names >= tab + tablen || !word(md + MD_TEXT) ||
+			    word(md + MD_MINPC) < word(md + MD_TEXT))
+				continue;
+			return word(md + MD_TEXT);
+		}
+	}
+	return 0;
+}
+
+static void open_pclntab(struct go_binary *gb)
+{
+	static const char *const names[] = { ".gopclntab", ".data.rel.ro.gopclntab" };
+	char err[ERR_LEN] = "no .gopclntab section";
+	uint64_t addr, text = 0;
+	const uint8_t *p = NULL;
+	size_t i, len = 0;
+	long off;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]) && !p; i++)
+		p = elf_image__section(gb->img, names[i], &len, &addr);
+	if (p) {
+		/* PIE: the header's textStart is 0 in the file and filled by the loader */
+		off = gopclntab__text_start_offset(p, len);
+		if (off >= 0 && !word(p + off))
+			if (elf_image__relative_addend(gb->img, addr + off, &text) != 0)
+				text = moduledata_text(gb->img, addr, len);
+		gb->pcln = gopclntab__open(p, len, text, err, sizeof(err));
+	}
+	if (!gb->pcln)
+		note(&gb->warnings, "cannot read Go's function table: %s", err);
+}
+
+static bool has_func(const struct go_binary *gb, const char *name)
+{
+	struct gopclntab_func fn;
+
+	return gb->pcln && gopclntab__find(gb->pcln, name, &fn) == 0;
+}
+
+static int stackcheck_tls(struct go_binary *gb, int64_t *offset)
+{
+	static const char *const names[] = { "runtime.stackcheck.abi0", "runtime.stackcheck" };
+	struct gopclntab_func fn;
+	const uint8_t *code;
+	GElf_Sym sym;
+	uint64_t entry = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]) && !entry; i++) {
+		if (elf_image__symbol(gb->img, names[i], &sym) == 0)
+			entry = sym.st_value;
+		else if (gb->pcln && gopclntab__find(gb->pcln, names[i], &fn) == 0)
+			entry = fn.entry;
+	}
+	if (!entry)
+		return -ENOENT;
+	code = elf_image__at(gb->img, entry, STACKCHECK_CODE_LEN);
+	if (!code)
+		return -EINVAL;
+	return go_tls__decode_stackcheck(code, STACKCHECK_CODE_LEN, offset);
+}
+
+static void find_tls(struct go_binary *gb)
+{
+	int64_t from_tlsg = 0, from_code = 0;
+	bool have_tlsg, have_code;
+	GElf_Phdr tls;
+	GElf_Sym sym;
+
+	if (elf_image__phdr(gb->img, PT_TLS, &tls) != 0) {
+		gb->layout.tls_g_offset = (__u64)(int64_t)GO_TLS_DEFAULT_OFFSET;
+		gb->tls_source = GO_TLS_NO_PT_TLS;
+		gb->tls_known = true;
+		return;
+	}
+	have_tlsg = elf_image__symbol(gb->img, "runtime.tlsg", &sym) == 0 &&
+		    go_tls__from_tlsg(sym.st_value, tls.p_memsz, tls.p_align, &from_tlsg) == 0;
+	have_code = stackcheck_tls(gb, &from_code) == 0;
+	if (have_tlsg && have_code && from_tlsg != from_code) {
+		note(&gb->problems,
+		     "g's TLS slot is ambiguous: fs%+lld from runtime.tlsg, fs%+lld from runtime.stackcheck",
+		     (long long)from_tlsg, (long long)from_code);
+		return;
+	}
+	if (have_tlsg || have_code) {
+		gb->layout.tls_g_offset = (__u64)(have_tlsg ? from_tlsg : from_code);
+		gb->tls_source = have_tlsg ? GO_TLS_TLSG : GO_TLS_STACKCHECK;
+		gb->tls_known = true;
+		return;
+	}
+	note(&gb->problems,
+	     "cannot find g's TLS slot: PT_TLS present but no runtime.tlsg symbol and no "
+	     "recognisable load of g in runtime.stackcheck");
+}
+
+static bool same_offsets(const struct go_layout *a, const struct go_layout *b)
+{
+	struct go_layout x = *a, y = *b;
+
+	x.tls_g_offset = y.tls_g_offset = 0;
+	return memcmp(&x, &y, sizeof(x)) == 0;
+}
+
+static void find_layout(struct go_binary *gb)
+{
+	const struct golayout_row *row = golayout__lookup(gb->major, gb->minor);
+	struct go_dwarf_result dw;
+	char err[ERR_LEN];
+	__u64 tls = gb->layout.tls_g_offset;
+	int ret = -ENODATA;
+
+	if (gb->dwarf) {
+		ret = go_dwarf__read(elf_image__elf(gb->img), &dw, err, sizeof(err));
+		if (ret != 0)
+			note(&gb->warnings, "%s; falling back to the golayout table", err);
+	}
+	if (ret == 0) {
+		gb->layout = dw.layout;
+		gb->source = GO_SOURCE_DWARF;
+		if (!dw.have_labels_type && row) {
+			/* nothing to read from, and nothing will ever be stored there */
+			gb->layout.labels_layout = row->layout.labels_layout;
+		} else if (row && !same_offsets(&gb->layout, &row->layout)) {
+			note(&gb->warnings,
+			     "DWARF offsets differ from the golayout row for Go %d.%d (custom "
+			     "toolchain or GOEXPERIMENT?); using DWARF",
+			     gb->major, gb->minor);
+		}
+	} else if (row) {
+		gb->layout = row->layout;
+		gb->source = GO_SOURCE_TABLE;
+		if (!row->verified)
+			note(&gb->warnings,
+			     "offsets for Go %d.%d come from public reference tables, not verified "
+			     "on a build here",
+			     gb->major, gb->minor);
+	} else {
+		note(&gb->problems,
+		     "no usable DWARF, and Go %d.%d (%s) is not in the golayout table, which covers %s; "
+		     "rebuild without -w or strip, or add the version with 'make golayout'",
+		     gb->major, gb->minor, gb->version, golayout__range());
+	}
+	gb->layout.tls_g_offset = tls;
+}
+
+struct go_binary *go_binary__open(const char *path, char *err, size_t errlen)
+{
+	const GElf_Ehdr *eh;
+	struct go_binary *gb;
+	char ierr[ERR_LEN];
+
+	gb = calloc(1, sizeof(*gb));
+	if (!gb || !(gb->path = strdup(path))) {
+		free(gb);
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	gb->img = elf_image__open(path, ierr, sizeof(ierr));
+	if (!gb->img) {
+		if (errno != ENOEXEC && errno != EINVAL) {
+			int saved = errno;
+
+			snprintf(err, errlen, "%s", ierr);
+			go_binary__close(gb);
+			errno = saved;
+			return NULL;
+		}
+		note(&gb->problems, "%s", ierr);
+		return gb;
+	}
+	eh = elf_image__ehdr(gb->img);
+	gb->arch = arch_name(eh, gb->arch_buf, sizeof(gb->arch_buf));
+	gb->pie = eh->e_type == ET_DYN;
+	gb->cgo = elf_image__needed(gb->img) > 0;
+	gb->symtab = elf_image__has_section(gb->img, ".symtab");
+	gb->dwarf = elf_image__has_section(gb->img, ".debug_info") ||
+		    elf_image__has_section(gb->img, ".zdebug_info");
+
+	if (read_version(gb) != 0)
+		return gb;
+	if (strcmp(gb->arch, "amd64") != 0) {
+		note(&gb->problems, "architecture %s is not supported (amd64 only)", gb->arch);
+		return gb;
+	}
+	open_pclntab(gb);
+	gb->sets_labels = has_func(gb, "runtime/pprof.Do") ||
+			  has_func(gb, "runtime/pprof.SetGoroutineLabels");
+	find_tls(gb);
+	find_layout(gb);
+	if (gb->pcln && !gb->sets_labels)
+		note(&gb->warnings, "never sets goroutine labels (no runtime/pprof.Do or "
+				    "SetGoroutineLabels): no trace IDs will be seen");
+	return gb;
+}
+
+void go_binary__close(struct go_binary *gb)
+{
+	if (!gb)
+		return;
+	gopclntab__close(gb->pcln);
+	elf_image__close(gb->img);
+	free(gb->path);
+	free(gb);
+}
+
+bool go_binary__supported(const struct go_binary *gb)
+{
+	return gb->problems.n == 0 && gb->tls_known && gb->source != GO_SOURCE_NONE;
+}
+
+const char *go_binary__path(const struct go_binary *gb)
+{
+	return gb->path;
+}
+
+const char *go_binary__version(const struct go_binary *gb)
+{
+	return gb->version[0] ? gb->version : NULL;
+}
+
+const char *go_binary__arch(const struct go_binary *gb)
+{
+	return gb->arch;
+}
+
+bool go_binary__pie(const struct go_binary *gb)
+{
+	return gb->pie;
+}
+
+bool go_binary__cgo(const struct go_binary *gb)
+{
+	return gb->cgo;
+}
+
+bool go_binary__has_dwarf(const struct go_binary *gb)
+{
+	return gb->dwarf;
+}
+
+bool go_binary__has_symtab(const struct go_binary *gb)
+{
+	return gb->symtab;
+}
+
+bool go_binary__sets_labels(const struct go_binary *gb)
+{
+	return gb->sets_labels;
+}
+
+enum go_layout_source go_binary__source(const struct go_binary *gb)
+{
+	return gb->source;
+}
+
+enum go_tls_source go_binary__tls_source(const struct go_binary *gb)
+{
+	return gb->tls_source;
+}
+
+int go_binary__layout(const struct go_binary *gb, struct go_layout *out)
+{
+	if (!go_binary__supported(gb))
+		return -EINVAL;
+	*out = gb->layout;
+	return 0;
+}
+
+size_t go_binary__nproblems(const struct go_binary *gb)
+{
+	return gb->problems.n;
+}
+
+const char *go_binary__problem(const struct go_binary *gb, size_t idx)
+{
+	return idx < gb->problems.n ? gb->problems.text[idx] : NULL;
+}
+
+size_t go_binary__nwarnings(const struct go_binary *gb)
+{
+	return gb->warnings.n;
+}
+
+const char *go_binary__warning(const struct go_binary *gb, size_t idx)
+{
+	return idx < gb->warnings.n ? gb->warnings.text[idx] : NULL;
+}
+
+const char *go_layout_source__name(enum go_layout_source src)
+{
+	switch (src) {
+	case GO_SOURCE_DWARF:
+		return "dwarf";
+	case GO_SOURCE_TABLE:
+		return "table";
+	default:
+		return NULL;
+	}
+}
+
+const char *go_tls_source__name(enum go_tls_source src)
+{
+	switch (src) {
+	case GO_TLS_NO_PT_TLS:
+		return "no-pt-tls";
+	case GO_TLS_TLSG:
+		return "tlsg";
+	case GO_TLS_STACKCHECK:
+		return "stackcheck";
+	default:
+		return NULL;
+	}
+}
+
+const char *go_labels_layout__name(__u32 layout)
+{
+	switch (layout) {
+	case GO_LABELS_MAP:
+		return "map";
+	case GO_LABELS_SLICE:
+		return "slice";
+	default:
+		return NULL;
+	}
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* go_binary.h: what ctxprof-go needs to know about one Go executable, and whether it can profile it. */
+#ifndef __GO_BINARY_H
+#define __GO_BINARY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/ctxprof.h"
+
+struct go_binary;
+
+/* Where the struct offsets came from. */
+enum go_layout_source {
+	GO_SOURCE_NONE,
+	GO_SOURCE_DWARF, /* the binary's own DWARF */
+	GO_SOURCE_TABLE, /* the golayout/ row for its Go version */
+};
+
+/* How the g slot in TLS was found. */
+enum go_tls_source {
+	GO_TLS_NONE,
+	GO_TLS_NO_PT_TLS, /* no TLS segment: Go's fixed slot at fs-8 */
+	GO_TLS_TLSG, /* runtime.tlsg symbol and the PT_TLS block size */
+	GO_TLS_STACKCHECK, /* decoded from runtime.stackcheck's first instruction */
+};
+
+/*
+ * Reads PATH. Returns NULL with errno set only when the file cannot be read
+ * at all (missing, a directory, permissions), with a message in ERR. Any
+ * file that can be read gives a go_binary, supported or not; unsupported
+ * ones say why through go_binary__problem().
+ */
+struct go_binary *go_binary__open(const char *path, char *err, size_t errlen);
+void go_binary__close(struct go_binary *gb);
+
+bool go_binary__supported(const struct go_binary *gb);
+const char *go_binary__path(const struct go_binary *gb);
+const char *go_binary__version(const struct go_binary *gb); /* "go1.24.4", or NULL */
+const char *go_binary__arch(const struct go_binary *gb); /* "amd64", "arm64", ... or NULL */
+bool go_binary__pie(const struct go_binary *gb);
+bool go_binary__cgo(const struct go_binary *gb);
+bool go_binary__has_dwarf(const struct go_binary *gb);
+bool go_binary__has_symtab(const struct go_binary *gb);
+bool go_binary__sets_labels(const struct go_binary *gb);
+enum go_layout_source go_binary__source(const struct go_binary *gb);
+enum go_tls_source go_binary__tls_source(const struct go_binary *gb);
+
+/* The layout for the sampler; -EINVAL when the binary is not supported. */
+int go_binary__layout(const struct go_binary *gb, struct go_layout *out);
+
+/* Reasons it is not supported, and things the user should know when it is. */
+size_t go_binary__nproblems(const struct go_binary *gb);
+const char *go_binary__problem(const struct go_binary *gb, size_t idx);
+size_t go_binary__nwarnings(const struct go_binary *gb);
+const char *go_binary__warning(const struct go_binary *gb, size_t idx);
+
+const char *go_layout_source__name(enum go_layout_source src); /* "dwarf", "table" or NULL */
+const char *go_tls_source__name(enum go_tls_source src);
+const char *go_labels_layout__name(__u32 layout); /* "map", "slice" or NULL */
+
+#endif /* __GO_BINARY_H */

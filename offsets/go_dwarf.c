@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0
+/* go_dwarf.c: runtime struct offsets and the labels layout, read from a Go binary's DWARF. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <elfutils/libdw.h>
+#include <dwarf.h>
+
+#include "go_dwarf.h"
+
+/* Levels of embedded structs between labelMap and its slice (two seen: LabelSet, Set). */
+#define MAX_EMBED_DEPTH 4
+/* Typedef chains are one or two long in Go's DWARF. */
+#define MAX_TYPEDEFS 8
+
+enum wanted { W_G, W_M, W_LABELMAP, W_COUNT };
+
+static const char *const wanted_names[W_COUNT] = {
+	[W_G] = "runtime.g",
+	[W_M] = "runtime.m",
+	[W_LABELMAP] = "runtime/pprof.labelMap",
+};
+
+static int fail(int ret, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
+static int attr_udata(Dwarf_Die *die, unsigned int name, Dwarf_Word *val)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formudata(dwarf_attr(die, name, &attr), val);
+}
+
+static int attr_type(Dwarf_Die *die, Dwarf_Die *type)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formref_die(dwarf_attr(die, DW_AT_type, &attr), type) ? 0 : -1;
+}
+
+/* Follows typedefs to the type they name. */
+static int strip_typedefs(Dwarf_Die *die)
+{
+	int i;
+
+	for (i = 0; i < MAX_TYPEDEFS && dwarf_tag(die) == DW_TAG_typedef; i++) {
+		if (attr_type(die, die) != 0)
+			return -1;
+	}
+	return dwarf_tag(die) == DW_TAG_typedef ? -1 : 0;
+}
+
+/* Offset of member NAME of struct ST, and optionally its type. */
+static int member(Dwarf_Die *st, const char *name, __u32 *off, Dwarf_Die *type)
+{
+	Dwarf_Die child;
+	Dwarf_Word loc;
+	const char *mname;
+
+	if (dwarf_child(st, &child) != 0)
+		return -ENOENT;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_member)
+			continue;
+		mname = dwarf_diename(&child);
+		if (!mname || strcmp(mname, name) != 0)
+			continue;
+		if (attr_udata(&child, DW_AT_data_member_location, &loc) != 0 || loc > UINT32_MAX)
+			return -EINVAL;
+		*off = loc;
+		if (type && (attr_type(&child, type) != 0 || strip_typedefs(type) != 0))
+			return -EINVAL;
+		return 0;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return -ENOENT;
+}
+
+static int first_member(Dwarf_Die *st, __u32 *off, Dwarf_Die *type)
+{
+	Dwarf_Die child;
+	Dwarf_Word loc;
+
+	if (dwarf_child(st, &child) != 0)
+		return -ENOENT;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_member)
+			continue;
+		if (attr_udata(&child, DW_AT_data_member_location, &loc) != 0 || loc > UINT32_MAX)
+			return -EINVAL;
+		*off = loc;
+		if (attr_type(&child, type) != 0 || strip_typedefs(type) != 0)
+			return -EINVAL;
+		return 0;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return -ENOENT;
+}
+
+/* Pointed-to type of pointer type PTR, typedefs stripped. */
+static int pointee(Dwarf_Die *ptr, Dwarf_Die *out)
+{
+	if (dwarf_tag(ptr) != DW_TAG_pointer_type || attr_type(ptr, out) != 0)
+		return -EINVAL;
+	return strip_typedefs(out);
+}
+
+static int byte_size(Dwarf_Die *die, __u32 *size)
+{
+	Dwarf_Word v;
+
+	if (attr_udata(die, DW_AT_byte_size, &v) != 0 || v > UINT32_MAX)
+		return -EINVAL;
+	*size = v;
+	return 0;
+}
+
+#define NEED(expr, what)                                                                    \
+	do {                                                                                \
+		if ((expr) != 0)                                                            \
+			return fail(-ENOENT, err, errlen, "DWARF: %s not found%s%s", what,  \
+				    dwarf_errno() ? ": " : "",                              \
+				    dwarf_errno() ? dwarf_errmsg(-1) : "");                  \
+	} while (0)
+
+/* map[string]string: labelMap -> *hash<string,string> whose buckets are bucket<string,string>. */
+static int read_map_layout(Dwarf_Die *hash_ptr, struct go_layout *l, char *err, size_t errlen)
+{
+	Dwarf_Die hmap, buckets, bucket;
+
+	NEED(pointee(hash_ptr, &hmap), "map header type behind runtime/pprof.labelMap");
+	NEED(member(&hmap, "count", &l->hmap_count, NULL), "hmap.count");
+	NEED(member(&hmap, "B", &l->hmap_b, NULL), "hmap.B");
+	NEED(member(&hmap, "buckets", &l->hmap_buckets, &buckets), "hmap.buckets");
+	NEED(pointee(&buckets, &bucket), "bucket type of hmap.buckets");
+	NEED(member(&bucket, "tophash", &l->bucket_tophash, NULL), "bucket.tophash");
+	NEED(member(&bucket, "keys", &l->bucket_keys, NULL), "bucket.keys");
+	NEED(member(&bucket, "values", &l->bucket_values, NULL), "bucket.values");
+	NEED(member(&bucket, "overflow", &l->bucket_overflow, NULL), "bucket.overflow");
+	NEED(byte_size(&bucket, &l->bucket_size), "bucket byte size");
+	l->labels_layout = GO_LABELS_MAP;
+	return 0;
+}
+
+/* struct labelMap { [embedded structs...] list []label }, label being {key, value string}. */
+static int read_slice_layout(Dwarf_Die *st, struct go_layout *l, char *err, size_t errlen)
+{
+	Dwarf_Die cur = *st, next, array, elem;
+	__u32 off = 0, moff, lenoff;
+	int depth;
+
+	for (depth = 0; depth < MAX_EMBED_DEPTH; depth++) {
+		if (dwarf_tag(&cur) != DW_TAG_structure_type)
+			break;
+		if (member(&cur, "array", &moff, &array) == 0 &&
+		    member(&cur, "len", &lenoff, NULL) == 0) {
+			/* the BPF side reads a slice header as {array, len} */
+			if (moff != 0 || lenoff != 8)
+				return fail(-EINVAL, err, errlen,
+					    "DWARF: labels slice header is not {array, len}");
+			l->label_list = off;
+			NEED(pointee(&array, &elem), "element type of the labels slice");
+			/* unexported before Go 1.26 moved the type to internal/runtime/pprof/label */
+			NEED(member(&elem, "key", &l->label_key, NULL) &&
+				     member(&elem, "Key", &l->label_key, NULL),
+			     "label.key");
+			NEED(member(&elem, "value", &l->label_value, NULL) &&
+				     member(&elem, "Value", &l->label_value, NULL),
+			     "label.value");
+			NEED(byte_size(&elem, &l->label_size), "label byte size");
+			l->labels_layout = GO_LABELS_SLICE;
+			return 0;
+		}
+		NEED(first_member(&cur, &moff, &next), "first member of the labels struct");
+		off += moff;
+		cur = next;
+	}
+	return fail(-ENOENT, err, errlen,
+		    "DWARF: runtime/pprof.labelMap is neither a map nor a struct holding a slice");
+}
+
+static int read_labels_layout(Dwarf_Die *labelmap, struct go_layout *l, char *err, size_t errlen)
+{
+	Dwarf_Die t = *labelmap;
+
+	if (strip_typedefs(&t) != 0)
+		return fail(-EINVAL, err, errlen, "DWARF: runtime/pprof.labelMap: broken typedef");
+	switch (dwarf_tag(&t)) {
+	case DW_TAG_pointer_type:
+		return read_map_layout(&t, l, err, errlen);
+	case DW_TAG_structure_type:
+		return read_slice_layout(&t, l, err, errlen);
+	default:
+		return fail(-EINVAL, err, errlen,
+			    "DWARF: runtime/pprof.labelMap has unexpected tag 0x%x", dwarf_tag(&t));
+	}
+}
+
+/*
+ * One pass over a unit's top-level DIEs, stopping once everything is found.
+ * Returns how many wanted types are still missing.
+ */
+static int find_types(Dwarf_Die *cudie, Dwarf_Die found[W_COUNT], bool have[W_COUNT])
+{
+	Dwarf_Die die;
+	const char *name;
+	int tag, i, left = 0;
+
+	for (i = 0; i < W_COUNT; i++)
+		left += !have[i];
+	if (dwarf_child(cudie, &die) != 0)
+		return left;
+	do {
+		tag = dwarf_tag(&die);
+		if (tag != DW_TAG_structure_type && tag != DW_TAG_typedef)
+			continue;
+		name = dwarf_diename(&die);
+		if (!name)
+			continue;
+		for (i = 0; i < W_COUNT; i++) {
+			if (!have[i] && strcmp(name, wanted_names[i]) == 0) {
+				found[i] = die;
+				have[i] = true;
+				left--;
+			}
+		}
+	} while (left > 0 && dwarf_siblingof(&die, &die) == 0);
+	return left;
+}
+
+/*
+ * Go's linker puts all types in a unit named "runtime"; there are several
+ * units of that name (one per assembly boundary), so visit each, skipping
+ * every other unit after reading only its header and root DIE.
+ */
+static void find_runtime_types(Dwarf *dbg, Dwarf_Die found[W_COUNT], bool have[W_COUNT])
+{
+	Dwarf_CU *cu = NULL;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	uint8_t unit_type;
+	const char *name;
+
+	while (dwarf_get_units(dbg, cu, &cu, &version, &unit_type, &cudie, NULL) == 0) {
+		name = dwarf_diename(&cudie);
+		if (name && strcmp(name, "runtime") == 0 && find_types(&cudie, found, have) == 0)
+			return;
+	}
+}
+
+int go_dwarf__read(Elf *elf, struct go_dwarf_result *res, char *err, size_t errlen)
+{
+	Dwarf_Die types[W_COUNT], gt, mt;
+	bool have[W_COUNT] = {};
+	struct go_layout *l = &res->layout;
+	Dwarf *dbg;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	dbg = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dbg)
+		return fail(-EINVAL, err, errlen, "DWARF: cannot read: %s", dwarf_errmsg(-1));
+	find_runtime_types(dbg, types, have);
+	if (!have[W_G] || !have[W_M]) {
+		ret = fail(-ENOENT, err, errlen, "DWARF: %s not found in the runtime units%s%s",
+			   !have[W_G] ? "runtime.g" : "runtime.m", dwarf_errno() ? ": " : "",
+			   dwarf_errno() ? dwarf_errmsg(-1) : "");
+		goto out;
+	}
+	gt = types[W_G];
+	mt = types[W_M];
+	if ((ret = member(&gt, "m", &l->g_m, NULL)) != 0 ||
+	    (ret = member(&gt, "labels", &l->g_labels, NULL)) != 0 ||
+	    (ret = member(&gt, "goid", &l->g_goid, NULL)) != 0 ||
+	    (ret = member(&mt, "curg", &l->m_curg, NULL)) != 0) {
+		ret = fail(-ENOENT, err, errlen,
+			   "DWARF: runtime.g {m, labels, goid} or runtime.m {curg} incomplete");
+		goto out;
+	}
+	ret = 0;
+	if (have[W_LABELMAP]) {
+		ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);
+		res->have_labels_type = ret == 0;
+	}
+out:
+	dwarf_end(dbg);
+	return ret;
+}

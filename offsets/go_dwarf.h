@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* go_dwarf.h: runtime struct offsets and the labels layout, read from a Go binary's DWARF. */
+#ifndef __GO_DWARF_H
+#define __GO_DWARF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <gelf.h>
+
+#include "../bpf/ctxprof.h"
+
+struct go_dwarf_result {
+	/* offsets and labels_layout; tls_g_offset is left alone */
+	struct go_layout layout;
+	/*
+	 * False when the binary does not link runtime/pprof: its labels type is
+	 * absent and labels_layout stays 0.
+	 */
+	bool have_labels_type;
+};
+
+/*
+ * Reads the members ctxprof-go needs from the "runtime" compile unit only,
+ * where Go's linker puts every type. Returns 0; -ENOENT when a needed type
+ * or member is missing; -EINVAL when there is no readable DWARF. ERR says which.
+ */
+int go_dwarf__read(Elf *elf, struct go_dwarf_result *res, char *err, size_t errlen);
+
+#endif /* __GO_DWARF_H */

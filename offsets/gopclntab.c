@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/* gopclntab.c: Go's function table (.gopclntab), which survives strip and -ldflags=-s -w. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gopclntab.h"
+
+/* Longest function name we accept; Go's longest real names are a few KiB. */
+#define MAX_FUNC_NAME 65536
+
+struct gopclntab {
+	const uint8_t *data;
+	size_t len;
+	uint32_t magic;
+	unsigned int ptrsize;
+	uint64_t nfunc;
+	uint64_t text_start;
+	uint64_t funcname_off; /* funcnametab, from the table start */
+	uint64_t functab_off; /* functab (pclntab proper), from the table start */
+	unsigned int ftab_field; /* bytes per functab field: 4 (1.18+) or ptrsize */
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+static uint64_t get_uint(const uint8_t *p, unsigned int size)
+{
+	uint64_t v = 0;
+	unsigned int i;
+
+	for (i = 0; i < size; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	return get_uint(p, 4);
+}
+
+long gopclntab__text_start_offset(const uint8_t *data, size_t len)
+{
+	uint32_t magic;
+
+	if (len < 16)
+		return -1;
+	magic = get_u32(data);
+	if (magic != GOPCLNTAB_MAGIC_118 && magic != GOPCLNTAB_MAGIC_120)
+		return -1;
+	return 8 + 2 * (long)data[7];
+}
+
+struct gopclntab *gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start,
+				  char *err, size_t errlen)
+{
+	struct gopclntab *tab;
+	unsigned int p, nwords;
+	uint64_t w[8];
+	unsigned int i;
+	uint32_t magic;
+
+	if (len < 16) {
+		set_err(err, errlen, "function table is %zu bytes, shorter than its header", len);
+		return NULL;
+	}
+	magic = get_u32(data);
+	p = data[7];
+	if (magic == GOPCLNTAB_MAGIC_116) {
+		nwords = 7;
+	} else if (magic == GOPCLNTAB_MAGIC_118 || magic == GOPCLNTAB_MAGIC_120) {
+		nwords = 8;
+	} else {
+		set_err(err, errlen,
+			"function table magic 0x%08x is not one of Go 1.16 to 1.27's formats", magic);
+		return NULL;
+	}
+	if (data[4] != 0 || data[5] != 0 || (p != 4 && p != 8) || data[6] == 0) {
+		set_err(err, errlen, "function table header is corrupt (pointer size %u)", p);
+		return NULL;
+	}
+	if (!in_bounds(8, (uint64_t)nwords * p, len)) {
+		set_err(err, errlen, "function table is truncated inside its header");
+		return NULL;
+	}
+	for (i = 0; i < nwords; i++)
+		w[i] = get_uint(data + 8 + i * p, p);
+
+	tab = calloc(1, sizeof(*tab));
+	if (!tab) {
+		set_err(err, errlen, "out of memory");
+		return NULL;
+	}
+	tab->data = data;
+	tab->len = len;
+	tab->magic = magic;
+	tab->ptrsize = p;
+	tab->nfunc = w[0];
+	if (magic == GOPCLNTAB_MAGIC_116) {
+		/* nfunc, nfiles, funcname, cu, filetab, pctab, pcln */
+		tab->funcname_off = w[2];
+		tab->functab_off = w[6];
+		tab->ftab_field = p;
+	} else {
+		/* nfunc, nfiles, textStart, funcname, cu, filetab, pctab, pcln */
+		tab->text_start = text_start ? text_start : w[2];
+		tab->funcname_off = w[3];
+		tab->functab_off = w[7];
+		tab->ftab_field = 4;
+	}
+	/* nfunc + 1 entries of two fields: the last holds the end of text */
+	if (tab->funcname_off >= len || tab->nfunc == 0 || tab->nfunc > len ||
+	    !in_bounds(tab->functab_off, (tab->nfunc + 1) * 2 * tab->ftab_field, len)) {
+		set_err(err, errlen, "function table is truncated or corrupt (%llu functions)",
+			(unsigned long long)tab->nfunc);
+		free(tab);
+		return NULL;
+	}
+	if (magic != GOPCLNTAB_MAGIC_116 && tab->text_start == 0) {
+		set_err(err, errlen, "function table has no text start address");
+		free(tab);
+		return NULL;
+	}
+	return tab;
+}
+
+void gopclntab__close(struct gopclntab *tab)
+{
+	free(tab);
+}
+
+uint32_t gopclntab__magic(const struct gopclntab *tab)
+{
+	return tab->magic;
+}
+
+size_t gopclntab__nfunc(const struct gopclntab *tab)
+{
+	return tab->nfunc;
+}
+
+/* Field F (0: entry, 1: func offset) of functab entry IDX, which may be nfunc. */
+static uint64_t ftab(const struct gopclntab *tab, size_t idx, int f)
+{
+	const uint8_t *p = tab->data + tab->functab_off + (idx * 2 + f) * tab->ftab_field;
+
+	return get_uint(p, tab->ftab_field);
+}
+
+static uint64_t entry_pc(const struct gopclntab *tab, size_t idx)
+{
+	uint64_t v = ftab(tab, idx, 0);
+
+	return tab->magic == GOPCLNTAB_MAGIC_116 ? v : tab->text_start + v;
+}
+
+int gopclntab__func(const struct gopclntab *tab, size_t idx, struct gopclntab_func *out)
+{
+	uint64_t funcoff, nameoff;
+	const uint8_t *f;
+	const char *name;
+
+	if (idx >= tab->nfunc)
+		return -ERANGE;
+	funcoff = tab->functab_off + ftab(tab, idx, 1);
+	/* _func starts with entry (pointer or uint32), then int32 nameOff */
+	if (!in_bounds(funcoff, tab->ftab_field + 4, tab->len))
+		return -EINVAL;
+	f = tab->data + funcoff;
+	nameoff = tab->funcname_off + get_u32(f + tab->ftab_field);
+	if (nameoff >= tab->len)
+		return -EINVAL;
+	name = (const char *)tab->data + nameoff;
+	if (!memchr(name, '\0', tab->len - nameoff < MAX_FUNC_NAME ? tab->len - nameoff
+								     : MAX_FUNC_NAME))
+		return -EINVAL;
+	out->entry = entry_pc(tab, idx);
+	out->end = entry_pc(tab, idx + 1);
+	out->name = name;
+	return 0;
+}
+
+int gopclntab__lookup(const struct gopclntab *tab, uint64_t pc, struct gopclntab_func *out)
+{
+	size_t lo = 0, hi = tab->nfunc, mid;
+
+	if (pc < entry_pc(tab, 0) || pc >= entry_pc(tab, tab->nfunc))
+		return -ENOENT;
+	/* the last entry whose pc is <= PC */
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		if (entry_pc(tab, mid) <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return gopclntab__func(tab, lo, out);
+}
+
+int gopclntab__find(const struct gopclntab *tab, const char *name, struct gopclntab_func *out)
+{
+	size_t i;
+
+	for (i = 0; i < tab->nfunc; i++) {
+		if (gopclntab__func(tab, i, out) == 0 && strcmp(out->name, name) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* gopclntab.h: Go's function table (.gopclntab), which survives strip and -ldflags=-s -w. */
+#ifndef __GOPCLNTAB_H
+#define __GOPCLNTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gopclntab;
+
+/* Header magics, one per table format. */
+#define GOPCLNTAB_MAGIC_116 0xfffffffa /* Go 1.16, 1.17 */
+#define GOPCLNTAB_MAGIC_118 0xfffffff0 /* Go 1.18, 1.19 */
+#define GOPCLNTAB_MAGIC_120 0xfffffff1 /* Go 1.20 and later */
+
+struct gopclntab_func {
+	uint64_t entry; /* link-time address of the first instruction */
+	uint64_t end; /* one past the last instruction */
+	const char *name; /* points into the table; NUL-terminated */
+};
+
+/*
+ * Parses the table DATA[0..LEN), which must stay mapped while the result is
+ * used. TEXT_START is the link-time address of the text the table describes;
+ * pass 0 to take it from the table's own header (Go 1.18+), which PIE builds
+ * leave as zero for the dynamic loader to fill. Returns NULL with a reason in
+ * ERR when the data is not a table of a known format.
+ */
+struct gopclntab *gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start,
+				  char *err, size_t errlen);
+void gopclntab__close(struct gopclntab *tab);
+
+uint32_t gopclntab__magic(const struct gopclntab *tab);
+/* Offset of the header's textStart word (Go 1.18+), or -1 for formats without one. */
+long gopclntab__text_start_offset(const uint8_t *data, size_t len);
+size_t gopclntab__nfunc(const struct gopclntab *tab);
+
+/* Function IDX in address order; -ERANGE or -EINVAL on a corrupt entry. */
+int gopclntab__func(const struct gopclntab *tab, size_t idx, struct gopclntab_func *out);
+/* The function whose code contains PC; -ENOENT if none. */
+int gopclntab__lookup(const struct gopclntab *tab, uint64_t pc, struct gopclntab_func *out);
+/* The function named NAME; -ENOENT if none. */
+int gopclntab__find(const struct gopclntab *tab, const char *name, struct gopclntab_func *out);
+
+#endif /* __GOPCLNTAB_H */

@@ -1,0 +1,3 @@
+module ctxprof.test/traced
+
+go 1.17

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# deps.sh: install the Debian packages and Go toolchains that build and test need.
+#
+# Installs only what is missing, so a second run takes about a second. The extra
+# suites (bookworm-backports, trixie, sid) reuse the URI and keyring of the
+# machine's own Debian entry and are pinned to priority 100, so that nothing
+# already installed is upgraded from them.
+set -euo pipefail
+
+PACKAGES=(make gcc pkg-config clang llvm lld libclang-rt-14-dev libbpf-dev bpftool
+	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq binutils dwarves
+	elfutils file perl)
+TOOLCHAINS=(1.19 1.21 1.22 1.23 1.24 1.26 1.27)
+SUITES=(bookworm-backports trixie sid)
+SRC=/etc/apt/sources.list.d/ctxprof-go-toolchains.sources
+PIN=/etc/apt/preferences.d/ctxprof-go-toolchains
+
+log() { printf 'deps: %s\n' "$*" >&2; }
+
+if [ "$(id -u)" != 0 ]; then
+	log "must run as root to install packages (try: sudo make deps)"
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+
+missing_pkgs() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			printf '%s\n' "$p"
+	done
+}
+
+updated=0
+apt_update() {
+	[ "$updated" = 1 ] && return 0
+	log "apt-get update"
+	apt-get update -qq || log "apt-get update reported errors; continuing with the lists it got"
+	updated=1
+}
+
+# The machine's own Debian entry: first deb822 stanza, or one-line entry, whose
+# suite is a plain Debian release (not -security) and whose URI ends in /debian.
+debian_source() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -e "$f" ] || continue
+		[ "$f" = "$SRC" ] && continue
+		awk 'BEGIN { RS = ""; FS = "\n" }
+		{
+			uri = ""; suites = ""; key = ""; types = ""
+			for (i = 1; i <= NF; i++) {
+				if ($i ~ /^URIs:/) { uri = $i; sub(/^URIs:[ \t]*/, "", uri); sub(/[ \t].*/, "", uri) }
+				if ($i ~ /^Suites:/) { suites = $i }
+				if ($i ~ /^Types:/) { types = $i }
+				if ($i ~ /^Signed-By:/) { key = $i; sub(/^Signed-By:[ \t]*/, "", key) }
+			}
+			if (types ~ /deb( |$)/ && uri ~ /\/debian\/?$/ && suites !~ /security/) {
+				print uri "\t" key; exit
+			}
+		}' "$f"
+	done | head -n 1
+	if [ -e /etc/apt/sources.list ]; then
+		awk '$1 == "deb" && $0 !~ /security/ {
+			uri = ""; key = ""
+			for (i = 2; i <= NF; i++) {
+				if ($i ~ /^\[/ || $i ~ /\]$/ || $i ~ /=/) {
+					if ($i ~ /signed-by=/) { key = $i; sub(/.*signed-by=/, "", key); sub(/\]$/, "", key) }
+					continue
+				}
+				uri = $i; break
+			}
+			if (uri ~ /\/debian\/?$/) { print uri "\t" key; exit }
+		}' /etc/apt/sources.list
+	fi
+}
+
+add_suites() {
+	local entry uri key s
+	if [ -e "$SRC" ] && [ -e "$PIN" ]; then
+		return 0
+	fi
+	entry=$(debian_source | head -n 1)
+	uri=${entry%%$'\t'*}
+	key=${entry#*$'\t'}
+	if [ -z "$uri" ]; then
+		log "no Debian source entry found in /etc/apt; cannot add suites for Go toolchains"
+		return 1
+	fi
+	[ -n "$key" ] || key=/usr/share/keyrings/debian-archive-keyring.gpg
+	log "adding suites ${SUITES[*]} from the machine's Debian URI, pinned to 100"
+	{
+		echo "# Added by ctxprof-go tests/deps.sh: Go toolchains for the test matrix."
+		echo "Types: deb"
+		echo "URIs: $uri"
+		echo "Suites: ${SUITES[*]}"
+		echo "Components: main"
+		echo "Signed-By: $key"
+	} >"$SRC"
+	{
+		echo "# Added by ctxprof-go tests/deps.sh: never upgrade from these suites."
+		for s in "${SUITES[@]}"; do
+			printf 'Package: *\nPin: release n=%s\nPin-Priority: 100\n\n' "$s"
+		done
+	} >"$PIN"
+	updated=0
+}
+
+mapfile -t need < <(missing_pkgs "${PACKAGES[@]}")
+if [ "${#need[@]}" -gt 0 ]; then
+	apt_update
+	log "installing ${need[*]}"
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+want=()
+for v in "${TOOLCHAINS[@]}"; do
+	[ -x "/usr/lib/go-$v/bin/go" ] || want+=("$v")
+done
+if [ "${#want[@]}" -gt 0 ]; then
+	add_suites
+	apt_update
+	for v in "${want[@]}"; do
+		pkg=golang-$v-go
+		# the newest suite that has it; its own dependencies come along as
+		# candidates only where bookworm has none
+		suite=$(apt-cache madison "$pkg" 2>/dev/null | awk -F'|' 'NR == 1 { split($3, w, " "); split(w[2], a, "/"); print a[1] }')
+		if [ -z "$suite" ]; then
+			log "$pkg: not in any configured suite; skipped"
+			continue
+		fi
+		log "installing $pkg from $suite"
+		if ! apt-get install -y -qq --no-install-recommends "$pkg/$suite" >/dev/null; then
+			log "$pkg: install from $suite failed; skipped"
+		fi
+	done
+fi
+
+have=()
+for v in "${TOOLCHAINS[@]}"; do
+	[ -x "/usr/lib/go-$v/bin/go" ] && have+=("$v")
+done
+log "Go toolchains installed: ${have[*]:-none}"
+[ "${#have[@]}" -gt 0 ]
