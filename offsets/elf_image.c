@@ -174,20 +174,28 @@ bool elf_image__has_section(const struct elf_image *img, const char *name)
 	return find_section(img, name, &shdr) != NULL;
 }
 
+const uint8_t *elf_image__section_hdr(const struct elf_image *img, const char *name,
+				      GElf_Shdr *shdr)
+{
+	if (!find_section(img, name, shdr) || shdr->sh_type == SHT_NOBITS)
+		return NULL;
+	if (!in_bounds(shdr->sh_offset, shdr->sh_size, img->size))
+		return NULL;
+	return img->map + shdr->sh_offset;
+}
+
 const uint8_t *elf_image__section(const struct elf_image *img, const char *name,
 				  size_t *size, uint64_t *addr)
 {
+	const uint8_t *p;
 	GElf_Shdr shdr;
 
-	if (!find_section(img, name, &shdr) || shdr.sh_type == SHT_NOBITS)
-		return NULL;
-	if (!in_bounds(shdr.sh_offset, shdr.sh_size, img->size))
-		return NULL;
-	if (size)
+	p = elf_image__section_hdr(img, name, &shdr);
+	if (p && size)
 		*size = shdr.sh_size;
-	if (addr)
+	if (p && addr)
 		*addr = shdr.sh_addr;
-	return img->map + shdr.sh_offset;
+	return p;
 }
 
 const uint8_t *elf_image__at(const struct elf_image *img, uint64_t vaddr, size_t len)

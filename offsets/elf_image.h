@@ -26,6 +26,9 @@ size_t elf_image__size(const struct elf_image *img);
 const uint8_t *elf_image__section(const struct elf_image *img, const char *name,
 				  size_t *size, uint64_t *addr);
 bool elf_image__has_section(const struct elf_image *img, const char *name);
+/* Like elf_image__section, with the whole section header (flags, compression). */
+const uint8_t *elf_image__section_hdr(const struct elf_image *img, const char *name,
+				      GElf_Shdr *shdr);
 
 /*
  * LEN file-backed bytes at virtual address VADDR (as linked, no load bias),

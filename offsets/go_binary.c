@@ -292,7 +292,7 @@ static void find_layout(struct go_binary *gb)
 	int ret = -ENODATA;
 
 	if (gb->dwarf) {
-		ret = go_dwarf__read(elf_image__elf(gb->img), &dw, err, sizeof(err));
+		ret = go_dwarf__read(gb->img, &dw, err, sizeof(err));
 		if (ret != 0)
 			note(&gb->warnings, "%s; falling back to the golayout table", err);
 	}

@@ -7,6 +7,7 @@
 #include <elfutils/libdw.h>
 #include <dwarf.h>
 
+#include "debug_info.h"
 #include "go_dwarf.h"
 
 /* Levels of embedded structs between labelMap and its slice (two seen: LabelSet, Set). */
@@ -256,41 +257,59 @@ static void find_runtime_types(Dwarf *dbg, Dwarf_Die found[W_COUNT], bool have[W
 	}
 }
 
-int go_dwarf__read(Elf *elf, struct go_dwarf_result *res, char *err, size_t errlen)
+/* Everything from the DIEs found so far; -EAGAIN when more of .debug_info may hold the rest. */
+static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, char *err,
+		       size_t errlen)
 {
 	Dwarf_Die types[W_COUNT], gt, mt;
 	bool have[W_COUNT] = {};
 	struct go_layout *l = &res->layout;
-	Dwarf *dbg;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	dbg = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (!dbg)
-		return fail(-EINVAL, err, errlen, "DWARF: cannot read: %s", dwarf_errmsg(-1));
 	find_runtime_types(dbg, types, have);
-	if (!have[W_G] || !have[W_M]) {
-		ret = fail(-ENOENT, err, errlen, "DWARF: %s not found in the runtime units%s%s",
-			   !have[W_G] ? "runtime.g" : "runtime.m", dwarf_errno() ? ": " : "",
-			   dwarf_errno() ? dwarf_errmsg(-1) : "");
-		goto out;
-	}
+	if (!complete && (!have[W_G] || !have[W_M] || !have[W_LABELMAP]))
+		return -EAGAIN;
+	if (!have[W_G] || !have[W_M])
+		return fail(-ENOENT, err, errlen, "DWARF: %s not found in the runtime units%s%s",
+			    !have[W_G] ? "runtime.g" : "runtime.m", dwarf_errno() ? ": " : "",
+			    dwarf_errno() ? dwarf_errmsg(-1) : "");
 	gt = types[W_G];
 	mt = types[W_M];
-	if ((ret = member(&gt, "m", &l->g_m, NULL)) != 0 ||
-	    (ret = member(&gt, "labels", &l->g_labels, NULL)) != 0 ||
-	    (ret = member(&gt, "goid", &l->g_goid, NULL)) != 0 ||
-	    (ret = member(&mt, "curg", &l->m_curg, NULL)) != 0) {
-		ret = fail(-ENOENT, err, errlen,
-			   "DWARF: runtime.g {m, labels, goid} or runtime.m {curg} incomplete");
-		goto out;
+	if (member(&gt, "m", &l->g_m, NULL) != 0 || member(&gt, "labels", &l->g_labels, NULL) != 0 ||
+	    member(&gt, "goid", &l->g_goid, NULL) != 0 || member(&mt, "curg", &l->m_curg, NULL) != 0)
+		return fail(complete ? -ENOENT : -EAGAIN, err, errlen,
+			    "DWARF: runtime.g {m, labels, goid} or runtime.m {curg} incomplete");
+	if (!have[W_LABELMAP])
+		return 0;
+	ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);
+	/* a type it refers to may lie past the units inflated so far */
+	if (ret != 0 && !complete)
+		return -EAGAIN;
+	res->have_labels_type = ret == 0;
+	return ret;
+}
+
+int go_dwarf__read(const struct elf_image *img, struct go_dwarf_result *res, char *err,
+		   size_t errlen)
+{
+	struct debug_info *di;
+	bool complete = false;
+	Dwarf *dbg;
+	int ret = -EAGAIN;
+
+	memset(res, 0, sizeof(*res));
+	di = debug_info__open(img, err, errlen);
+	if (!di)
+		return -EINVAL;
+	while (ret == -EAGAIN) {
+		dbg = debug_info__grow(di, &complete, err, errlen);
+		if (!dbg) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = read_layout(dbg, complete, res, err, errlen);
 	}
-	ret = 0;
-	if (have[W_LABELMAP]) {
-		ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);
-		res->have_labels_type = ret == 0;
-	}
-out:
-	dwarf_end(dbg);
+	debug_info__close(di);
 	return ret;
 }

@@ -5,7 +5,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <gelf.h>
+
+#include "elf_image.h"
 
 #include "../bpf/ctxprof.h"
 
@@ -20,10 +21,12 @@ struct go_dwarf_result {
 };
 
 /*
- * Reads the members ctxprof-go needs from the "runtime" compile unit only,
- * where Go's linker puts every type. Returns 0; -ENOENT when a needed type
+ * Reads the members ctxprof-go needs from the "runtime" compile units only,
+ * where Go's linker puts every type, inflating no more of .debug_info than
+ * it takes to reach them. Returns 0; -ENOENT when a needed type
  * or member is missing; -EINVAL when there is no readable DWARF. ERR says which.
  */
-int go_dwarf__read(Elf *elf, struct go_dwarf_result *res, char *err, size_t errlen);
+int go_dwarf__read(const struct elf_image *img, struct go_dwarf_result *res, char *err,
+		   size_t errlen);
 
 #endif /* __GO_DWARF_H */

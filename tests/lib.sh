@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0
+# lib.sh: shared helpers for the test scripts: TAP-style verdicts and testdata builds.
+# Sourced, not run. Verdict lines are "ok - ...", "not ok - ..." and "ok - ... # SKIP why";
+# tests/run.sh counts them.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUTPUT=${OUTPUT:-$TOP/.output}
+CTXPROF=${CTXPROF:-$TOP/ctxprof-go}
+BUILDS=$OUTPUT/testdata
+
+# Go must work offline, with no home directory, and never fetch a toolchain.
+export GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-trimpath GOTELEMETRY=off
+export GOCACHE=$OUTPUT/gocache GOPATH=$OUTPUT/gopath GOENV=off
+
+ok() { printf 'ok - %s\n' "$*"; }
+not_ok() { printf 'not ok - %s\n' "$*"; }
+skip() { printf 'ok - %s # SKIP %s\n' "$1" "$2"; }
+# check NAME EXPECTED ACTUAL: one verdict comparing two values
+check_eq() {
+	if [ "$2" = "$3" ]; then
+		ok "$1: $3"
+	else
+		not_ok "$1: expected '$2', got '$3'"
+	fi
+}
+
+# Installed Go toolchains, oldest first, as "1.19 1.21 ...".
+go_toolchains() {
+	local d
+	for d in /usr/lib/go-1.*; do
+		[ -x "$d/bin/go" ] && printf '%s\n' "${d#/usr/lib/go-}"
+	done | sort -t. -k1,1n -k2,2n
+}
+
+GO_VARIANTS="plain stripped pie cgo cgo-stripped"
+
+# go_build VERSION VARIANT [PROGRAM]: builds testdata/PROGRAM (default traced)
+# with Go VERSION in one of GO_VARIANTS and prints the binary's path. Rebuilds
+# only when the sources are newer than the binary.
+go_build() {
+	local v=$1 variant=$2 prog=${3:-traced} out src go
+	go=/usr/lib/go-$v/bin/go
+	src=$TOP/testdata/$prog
+	out=$BUILDS/$prog/go$v/$variant
+	mkdir -p "$(dirname "$out")"
+	if [ -x "$out" ] && [ -z "$(find "$src" -newer "$out" -type f | head -n 1)" ]; then
+		printf '%s\n' "$out"
+		return 0
+	fi
+	local -a env=(CGO_ENABLED=0) flags=()
+	case $variant in
+	plain) ;;
+	stripped) flags=(-ldflags=-s\ -w) ;;
+	pie) flags=(-buildmode=pie) ;;
+	cgo) env=(CGO_ENABLED=1) ;;
+	cgo-stripped) env=(CGO_ENABLED=1) flags=(-ldflags=-s\ -w) ;;
+	*) echo "go_build: unknown variant $variant" >&2; return 1 ;;
+	esac
+	(cd "$src" && env "${env[@]}" "$go" build "${flags[@]}" -o "$out" .) >&2 || return 1
+	printf '%s\n' "$out"
+}
+
+# The version string that the toolchain's own buildinfo reader sees.
+go_version_of() {
+	"/usr/lib/go-$1/bin/go" version "$2" | awk '{ print $NF }'
+}
