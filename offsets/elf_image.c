@@ -39,6 +39,43 @@ static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
 	return off <= size && len <= size - off;
 }
 
+/*
+ * A file cut short (a partial copy or download) still parses, with headers
+ * describing bytes that are not there: say so rather than reporting later
+ * that some section is missing.
+ */
+static int check_extent(const struct elf_image *img, char *err, size_t errlen)
+{
+	uint64_t need = 0, end;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Phdr ph;
+	size_t i;
+
+	if (img->ehdr.e_shnum)
+		need = img->ehdr.e_shoff + (uint64_t)img->ehdr.e_shnum * img->ehdr.e_shentsize;
+	end = img->ehdr.e_phoff + (uint64_t)img->phnum * img->ehdr.e_phentsize;
+	need = end > need ? end : need;
+	for (i = 0; need <= img->size && i < img->phnum; i++) {
+		if (gelf_getphdr(img->elf, i, &ph) && ph.p_type == PT_LOAD) {
+			end = ph.p_offset + ph.p_filesz;
+			need = end > need ? end : need;
+		}
+	}
+	while (need <= img->size && (scn = elf_nextscn(img->elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type != SHT_NOBITS) {
+			end = shdr.sh_offset + shdr.sh_size;
+			need = end > need ? end : need;
+		}
+	}
+	if (need > img->size) {
+		set_err(err, errlen, "truncated ELF file: %zu bytes, its headers need at least %llu",
+			img->size, (unsigned long long)need);
+		return -1;
+	}
+	return 0;
+}
+
 struct elf_image *elf_image__open(const char *path, char *err, size_t errlen)
 {
 	struct elf_image *img;
@@ -115,6 +152,10 @@ struct elf_image *elf_image__open(const char *path, char *err, size_t errlen)
 	if (elf_getphdrnum(img->elf, &img->phnum) != 0) {
 		saved = ENOEXEC;
 		set_err(err, errlen, "bad ELF program header table: %s", elf_errmsg(-1));
+		goto fail;
+	}
+	if (check_extent(img, err, errlen) != 0) {
+		saved = ENOEXEC;
 		goto fail;
 	}
 	return img;

@@ -64,6 +64,11 @@ long gopclntab__text_start_offset(const uint8_t *data, size_t len)
 	magic = get_u32(data);
 	if (magic != GOPCLNTAB_MAGIC_118 && magic != GOPCLNTAB_MAGIC_120)
 		return -1;
+	if (data[7] != 4 && data[7] != 8)
+		return -1;
+	/* nfunc, nfiles, then textStart */
+	if (!in_bounds(8 + 2 * data[7], data[7], len))
+		return -1;
 	return 8 + 2 * (long)data[7];
 }
 
@@ -124,9 +129,9 @@ struct gopclntab *gopclntab__open(const uint8_t *data, size_t len, uint64_t text
 		tab->functab_off = w[7];
 		tab->ftab_field = 4;
 	}
-	/* nfunc + 1 entries of two fields: the last holds the end of text */
+	/* nfunc pairs {entry, funcoff}, then one entry holding the end of text */
 	if (tab->funcname_off >= len || tab->nfunc == 0 || tab->nfunc > len ||
-	    !in_bounds(tab->functab_off, (tab->nfunc + 1) * 2 * tab->ftab_field, len)) {
+	    !in_bounds(tab->functab_off, (tab->nfunc * 2 + 1) * tab->ftab_field, len)) {
 		set_err(err, errlen, "function table is truncated or corrupt (%llu functions)",
 			(unsigned long long)tab->nfunc);
 		free(tab);

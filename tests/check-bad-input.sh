@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# check-bad-input.sh: `check` on files it cannot use: clear message, exit 1 or 2, never a crash.
+#
+# Runs every case with ./ctxprof-go and, when CTXPROF_SAN names it, with the
+# ASan+UBSan build, where any sanitizer report fails the case. Inputs: a
+# missing path, a directory, a text file, an empty file, /bin/ls, copies of
+# testdata/traced (go$V plain, newest toolchain) truncated to 64 KiB and
+# other sizes, with its build info overwritten, built for arm64; usage errors.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+v=$(go_toolchains | tail -n 1)
+good=$(go_build "$v" plain) || { not_ok "build of testdata/traced with go$v"; exit 0; }
+
+printf 'package main\nfunc main() {}\n' >"$work/text.go"
+: >"$work/empty"
+mkdir "$work/dir"
+head -c 65536 "$good" >"$work/trunc-64k"
+head -c 4096 "$good" >"$work/trunc-4k"
+head -c $(( $(stat -c %s "$good") / 2 )) "$good" >"$work/trunc-half"
+head -c 100 "$good" >"$work/trunc-100"
+
+# build info overwritten: zeros over the whole section, and garbage after a kept magic
+read -r bi_off bi_size < <(readelf -SW "$good" | sed 's/^ *\[ *[0-9]*\] *//' |
+	awk '$1 == ".go.buildinfo" { print $4, $5 }')
+bi_off=$((0x$bi_off))
+bi_size=$((0x$bi_size))
+cp "$good" "$work/buildinfo-zeroed"
+dd if=/dev/zero of="$work/buildinfo-zeroed" bs=1 seek="$bi_off" count="$bi_size" conv=notrunc status=none
+cp "$good" "$work/buildinfo-garbage"
+head -c $((bi_size - 16)) /dev/urandom | tr '\0' '\377' |
+	dd of="$work/buildinfo-garbage" bs=1 seek=$((bi_off + 16)) conv=notrunc status=none
+printf '\377\377\377\377\377\377\377\377\377\377\377' |
+	dd of="$work/buildinfo-garbage" bs=1 seek=$((bi_off + 32)) conv=notrunc status=none
+
+arm=$work/traced-arm64
+(cd "$TOP/testdata/traced" && CGO_ENABLED=0 GOARCH=arm64 "/usr/lib/go-$v/bin/go" build -o "$arm" .) 2>/dev/null
+
+# case NAME WANT_EXIT MESSAGE_REGEX ARGS...: runs check with each binary
+case_() {
+	local name=$1 want=$2 re=$3 bin out err rc json
+	shift 3
+	for bin in "$CTXPROF" ${CTXPROF_SAN:+"$CTXPROF_SAN"}; do
+		local tag=""
+		[ "$bin" = "${CTXPROF_SAN:-}" ] && tag=" [asan+ubsan]"
+		out=$("$bin" check "$@" 2>"$work/stderr")
+		rc=$?
+		err=$(cat "$work/stderr")
+		if grep -qE 'AddressSanitizer|runtime error:|LeakSanitizer' "$work/stderr"; then
+			not_ok "$name$tag: sanitizer report: $(grep -m1 -E 'ERROR|runtime error' "$work/stderr")"
+			continue
+		fi
+		if [ "$rc" -ne "$want" ]; then
+			not_ok "$name$tag: exit $rc, expected $want; stdout: $out; stderr: $err"
+			continue
+		fi
+		if ! grep -qE "$re" <<<"$out$err"; then
+			not_ok "$name$tag: message does not match /$re/: $out $err"
+			continue
+		fi
+		# the same input as JSON: one valid object per path, same exit status
+		json=$("$bin" check --json "$@" 2>/dev/null)
+		rc=$?
+		if [ $# -gt 0 ] && [ "${1:0:1}" != - ] &&
+			{ [ "$rc" -ne "$want" ] || ! jq -e 'has("supported") and has("problems")' >/dev/null <<<"$json"; }; then
+			not_ok "$name$tag: --json gave exit $rc or invalid JSON: $json"
+			continue
+		fi
+		ok "$name$tag: exit $rc: $(head -c 160 <<<"$out$err" | tr '\n' ' ')"
+	done
+}
+
+case_ "missing path" 2 "cannot open: No such file" "$work/does-not-exist"
+case_ "directory" 2 "is a directory" "$work/dir"
+case_ "text file" 1 "not an ELF file" "$work/text.go"
+case_ "empty file" 1 "not an ELF file" "$work/empty"
+case_ "non-Go ELF /bin/ls" 1 "not a Go binary" /bin/ls
+case_ "Go binary truncated to 64 KiB" 1 "truncated ELF file" "$work/trunc-64k"
+case_ "Go binary truncated to 4 KiB" 1 "truncated ELF file" "$work/trunc-4k"
+case_ "Go binary truncated to half" 1 "truncated ELF file" "$work/trunc-half"
+case_ "Go binary truncated to 100 bytes" 1 "truncated ELF file|not a valid ELF" "$work/trunc-100"
+case_ "Go binary with build info zeroed" 1 "no Go build info" "$work/buildinfo-zeroed"
+case_ "Go binary with build info garbage" 1 "cannot read the Go version" "$work/buildinfo-garbage"
+if [ -x "$arm" ]; then
+	case_ "arm64 Go binary" 1 "architecture arm64 is not supported" "$arm"
+else
+	not_ok "arm64 Go binary: cross build with go$v failed"
+fi
+case_ "supported and unsupported together" 1 "supported: go1" "$good" /bin/ls
+case_ "readable and missing together" 2 "No such file" "$good" "$work/does-not-exist"
+case_ "no arguments" 2 "no binary given"
+case_ "unknown option" 2 "Usage: ctxprof-go check" --frobnicate "$good"
+case_ "help" 0 "Examples:" --help

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# check-matrix.sh: `check --json` on testdata/traced built by every installed Go, in five variants.
+#
+# Builds: testdata/traced with each toolchain as plain, stripped (-ldflags=-s -w),
+# pie, cgo (C __thread variables ahead of runtime.tlsg) and cgo-stripped.
+# Expected values come from outside ctxprof-go: the version from the
+# toolchain's own `go version`, offsets from llvm-dwarfdump (for stripped
+# builds, from their unstripped twin) and from design.md's table, the TLS slot
+# from readelf/nm arithmetic or objdump's disassembly of runtime.stackcheck.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+# design.md, "Go runtime facts": g.m m.curg g.labels g.goid labels
+design_facts() {
+	case $1 in
+	1.19) echo "48 192 360 152 map" ;;
+	1.21 | 1.22) echo "48 192 344 152 map" ;;
+	1.23) echo "48 192 352 160 map" ;;
+	1.24) echo "48 192 352 160 slice" ;;
+	1.26 | 1.27) echo "48 184 352 152 slice" ;;
+	*) echo "" ;;
+	esac
+}
+
+# Member offsets and byte sizes as "struct.member=N" lines, from llvm-dwarfdump.
+dwarfdump_members() {
+	llvm-dwarfdump --show-children --name=runtime.g --name=runtime.m \
+		--name='hash<string,string>' --name='bucket<string,string>' \
+		--name=runtime/pprof.label --name=internal/runtime/pprof/label.Label "$1" |
+		awk '
+		/DW_TAG_structure_type/ { want = 1; st = ""; m = ""; next }
+		/DW_TAG_typedef|DW_TAG_pointer_type/ { st = ""; next }
+		/DW_TAG_member/ { m = ""; next }
+		/DW_AT_name/ {
+			n = $0; sub(/.*\("/, "", n); sub(/"\).*/, "", n)
+			if (want) { st = n; want = 0 } else m = n
+			next
+		}
+		/DW_AT_byte_size/ && st != "" && m == "" {
+			v = $0; sub(/.*\(/, "", v); sub(/\).*/, "", v); print st ".size=" v; next
+		}
+		/DW_AT_data_member_location/ && st != "" {
+			v = $0; sub(/.*\(/, "", v); sub(/\).*/, "", v); print st "." m "=" v
+		}' | sort -u
+}
+
+dd() { # dd FILE KEY: one value from dwarfdump_members output
+	awk -F= -v k="$2" '$1 == k { print $2; exit }' "$1"
+}
+
+# The g slot as readelf, nm and objdump see it.
+tls_expected() {
+	local bin=$1 tls memsz align tlsg insn
+	tls=$(readelf -lW "$bin" | awk '$1 == "TLS" { print $6, $NF }')
+	if [ -z "$tls" ]; then
+		echo -8
+		return
+	fi
+	read -r memsz align <<<"$tls"
+	tlsg=$(nm "$bin" 2>/dev/null | awk '$3 == "runtime.tlsg" { print $1 }')
+	if [ -n "$tlsg" ]; then
+		echo $(( 0x$tlsg - ((memsz + align - 1) / align * align) ))
+		return
+	fi
+	insn=$(objdump -d --disassemble=runtime.stackcheck.abi0 "$bin" |
+		grep -m1 -oE 'mov +(%fs:0x[0-9a-f]+,%rax|\$0x[0-9a-f]+,%rcx)')
+	insn=${insn##*0x}
+	insn=${insn%%,*}
+	[ -n "$insn" ] || return
+	# objdump prints the sign-extended 64-bit value, which bash reads as negative;
+	# a 32-bit rendering would need its sign restored
+	insn=$(( 0x$insn ))
+	(( insn > 0x7fffffff && insn <= 0xffffffff )) && insn=$(( insn - 0x100000000 ))
+	echo "$insn"
+}
+
+verify() { # verify VERSION VARIANT BIN TWIN
+	local v=$1 var=$2 bin=$3 twin=$4 json name="go$v $var" facts want got
+	local -a f
+	json=$("$CTXPROF" check --json "$bin")
+	local rc=$?
+	if [ $rc -ne 0 ] || ! jq -e . >/dev/null <<<"$json"; then
+		not_ok "$name: check exited $rc: $json"
+		return
+	fi
+	j() { jq -r "$1" <<<"$json"; }
+	check_eq "$name supported" true "$(j .supported)"
+	check_eq "$name version (go version)" "$(go_version_of "$v" "$bin")" "$(j .go_version)"
+
+	local expect_source=dwarf
+	case $var in *stripped) expect_source=table ;; esac
+	check_eq "$name source" "$expect_source" "$(j .source)"
+
+	# offsets from the unstripped twin's DWARF, read by llvm-dwarfdump
+	local ddf
+	ddf=$(mktemp)
+	dwarfdump_members "$twin" >"$ddf"
+	want="$(dd "$ddf" runtime.g.m) $(dd "$ddf" runtime.m.curg) $(dd "$ddf" runtime.g.labels) $(dd "$ddf" runtime.g.goid)"
+	got=$(j '[.offsets["g.m","m.curg","g.labels","g.goid"]] | map(tostring) | join(" ")')
+	check_eq "$name g.m m.curg g.labels g.goid (llvm-dwarfdump)" "$want" "$got"
+
+	facts=$(design_facts "$v")
+	if [ -n "$facts" ]; then
+		read -ra f <<<"$facts"
+		check_eq "$name offsets and labels layout (design.md)" \
+			"${f[0]} ${f[1]} ${f[2]} ${f[3]} ${f[4]}" "$got $(j .labels_layout)"
+	fi
+
+	if [ "$(j .labels_layout)" = map ]; then
+		want="$(dd "$ddf" 'hash<string,string>.count') $(dd "$ddf" 'hash<string,string>.B') $(dd "$ddf" 'hash<string,string>.buckets')"
+		want="$want $(dd "$ddf" 'bucket<string,string>.tophash') $(dd "$ddf" 'bucket<string,string>.keys') $(dd "$ddf" 'bucket<string,string>.values')"
+		want="$want $(dd "$ddf" 'bucket<string,string>.overflow') $(dd "$ddf" 'bucket<string,string>.size')"
+		got=$(j '[.offsets["hmap.count","hmap.B","hmap.buckets","bucket.tophash","bucket.keys","bucket.values","bucket.overflow","bucket.size"]] | map(tostring) | join(" ")')
+		check_eq "$name hmap and bucket members (llvm-dwarfdump)" "$want" "$got"
+	else
+		local lt=runtime/pprof.label key=key value=value
+		if grep -q '^internal/runtime/pprof/label.Label' "$ddf"; then
+			lt=internal/runtime/pprof/label.Label key=Key value=Value
+		fi
+		want="$(dd "$ddf" "$lt.size") $(dd "$ddf" "$lt.$key") $(dd "$ddf" "$lt.$value")"
+		got=$(j '[.offsets["label.size","label.key","label.value"]] | map(tostring) | join(" ")')
+		check_eq "$name label element members (llvm-dwarfdump)" "$want" "$got"
+	fi
+	rm -f "$ddf"
+
+	want=$(tls_expected "$twin")
+	check_eq "$name tls_g_offset (readelf/nm/objdump)" "$want" "$(j .tls_g_offset)"
+	case $var in
+	cgo*)
+		if [ "$(j .tls_g_offset)" != -8 ]; then
+			ok "$name: C thread-locals move g away from fs-8 (fs$(j .tls_g_offset))"
+		else
+			not_ok "$name: cgo build with C thread-locals still reports fs-8"
+		fi
+		;;
+	esac
+	check_eq "$name pie" "$([ "$var" = pie ] && echo true || echo false)" "$(j .pie)"
+	check_eq "$name cgo" "$(case $var in cgo*) echo true ;; *) echo false ;; esac)" "$(j .cgo)"
+	check_eq "$name sets_labels" true "$(j .sets_labels)"
+	if [ -n "${CTXPROF_SAN:-}" ]; then
+		check_eq "$name ASan/UBSan build agrees" "$json" "$("$CTXPROF_SAN" check --json "$bin" 2>&1)"
+	fi
+}
+
+versions=$(go_toolchains)
+echo "# Go toolchains: $(echo $versions)"
+for v in $versions; do
+	for var in $GO_VARIANTS; do
+		if ! bin=$(go_build "$v" "$var"); then
+			not_ok "go$v $var: build of testdata/traced failed"
+			continue
+		fi
+		case $var in
+		stripped) twin=$(go_build "$v" plain) ;;
+		cgo-stripped) twin=$(go_build "$v" cgo) ;;
+		*) twin=$bin ;;
+		esac
+		verify "$v" "$var" "$bin" "$twin"
+	done
+done

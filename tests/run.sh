@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# run.sh: runs every test script and unit test, then prints "N passed, N failed, N skipped".
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+export CTXPROF_SAN=${CTXPROF_SAN:-$OUTPUT/san/ctxprof-go}
+# leaks are bugs too; abort on the first sanitizer report
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+run() { # run NAME CMD...: one test program, its verdict lines kept
+	local rc
+	printf '# %s\n' "$1"
+	shift
+	"$@" 2>&1 | tee -a "$log"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
+		echo "not ok - $1 exited with status $rc" | tee -a "$log"
+	fi
+}
+
+for t in "$OUTPUT"/tests/*; do
+	[ -x "$t" ] && run "unit: $(basename "$t")" env GO_TEST_BINARY="$(go_build "$(go_toolchains | tail -n 1)" plain)" "$t"
+done
+for t in "$OUTPUT"/san/tests/*; do
+	[ -x "$t" ] && run "unit (asan+ubsan): $(basename "$t")" env GO_TEST_BINARY="$(go_build "$(go_toolchains | tail -n 1)" plain)" "$t"
+done
+run "check: testdata matrix" bash "$TOP/tests/check-matrix.sh"
+run "check: Debian's Go binaries" bash "$TOP/tests/check-debian.sh"
+run "check: bad input" bash "$TOP/tests/check-bad-input.sh"
+run "golayout table" bash "$TOP/tests/golayout.sh"
+
+failed=$(grep -c '^not ok' "$log")
+skipped=$(grep -c '^ok .*# SKIP' "$log")
+passed=$(( $(grep -c '^ok' "$log") - skipped ))
+echo
+echo "Go toolchains tested: $(go_toolchains | tr '\n' ' ')"
+if [ "$failed" -gt 0 ]; then
+	echo "Failures:"
+	grep '^not ok' "$log"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/* test_go_tls.c: the g slot's fsbase offset, from PT_TLS and from runtime.stackcheck's code. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "go_tls.h"
+#include "tap.h"
+
+#define CODE_MAX 16
+
+/* The expected value as text: an offset, or an error. */
+static const char *result(char *buf, size_t size, int rc, int64_t offset)
+{
+	if (rc == -EINVAL)
+		snprintf(buf, size, "-EINVAL");
+	else if (rc == -ENOENT)
+		snprintf(buf, size, "-ENOENT");
+	else if (rc)
+		snprintf(buf, size, "error %d", rc);
+	else
+		snprintf(buf, size, "%lld", (long long)offset);
+	return buf;
+}
+
+static void test_from_tlsg(void)
+{
+	static const struct {
+		uint64_t tlsg, memsz, align;
+		int rc;
+		int64_t offset;
+	} cases[] = {
+		/* block = memsz rounded up to align; offset = tlsg - block */
+		{ 0, 0xf8, 16, 0, -256 },
+		{ 0, 8, 8, 0, -8 },
+		{ 0x10, 0x40, 0x20, 0, -0x30 },
+		{ 0, 8, 0, 0, -8 }, /* p_align 0 means no alignment */
+		{ 0, 0xf8, 24, -EINVAL },
+		{ 0, 0xf8, 3, -EINVAL },
+		{ 0x100, 0xf8, 16, -EINVAL }, /* g at the thread pointer itself */
+		{ 0x200, 0xf8, 16, -EINVAL },
+		{ 0xfc, 0x100, 16, -EINVAL }, /* only 4 bytes left for an 8-byte g */
+	};
+	char expected[32], got[32];
+	int64_t offset;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		offset = 0x7777;
+		rc = go_tls__from_tlsg(cases[i].tlsg, cases[i].memsz, cases[i].align, &offset);
+		result(expected, sizeof(expected), cases[i].rc, cases[i].offset);
+		result(got, sizeof(got), rc, offset);
+		verdict(strcmp(expected, got) == 0,
+			desc("go_tls__from_tlsg(tlsg 0x%llx, memsz 0x%llx, align %llu)",
+			     (unsigned long long)cases[i].tlsg, (unsigned long long)cases[i].memsz,
+			     (unsigned long long)cases[i].align),
+			expected, got);
+	}
+}
+
+/* "64 48 8b" -> bytes; returns how many. */
+static size_t parse_hex(const char *s, uint8_t *code)
+{
+	size_t n = 0;
+	char *end;
+
+	while (n < CODE_MAX) {
+		code[n] = strtoul(s, &end, 16);
+		if (end == s)
+			break;
+		n++;
+		s = end;
+	}
+	return n;
+}
+
+/* Decodes CODE[0..LEN) from an exact-size heap copy, so that ASan sees any overread. */
+static int decode(const uint8_t *code, size_t len, int64_t *offset)
+{
+	uint8_t *copy = malloc(len ? len : 1);
+	int rc;
+
+	if (!copy) {
+		perror("malloc");
+		exit(2);
+	}
+	if (len)
+		memcpy(copy, code, len);
+	rc = go_tls__decode_stackcheck(copy, len, offset);
+	free(copy);
+	return rc;
+}
+
+static void test_decode(void)
+{
+	static const struct {
+		const char *code;
+		int rc;
+		int64_t offset;
+	} cases[] = {
+		/* mov %fs:disp32,%rax */
+		{ "64 48 8b 04 25 f8 ff ff ff", 0, -8 },
+		{ "64 48 8b 04 25 00 ff ff ff", 0, -256 },
+		/* ... followed by the rest of stackcheck */
+		{ "64 48 8b 04 25 f0 ff ff ff 48 39 60 10", 0, -16 },
+		/* mov $imm32,%rcx; mov %fs:(%rcx),%rax */
+		{ "48 c7 c1 f8 ff ff ff 64 48 8b 01", 0, -8 },
+		{ "48 c7 c1 80 ff ff ff 64 48 8b 01", 0, -128 },
+		/* a slot at or above fsbase, or not pointer-aligned */
+		{ "64 48 8b 04 25 08 00 00 00", -ENOENT },
+		{ "64 48 8b 04 25 00 00 00 00", -ENOENT },
+		{ "64 48 8b 04 25 fc ff ff ff", -ENOENT },
+		{ "48 c7 c1 10 00 00 00 64 48 8b 01", -ENOENT },
+		{ "48 c7 c1 f4 ff ff ff 64 48 8b 01", -ENOENT },
+		/* other code: a frame setup, the %rcx form without %fs, another addressing mode */
+		{ "55 48 89 e5 48 83 ec 10 90", -ENOENT },
+		{ "48 c7 c1 f8 ff ff ff 48 8b 01 90", -ENOENT },
+		{ "64 48 8b 04 24 f8 ff ff ff", -ENOENT },
+		{ "", -ENOENT },
+	};
+	char expected[32], got[32];
+	uint8_t code[CODE_MAX];
+	int64_t offset;
+	size_t i, len;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		len = parse_hex(cases[i].code, code);
+		offset = 0x7777;
+		rc = decode(code, len, &offset);
+		result(expected, sizeof(expected), cases[i].rc, cases[i].offset);
+		result(got, sizeof(got), rc, offset);
+		verdict(strcmp(expected, got) == 0, desc("decode [%s]", cases[i].code), expected,
+			got);
+	}
+}
+
+/* Every proper prefix of a valid sequence is too short to decode. */
+static void test_decode_short(void)
+{
+	static const struct {
+		const char *what, *code;
+	} forms[] = {
+		{ "mov %fs:-8,%rax", "64 48 8b 04 25 f8 ff ff ff" },
+		{ "mov $-8,%rcx; mov %fs:(%rcx),%rax", "48 c7 c1 f8 ff ff ff 64 48 8b 01" },
+	};
+	size_t i, len, full, decoded;
+	uint8_t code[CODE_MAX];
+	int64_t offset;
+
+	for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		full = parse_hex(forms[i].code, code);
+		decoded = 0;
+		for (len = 0; len < full; len++) {
+			if (decode(code, len, &offset) != -ENOENT)
+				decoded++;
+		}
+		check_int(desc("%s cut to 0..%zu bytes: prefixes decoded", forms[i].what,
+			       full - 1),
+			  0, decoded);
+	}
+}
+
+int main(void)
+{
+	test_from_tlsg();
+	test_decode();
+	test_decode_short();
+	return tap_done();
+}
