@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* buildinfo.c: the Go version recorded in a binary's .go.buildinfo blob. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buildinfo.h"
+#include "util.h"
 
 /* flags byte at offset 15 of the header */
 #define FLAG_BIG_ENDIAN 0x1
@@ -16,17 +16,8 @@
 /* Longest version string we accept; real ones are about 10 to 40 bytes. */
 #define MAX_VERSION_LEN 128
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
+/* Every parse error is -EINVAL, with the reason in ERR. */
+#define fail(err, errlen, ...) (set_err(err, errlen, __VA_ARGS__), -EINVAL)
 
 static uint64_t read_uint(const uint8_t *p, unsigned int size, bool big)
 {

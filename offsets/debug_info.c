@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* debug_info.c: a Go binary's DWARF, decompressed only as far as a reader needs. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "debug_info.h"
+#include "util.h"
 
 /* First slice of .debug_info to inflate; Go's type unit usually sits in the first tenth. */
 #define FIRST_PREFIX (1U << 20)
@@ -36,17 +36,6 @@ struct debug_info {
 	Elf *elf;
 	Dwarf *dbg;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /*
  * Where a compressed section's zlib stream starts and how big it inflates:

@@ -2,7 +2,6 @@
 /* elf_image.c: one ELF file, mapped read-only, with bounds-checked access by section and address. */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "elf_image.h"
+#include "util.h"
 
 struct elf_image {
 	int fd;
@@ -21,23 +21,6 @@ struct elf_image {
 	size_t shstrndx;
 	size_t phnum;
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-/* True when [off, off + len) lies inside a buffer of SIZE bytes. */
-static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
-{
-	return off <= size && len <= size - off;
-}
 
 /*
  * A file cut short (a partial copy or download) still parses, with headers

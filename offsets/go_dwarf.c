@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* go_dwarf.c: runtime struct offsets and the labels layout, read from a Go binary's DWARF. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <elfutils/libdw.h>
@@ -9,6 +8,7 @@
 
 #include "debug_info.h"
 #include "go_dwarf.h"
+#include "util.h"
 
 /* Levels of embedded structs between labelMap and its slice (two seen: LabelSet, Set). */
 #define MAX_EMBED_DEPTH 4
@@ -23,17 +23,7 @@ static const char *const wanted_names[W_COUNT] = {
 	[W_LABELMAP] = "runtime/pprof.labelMap",
 };
 
-static int fail(int ret, char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
+#define fail(ret, err, errlen, ...) (set_err(err, errlen, __VA_ARGS__), (ret))
 
 static int attr_udata(Dwarf_Die *die, unsigned int name, Dwarf_Word *val)
 {

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* gopclntab.c: Go's function table (.gopclntab), which survives strip and -ldflags=-s -w. */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gopclntab.h"
+#include "util.h"
 
 /* Longest function name we accept; Go's longest real names are a few KiB. */
 #define MAX_FUNC_NAME 65536
@@ -23,22 +23,6 @@ struct gopclntab {
 	uint64_t functab_off; /* functab (pclntab proper), from the table start */
 	unsigned int ftab_field; /* bytes per functab field: 4 (1.18+) or ptrsize */
 };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static bool in_bounds(uint64_t off, uint64_t len, uint64_t size)
-{
-	return off <= size && len <= size - off;
-}
 
 static uint64_t get_uint(const uint8_t *p, unsigned int size)
 {

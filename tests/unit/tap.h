@@ -5,7 +5,9 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static inline int *tap_failures(void)
@@ -87,6 +89,20 @@ static inline bool check(bool cond, const char *what, const char *expected, cons
 static inline void skip(const char *what, const char *why)
 {
 	printf("ok - %s # SKIP %s\n", what, why);
+}
+
+/* An exact-size heap copy, so that ASan reports any read past LEN. */
+static inline uint8_t *dup_exact(const void *p, size_t len)
+{
+	uint8_t *q = malloc(len ? len : 1);
+
+	if (!q) {
+		perror("malloc");
+		exit(2);
+	}
+	if (len)
+		memcpy(q, p, len);
+	return q;
 }
 
 /* Exit status for main: 1 if any check failed. */

@@ -19,20 +19,6 @@
 /* The version string sits this far into it, after the {ptr, len} header. */
 #define FAKE_STR_OFF 16
 
-/* An exact-size heap copy, so that ASan reports any read past LEN. */
-static uint8_t *dup_exact(const void *p, size_t len)
-{
-	uint8_t *q = malloc(len ? len : 1);
-
-	if (!q) {
-		perror("malloc");
-		exit(2);
-	}
-	if (len)
-		memcpy(q, p, len);
-	return q;
-}
-
 static void put_uint(uint8_t *p, uint64_t v, unsigned int size, bool big)
 {
 	unsigned int i;

@@ -173,20 +173,6 @@ static void build(struct table *t, const struct format *fmt, uint64_t header_tex
 	}
 }
 
-/* An exact-size heap copy, so that ASan reports any read past LEN. */
-static uint8_t *dup_exact(const uint8_t *p, size_t len)
-{
-	uint8_t *q = malloc(len ? len : 1);
-
-	if (!q) {
-		perror("malloc");
-		exit(2);
-	}
-	if (len)
-		memcpy(q, p, len);
-	return q;
-}
-
 /* "name [entry, end)" or the error, for comparing a result with the expected one. */
 static const char *func_str(char *buf, size_t size, int rc, const struct gopclntab_func *fn)
 {
