@@ -8,9 +8,8 @@
 # already installed is upgraded from them.
 set -euo pipefail
 
-PACKAGES=(make gcc pkg-config clang llvm lld libclang-rt-14-dev libbpf-dev bpftool
-	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq binutils dwarves
-	elfutils file perl)
+PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool
+	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq binutils dwarves)
 TOOLCHAINS=(1.19 1.21 1.22 1.23 1.24 1.26 1.27)
 SUITES=(bookworm-backports trixie sid)
 SRC=/etc/apt/sources.list.d/ctxprof-go-toolchains.sources
