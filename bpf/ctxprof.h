@@ -38,7 +38,78 @@ struct go_layout {
 	__u32 label_size;
 	__u32 label_key;
 	__u32 label_value;
+	/* GO_LABELS_MAP, for a map caught mid-growth */
+	__u32 hmap_flags;
+	__u32 hmap_oldbuckets;
 	__u32 __pad;
+};
+
+/*
+ * Bounds of one sample. Past them: labels beyond MAX_LABELS are dropped and
+ * SAMPLE_F_LABELS_CUT is set; longer keys and values are cut and their full
+ * length is kept in key_len/value_len; deeper stacks lose their outer frames.
+ */
+#define MAX_LABELS 16
+#define MAX_KEY_LEN 64
+#define MAX_VALUE_LEN 128
+#define MAX_STACK_DEPTH 127
+/* Go <= 1.23 label maps: buckets read (2^B, so B <= 3) and overflow buckets followed. */
+#define MAX_BUCKETS 8
+#define MAX_OVERFLOW 8
+#define BUCKET_SLOTS 8
+#define MAX_BUCKET_SIZE 512
+/* a map slot is in use when its tophash is at least this (Go's minTopHash) */
+#define MIN_TOPHASH 5
+
+#define MAX_TRACE_KEYS 4
+#define MAX_SPAN_KEYS 2
+#define TRACE_ID_LEN 16
+#define SPAN_ID_LEN 8
+
+struct go_label {
+	__u32 key_len; /* length in the target; more than MAX_KEY_LEN means cut */
+	__u32 value_len; /* likewise for MAX_VALUE_LEN */
+	__u8 key[MAX_KEY_LEN]; /* zero-padded after key_len */
+	__u8 value[MAX_VALUE_LEN];
+};
+
+#define SAMPLE_F_CURG (1U << 0) /* a user goroutine was on the CPU (m.curg != 0) */
+#define SAMPLE_F_TRACE (1U << 1) /* trace_id holds a packed 32-hex trace ID */
+#define SAMPLE_F_SPAN (1U << 2) /* span_id holds a packed 16-hex span ID */
+#define SAMPLE_F_LABELS_CUT (1U << 3) /* the goroutine had more than MAX_LABELS labels */
+#define SAMPLE_F_READ_ERR (1U << 4) /* a read of target memory failed mid-walk */
+#define SAMPLE_F_TRACE_RAW (1U << 5) /* a trace key was set, but not to 32 hex digits */
+
+struct sample_event {
+	__u64 time_ns; /* bpf_ktime_get_ns() */
+	__u64 goid;
+	__u32 tgid;
+	__u32 tid;
+	__u32 flags; /* SAMPLE_F_* */
+	__u32 nlabels;
+	__u32 stack_bytes; /* bytes of stack[] filled, 8 per frame, leaf first */
+	__u32 __pad;
+	__u8 trace_id[TRACE_ID_LEN];
+	__u8 span_id[SPAN_ID_LEN];
+	struct go_label labels[MAX_LABELS];
+	__u64 stack[MAX_STACK_DEPTH];
+};
+
+/* A label key the sampler looks for, zero-padded so that it compares as words. */
+struct label_key {
+	__u32 len;
+	__u32 __pad;
+	__u8 name[MAX_KEY_LEN];
+};
+
+/* Per-CPU counters in the stats map. */
+enum ctxprof_stat {
+	STAT_SAMPLES, /* target samples seen */
+	STAT_SENT, /* events written to the ring buffer */
+	STAT_LOST_RINGBUF, /* ring buffer full: sample lost */
+	STAT_READ_ERR, /* samples with SAMPLE_F_READ_ERR */
+	STAT_FILTERED, /* dropped by --traced-only */
+	STAT_MAX,
 };
 
 #endif /* __CTXPROF_H */

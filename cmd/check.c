@@ -42,7 +42,9 @@ static json_t *offsets_json(const struct go_layout *l)
 	if (l->labels_layout == GO_LABELS_MAP) {
 		json_object_set_new(o, "hmap.count", json_integer(l->hmap_count));
 		json_object_set_new(o, "hmap.B", json_integer(l->hmap_b));
+		json_object_set_new(o, "hmap.flags", json_integer(l->hmap_flags));
 		json_object_set_new(o, "hmap.buckets", json_integer(l->hmap_buckets));
+		json_object_set_new(o, "hmap.oldbuckets", json_integer(l->hmap_oldbuckets));
 		json_object_set_new(o, "bucket.tophash", json_integer(l->bucket_tophash));
 		json_object_set_new(o, "bucket.keys", json_integer(l->bucket_keys));
 		json_object_set_new(o, "bucket.values", json_integer(l->bucket_values));

@@ -16,7 +16,7 @@ reference=$TOP/../shared/golayout-reference.tsv
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
-header="go	verified	toolchain	labels	g_m	m_curg	g_labels	g_goid	hmap_count	hmap_B	hmap_buckets	bucket_size	bucket_tophash	bucket_keys	bucket_values	bucket_overflow	label_list	label_size	label_key	label_value"
+header="go	verified	toolchain	labels	g_m	m_curg	g_labels	g_goid	hmap_count	hmap_B	hmap_buckets	bucket_size	bucket_tophash	bucket_keys	bucket_values	bucket_overflow	label_list	label_size	label_key	label_value	hmap_flags	hmap_oldbuckets"
 
 declare -A rows
 for v in $(go_toolchains); do
@@ -29,22 +29,25 @@ for v in $(go_toolchains); do
 		 n("g.m"), n("m.curg"), n("g.labels"), n("g.goid"),
 		 n("hmap.count"), n("hmap.B"), n("hmap.buckets"), n("bucket.size"), n("bucket.tophash"),
 		 n("bucket.keys"), n("bucket.values"), n("bucket.overflow"),
-		 n("labelMap.list"), n("label.size"), n("label.key"), n("label.value")] | @tsv')
+		 n("labelMap.list"), n("label.size"), n("label.key"), n("label.value"),
+		 n("hmap.flags"), n("hmap.oldbuckets")] | @tsv')
 	rows[$v]=$row
 done
 
 # Reference rows: the shared file's columns, widened with the facts every Go
-# release shares (tophash first in a bucket; labels as 32-byte {key, value}).
+# release shares (tophash first in a bucket; hmap.flags at 8 and oldbuckets
+# right after buckets; labels as 32-byte {key, value}).
 if [ -r "$reference" ]; then
 	while IFS=$'\t' read -r go gm curg labels goid layout count B buckets bsize keys values overflow; do
 		[[ $go =~ ^[0-9]+\.[0-9]+$ ]] || continue
 		[ -n "${rows[$go]:-}" ] && continue
 		if [ "$layout" = map ]; then
 			rows[$go]=$(printf '%s\t' "$go" reference - map "$gm" "$curg" "$labels" "$goid" \
-				"$count" "$B" "$buckets" "$bsize" 0 "$keys" "$values" "$overflow" - - - -)
+				"$count" "$B" "$buckets" "$bsize" 0 "$keys" "$values" "$overflow" - - - - \
+				8 $((buckets + 8)))
 		else
 			rows[$go]=$(printf '%s\t' "$go" reference - slice "$gm" "$curg" "$labels" "$goid" \
-				- - - - - - - - 0 32 0 16)
+				- - - - - - - - 0 32 0 16 - -)
 		fi
 		rows[$go]=${rows[$go]%$'\t'}
 	done <"$reference"

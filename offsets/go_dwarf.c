@@ -130,7 +130,9 @@ static int read_map_layout(Dwarf_Die *hash_ptr, struct go_layout *l, char *err, 
 	NEED(pointee(hash_ptr, &hmap), "map header type behind runtime/pprof.labelMap");
 	NEED(member(&hmap, "count", &l->hmap_count, NULL), "hmap.count");
 	NEED(member(&hmap, "B", &l->hmap_b, NULL), "hmap.B");
+	NEED(member(&hmap, "flags", &l->hmap_flags, NULL), "hmap.flags");
 	NEED(member(&hmap, "buckets", &l->hmap_buckets, &buckets), "hmap.buckets");
+	NEED(member(&hmap, "oldbuckets", &l->hmap_oldbuckets, NULL), "hmap.oldbuckets");
 	NEED(pointee(&buckets, &bucket), "bucket type of hmap.buckets");
 	NEED(member(&bucket, "tophash", &l->bucket_tophash, NULL), "bucket.tophash");
 	NEED(member(&bucket, "keys", &l->bucket_keys, NULL), "bucket.keys");

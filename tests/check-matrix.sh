@@ -108,10 +108,11 @@ verify() { # verify VERSION VARIANT BIN TWIN
 	fi
 
 	if [ "$(j .labels_layout)" = map ]; then
-		want="$(dd "$ddf" 'hash<string,string>.count') $(dd "$ddf" 'hash<string,string>.B') $(dd "$ddf" 'hash<string,string>.buckets')"
+		want="$(dd "$ddf" 'hash<string,string>.count') $(dd "$ddf" 'hash<string,string>.flags') $(dd "$ddf" 'hash<string,string>.B')"
+		want="$want $(dd "$ddf" 'hash<string,string>.buckets') $(dd "$ddf" 'hash<string,string>.oldbuckets')"
 		want="$want $(dd "$ddf" 'bucket<string,string>.tophash') $(dd "$ddf" 'bucket<string,string>.keys') $(dd "$ddf" 'bucket<string,string>.values')"
 		want="$want $(dd "$ddf" 'bucket<string,string>.overflow') $(dd "$ddf" 'bucket<string,string>.size')"
-		got=$(j '[.offsets["hmap.count","hmap.B","hmap.buckets","bucket.tophash","bucket.keys","bucket.values","bucket.overflow","bucket.size"]] | map(tostring) | join(" ")')
+		got=$(j '[.offsets["hmap.count","hmap.flags","hmap.B","hmap.buckets","hmap.oldbuckets","bucket.tophash","bucket.keys","bucket.values","bucket.overflow","bucket.size"]] | map(tostring) | join(" ")')
 		check_eq "$name hmap and bucket members (llvm-dwarfdump)" "$want" "$got"
 	else
 		local lt=runtime/pprof.label key=key value=value
