@@ -3,15 +3,17 @@
 OUTPUT ?= .output
 CC ?= cc
 CLANG ?= clang
+BPFTOOL ?= bpftool
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 PKG_CONFIG ?= pkg-config
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-LIBS := libelf libdw jansson zlib
+LIBS := libbpf libelf libdw jansson zlib
 CFLAGS ?= -g -O2
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 ALL_CFLAGS = $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -DCTXPROF_VERSION='"$(VERSION)"' \
 	-I$(OUTPUT) $(shell $(PKG_CONFIG) --cflags $(LIBS) 2>/dev/null)
-LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIBS) 2>/dev/null || echo -lelf -ldw -ljansson -lz)
+LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -ldw -ljansson -lz)
 
 # ASan+UBSan build of the same sources, in its own directory
 SAN_OUTPUT := $(OUTPUT)/san
@@ -28,6 +30,9 @@ SAN_CMD_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(CMD_SRCS))
 SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN_OUTPUT)/tests/%,$(UNIT_SRCS))
 
 GOLAYOUT_INC := $(OUTPUT)/golayout_rows.inc
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+BPF_HDRS := $(wildcard bpf/*.h)
 
 Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
@@ -38,6 +43,8 @@ endif
 
 .PHONY: all deps test test-only demo golayout bench clean help san unit
 .DELETE_ON_ERROR:
+# keep the BPF object beside its skeleton
+.SECONDARY:
 
 all: ctxprof-go
 
@@ -58,7 +65,20 @@ $(GOLAYOUT_INC): golayout/golayout.tsv golayout/tsv2c.awk | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)awk -f golayout/tsv2c.awk $< > $@
 
-$(OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+
+$(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(OUTPUT)/vmlinux.h | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -I$(OUTPUT) -Ibpf -c $< -o $@
+
+# the object is embedded in the binary; the skeleton's name is fixed so that code can rely on it
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name ctxprof_bpf > $@
+
+$(OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -71,7 +91,7 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Ioffsets $< $(LIB_OBJS) $(LDLIBS) -o $@
 
-$(SAN_OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
+$(SAN_OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@

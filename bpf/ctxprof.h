@@ -53,9 +53,13 @@ struct go_layout {
 #define MAX_KEY_LEN 64
 #define MAX_VALUE_LEN 128
 #define MAX_STACK_DEPTH 127
-/* Go <= 1.23 label maps: buckets read (2^B, so B <= 3) and overflow buckets followed. */
-#define MAX_BUCKETS 8
-#define MAX_OVERFLOW 8
+/*
+ * Go <= 1.23 label maps: at most 2^MAX_B buckets are read, and at most
+ * MAX_BUCKET_VISITS buckets in all, counting old buckets of a map caught
+ * mid-growth and overflow buckets. 16 labels fit in B = 2 with no overflow.
+ */
+#define MAX_B 3
+#define MAX_BUCKET_VISITS 16
 #define BUCKET_SLOTS 8
 #define MAX_BUCKET_SIZE 512
 /* a map slot is in use when its tophash is at least this (Go's minTopHash) */
@@ -91,8 +95,9 @@ struct sample_event {
 	__u32 __pad;
 	__u8 trace_id[TRACE_ID_LEN];
 	__u8 span_id[SPAN_ID_LEN];
-	struct go_label labels[MAX_LABELS];
 	__u64 stack[MAX_STACK_DEPTH];
+	/* last, so that an event carries only the nlabels it has */
+	struct go_label labels[MAX_LABELS];
 };
 
 /* A label key the sampler looks for, zero-padded so that it compares as words. */

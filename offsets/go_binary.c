@@ -441,6 +441,11 @@ enum go_tls_source go_binary__tls_source(const struct go_binary *gb)
 	return gb->tls_source;
 }
 
+const struct gopclntab *go_binary__pclntab(const struct go_binary *gb)
+{
+	return gb->pcln;
+}
+
 int go_binary__layout(const struct go_binary *gb, struct go_layout *out)
 {
 	if (!go_binary__supported(gb))

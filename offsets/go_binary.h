@@ -47,6 +47,9 @@ bool go_binary__sets_labels(const struct go_binary *gb);
 enum go_layout_source go_binary__source(const struct go_binary *gb);
 enum go_tls_source go_binary__tls_source(const struct go_binary *gb);
 
+/* Its function table, or NULL when it has none that we can read; lives as long as GB. */
+const struct gopclntab *go_binary__pclntab(const struct go_binary *gb);
+
 /* The layout for the sampler; -EINVAL when the binary is not supported. */
 int go_binary__layout(const struct go_binary *gb, struct go_layout *out);
 

@@ -20,7 +20,11 @@ struct gopclntab {
 	uint64_t nfunc;
 	uint64_t text_start;
 	uint64_t funcname_off; /* funcnametab, from the table start */
+	uint64_t cu_off; /* cutab: per compile unit, u32 offsets into filetab */
+	uint64_t filetab_off;
+	uint64_t pctab_off; /* pc-value tables */
 	uint64_t functab_off; /* functab (pclntab proper), from the table start */
+	unsigned int quantum; /* instruction size unit of pc deltas */
 	unsigned int ftab_field; /* bytes per functab field: 4 (1.18+) or ptrsize */
 };
 
@@ -100,16 +104,23 @@ struct gopclntab *gopclntab__open(const uint8_t *data, size_t len, uint64_t text
 	tab->len = len;
 	tab->magic = magic;
 	tab->ptrsize = p;
+	tab->quantum = data[6];
 	tab->nfunc = w[0];
 	if (magic == GOPCLNTAB_MAGIC_116) {
 		/* nfunc, nfiles, funcname, cu, filetab, pctab, pcln */
 		tab->funcname_off = w[2];
+		tab->cu_off = w[3];
+		tab->filetab_off = w[4];
+		tab->pctab_off = w[5];
 		tab->functab_off = w[6];
 		tab->ftab_field = p;
 	} else {
 		/* nfunc, nfiles, textStart, funcname, cu, filetab, pctab, pcln */
 		tab->text_start = text_start ? text_start : w[2];
 		tab->funcname_off = w[3];
+		tab->cu_off = w[4];
+		tab->filetab_off = w[5];
+		tab->pctab_off = w[6];
 		tab->functab_off = w[7];
 		tab->ftab_field = 4;
 	}
@@ -182,6 +193,7 @@ int gopclntab__func(const struct gopclntab *tab, size_t idx, struct gopclntab_fu
 	out->entry = entry_pc(tab, idx);
 	out->end = entry_pc(tab, idx + 1);
 	out->name = name;
+	out->func_off = funcoff;
 	return 0;
 }
 
@@ -211,4 +223,95 @@ int gopclntab__find(const struct gopclntab *tab, const char *name, struct gopcln
 			return 0;
 	}
 	return -ENOENT;
+}
+
+/* Go's unsigned varint from the table at *OFF; false past the end or on overflow. */
+static bool uvarint(const struct gopclntab *tab, uint64_t *off, uint32_t *val)
+{
+	uint32_t v = 0;
+	unsigned int shift;
+	uint8_t b;
+
+	for (shift = 0; shift < 35; shift += 7) {
+		if (*off >= tab->len)
+			return false;
+		b = tab->data[(*off)++];
+		v |= (uint32_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*val = v;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Value of the pc-value table at TABOFF (from pctab) for PC in FN: pairs of
+ * zigzag value delta and pc delta, starting at value -1 and the entry.
+ */
+static int pcvalue(const struct gopclntab *tab, const struct gopclntab_func *fn, uint32_t taboff,
+		   uint64_t pc, int32_t *value)
+{
+	uint64_t off = tab->pctab_off + taboff, cur = fn->entry;
+	uint32_t uv, pcdelta;
+	int32_t val = -1;
+	bool first = true;
+
+	if (!taboff || off >= tab->len)
+		return -ENOENT;
+	for (;;) {
+		if (!uvarint(tab, &off, &uv))
+			return -EINVAL;
+		if (uv == 0 && !first)
+			return -ENOENT;
+		first = false;
+		val += (int32_t)(-(uv & 1) ^ (uv >> 1));
+		if (!uvarint(tab, &off, &pcdelta))
+			return -EINVAL;
+		cur += (uint64_t)pcdelta * tab->quantum;
+		if (pc < cur) {
+			*value = val;
+			return 0;
+		}
+		if (cur >= fn->end)
+			return -ENOENT;
+	}
+}
+
+int gopclntab__line(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t pc,
+		    const char **file, int *line)
+{
+	/* _func: entry (pointer, or u32 since 1.18), then nameOff, args, deferreturn, pcsp, pcfile, pcln, npcdata, cuOffset */
+	uint64_t f = fn->func_off, fileoff, name;
+	uint32_t pcfile, pcln, cuoff, idx;
+	int32_t fileno, lineno;
+	int ret;
+
+	if (pc < fn->entry || pc >= fn->end)
+		return -ENOENT;
+	if (!in_bounds(f, tab->ftab_field + 8 * 4, tab->len))
+		return -EINVAL;
+	f += tab->ftab_field;
+	pcfile = get_u32(tab->data + f + 16);
+	pcln = get_u32(tab->data + f + 20);
+	cuoff = get_u32(tab->data + f + 28);
+	ret = pcvalue(tab, fn, pcfile, pc, &fileno);
+	if (!ret)
+		ret = pcvalue(tab, fn, pcln, pc, &lineno);
+	if (ret)
+		return ret;
+	if (fileno < 0 || lineno < 0)
+		return -ENOENT;
+	idx = cuoff + (uint32_t)fileno;
+	if (!in_bounds(tab->cu_off + (uint64_t)idx * 4, 4, tab->len))
+		return -EINVAL;
+	fileoff = get_u32(tab->data + tab->cu_off + (uint64_t)idx * 4);
+	if (fileoff == 0xffffffff)
+		return -ENOENT;
+	name = tab->filetab_off + fileoff;
+	if (name >= tab->len || !memchr(tab->data + name, '\0', tab->len - name))
+		return -EINVAL;
+	*file = (const char *)tab->data + name;
+	*line = lineno;
+	return 0;
 }

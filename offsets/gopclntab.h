@@ -17,6 +17,7 @@ struct gopclntab_func {
 	uint64_t entry; /* link-time address of the first instruction */
 	uint64_t end; /* one past the last instruction */
 	const char *name; /* points into the table; NUL-terminated */
+	uint64_t func_off; /* where its _func record sits in the table (for gopclntab__line) */
 };
 
 /*
@@ -41,5 +42,14 @@ int gopclntab__func(const struct gopclntab *tab, size_t idx, struct gopclntab_fu
 int gopclntab__lookup(const struct gopclntab *tab, uint64_t pc, struct gopclntab_func *out);
 /* The function named NAME; -ENOENT if none. */
 int gopclntab__find(const struct gopclntab *tab, const char *name, struct gopclntab_func *out);
+
+/*
+ * File and line of PC inside FN, from its pcfile and pcln tables: for code
+ * inlined into FN, the inlined callee's. FILE points into the table.
+ * Returns -ENOENT when PC is outside FN or the tables do not cover it,
+ * -EINVAL on a corrupt table.
+ */
+int gopclntab__line(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t pc,
+		    const char **file, int *line);
 
 #endif /* __GOPCLNTAB_H */

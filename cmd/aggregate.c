@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: GPL-2.0
+/* aggregate.c: counts samples per (pid, trace ID, label set, stack) and writes them as JSON lines. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "aggregate.h"
+#include "hashmap.h"
+#include "json_util.h"
+
+/* The flags that set a record apart; the rest describe one sample only. */
+#define RECORD_FLAGS (SAMPLE_F_TRACE | SAMPLE_F_SPAN | SAMPLE_F_LABELS_CUT)
+
+struct record {
+	uint32_t pid;
+	uint32_t flags;
+	uint8_t trace_id[TRACE_ID_LEN];
+	uint8_t span_id[SPAN_ID_LEN];
+	uint32_t nlabels;
+	struct go_label labels[MAX_LABELS]; /* sorted by key, then value */
+	uint64_t samples;
+	uint64_t first_ns, last_ns;
+	struct hashmap *stacks; /* frames (u64 array) -> uint64_t count */
+};
+
+struct aggregate {
+	uint64_t period_ns;
+	int64_t mono_to_real_ns;
+	struct hashmap *records; /* record key -> struct record */
+	struct agg_stats stats;
+};
+
+static void record__free(void *p)
+{
+	struct record *r = p;
+
+	if (!r)
+		return;
+	hashmap__free(r->stacks, free);
+	free(r);
+}
+
+struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns)
+{
+	struct aggregate *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->period_ns = period_ns;
+	a->mono_to_real_ns = mono_to_real_ns;
+	a->records = hashmap__new();
+	if (!a->records) {
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void aggregate__free(struct aggregate *a)
+{
+	if (!a)
+		return;
+	hashmap__free(a->records, record__free);
+	free(a);
+}
+
+static size_t key_bytes(const struct go_label *l)
+{
+	return l->key_len < MAX_KEY_LEN ? l->key_len : MAX_KEY_LEN;
+}
+
+static size_t value_bytes(const struct go_label *l)
+{
+	return l->value_len < MAX_VALUE_LEN ? l->value_len : MAX_VALUE_LEN;
+}
+
+/* Orders labels by what they hold, so that map iteration order never splits a record. */
+static int label_cmp(const void *pa, const void *pb)
+{
+	const struct go_label *a = pa, *b = pb;
+	size_t ka = key_bytes(a), kb = key_bytes(b), va, vb;
+	int c;
+
+	c = memcmp(a->key, b->key, ka < kb ? ka : kb);
+	if (c || ka != kb)
+		return c ? c : (ka < kb ? -1 : 1);
+	if (a->key_len != b->key_len)
+		return a->key_len < b->key_len ? -1 : 1;
+	va = value_bytes(a);
+	vb = value_bytes(b);
+	c = memcmp(a->value, b->value, va < vb ? va : vb);
+	if (c || va != vb)
+		return c ? c : (va < vb ? -1 : 1);
+	return a->value_len < b->value_len ? -1 : a->value_len > b->value_len;
+}
+
+/* Serializes what identifies a record: only bytes that were read, never buffer slack. */
+static size_t record_key(const struct record *r, uint8_t *buf)
+{
+	uint8_t *p = buf;
+	uint32_t i;
+
+	memcpy(p, &r->pid, 4);
+	memcpy(p + 4, &r->flags, 4);
+	memcpy(p + 8, r->trace_id, TRACE_ID_LEN);
+	memcpy(p + 8 + TRACE_ID_LEN, r->span_id, SPAN_ID_LEN);
+	memcpy(p + 8 + TRACE_ID_LEN + SPAN_ID_LEN, &r->nlabels, 4);
+	p += 12 + TRACE_ID_LEN + SPAN_ID_LEN;
+	for (i = 0; i < r->nlabels; i++) {
+		const struct go_label *l = &r->labels[i];
+
+		memcpy(p, &l->key_len, 4);
+		memcpy(p + 4, &l->value_len, 4);
+		p += 8;
+		memcpy(p, l->key, key_bytes(l));
+		p += key_bytes(l);
+		memcpy(p, l->value, value_bytes(l));
+		p += value_bytes(l);
+	}
+	return p - buf;
+}
+
+#define MAX_RECORD_KEY (12 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
+
+int aggregate__add(struct aggregate *a, const void *data, size_t size)
+{
+	const struct sample_event *e = data;
+	struct record tmp = {}, *r;
+	uint8_t key[MAX_RECORD_KEY];
+	uint64_t *count;
+	size_t klen, nframes;
+	uint32_t i;
+
+	if (size < offsetof(struct sample_event, labels) || e->nlabels > MAX_LABELS ||
+	    size < offsetof(struct sample_event, labels) + e->nlabels * sizeof(struct go_label) ||
+	    e->stack_bytes > sizeof(e->stack) || e->stack_bytes % 8) {
+		a->stats.malformed++;
+		return -EINVAL;
+	}
+	a->stats.samples++;
+	tmp.pid = e->tgid;
+	if (e->flags & SAMPLE_F_READ_ERR) {
+		/* a half-read label set could name the wrong trace: count it unlabeled */
+		a->stats.read_errors++;
+	} else {
+		tmp.flags = e->flags & RECORD_FLAGS;
+		memcpy(tmp.trace_id, e->trace_id, TRACE_ID_LEN);
+		memcpy(tmp.span_id, e->span_id, SPAN_ID_LEN);
+		tmp.nlabels = e->nlabels;
+		for (i = 0; i < e->nlabels; i++) {
+			tmp.labels[i] = e->labels[i];
+			/* zero the slack so a copy never carries bytes past the lengths */
+			memset(tmp.labels[i].key + key_bytes(&e->labels[i]), 0,
+			       MAX_KEY_LEN - key_bytes(&e->labels[i]));
+			memset(tmp.labels[i].value + value_bytes(&e->labels[i]), 0,
+			       MAX_VALUE_LEN - value_bytes(&e->labels[i]));
+		}
+		qsort(tmp.labels, tmp.nlabels, sizeof(tmp.labels[0]), label_cmp);
+	}
+	if (!(tmp.flags & SAMPLE_F_TRACE))
+		memset(tmp.trace_id, 0, TRACE_ID_LEN);
+	if (!(tmp.flags & SAMPLE_F_SPAN))
+		memset(tmp.span_id, 0, SPAN_ID_LEN);
+	if (tmp.flags & SAMPLE_F_TRACE)
+		a->stats.traced++;
+
+	klen = record_key(&tmp, key);
+	r = hashmap__get(a->records, key, klen);
+	if (!r) {
+		r = malloc(sizeof(*r));
+		if (!r)
+			return -ENOMEM;
+		*r = tmp;
+		r->stacks = hashmap__new();
+		r->first_ns = e->time_ns;
+		r->last_ns = e->time_ns;
+		if (!r->stacks || hashmap__add(a->records, key, klen, r) != 0) {
+			record__free(r);
+			return -ENOMEM;
+		}
+	}
+	r->samples++;
+	if (e->time_ns < r->first_ns)
+		r->first_ns = e->time_ns;
+	if (e->time_ns > r->last_ns)
+		r->last_ns = e->time_ns;
+
+	nframes = e->stack_bytes / 8;
+	count = hashmap__get(r->stacks, e->stack, nframes * 8);
+	if (!count) {
+		count = calloc(1, sizeof(*count));
+		if (!count || hashmap__add(r->stacks, e->stack, nframes * 8, count) != 0) {
+			free(count);
+			return -ENOMEM;
+		}
+	}
+	(*count)++;
+	return 0;
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* One symbolized stack, merged with others that name the same frames. */
+struct stack_out {
+	json_t *frames;
+	uint64_t samples;
+};
+
+struct stack_ctx {
+	struct symbolizer *sym;
+	struct hashmap *merged; /* serialized frames -> struct stack_out */
+};
+
+static json_t *frames_json(struct symbolizer *sym, const uint64_t *pcs, size_t n)
+{
+	json_t *frames = json_array(), *f;
+	struct frame fr;
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		f = json_object();
+		if (sym) {
+			symbolizer__frame(sym, pcs[i], i == 0, &fr);
+			json_object_set_new(f, "func", json_lossy_string((const uint8_t *)fr.func, strlen(fr.func)));
+			if (fr.file) {
+				json_object_set_new(f, "file", json_lossy_string((const uint8_t *)fr.file, strlen(fr.file)));
+				json_object_set_new(f, "line", json_integer(fr.line));
+			}
+		} else {
+			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)pcs[i]);
+			json_object_set_new(f, "func", json_string(buf));
+		}
+		json_array_append_new(frames, f);
+	}
+	return frames;
+}
+
+static void merge_stack(const void *key, size_t len, void *value, void *arg)
+{
+	struct stack_ctx *c = arg;
+	json_t *frames = frames_json(c->sym, key, len / 8);
+	struct stack_out *so;
+	char *s = json_dumps(frames, JSON_COMPACT);
+
+	if (!s) {
+		json_decref(frames);
+		return;
+	}
+	so = hashmap__get(c->merged, s, strlen(s));
+	if (so) {
+		so->samples += *(uint64_t *)value;
+		json_decref(frames);
+	} else if ((so = malloc(sizeof(*so)))) {
+		so->frames = frames;
+		so->samples = *(uint64_t *)value;
+		if (hashmap__add(c->merged, s, strlen(s), so) != 0) {
+			json_decref(frames);
+			free(so);
+		}
+	} else {
+		json_decref(frames);
+	}
+	free(s);
+}
+
+struct collect {
+	void **items;
+	size_t n;
+};
+
+static void collect_one(const void *key, size_t len, void *value, void *arg)
+{
+	struct collect *c = arg;
+
+	c->items[c->n++] = value;
+}
+
+static void collect(const struct hashmap *m, struct collect *c)
+{
+	c->n = 0;
+	c->items = calloc(hashmap__size(m) + 1, sizeof(void *));
+	if (c->items)
+		hashmap__foreach(m, collect_one, c);
+}
+
+static int by_stack_samples(const void *pa, const void *pb)
+{
+	const struct stack_out *a = *(void *const *)pa, *b = *(void *const *)pb;
+
+	return a->samples < b->samples ? 1 : a->samples > b->samples ? -1 : 0;
+}
+
+static int by_record_samples(const void *pa, const void *pb)
+{
+	const struct record *a = *(void *const *)pa, *b = *(void *const *)pb;
+
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static void stack_out__free(void *p)
+{
+	struct stack_out *so = p;
+
+	if (so)
+		json_decref(so->frames);
+	free(so);
+}
+
+static json_t *stacks_json(const struct record *r, struct symbolizer *sym)
+{
+	struct stack_ctx c = { .sym = sym, .merged = hashmap__new() };
+	json_t *stacks = json_array(), *st;
+	struct collect all;
+	size_t i;
+
+	if (!c.merged)
+		return stacks;
+	hashmap__foreach(r->stacks, merge_stack, &c);
+	collect(c.merged, &all);
+	if (all.items) {
+		qsort(all.items, all.n, sizeof(void *), by_stack_samples);
+		for (i = 0; i < all.n; i++) {
+			struct stack_out *so = all.items[i];
+
+			st = json_object();
+			json_object_set_new(st, "samples", json_integer(so->samples));
+			json_object_set(st, "frames", so->frames);
+			json_array_append_new(stacks, st);
+		}
+	}
+	free(all.items);
+	hashmap__free(c.merged, stack_out__free);
+	return stacks;
+}
+
+static json_t *record_json(const struct aggregate *a, const struct record *r,
+			   const struct agg_target *t)
+{
+	json_t *o = json_object(), *labels = json_object(), *cut = json_array();
+	char buf[64];
+	uint32_t i;
+
+	if (r->flags & SAMPLE_F_TRACE) {
+		hex(r->trace_id, TRACE_ID_LEN, buf);
+		json_object_set_new(o, "trace_id", json_string(buf));
+	} else {
+		json_object_set_new(o, "trace_id", json_null());
+	}
+	if (r->flags & SAMPLE_F_SPAN) {
+		hex(r->span_id, SPAN_ID_LEN, buf);
+		json_object_set_new(o, "span_id", json_string(buf));
+	} else {
+		json_object_set_new(o, "span_id", json_null());
+	}
+	for (i = 0; i < r->nlabels; i++) {
+		const struct go_label *l = &r->labels[i];
+
+		json_object_set_lossy(labels, l->key, key_bytes(l),
+				      json_lossy_string(l->value, value_bytes(l)));
+		if (l->key_len > MAX_KEY_LEN || l->value_len > MAX_VALUE_LEN)
+			json_array_append_new(cut, json_lossy_string(l->key, key_bytes(l)));
+	}
+	json_object_set_new(o, "labels", labels);
+	json_object_set_new(o, "truncated", cut);
+	json_object_set_new(o, "more_labels", json_boolean(r->flags & SAMPLE_F_LABELS_CUT));
+	json_object_set_new(o, "pid", json_integer(r->pid));
+	json_object_set_new(o, "comm", json_lossy_string((const uint8_t *)t->comm, strlen(t->comm)));
+	json_object_set_new(o, "origin", json_string("sampling"));
+	json_object_set_new(o, "samples", json_integer(r->samples));
+	json_object_set_new(o, "cpu_ns", json_integer(r->samples * a->period_ns));
+	format_rfc3339(r->first_ns + a->mono_to_real_ns, buf, sizeof(buf));
+	json_object_set_new(o, "start", json_string(buf));
+	format_rfc3339(r->last_ns + a->mono_to_real_ns, buf, sizeof(buf));
+	json_object_set_new(o, "end", json_string(buf));
+	json_object_set_new(o, "stacks", stacks_json(r, t->sym));
+	return o;
+}
+
+int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void *ctx)
+{
+	struct agg_target t;
+	struct collect all;
+	json_t *o;
+	size_t i;
+	int n = 0;
+
+	collect(a->records, &all);
+	if (!all.items)
+		return -ENOMEM;
+	qsort(all.items, all.n, sizeof(void *), by_record_samples);
+	for (i = 0; i < all.n; i++) {
+		struct record *r = all.items[i];
+
+		if (!lookup(ctx, r->pid, &t)) {
+			t.comm = "";
+			t.sym = NULL;
+		}
+		o = record_json(a, r, &t);
+		if (json_dumpf(o, out, JSON_COMPACT) == 0 && fputc('\n', out) != EOF)
+			n++;
+		json_decref(o);
+	}
+	fflush(out);
+	free(all.items);
+	hashmap__free(a->records, record__free);
+	a->records = hashmap__new();
+	a->stats.records += n;
+	return a->records ? n : -ENOMEM;
+}
+
+void aggregate__stats(const struct aggregate *a, struct agg_stats *out)
+{
+	*out = a->stats;
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* aggregate.h: counts samples per (pid, trace ID, label set, stack) and writes them as JSON lines. */
+#ifndef __AGGREGATE_H
+#define __AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../bpf/ctxprof.h"
+#include "symbolizer.h"
+
+struct aggregate;
+
+/* What the writer needs to know about a process when it prints its records. */
+struct agg_target {
+	const char *comm;
+	struct symbolizer *sym; /* may be NULL: frames are then printed as addresses */
+};
+typedef bool (*agg_lookup_fn)(void *ctx, uint32_t pid, struct agg_target *out);
+
+/*
+ * PERIOD_NS is the CPU time one sample stands for; MONO_TO_REAL_NS turns
+ * bpf_ktime_get_ns() times into wall-clock times.
+ */
+struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns);
+void aggregate__free(struct aggregate *a);
+
+/* Counts one event from the ring buffer; -EINVAL for a malformed one. */
+int aggregate__add(struct aggregate *a, const void *data, size_t size);
+
+/*
+ * Writes one JSON line per (pid, trace ID, label set) counted since the last
+ * flush, most samples first, and starts over. Returns the number of records.
+ */
+int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void *ctx);
+
+/* Totals since creation. */
+struct agg_stats {
+	uint64_t samples;
+	uint64_t traced; /* with a trace ID */
+	uint64_t read_errors; /* the label walk failed; counted without labels */
+	uint64_t malformed; /* events that did not parse */
+	uint64_t records;
+};
+void aggregate__stats(const struct aggregate *a, struct agg_stats *out);
+
+#endif /* __AGGREGATE_H */

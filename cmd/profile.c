@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: GPL-2.0
+/* profile.c: `ctxprof-go --pid`: sample Go processes and print trace-tagged records. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "../bpf/ctxprof.h"
+#include "ctxprof.skel.h"
+#include "aggregate.h"
+#include "profile.h"
+#include "symbolizer.h"
+#include "../offsets/go_binary.h"
+
+#define MAX_TARGETS 4096
+#define DEFAULT_FREQ 99
+#define DEFAULT_INTERVAL 10
+#define POLL_MS 100
+#define NSEC_PER_SEC 1000000000ULL
+/* ring buffer bytes per CPU; the total is rounded up to a power of two */
+#define RINGBUF_PER_CPU (1U << 20)
+
+static const char *const default_trace_keys[] = { "otel.traceid", "otel_traceid", "trace_id" };
+static const char *const default_span_keys[] = { "span_id", "otel.spanid" };
+
+static const char usage[] =
+	"Usage: ctxprof-go -p PID [OPTIONS] [DURATION]\n"
+	"       ctxprof-go check [--json] BINARY...\n"
+	"\n"
+	"Samples the CPU of Go processes with eBPF and tags every sample with the\n"
+	"trace ID its goroutine carries as a pprof label (pprof.Do). Prints one JSON\n"
+	"line per (pid, trace ID, label set) with its stacks, every INTERVAL and at exit.\n"
+	"\n"
+	"  -p, --pid PID[,PID...]  Go process(es) to sample; repeatable\n"
+	"  -F, --frequency HZ      samples per second per CPU (default 99)\n"
+	"  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C or all targets exit)\n"
+	"  -i, --interval SECONDS  print records every SECONDS (default 10)\n"
+	"  -o, --output FILE       write records to FILE instead of stdout\n"
+	"      --trace-key KEY     label holding the trace ID; repeatable, first match wins\n"
+	"                          (default: otel.traceid, otel_traceid, trace_id)\n"
+	"      --traced-only       drop samples whose goroutine has no trace ID\n"
+	"  -v, --verbose           show libbpf's messages and per-target details\n"
+	"  -h, --help              show this help\n"
+	"  -V, --version           print the version\n"
+	"\n"
+	"Needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE, and a kernel with BTF.\n"
+	"\n"
+	"Examples:\n"
+	"  ctxprof-go -p $(pidof checkout) -d 30 > cpu.jsonl\n"
+	"  ctxprof-go -p 4242,4243 -F 499 -i 5 -o cpu.jsonl\n"
+	"  ctxprof-go -p 4242 --trace-key request_id 10\n"
+	"  jq 'select(.trace_id==\"4bf92f3577b34da6a3ce929d0e0e4736\")' cpu.jsonl\n"
+	"  jq -s 'group_by(.trace_id)|map({trace_id:.[0].trace_id,ms:(map(.cpu_ns)|add/1e6)})' cpu.jsonl\n";
+
+struct target {
+	pid_t pid;
+	int pidfd;
+	bool live;
+	char comm[32];
+	struct symbolizer *sym;
+};
+
+struct options {
+	pid_t pids[MAX_TARGETS];
+	int npids;
+	unsigned long freq;
+	double duration; /* 0: until stopped */
+	double interval;
+	const char *output;
+	const char *trace_keys[MAX_TRACE_KEYS];
+	int ntrace_keys;
+	bool traced_only;
+	bool verbose;
+};
+
+static volatile sig_atomic_t exiting;
+static bool verbose;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG && !verbose)
+		return 0;
+	if (!verbose)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end || *out <= 0 || *out > 1e7 ? -1 : 0;
+}
+
+static int parse_pids(const char *arg, struct options *o)
+{
+	char *copy = strdup(arg), *tok, *save = NULL, *end;
+	long v;
+
+	if (!copy)
+		return -1;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || end == tok || *end || v <= 0 || v > INT_MAX) {
+			fprintf(stderr, "invalid PID '%s'\n", tok);
+			free(copy);
+			return -1;
+		}
+		if (o->npids >= MAX_TARGETS) {
+			fprintf(stderr, "too many PIDs (at most %d)\n", MAX_TARGETS);
+			free(copy);
+			return -1;
+		}
+		o->pids[o->npids++] = v;
+	}
+	free(copy);
+	return 0;
+}
+
+enum { OPT_TRACE_KEY = 256, OPT_TRACED_ONLY };
+
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "frequency", required_argument, NULL, 'F' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "trace-key", required_argument, NULL, OPT_TRACE_KEY },
+		{ "traced-only", no_argument, NULL, OPT_TRACED_ONLY },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{},
+	};
+	char *end;
+	int c;
+
+	o->freq = DEFAULT_FREQ;
+	o->interval = DEFAULT_INTERVAL;
+	while ((c = getopt_long(argc, argv, "p:F:d:i:o:vhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_pids(optarg, o))
+				return 2;
+			break;
+		case 'F':
+			errno = 0;
+			o->freq = strtoul(optarg, &end, 10);
+			if (errno || *end || o->freq == 0 || o->freq > 100000) {
+				fprintf(stderr, "invalid frequency '%s' (1 to 100000 Hz)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'd':
+			if (parse_seconds(optarg, &o->duration)) {
+				fprintf(stderr, "invalid duration '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'i':
+			if (parse_seconds(optarg, &o->interval)) {
+				fprintf(stderr, "invalid interval '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case OPT_TRACE_KEY:
+			if (o->ntrace_keys >= MAX_TRACE_KEYS) {
+				fprintf(stderr, "at most %d --trace-key options\n", MAX_TRACE_KEYS);
+				return 2;
+			}
+			if (!*optarg || strlen(optarg) > MAX_KEY_LEN) {
+				fprintf(stderr, "--trace-key must be 1 to %d bytes\n", MAX_KEY_LEN);
+				return 2;
+			}
+			o->trace_keys[o->ntrace_keys++] = optarg;
+			break;
+		case OPT_TRACED_ONLY:
+			o->traced_only = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case 'V':
+			printf("ctxprof-go %s\n", CTXPROF_VERSION);
+			return 0;
+		default:
+			fputs(usage, stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		if (optind + 1 < argc || parse_seconds(argv[optind], &o->duration)) {
+			fprintf(stderr, "unexpected argument '%s'\n\n%s", argv[optind], usage);
+			return 2;
+		}
+	}
+	if (!o->npids) {
+		fprintf(stderr, "no target: give -p PID\n\n%s", usage);
+		return 2;
+	}
+	return -1;
+}
+
+/* Names the capabilities we lack, or returns 0 when sampling can work. */
+static int check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	static const struct {
+		int cap;
+		const char *name;
+	} need[] = { { CAP_BPF, "CAP_BPF" }, { CAP_PERFMON, "CAP_PERFMON" },
+		     { CAP_SYS_PTRACE, "CAP_SYS_PTRACE" } };
+	char missing[128] = "";
+	size_t i;
+
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		return 0; /* cannot tell: let the kernel say no */
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++) {
+		int c = need[i].cap;
+
+		if (!(data[c / 32].effective & (1U << (c % 32)))) {
+			/* CAP_SYS_ADMIN still grants BPF and perf on every kernel */
+			if (c != CAP_SYS_PTRACE &&
+			    data[CAP_SYS_ADMIN / 32].effective & (1U << (CAP_SYS_ADMIN % 32)))
+				continue;
+			snprintf(missing + strlen(missing), sizeof(missing) - strlen(missing), "%s%s",
+				 *missing ? ", " : "", need[i].name);
+		}
+	}
+	if (*missing) {
+		fprintf(stderr,
+			"ctxprof-go needs root, or CAP_BPF, CAP_PERFMON and CAP_SYS_PTRACE; "
+			"missing: %s (try: sudo ctxprof-go ...)\n",
+			missing);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static int read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* The layout fits the BPF side's fixed buffers; user space checks once so BPF need not. */
+static const char *layout_problem(const struct go_layout *l)
+{
+	if (l->labels_layout == GO_LABELS_SLICE &&
+	    (l->label_size * MAX_LABELS > MAX_BUCKET_SIZE || l->label_key + 16 > l->label_size ||
+	     l->label_value + 16 > l->label_size))
+		return "label element larger than the sampler reads";
+	if (l->labels_layout == GO_LABELS_MAP &&
+	    (l->bucket_size > MAX_BUCKET_SIZE || l->bucket_tophash + BUCKET_SLOTS > l->bucket_size ||
+	     l->bucket_keys + BUCKET_SLOTS * 16 > l->bucket_size ||
+	     l->bucket_values + BUCKET_SLOTS * 16 > l->bucket_size ||
+	     l->bucket_overflow + 8 > l->bucket_size))
+		return "map bucket larger than the sampler reads";
+	return NULL;
+}
+
+/* Checks one PID and loads its layout into the targets map. */
+static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
+{
+	char exe[64], path[PATH_MAX], err[256];
+	struct go_binary *gb;
+	struct go_layout l;
+	const char *why;
+	ssize_t n;
+	size_t i;
+	int ret;
+
+	t->pid = pid;
+	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0) {
+		ret = -errno;
+		if (ret == -ESRCH)
+			fprintf(stderr, "pid %d: no such process\n", (int)pid);
+		else
+			fprintf(stderr, "pid %d: failed to open: %s\n", (int)pid, strerror(-ret));
+		return ret;
+	}
+	read_comm(pid, t->comm, sizeof(t->comm));
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	n = readlink(exe, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	gb = go_binary__open(exe, err, sizeof(err));
+	if (!gb) {
+		ret = -errno;
+		fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid, t->comm,
+			path, err);
+		return ret;
+	}
+	if (!go_binary__supported(gb)) {
+		fprintf(stderr, "pid %d (%s, %s): %s", (int)pid, t->comm, path,
+			go_binary__version(gb) ? "unsupported Go build: " : "not a Go program: ");
+		for (i = 0; i < go_binary__nproblems(gb); i++)
+			fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(gb, i));
+		fputc('\n', stderr);
+		go_binary__close(gb);
+		return -ENOTSUP;
+	}
+	go_binary__layout(gb, &l);
+	why = layout_problem(&l);
+	if (why) {
+		fprintf(stderr, "pid %d (%s, %s): unsupported Go build: %s\n", (int)pid, t->comm, path,
+			why);
+		go_binary__close(gb);
+		return -ENOTSUP;
+	}
+	for (i = 0; i < go_binary__nwarnings(gb); i++)
+		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)pid, t->comm, go_binary__warning(gb, i));
+	if (verbose)
+		fprintf(stderr, "pid %d (%s, %s): %s, offsets from %s, labels %s, g at fs%+lld\n",
+			(int)pid, t->comm, path, go_binary__version(gb),
+			go_layout_source__name(go_binary__source(gb)),
+			go_labels_layout__name(l.labels_layout) ?: "unknown",
+			(long long)l.tls_g_offset);
+	go_binary__close(gb);
+
+	t->sym = symbolizer__new(pid, err, sizeof(err));
+	if (!t->sym)
+		fprintf(stderr, "pid %d (%s): warning: frames will be addresses: %s\n", (int)pid,
+			t->comm, err);
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &(__u32){ pid }, &l, BPF_ANY)) {
+		ret = -errno;
+		fprintf(stderr, "pid %d: failed to add to the targets map: %s\n", (int)pid,
+			strerror(-ret));
+		return ret;
+	}
+	t->live = true;
+	return 0;
+}
+
+struct run {
+	struct target *targets;
+	int ntargets;
+	struct aggregate *agg;
+};
+
+static bool lookup_target(void *ctx, uint32_t pid, struct agg_target *out)
+{
+	struct run *r = ctx;
+	int i;
+
+	for (i = 0; i < r->ntargets; i++) {
+		if (r->targets[i].pid == (pid_t)pid) {
+			out->comm = r->targets[i].comm;
+			out->sym = r->targets[i].sym;
+			return true;
+		}
+	}
+	return false;
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	struct run *r = ctx;
+
+	aggregate__add(r->agg, data, size);
+	return 0;
+}
+
+/* "0-3,5": the CPUs that can take a perf event now. */
+static int online_cpus(bool **online, int *n)
+{
+	int ncpus = libbpf_num_possible_cpus(), a, b, i;
+	char buf[1024], *p = buf, *end;
+	FILE *f;
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	*online = calloc(ncpus, sizeof(bool));
+	if (!*online)
+		return -ENOMEM;
+	*n = ncpus;
+	f = fopen("/sys/devices/system/cpu/online", "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		for (i = 0; i < ncpus; i++)
+			(*online)[i] = true;
+		return 0;
+	}
+	fclose(f);
+	while (*p && *p != '\n') {
+		a = strtol(p, &end, 10);
+		b = *end == '-' ? strtol(end + 1, &end, 10) : a;
+		for (i = a; i <= b && i < ncpus; i++)
+			(*online)[i] = i >= 0;
+		p = *end == ',' ? end + 1 : end;
+		if (end == p && *p != ',' && *p)
+			break;
+	}
+	return 0;
+}
+
+static int open_perf_event(int cpu, uint64_t period_ns)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_period = period_ns,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, int ntargets)
+{
+	int ncpus = libbpf_num_possible_cpus(), i, k;
+	__u64 totals[STAT_MAX] = {}, *vals;
+	struct agg_stats st;
+
+	vals = calloc(ncpus > 0 ? ncpus : 1, sizeof(*vals));
+	for (k = 0; vals && k < STAT_MAX; k++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.stats), &k, vals) != 0)
+			continue;
+		for (i = 0; i < ncpus; i++)
+			totals[k] += vals[i];
+	}
+	free(vals);
+	aggregate__stats(agg, &st);
+	fprintf(stderr,
+		"ctxprof-go: %llu samples from %d target%s, %llu (%.1f%%) with a trace ID, "
+		"%llu records; lost %llu (ring buffer full), %llu label read errors, "
+		"%llu filtered (--traced-only), %llu malformed\n",
+		(unsigned long long)st.samples, ntargets, ntargets == 1 ? "" : "s",
+		(unsigned long long)st.traced, st.samples ? 100.0 * st.traced / st.samples : 0.0,
+		(unsigned long long)st.records, (unsigned long long)totals[STAT_LOST_RINGBUF],
+		(unsigned long long)totals[STAT_READ_ERR], (unsigned long long)totals[STAT_FILTERED],
+		(unsigned long long)st.malformed);
+}
+
+/* Notices targets that exited: their last samples are read before they are dropped. */
+static int reap_targets(struct run *r, struct ctxprof_bpf *skel, struct ring_buffer *rb)
+{
+	struct pollfd pfd;
+	int i, live = 0;
+
+	for (i = 0; i < r->ntargets; i++) {
+		struct target *t = &r->targets[i];
+
+		if (!t->live)
+			continue;
+		pfd.fd = t->pidfd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, 0) == 1) {
+			ring_buffer__consume(rb);
+			bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &(__u32){ t->pid });
+			t->live = false;
+			fprintf(stderr, "ctxprof-go: pid %d (%s) exited\n", (int)t->pid, t->comm);
+			continue;
+		}
+		live++;
+	}
+	return live;
+}
+
+int profile__main(int argc, char **argv)
+{
+	struct options o = {};
+	struct ctxprof_bpf *skel = NULL;
+	struct ring_buffer *rb = NULL;
+	struct bpf_link **links = NULL;
+	struct run run = {};
+	FILE *out = stdout;
+	bool *online = NULL;
+	uint64_t period_ns, start, next_flush, deadline = 0, rbsize;
+	int err = 0, ncpus = 0, i, nevents = 0, fd;
+	size_t k;
+
+	err = parse_args(argc, argv, &o);
+	if (err >= 0)
+		return err;
+	err = 0;
+	verbose = o.verbose;
+	libbpf_set_print(libbpf_print);
+
+	if (check_privileges())
+		return 1;
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		fprintf(stderr, "kernel BTF not found at /sys/kernel/btf/vmlinux: ctxprof-go needs "
+				"a kernel built with CONFIG_DEBUG_INFO_BTF=y\n");
+		return 1;
+	}
+	if (o.output) {
+		out = fopen(o.output, "w");
+		if (!out) {
+			fprintf(stderr, "failed to open %s: %s\n", o.output, strerror(errno));
+			return 1;
+		}
+	}
+	period_ns = NSEC_PER_SEC / o.freq;
+
+	skel = ctxprof_bpf__open();
+	if (!skel) {
+		err = -errno;
+		fprintf(stderr, "failed to open BPF skeleton: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	if (!o.ntrace_keys) {
+		for (k = 0; k < sizeof(default_trace_keys) / sizeof(default_trace_keys[0]); k++)
+			o.trace_keys[o.ntrace_keys++] = default_trace_keys[k];
+	}
+	for (i = 0; i < o.ntrace_keys; i++) {
+		skel->rodata->trace_keys[i].len = strlen(o.trace_keys[i]);
+		memcpy(skel->rodata->trace_keys[i].name, o.trace_keys[i], strlen(o.trace_keys[i]));
+	}
+	skel->rodata->ntrace_keys = o.ntrace_keys;
+	for (k = 0; k < MAX_SPAN_KEYS; k++) {
+		skel->rodata->span_keys[k].len = strlen(default_span_keys[k]);
+		memcpy(skel->rodata->span_keys[k].name, default_span_keys[k],
+		       strlen(default_span_keys[k]));
+	}
+	skel->rodata->nspan_keys = MAX_SPAN_KEYS;
+	skel->rodata->traced_only = o.traced_only;
+
+	err = online_cpus(&online, &ncpus);
+	if (err) {
+		fprintf(stderr, "failed to list CPUs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+	for (rbsize = 1U << 22; rbsize < (uint64_t)ncpus * RINGBUF_PER_CPU; rbsize <<= 1)
+		;
+	bpf_map__set_max_entries(skel->maps.events, rbsize);
+	bpf_map__set_max_entries(skel->maps.targets, o.npids > 1024 ? o.npids : 1024);
+
+	err = ctxprof_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "failed to load BPF programs: %s\n", strerror(-err));
+		goto cleanup;
+	}
+
+	run.targets = calloc(o.npids, sizeof(*run.targets));
+	if (!run.targets) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < o.npids; i++) {
+		run.targets[i].pidfd = -1;
+		run.ntargets++;
+		err = add_target(skel, &run.targets[i], o.pids[i]);
+		if (err)
+			goto cleanup;
+	}
+
+	run.agg = aggregate__new(period_ns,
+				 (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
+	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_event, &run, NULL);
+	if (!run.agg || !rb) {
+		err = rb ? -ENOMEM : -errno;
+		fprintf(stderr, "failed to create ring buffer: %s\n", strerror(-err));
+		goto cleanup;
+	}
+
+	links = calloc(ncpus, sizeof(*links));
+	if (!links) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < ncpus; i++) {
+		if (!online[i])
+			continue;
+		fd = open_perf_event(i, period_ns);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue;
+			err = -errno;
+			fprintf(stderr, "failed to open perf event on CPU %d: %s\n", i, strerror(-err));
+			goto cleanup;
+		}
+		links[i] = bpf_program__attach_perf_event(skel->progs.on_sample, fd);
+		if (!links[i]) {
+			err = -errno;
+			close(fd);
+			fprintf(stderr, "failed to attach to perf event on CPU %d: %s\n", i,
+				strerror(-err));
+			goto cleanup;
+		}
+		nevents++;
+	}
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	start = now_ns(CLOCK_MONOTONIC);
+	next_flush = start + (uint64_t)(o.interval * NSEC_PER_SEC);
+	if (o.duration > 0)
+		deadline = start + (uint64_t)(o.duration * NSEC_PER_SEC);
+	fprintf(stderr, "ctxprof-go: sampling %d target%s at %lu Hz on %d CPUs%s; Ctrl-C to stop\n",
+		run.ntargets, run.ntargets == 1 ? "" : "s", o.freq, nevents,
+		o.traced_only ? ", traced goroutines only" : "");
+
+	while (!exiting) {
+		err = ring_buffer__poll(rb, POLL_MS);
+		if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "failed to read the ring buffer: %s\n", strerror(-err));
+			goto cleanup;
+		}
+		err = 0;
+		if (!reap_targets(&run, skel, rb)) {
+			fprintf(stderr, "ctxprof-go: every target has exited\n");
+			break;
+		}
+		if (now_ns(CLOCK_MONOTONIC) >= next_flush) {
+			aggregate__flush(run.agg, out, lookup_target, &run);
+			next_flush += (uint64_t)(o.interval * NSEC_PER_SEC);
+		}
+		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
+			break;
+	}
+	/* stop sampling, then read what is already in flight */
+	for (i = 0; i < ncpus; i++) {
+		bpf_link__destroy(links[i]);
+		links[i] = NULL;
+	}
+	ring_buffer__consume(rb);
+	aggregate__flush(run.agg, out, lookup_target, &run);
+	print_stats(skel, run.agg, run.ntargets);
+
+cleanup:
+	for (i = 0; links && i < ncpus; i++)
+		bpf_link__destroy(links[i]);
+	free(links);
+	ring_buffer__free(rb);
+	aggregate__free(run.agg);
+	for (i = 0; i < run.ntargets; i++) {
+		symbolizer__free(run.targets[i].sym);
+		if (run.targets[i].pidfd >= 0)
+			close(run.targets[i].pidfd);
+	}
+	free(run.targets);
+	free(online);
+	ctxprof_bpf__destroy(skel);
+	if (out && out != stdout)
+		fclose(out);
+	return err < 0 ? 1 : 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* symbolizer.h: names the addresses of one process: Go and C functions, file and line. */
+#ifndef __SYMBOLIZER_H
+#define __SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+struct frame {
+	const char *func; /* "main.burn", or "0x7f3a..." when nothing names it */
+	const char *file; /* NULL when unknown */
+	int line; /* 0 when unknown */
+};
+
+/*
+ * Reads PID's mappings and opens the files behind them now, while the
+ * process is alive, so that its samples can still be named after it exits.
+ */
+struct symbolizer *symbolizer__new(pid_t pid, char *err, size_t errlen);
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * Names ADDR. LEAF is true for the interrupted PC; other frames are return
+ * addresses, looked up one byte earlier so that they land in the call.
+ * The strings live as long as the symbolizer.
+ */
+void symbolizer__frame(struct symbolizer *s, uint64_t addr, bool leaf, struct frame *out);
+
+#endif /* __SYMBOLIZER_H */
