@@ -341,8 +341,9 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 		return ret;
 	}
 	if (!go_binary__supported(gb)) {
+		/* without a version the problem already says it is not Go */
 		fprintf(stderr, "pid %d (%s, %s): %s", (int)pid, t->comm, path,
-			go_binary__version(gb) ? "unsupported Go build: " : "not a Go program: ");
+			go_binary__version(gb) ? "unsupported Go build: " : "");
 		for (i = 0; i < go_binary__nproblems(gb); i++)
 			fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(gb, i));
 		fputc('\n', stderr);

@@ -318,9 +318,10 @@ static void find_layout(struct go_binary *gb)
 			     gb->major, gb->minor);
 	} else {
 		note(&gb->problems,
-		     "no usable DWARF, and Go %d.%d (%s) is not in the golayout table, which covers %s; "
+		     "%s, and Go %d.%d (%s) is not in the golayout table, which covers %s; "
 		     "rebuild without -w or strip, or add the version with 'make golayout'",
-		     gb->major, gb->minor, gb->version, golayout__range());
+		     gb->dwarf ? "no usable DWARF" : "no DWARF", gb->major, gb->minor, gb->version,
+		     golayout__range());
 	}
 	gb->layout.tls_g_offset = tls;
 }

@@ -33,6 +33,9 @@ run "check: testdata matrix" bash "$TOP/tests/check-matrix.sh"
 run "check: Debian's Go binaries" bash "$TOP/tests/check-debian.sh"
 run "check: bad input" bash "$TOP/tests/check-bad-input.sh"
 run "golayout table" bash "$TOP/tests/golayout.sh"
+run "profile: every toolchain at once" bash "$TOP/tests/profile-e2e.sh"
+run "profile: lifecycle" bash "$TOP/tests/profile-lifecycle.sh"
+run "profile: errors" bash "$TOP/tests/profile-errors.sh"
 
 failed=$(grep -c '^not ok' "$log")
 skipped=$(grep -c '^ok .*# SKIP' "$log")

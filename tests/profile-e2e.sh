@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile-e2e.sh: ctxprof-go samples testdata/traced built by every installed Go, pure and cgo, at once.
+#
+# Builds: testdata/traced with each toolchain, plain (pure Go) and cgo (C
+# __thread variables, so g is not at fs-8). All of them run together while one
+# ctxprof-go samples them at 999 Hz: many targets with different Go versions
+# and label layouts in one run. Expected trace IDs come from the Go source.
+# Per target: no sample in a burn function carries another job's trace ID;
+# at least 97% carry the right one; unlabeled work has trace_id null; span
+# IDs, merged nested labels and all twelve labels appear; GC work done while
+# allocating is charged to the allocating goroutine's trace.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+if ! why=$(e2e_capable); then
+	skip "end-to-end sampling" "$why"
+	exit 0
+fi
+work=$(mktemp -d)
+pids=()
+cleanup() {
+	kill "${pids[@]}" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+want=$(want_json)
+declare -A label_of
+for v in $(go_toolchains); do
+	for var in plain cgo; do
+		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
+		"$bin" -d 30s 2>/dev/null &
+		pids+=($!)
+		label_of[$!]="go$v $var"
+	done
+done
+sleep 0.5
+echo "# sampling ${#pids[@]} targets for 8 s at 999 Hz"
+"$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 8 -i 60 -o "$work/out.jsonl" 2>"$work/err"
+rc=$?
+check_eq "ctxprof-go with ${#pids[@]} targets exits" 0 "$rc"
+sed 's/^/# /' "$work/err"
+if ! jq -e . "$work/out.jsonl" >/dev/null; then
+	not_ok "output is not valid JSON lines"
+	exit 0
+fi
+ok "every output line is valid JSON ($(wc -l <"$work/out.jsonl") records)"
+
+for pid in "${pids[@]}"; do
+	name="${label_of[$pid]} (pid $pid)"
+	jq -c --argjson pid "$pid" 'select(.pid == $pid)' "$work/out.jsonl" >"$work/p.jsonl"
+	stats=$(jq -s --argjson want "$want" "$JOBS_JQ" "$work/p.jsonl")
+	for job in burnDo burnNested burnSet burnMany burnAlloc burnUnlabeled; do
+		read -r total right wrong none < <(jq -r --arg j "main.$job" \
+			'map(select(.job == $j))[0] // {total:0,right:0,wrong:0,none:0} |
+			 "\(.total) \(.right) \(.wrong) \(.none)"' <<<"$stats")
+		if [ "$total" -lt 20 ]; then
+			not_ok "$name $job: only $total samples"
+			continue
+		fi
+		if [ "$wrong" -ne 0 ]; then
+			not_ok "$name $job: $wrong of $total samples carry another trace ID"
+			continue
+		fi
+		pct=$(( 1000 * right / total ))
+		if [ "$pct" -ge 970 ]; then
+			ok "$name $job: $right/$total right ($((pct / 10)).$((pct % 10))%), 0 wrong, $none without"
+		else
+			not_ok "$name $job: $right/$total right ($((pct / 10)).$((pct % 10))%), need 97%"
+		fi
+	done
+	# labels besides the trace ID
+	got=$(jq -s -r '
+		def rec(t): map(select(.trace_id == t)) | first // {};
+		[ (rec("4bf92f3577b34da6a3ce929d0e0e4736") | "\(.span_id) \(.labels.route)"),
+		  (rec("5c0a3f4e8d2b4c6e9f1a2b3c4d5e6f70") | "\(.labels.tenant) \(.labels.route)"),
+		  (rec("6d1b4f5e9e3c4d7f8a2b3c4d5e6f7081") | "\(.span_id) \(.labels.route)"),
+		  (rec("7e2c5a6f0f4d5e8a9b3c4d5e6f708192") | "\(.labels | length) \(.labels.k10)") ] | join(", ")' "$work/p.jsonl")
+	check_eq "$name span IDs, nested merge, twelve labels" \
+		"00f067aa0ba902b7 /do, acme /nested, a1b2c3d4e5f60718 /set, 12 value-10" "$got"
+	# GC work on the system stack, charged to the goroutine that allocates
+	gc=$(jq -s -r '[ .[] | select(.trace_id == "8f3d6b7a1a5e6f9bac4d5e6f70819203") | .stacks[] |
+		select(any(.frames[]; .func | test("^runtime\\.(gcAssistAlloc|gcDrain|scanobject|greyobject|markroot|gcmarknewobject|wbBuf)"))) |
+		.samples ] | add // 0' "$work/p.jsonl")
+	if [ "$gc" -gt 0 ]; then
+		ok "$name: $gc samples in GC work carry the allocating goroutine's trace ID"
+	else
+		not_ok "$name: no GC samples charged to the allocating goroutine"
+	fi
+done

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile-errors.sh: ctxprof-go --pid refuses what it cannot do, with a message and a non-zero exit.
+#
+# Cases: no root (uid 65534), root without CAP_BPF/CAP_PERFMON, a PID that
+# does not exist, a process that is not Go (sleep), a Go build whose version
+# is not in the golayout table (testdata/traced, newest Go, stripped, with its
+# build info patched to go1.99), and usage errors.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+if ! why=$(e2e_capable); then
+	skip "recording errors" "$why"
+	exit 0
+fi
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+v=$(go_toolchains | tail -n 1)
+bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; exit 0; }
+"$bin" -d 60s 2>/dev/null &
+go_pid=$!
+sleep 60 &
+sleep_pid=$!
+
+# refuses NAME WANT_EXIT REGEX CMD...: exit status and message
+refuses() {
+	local name=$1 want=$2 re=$3 out rc
+	shift 3
+	out=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -eq "$want" ] && grep -qE "$re" <<<"$out"; then
+		ok "$name: exit $rc: $(head -n 1 <<<"$out")"
+	else
+		not_ok "$name: exit $rc (want $want), message: $out"
+	fi
+}
+
+refuses "not root" 1 "needs root.*missing: CAP_BPF, CAP_PERFMON" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CTXPROF" -p "$go_pid" -d 1
+refuses "root without CAP_BPF and CAP_PERFMON" 1 "missing: CAP_BPF, CAP_PERFMON \(" \
+	setpriv --bounding-set=-bpf,-perfmon,-sys_admin "$CTXPROF" -p "$go_pid" -d 1
+refuses "PID not found" 1 "pid 999999999: no such process|invalid PID" "$CTXPROF" -p 999999999 -d 1
+refuses "PID that exited" 1 "no such process" "$CTXPROF" -p "$(sh -c 'echo $$')" -d 1
+refuses "not a Go program (sleep)" 1 "pid $sleep_pid \(sleep, .*not a Go binary" \
+	"$CTXPROF" -p "$sleep_pid" -d 1
+
+# a stripped build claiming a Go release the table does not cover
+stripped=$(go_build "$v" stripped)
+cp "$stripped" "$work/go199"
+read -r off size < <(readelf -SW "$work/go199" | sed 's/^ *\[ *[0-9]*\] *//' |
+	awk '$1 == ".go.buildinfo" { print $4, $5 }')
+off=$((0x$off))
+size=$((0x$size))
+ver=$(go_version_of "$v" "$stripped")
+at=$(grep -obUa -- "$ver" "$work/go199" | awk -F: -v lo="$off" -v hi="$((off + size))" '$1 >= lo && $1 < hi { print $1; exit }')
+if [ -n "$at" ]; then
+	printf 'go1.99' | dd of="$work/go199" bs=1 seek="$at" conv=notrunc status=none
+	"$work/go199" -d 60s 2>/dev/null &
+	p=$!
+	refuses "unsupported Go version (go1.99 build info, stripped)" 1 \
+		"unsupported Go build: .*Go 1.99 .*not in the golayout table, which covers 1.17 to" \
+		"$CTXPROF" -p "$p" -d 1
+	kill "$p"
+else
+	not_ok "could not find $ver in the build info of $stripped"
+fi
+
+refuses "no -p" 2 "no target: give -p PID" "$CTXPROF" -d 1
+refuses "bad frequency" 2 "invalid frequency" "$CTXPROF" -p "$go_pid" -F 0
+refuses "bad PID" 2 "invalid PID 'abc'" "$CTXPROF" -p abc
+refuses "bad duration" 2 "invalid duration" "$CTXPROF" -p "$go_pid" -d -3
+refuses "too many trace keys" 2 "at most 4 --trace-key" "$CTXPROF" -p "$go_pid" \
+	--trace-key a --trace-key b --trace-key c --trace-key d --trace-key e
+out=$("$CTXPROF" --help)
+if grep -q "Examples:" <<<"$out" && grep -q -- "--traced-only" <<<"$out"; then
+	ok "--help lists options and examples"
+else
+	not_ok "--help: $out"
+fi
+check_eq "--version" "ctxprof-go" "$("$CTXPROF" --version | awk '{ print $1 }')"

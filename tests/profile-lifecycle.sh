@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile-lifecycle.sh: how a recording ends: target exits, SIGINT, SIGTERM, duration, interval.
+#
+# Uses testdata/traced built by the newest installed Go (plain). Each case
+# checks the exit status, that records were flushed, and that the per-record
+# sample counts add up to the statistics line on stderr.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+if ! why=$(e2e_capable); then
+	skip "recording lifecycle" "$why"
+	exit 0
+fi
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+v=$(go_toolchains | tail -n 1)
+bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; exit 0; }
+
+# samples_agree NAME: JSON sample total equals the statistics line
+samples_agree() {
+	local json stat
+	json=$(jq -s 'map(.samples) | add // 0' "$work/out.jsonl")
+	stat=$(sed -n 's/^ctxprof-go: \([0-9]*\) samples from.*/\1/p' "$work/err")
+	if [ -n "$stat" ] && [ "$json" = "$stat" ] && [ "$json" -gt 0 ]; then
+		ok "$1: records hold all $json samples the statistics line counts"
+	else
+		not_ok "$1: records hold $json samples, statistics say '${stat:-nothing}'"
+	fi
+}
+
+# a target that exits mid-run: records flushed, exit 0, a note on stderr
+"$bin" -d 2s 2>/dev/null &
+t=$!
+start=$(date +%s)
+"$CTXPROF" -p "$t" -d 30 -o "$work/out.jsonl" 2>"$work/err"
+rc=$?
+elapsed=$(( $(date +%s) - start ))
+check_eq "target exits mid-run: exit status" 0 "$rc"
+if [ "$elapsed" -lt 15 ] && grep -q "pid $t .* exited" "$work/err" && grep -q "every target has exited" "$work/err"; then
+	ok "target exits mid-run: ctxprof-go noticed and stopped after ${elapsed}s"
+else
+	not_ok "target exits mid-run: ran ${elapsed}s; stderr: $(tr '\n' ' ' <"$work/err")"
+fi
+samples_agree "target exits mid-run"
+
+# of two targets, one exits: the other is still sampled until the end
+"$bin" -d 1s 2>/dev/null &
+t1=$!
+"$bin" -d 6s 2>/dev/null &
+t2=$!
+"$CTXPROF" -p "$t1,$t2" -d 4 -i 1 -o "$work/out.jsonl" 2>"$work/err"
+check_eq "one of two targets exits: exit status" 0 "$?"
+late=$(jq -s --argjson p "$t2" '[.[] | select(.pid == $p)] | length' "$work/out.jsonl")
+if [ "$late" -ge 3 ]; then
+	ok "one of two targets exits: the other is still recorded ($late records over 1 s intervals)"
+else
+	not_ok "one of two targets exits: only $late records for the survivor"
+fi
+wait "$t2" 2>/dev/null
+
+for sig in INT TERM; do
+	"$bin" -d 20s 2>/dev/null &
+	t=$!
+	"$CTXPROF" -p "$t" -F 999 -o "$work/out.jsonl" 2>"$work/err" &
+	c=$!
+	sleep 3
+	kill -"$sig" "$c"
+	wait "$c"
+	check_eq "SIG$sig during heavy sampling: exit status" 0 "$?"
+	samples_agree "SIG$sig during heavy sampling"
+	kill "$t" 2>/dev/null
+	wait "$t" 2>/dev/null
+done
+
+# -i: several flushes, each record's window inside its interval
+"$bin" -d 20s 2>/dev/null &
+t=$!
+"$CTXPROF" -p "$t" -d 3.5 -i 1 -o "$work/out.jsonl" 2>"$work/err"
+check_eq "-i 1 -d 3.5: exit status" 0 "$?"
+windows=$(jq -s '[.[] | .start[0:19]] | unique | length' "$work/out.jsonl")
+if [ "$windows" -ge 3 ]; then
+	ok "-i 1 -d 3.5: records from $windows different seconds"
+else
+	not_ok "-i 1 -d 3.5: records from only $windows distinct start seconds"
+fi
+samples_agree "-i 1 -d 3.5"
+kill "$t" 2>/dev/null
+
+# positional duration, and --traced-only
+"$bin" -d 20s 2>/dev/null &
+t=$!
+"$CTXPROF" -p "$t" --traced-only -o "$work/out.jsonl" 2 2>"$work/err"
+check_eq "--traced-only with positional duration: exit status" 0 "$?"
+nulls=$(jq -s '[.[] | select(.trace_id == null)] | length' "$work/out.jsonl")
+traced=$(jq -s '[.[] | select(.trace_id != null)] | length' "$work/out.jsonl")
+if [ "$nulls" -eq 0 ] && [ "$traced" -gt 0 ]; then
+	ok "--traced-only: $traced records, none without a trace ID"
+else
+	not_ok "--traced-only: $nulls records without a trace ID, $traced with"
+fi
+kill "$t" 2>/dev/null
