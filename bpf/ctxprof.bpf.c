@@ -11,10 +11,38 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool traced_only = false;
 
-struct {
+/*
+ * One ring buffer per CPU: a shared one costs every sample a lock and a
+ * producer position bouncing between CPUs. User space creates the inner
+ * rings, one per possible CPU, and sizes them.
+ */
+struct ringbuf {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 22); /* user space sizes it from the CPU count */
+	__uint(max_entries, 1 << 18);
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct ringbuf);
 } events SEC(".maps");
+
+/* the label set this CPU sent last, so that repeats go out without their labels */
+struct last_labels {
+	__u64 hash;
+	__u32 tgid;
+	__u32 gen;
+	__u32 flags;
+	__u32 nlabels;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct last_labels);
+} last_sent SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -36,14 +64,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, zero = 0, n;
+	struct last_labels *last;
 	struct sample_event *e;
+	void *ring;
 	struct go_layout *l;
+	bool repeat;
 	long len;
 
 	l = bpf_map_lookup_elem(&targets, &tgid);
 	if (!l)
 		return 0;
-	stat_inc(STAT_SAMPLES);
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return 0;
@@ -53,10 +83,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	e->goid = 0;
 	e->flags = 0;
 	e->nlabels = 0;
+	e->labels_hash = 0;
 	__builtin_memset(e->trace_id, 0, sizeof(e->trace_id));
 	__builtin_memset(e->span_id, 0, sizeof(e->span_id));
 
-	if (go_read_goroutine(e, l) < 0) {
+	if (go_read_goroutine(e, l, false) < 0) {
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	}
@@ -64,16 +95,52 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(STAT_FILTERED);
 		return 0;
 	}
-	len = bpf_get_stack(ctx, e->stack, sizeof(e->stack), BPF_F_USER_STACK);
-	e->stack_bytes = len > 0 ? len : 0;
-
-	n = e->nlabels;
-	if (n > MAX_LABELS)
-		n = MAX_LABELS;
-	if (bpf_ringbuf_output(&events, e,
-			       offsetof(struct sample_event, labels) + n * sizeof(struct go_label), 0))
+	last = bpf_map_lookup_elem(&last_sent, &zero);
+	if (!last)
+		return 0;
+	e->cpu = bpf_get_smp_processor_id();
+	ring = bpf_map_lookup_elem(&events, &e->cpu);
+	if (!ring) {
 		stat_inc(STAT_LOST_RINGBUF);
-	else
-		stat_inc(STAT_SENT);
+		return 0;
+	}
+	/* a failed walk may have read half a set: always send it whole */
+	repeat = !(e->flags & SAMPLE_F_READ_ERR) && last->tgid == tgid &&
+		 last->hash == e->labels_hash && last->nlabels == e->nlabels &&
+		 last->flags == (e->flags & (SAMPLE_F_TRACE | SAMPLE_F_SPAN | SAMPLE_F_LABELS_CUT));
+	if (repeat) {
+		e->flags |= SAMPLE_F_SAME_LABELS;
+		e->gen = last->gen;
+		n = 0;
+	} else {
+		e->gen = last->gen + 1;
+		n = e->nlabels;
+		if (n > MAX_LABELS)
+			n = MAX_LABELS;
+	}
+	e->nlabels = n;
+
+	/* the stack goes right after the labels, so that only filled bytes are sent */
+	len = bpf_get_stack(ctx, &e->labels[n], sizeof(e->stack_room), BPF_F_USER_STACK);
+	if (len < 0)
+		len = 0;
+	if (len > sizeof(e->stack_room))
+		len = sizeof(e->stack_room);
+	e->stack_bytes = len;
+	/* no wakeup per sample: user space polls on a timer, which costs far less here */
+	if (bpf_ringbuf_output(ring, e,
+			       offsetof(struct sample_event, labels) + n * sizeof(struct go_label) + len,
+			       BPF_RB_NO_WAKEUP)) {
+		stat_inc(STAT_LOST_RINGBUF);
+		return 0;
+	}
+	/* only a set that reached user space can be repeated by reference */
+	if (!repeat && !(e->flags & SAMPLE_F_READ_ERR)) {
+		last->hash = e->labels_hash;
+		last->tgid = tgid;
+		last->gen = e->gen;
+		last->nlabels = n;
+		last->flags = e->flags & (SAMPLE_F_TRACE | SAMPLE_F_SPAN | SAMPLE_F_LABELS_CUT);
+	}
 	return 0;
 }

@@ -83,7 +83,19 @@ struct go_label {
 #define SAMPLE_F_LABELS_CUT (1U << 3) /* the goroutine had more than MAX_LABELS labels */
 #define SAMPLE_F_READ_ERR (1U << 4) /* a read of target memory failed mid-walk */
 #define SAMPLE_F_TRACE_RAW (1U << 5) /* a trace key was set, but not to 32 hex digits */
+/*
+ * The labels are those of the last full event from the same CPU and tgid
+ * with the same gen; nlabels is 0 and none are sent. Goroutines keep a label
+ * set for milliseconds, so most samples repeat the one before.
+ */
+#define SAMPLE_F_SAME_LABELS (1U << 6)
 
+/*
+ * One sample as it crosses the ring buffer. Only what was filled is sent:
+ * the header, nlabels labels, then stack_bytes of stack starting right after
+ * the last label (at labels[nlabels], not at a fixed offset). stack_room only
+ * reserves the space for the deepest stack after a full set of labels.
+ */
 struct sample_event {
 	__u64 time_ns; /* bpf_ktime_get_ns() */
 	__u64 goid;
@@ -91,13 +103,15 @@ struct sample_event {
 	__u32 tid;
 	__u32 flags; /* SAMPLE_F_* */
 	__u32 nlabels;
-	__u32 stack_bytes; /* bytes of stack[] filled, 8 per frame, leaf first */
+	__u32 stack_bytes; /* user stack, 8 bytes per frame, leaf first */
+	__u32 cpu;
+	__u32 gen; /* per-CPU number of the label set this event carries or repeats */
 	__u32 __pad;
+	__u64 labels_hash; /* of the label bytes read, in the order read */
 	__u8 trace_id[TRACE_ID_LEN];
 	__u8 span_id[SPAN_ID_LEN];
-	__u64 stack[MAX_STACK_DEPTH];
-	/* last, so that an event carries only the nlabels it has */
 	struct go_label labels[MAX_LABELS];
+	__u64 stack_room[MAX_STACK_DEPTH];
 };
 
 /* A label key the sampler looks for, zero-padded so that it compares as words. */
@@ -107,10 +121,11 @@ struct label_key {
 	__u8 name[MAX_KEY_LEN];
 };
 
-/* Per-CPU counters in the stats map. */
+/*
+ * Per-CPU counters in the stats map, for what never reaches user space or
+ * went wrong; the hot path of a delivered sample touches none of them.
+ */
 enum ctxprof_stat {
-	STAT_SAMPLES, /* target samples seen */
-	STAT_SENT, /* events written to the ring buffer */
 	STAT_LOST_RINGBUF, /* ring buffer full: sample lost */
 	STAT_READ_ERR, /* samples with SAMPLE_F_READ_ERR */
 	STAT_FILTERED, /* dropped by --traced-only */

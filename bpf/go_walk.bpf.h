@@ -53,6 +53,34 @@ static __always_inline __u64 buf_word(const struct read_buf *b, __u32 off)
 	return b->words[(off & (MAX_BUCKET_SIZE - 1)) / 8];
 }
 
+static __always_inline __u64 mix(__u64 h, __u64 w)
+{
+	h ^= w;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/*
+ * Folds one label into a running 64-bit hash, a word at a time: lengths, the
+ * zero-padded key, and the value's words up to its length, the last masked.
+ */
+static __always_inline __u64 hash_label(__u64 h, const struct go_label *lb)
+{
+	const __u64 *k = (const __u64 *)lb->key, *v = (const __u64 *)lb->value;
+	__u32 n = lb->value_len < MAX_VALUE_LEN ? lb->value_len : MAX_VALUE_LEN, i;
+
+	h = mix(h, (__u64)lb->key_len << 32 | lb->value_len);
+#pragma unroll
+	for (i = 0; i < MAX_KEY_LEN / 8; i++)
+		h = mix(h, k[i]);
+	for (i = 0; i < MAX_VALUE_LEN / 8; i++) {
+		if (i * 8 >= n)
+			break;
+		h = mix(h, (i + 1) * 8 <= n ? v[i] : v[i] & ((1ULL << ((n - i * 8) * 8)) - 1));
+	}
+	return h;
+}
+
 /*
  * Appends one label, reading its strings from the target. Global, so the
  * verifier checks it once rather than at every call site. Keys and values
@@ -71,7 +99,8 @@ __noinline int add_label(struct sample_event *e, __u64 kptr, __u64 klen, __u64 v
 		return 0;
 	}
 	lb = &e->labels[i];
-	__builtin_memset(lb, 0, sizeof(*lb));
+	/* keys compare as zero-padded words; values are used only up to value_len */
+	__builtin_memset(lb->key, 0, sizeof(lb->key));
 	lb->key_len = klen > 0xffffffffULL ? 0xffffffff : klen;
 	lb->value_len = vlen > 0xffffffffULL ? 0xffffffff : vlen;
 	n = klen < MAX_KEY_LEN ? klen : MAX_KEY_LEN;
@@ -81,6 +110,7 @@ __noinline int add_label(struct sample_event *e, __u64 kptr, __u64 klen, __u64 v
 	if (n && bpf_probe_read_user(lb->value, n, (const void *)vptr))
 		goto err;
 	e->nlabels = i + 1;
+	e->labels_hash = hash_label(e->labels_hash, lb);
 	return 0;
 err:
 	e->flags |= SAMPLE_F_READ_ERR;
@@ -282,10 +312,13 @@ __noinline int find_ids(struct sample_event *e)
 }
 
 /*
- * Fills E's goroutine fields for the current task of a target with layout L.
- * Returns 0, or -1 when a read of target memory failed along the way.
+ * Fills E's goroutine fields for the current task of a target with layout L;
+ * the goid only when WANT_GOID (a constant: sampled records do not carry it,
+ * and every read counts at 999 Hz). Returns 0, or -1 when a read of target
+ * memory failed along the way.
  */
-static __always_inline int go_read_goroutine(struct sample_event *e, const struct go_layout *l)
+static __always_inline int go_read_goroutine(struct sample_event *e, const struct go_layout *l,
+					     const bool want_goid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase, g, m, curg, labels;
@@ -293,7 +326,7 @@ static __always_inline int go_read_goroutine(struct sample_event *e, const struc
 	__u32 zero = 0;
 	int ret = 0;
 
-	fsbase = BPF_CORE_READ(task, thread.fsbase);
+	fsbase = task->thread.fsbase;
 	if (!fsbase || read_user(&g, sizeof(g), fsbase + l->tls_g_offset))
 		return -1;
 	/* a thread Go has not adopted (cgo, start-up) has no g yet */
@@ -307,8 +340,9 @@ static __always_inline int go_read_goroutine(struct sample_event *e, const struc
 	if (!curg)
 		return 0;
 	e->flags |= SAMPLE_F_CURG;
-	if (read_user(&e->goid, sizeof(e->goid), curg + l->g_goid) ||
-	    read_user(&labels, sizeof(labels), curg + l->g_labels))
+	if (want_goid && read_user(&e->goid, sizeof(e->goid), curg + l->g_goid))
+		return -1;
+	if (read_user(&labels, sizeof(labels), curg + l->g_labels))
 		return -1;
 	if (!labels)
 		return 0;

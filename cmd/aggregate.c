@@ -24,10 +24,19 @@ struct record {
 	struct hashmap *stacks; /* frames (u64 array) -> uint64_t count */
 };
 
+/* The last full label set each CPU sent; events flagged SAMPLE_F_SAME_LABELS refer to it. */
+struct cpu_labels {
+	uint32_t tgid;
+	uint32_t gen;
+	uint32_t nlabels;
+	struct go_label labels[MAX_LABELS];
+};
+
 struct aggregate {
 	uint64_t period_ns;
 	int64_t mono_to_real_ns;
 	struct hashmap *records; /* record key -> struct record */
+	struct hashmap *cpus; /* cpu number -> struct cpu_labels */
 	struct agg_stats stats;
 };
 
@@ -50,8 +59,9 @@ struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns)
 	a->period_ns = period_ns;
 	a->mono_to_real_ns = mono_to_real_ns;
 	a->records = hashmap__new();
-	if (!a->records) {
-		free(a);
+	a->cpus = hashmap__new();
+	if (!a->records || !a->cpus) {
+		aggregate__free(a);
 		return NULL;
 	}
 	return a;
@@ -62,6 +72,7 @@ void aggregate__free(struct aggregate *a)
 	if (!a)
 		return;
 	hashmap__free(a->records, record__free);
+	hashmap__free(a->cpus, free);
 	free(a);
 }
 
@@ -121,11 +132,47 @@ static size_t record_key(const struct record *r, uint8_t *buf)
 	return p - buf;
 }
 
+/*
+ * The labels an event carries, or for SAMPLE_F_SAME_LABELS the ones its CPU
+ * sent last under the same gen; NULL when those never arrived. Full events
+ * are remembered exactly when the BPF side remembers them: walk succeeded.
+ */
+static const struct go_label *resolve_labels(struct aggregate *a, const struct sample_event *e,
+					     uint32_t *n)
+{
+	struct cpu_labels *c = hashmap__get(a->cpus, &e->cpu, sizeof(e->cpu));
+
+	if (e->flags & SAMPLE_F_SAME_LABELS) {
+		if (!c || c->tgid != e->tgid || c->gen != e->gen)
+			return NULL;
+		*n = c->nlabels;
+		return c->labels;
+	}
+	if (!(e->flags & SAMPLE_F_READ_ERR)) {
+		if (!c && (c = calloc(1, sizeof(*c))) &&
+		    hashmap__add(a->cpus, &e->cpu, sizeof(e->cpu), c) != 0) {
+			free(c);
+			c = NULL;
+		}
+		if (c) {
+			c->tgid = e->tgid;
+			c->gen = e->gen;
+			c->nlabels = e->nlabels;
+			memcpy(c->labels, e->labels, e->nlabels * sizeof(e->labels[0]));
+		}
+	}
+	*n = e->nlabels;
+	return e->labels;
+}
+
 #define MAX_RECORD_KEY (12 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
 
 int aggregate__add(struct aggregate *a, const void *data, size_t size)
 {
 	const struct sample_event *e = data;
+	const struct go_label *labels;
+	const uint64_t *stack;
+	uint32_t nlabels;
 	struct record tmp = {}, *r;
 	uint8_t key[MAX_RECORD_KEY];
 	uint64_t *count;
@@ -133,28 +180,35 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 	uint32_t i;
 
 	if (size < offsetof(struct sample_event, labels) || e->nlabels > MAX_LABELS ||
-	    size < offsetof(struct sample_event, labels) + e->nlabels * sizeof(struct go_label) ||
-	    e->stack_bytes > sizeof(e->stack) || e->stack_bytes % 8) {
+	    e->stack_bytes > sizeof(e->stack_room) || e->stack_bytes % 8 ||
+	    size < offsetof(struct sample_event, labels) + e->nlabels * sizeof(struct go_label) +
+			   e->stack_bytes) {
 		a->stats.malformed++;
 		return -EINVAL;
 	}
+	/* the stack follows the last label */
+	stack = (const uint64_t *)&e->labels[e->nlabels];
+	labels = resolve_labels(a, e, &nlabels);
 	a->stats.samples++;
 	tmp.pid = e->tgid;
 	if (e->flags & SAMPLE_F_READ_ERR) {
 		/* a half-read label set could name the wrong trace: count it unlabeled */
 		a->stats.read_errors++;
+	} else if (!labels) {
+		/* repeats a set whose full event we never saw (lost, or before we started) */
+		a->stats.unresolved++;
 	} else {
 		tmp.flags = e->flags & RECORD_FLAGS;
 		memcpy(tmp.trace_id, e->trace_id, TRACE_ID_LEN);
 		memcpy(tmp.span_id, e->span_id, SPAN_ID_LEN);
-		tmp.nlabels = e->nlabels;
-		for (i = 0; i < e->nlabels; i++) {
-			tmp.labels[i] = e->labels[i];
+		tmp.nlabels = nlabels;
+		for (i = 0; i < nlabels; i++) {
+			tmp.labels[i] = labels[i];
 			/* zero the slack so a copy never carries bytes past the lengths */
-			memset(tmp.labels[i].key + key_bytes(&e->labels[i]), 0,
-			       MAX_KEY_LEN - key_bytes(&e->labels[i]));
-			memset(tmp.labels[i].value + value_bytes(&e->labels[i]), 0,
-			       MAX_VALUE_LEN - value_bytes(&e->labels[i]));
+			memset(tmp.labels[i].key + key_bytes(&labels[i]), 0,
+			       MAX_KEY_LEN - key_bytes(&labels[i]));
+			memset(tmp.labels[i].value + value_bytes(&labels[i]), 0,
+			       MAX_VALUE_LEN - value_bytes(&labels[i]));
 		}
 		qsort(tmp.labels, tmp.nlabels, sizeof(tmp.labels[0]), label_cmp);
 	}
@@ -187,10 +241,10 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 		r->last_ns = e->time_ns;
 
 	nframes = e->stack_bytes / 8;
-	count = hashmap__get(r->stacks, e->stack, nframes * 8);
+	count = hashmap__get(r->stacks, stack, nframes * 8);
 	if (!count) {
 		count = calloc(1, sizeof(*count));
-		if (!count || hashmap__add(r->stacks, e->stack, nframes * 8, count) != 0) {
+		if (!count || hashmap__add(r->stacks, stack, nframes * 8, count) != 0) {
 			free(count);
 			return -ENOMEM;
 		}

@@ -41,6 +41,7 @@ struct agg_stats {
 	uint64_t samples;
 	uint64_t traced; /* with a trace ID */
 	uint64_t read_errors; /* the label walk failed; counted without labels */
+	uint64_t unresolved; /* repeated a label set whose full event was lost */
 	uint64_t malformed; /* events that did not parse */
 	uint64_t records;
 };

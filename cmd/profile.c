@@ -31,8 +31,11 @@
 #define DEFAULT_INTERVAL 10
 #define POLL_MS 100
 #define NSEC_PER_SEC 1000000000ULL
-/* ring buffer bytes per CPU; the total is rounded up to a power of two */
-#define RINGBUF_PER_CPU (1U << 20)
+/*
+ * Ring buffer bytes per CPU: small enough to stay in cache, large enough for
+ * several polls' worth of samples at 999 Hz (a sample is 0.2 to 4 KiB).
+ */
+#define RINGBUF_PER_CPU (1U << 18)
 
 static const char *const default_trace_keys[] = { "otel.traceid", "otel_traceid", "trace_id" };
 static const char *const default_span_keys[] = { "span_id", "otel.spanid" };
@@ -475,11 +478,12 @@ static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, i
 	fprintf(stderr,
 		"ctxprof-go: %llu samples from %d target%s, %llu (%.1f%%) with a trace ID, "
 		"%llu records; lost %llu (ring buffer full), %llu label read errors, "
-		"%llu filtered (--traced-only), %llu malformed\n",
+		"%llu without their label set, %llu filtered (--traced-only), %llu malformed\n",
 		(unsigned long long)st.samples, ntargets, ntargets == 1 ? "" : "s",
 		(unsigned long long)st.traced, st.samples ? 100.0 * st.traced / st.samples : 0.0,
 		(unsigned long long)st.records, (unsigned long long)totals[STAT_LOST_RINGBUF],
-		(unsigned long long)totals[STAT_READ_ERR], (unsigned long long)totals[STAT_FILTERED],
+		(unsigned long long)totals[STAT_READ_ERR], (unsigned long long)st.unresolved,
+		(unsigned long long)totals[STAT_FILTERED],
 		(unsigned long long)st.malformed);
 }
 
@@ -517,7 +521,8 @@ int profile__main(int argc, char **argv)
 	struct run run = {};
 	FILE *out = stdout;
 	bool *online = NULL;
-	uint64_t period_ns, start, next_flush, deadline = 0, rbsize;
+	uint64_t period_ns, start, next_flush, deadline = 0;
+	int *ring_fds = NULL;
 	int err = 0, ncpus = 0, i, nevents = 0, fd;
 	size_t k;
 
@@ -572,9 +577,7 @@ int profile__main(int argc, char **argv)
 		fprintf(stderr, "failed to list CPUs: %s\n", strerror(-err));
 		goto cleanup;
 	}
-	for (rbsize = 1U << 22; rbsize < (uint64_t)ncpus * RINGBUF_PER_CPU; rbsize <<= 1)
-		;
-	bpf_map__set_max_entries(skel->maps.events, rbsize);
+	bpf_map__set_max_entries(skel->maps.events, ncpus);
 	bpf_map__set_max_entries(skel->maps.targets, o.npids > 1024 ? o.npids : 1024);
 
 	err = ctxprof_bpf__load(skel);
@@ -598,11 +601,41 @@ int profile__main(int argc, char **argv)
 
 	run.agg = aggregate__new(period_ns,
 				 (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
-	rb = ring_buffer__new(bpf_map__fd(skel->maps.events), handle_event, &run, NULL);
-	if (!run.agg || !rb) {
-		err = rb ? -ENOMEM : -errno;
-		fprintf(stderr, "failed to create ring buffer: %s\n", strerror(-err));
+	if (!run.agg) {
+		err = -ENOMEM;
 		goto cleanup;
+	}
+	ring_fds = calloc(ncpus, sizeof(*ring_fds));
+	if (!ring_fds) {
+		err = -ENOMEM;
+		goto cleanup;
+	}
+	for (i = 0; i < ncpus; i++)
+		ring_fds[i] = -1;
+	for (i = 0; i < ncpus; i++) {
+		ring_fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ctxprof_ring", 0, 0,
+					     RINGBUF_PER_CPU, NULL);
+		if (ring_fds[i] < 0) {
+			err = -errno;
+			fprintf(stderr, "failed to create ring buffer for CPU %d: %s\n", i,
+				strerror(-err));
+			goto cleanup;
+		}
+		if (bpf_map_update_elem(bpf_map__fd(skel->maps.events), &i, &ring_fds[i], 0)) {
+			err = -errno;
+			fprintf(stderr, "failed to install ring buffer for CPU %d: %s\n", i,
+				strerror(-err));
+			goto cleanup;
+		}
+		err = rb ? ring_buffer__add(rb, ring_fds[i], handle_event, &run) : 0;
+		if (!rb)
+			rb = ring_buffer__new(ring_fds[i], handle_event, &run, NULL);
+		if (!rb || err) {
+			err = err ?: -errno;
+			fprintf(stderr, "failed to read ring buffer of CPU %d: %s\n", i,
+				strerror(-err));
+			goto cleanup;
+		}
 	}
 
 	links = calloc(ncpus, sizeof(*links));
@@ -644,6 +677,8 @@ int profile__main(int argc, char **argv)
 
 	while (!exiting) {
 		err = ring_buffer__poll(rb, POLL_MS);
+		if (err >= 0)
+			err = ring_buffer__consume(rb);
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "failed to read the ring buffer: %s\n", strerror(-err));
 			goto cleanup;
@@ -674,6 +709,11 @@ cleanup:
 		bpf_link__destroy(links[i]);
 	free(links);
 	ring_buffer__free(rb);
+	for (i = 0; ring_fds && i < ncpus; i++) {
+		if (ring_fds[i] >= 0)
+			close(ring_fds[i]);
+	}
+	free(ring_fds);
 	aggregate__free(run.agg);
 	for (i = 0; i < run.ntargets; i++) {
 		symbolizer__free(run.targets[i].sym);

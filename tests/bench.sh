@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# bench.sh: times `ctxprof-go check` against `pahole -C runtime.g` on cmd/compile, in one run.
+# bench.sh: `make bench`: ctxprof-go against pahole, bpftrace and perf, each pair in the same run.
 #
-# cmd/compile is built (once, cached in .output/bench) by the newest installed
-# toolchain from its own sources: about 35 MB with compressed DWARF. Both
-# tools read the same struct from the same file; each is run RUNS times and
-# the median wall time is compared. Exits 1 if the ratio exceeds 0.5.
+# 1. check: `ctxprof-go check` against `pahole -C runtime.g` on cmd/compile,
+#    built once by the newest toolchain (about 35 MB, compressed DWARF);
+#    median wall time of RUNS runs each. Must be <= 0.5.
+# 2. BPF cost per sample (kernel.bpf_stats_enabled): ctxprof-go's program
+#    against a bpftrace one-liner doing the same walk (fixed Go 1.24 offsets,
+#    first label, ustack), both sampling testdata/traced (go1.24) at 999 Hz
+#    at the same time. Must be <= 1.0.
+# 3. Slowdown of testdata/cpubench (go1.24, fixed work on every CPU) under
+#    ctxprof-go -F 999 and under perf record -F 999 -g, from paired runs.
+# 4. ctxprof-go's own CPU time while sampling a busy target at 99 and 999 Hz.
+# The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,4 +48,102 @@ printf 'binary:   %s (go%s cmd/compile, %.1f MB, DWARF compressed)\n' "$bin" "$v
 printf 'check:    %8.1f ms  (median of %d, ctxprof-go check)\n' "$check_ms" "$RUNS"
 printf 'pahole:   %8.1f ms  (median of %d, pahole -C runtime.g)\n' "$pahole_ms" "$RUNS"
 printf 'ratio:    %8.3f     (check / pahole; must be <= 0.5, aim 0.1)\n' "$ratio"
-awk -v r="$ratio" 'BEGIN { exit !(r <= 0.5) }'
+status=0
+awk -v r="$ratio" 'BEGIN { exit !(r <= 0.5) }' || status=1
+
+if [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ]; then
+	echo "bench: sampling figures need root and kernel BTF; skipped" >&2
+	exit $status
+fi
+work=$(mktemp -d)
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+cleanup() {
+	sysctl -qw kernel.bpf_stats_enabled="$old_stats"
+	kill $(jobs -p) 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+# 2. BPF run time per sample, ctxprof-go beside bpftrace
+traced=$(go_build 1.24 plain)
+"$traced" -d 60s -workers 2 2>/dev/null &
+tp=$!
+sleep 0.5
+cat >"$work/walk.bt" <<BT
+profile:hz:999 /pid == $tp/ {
+	\$g = *(uint64 *)uptr(curtask->thread.fsbase - 8);
+	\$m = *(uint64 *)uptr(\$g + 48);
+	\$curg = *(uint64 *)uptr(\$m + 192);
+	\$labels = *(uint64 *)uptr(\$curg + 352);
+	\$first = *(uint64 *)uptr(\$labels);
+	@[str(uptr(*(uint64 *)uptr(\$first + 16)), *(uint64 *)uptr(\$first + 24)), ustack] = count();
+}
+BT
+sysctl -qw kernel.bpf_stats_enabled=1
+"$CTXPROF" -p "$tp" -F 999 -d 12 -o /dev/null 2>/dev/null &
+cp=$!
+timeout -s INT 12 bpftrace "$work/walk.bt" >/dev/null 2>&1 &
+bp=$!
+sleep 10
+bpftool prog show -j >"$work/progs.json"
+wait "$cp" "$bp" 2>/dev/null || true
+per_run() { jq -r --arg re "$1" '[.[] | select(.name | test($re)) | select(.run_cnt > 0)] |
+	max_by(.run_cnt) | "\(.run_time_ns / .run_cnt) \(.run_cnt)"' "$work/progs.json"; }
+read -r ours ours_n < <(per_run '^on_sample$')
+read -r theirs theirs_n < <(per_run '^profile')
+bpf_ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')
+printf '\nBPF cost per sample, go1.24 testdata/traced at 999 Hz, same run:\n'
+printf 'ctxprof-go: %8.0f ns  (%d runs: labels, trace ID, stack, ring buffer)\n' "$ours" "$ours_n"
+printf 'bpftrace:   %8.0f ns  (%d runs: same walk, first label, ustack, map count)\n' "$theirs" "$theirs_n"
+printf 'ratio:      %8s     (must be <= 1.0, aim 0.5)\n' "$bpf_ratio"
+awk -v r="$bpf_ratio" 'BEGIN { exit !(r <= 1.0) }' || status=1
+kill "$tp" 2>/dev/null
+
+# 3. slowdown of a CPU-bound Go program, paired runs
+bench=$(go_build 1.24 plain cpubench)
+PAIRS=${PAIRS:-5}
+run_plain() { "$bench" -iters 600 -delay 0.5s; }
+run_ctxprof() {
+	"$bench" -iters 600 -delay 0.5s >"$work/t" &
+	local b=$!
+	"$CTXPROF" -p "$b" -F 999 -o /dev/null 2>/dev/null &
+	wait "$b" || true
+	wait
+	cat "$work/t"
+}
+run_perf() {
+	"$bench" -iters 600 -delay 0.5s >"$work/t" &
+	local b=$!
+	perf record -q -F 999 -g -o "$work/perf.data" -p "$b" >/dev/null 2>&1 &
+	wait "$b" || true
+	wait
+	cat "$work/t"
+}
+for ((i = 0; i < PAIRS; i++)); do
+	echo "base $(run_plain)"
+	echo "ctxprof $(run_ctxprof)"
+	echo "base $(run_plain)"
+	echo "perf $(run_perf)"
+done >"$work/pairs"
+median() { awk -v k="$1" '$1 == k { print $2 }' "$work/pairs" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+base=$(median base)
+withc=$(median ctxprof)
+withp=$(median perf)
+printf '\nSlowdown of testdata/cpubench (go1.24, every CPU busy), medians of %d paired runs:\n' "$PAIRS"
+printf 'alone:                 %6.3f s\n' "$base"
+printf 'ctxprof-go -F 999:     %6.3f s  (%+.1f%%)\n' "$withc" "$(awk -v a="$withc" -v b="$base" 'BEGIN { print 100 * (a / b - 1) }')"
+printf 'perf record -F 999 -g: %6.3f s  (%+.1f%%)\n' "$withp" "$(awk -v a="$withp" -v b="$base" 'BEGIN { print 100 * (a / b - 1) }')"
+
+# 4. ctxprof-go's own CPU while sampling a busy target
+"$traced" -d 60s -workers 2 2>/dev/null &
+tp=$!
+sleep 0.5
+printf '\nctxprof-go CPU use, sampling a busy go1.24 target for 10 s:\n'
+for hz in 99 999; do
+	TIMEFORMAT='%U %S'
+	cpu=$({ time "$CTXPROF" -p "$tp" -F "$hz" -d 10 -o /dev/null 2>/dev/null; } 2>&1)
+	awk -v hz="$hz" -v c="$cpu" 'BEGIN { split(c, t, " "); s = t[1] + t[2]
+		printf "%4d Hz: %.2f s of CPU in 10 s (%.2f%% of one CPU)\n", hz, s, s * 10 }'
+done
+exit $status

@@ -1,21 +1,40 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# demo.sh: `make demo`: builds testdata/traced and runs check on it and on Debian's own Go binaries.
+# demo.sh: `make demo`: profiles a bundled Go service that serves requests under trace IDs.
+#
+# Builds testdata/demo with the newest installed Go, starts it with its own
+# load generator, records 5 seconds with ctxprof-go, and shows the records,
+# CPU per trace ID, and the top functions of one trace, all with jq.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
 
 v=$(go_toolchains | tail -n 1)
-echo "== testdata/traced built by go$v, with DWARF and stripped"
-plain=$(go_build "$v" plain)
-stripped=$(go_build "$v" stripped)
-cgo=$(go_build "$v" cgo)
-"$CTXPROF" check "$plain" "$stripped" "$cgo" || true
+bin=$(go_build "$v" plain demo)
+out=$OUTPUT/demo.jsonl
+echo "== ctxprof-go check: can we read trace IDs from the demo service (go$v)?"
+"$CTXPROF" check "$bin"
 echo
-echo "== the same as JSON, for CI pipelines"
-"$CTXPROF" check --json "$cgo" | jq .
+if ! why=$(e2e_capable); then
+	echo "demo: cannot record here: $why (run: sudo make demo)" >&2
+	exit 1
+fi
+"$bin" -load 40 >"$OUTPUT/demo.addr" &
+svc=$!
+trap 'kill $svc 2>/dev/null; wait $svc 2>/dev/null || true' EXIT
+sleep 1
+echo "== demo service $(cat "$OUTPUT/demo.addr") (pid $svc), sending itself 40 requests/s"
+echo "== sudo ctxprof-go -p $svc -d 5 -o $out"
+"$CTXPROF" -p "$svc" -d 5 -o "$out"
 echo
-echo "== Debian's stripped Go binaries (no DWARF, no .symtab)"
-"$CTXPROF" check /usr/lib/go-1.*/bin/gofmt || true
+echo "== three records (stacks cut to their top 3 frames):"
+jq -s -c '.[0:3][] | .stacks |= (.[0:1] | map(.frames |= .[0:3]))' "$out"
 echo
-echo "== not Go"
-"$CTXPROF" check /bin/ls || true
+echo "== CPU per trace ID (jq -s 'group_by(.trace_id) | ...'), top 5:"
+jq -s -c 'group_by(.trace_id) | map({trace_id: .[0].trace_id, ms: (map(.cpu_ns) | add / 1e6)}) |
+	sort_by(-.ms) | .[0:5][]' "$out"
+echo
+echo "== where trace 4bf92f3577b34da6a3ce929d0e0e4736 spent its CPU (leaf functions):"
+jq -s -c '[.[] | select(.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736") | .stacks[] |
+	{func: .frames[0].func, samples}] | group_by(.func) |
+	map({func: .[0].func, samples: (map(.samples) | add)}) | sort_by(-.samples) | .[0:5][]' "$out"

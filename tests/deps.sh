@@ -9,7 +9,17 @@
 set -euo pipefail
 
 PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool
-	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq binutils dwarves)
+	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq binutils dwarves curl util-linux
+	bpftrace linux-perf)
+# The OpenTelemetry Go SDK for tests/profile-otel.sh, as Go sources (arch all),
+# built in GOPATH mode. bookworm's versions are too old, so each is named from
+# trixie; the rest of what they need resolves from bookworm.
+OTEL_SUITE=trixie
+OTEL_PACKAGES=(golang-opentelemetry-otel-dev golang-opentelemetry-contrib-dev
+	golang-opentelemetry-proto-dev golang-google-grpc-dev golang-google-genproto-dev
+	golang-google-cloud-dev golang-google-cloud-compute-metadata-dev
+	golang-github-golang-protobuf-1-5-dev golang-github-google-cel-go-dev
+	golang-go.opencensus-dev)
 TOOLCHAINS=(1.19 1.21 1.22 1.23 1.24 1.26 1.27)
 SUITES=(bookworm-backports trixie sid)
 SRC=/etc/apt/sources.list.d/ctxprof-go-toolchains.sources
@@ -134,6 +144,16 @@ if [ "${#want[@]}" -gt 0 ]; then
 			log "$pkg: install from $suite failed; skipped"
 		fi
 	done
+fi
+
+mapfile -t need < <(missing_pkgs "${OTEL_PACKAGES[@]}")
+if [ "${#need[@]}" -gt 0 ]; then
+	add_suites
+	apt_update
+	log "installing ${need[*]} from $OTEL_SUITE"
+	if ! apt-get install -y -qq --no-install-recommends "${need[@]/%//$OTEL_SUITE}" >/dev/null; then
+		log "OpenTelemetry Go SDK: install from $OTEL_SUITE failed; tests/profile-otel.sh will skip"
+	fi
 fi
 
 have=()

@@ -41,7 +41,8 @@ go_build() {
 	local v=$1 variant=$2 prog=${3:-traced} out src go
 	go=/usr/lib/go-$v/bin/go
 	src=$TOP/testdata/$prog
-	out=$BUILDS/$prog/go$v/$variant
+	# the program's own name last, so that its comm is "traced" or "demo"
+	out=$BUILDS/go$v/$variant/$prog
 	mkdir -p "$(dirname "$out")"
 	if [ -x "$out" ] && [ -z "$(find "$src" -newer "$out" -type f | head -n 1)" ]; then
 		printf '%s\n' "$out"

@@ -28,14 +28,18 @@ cleanup() {
 trap cleanup EXIT
 
 want=$(want_json)
-declare -A label_of
+declare -A label_of bins
+# build everything first: the targets must all be running when sampling starts
 for v in $(go_toolchains); do
 	for var in plain cgo; do
-		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
-		"$bin" -d 30s 2>/dev/null &
-		pids+=($!)
-		label_of[$!]="go$v $var"
+		bins["go$v $var"]=$(go_build "$v" "$var") || not_ok "go$v $var: build failed"
 	done
+done
+for name in "${!bins[@]}"; do
+	[ -n "${bins[$name]}" ] || continue
+	"${bins[$name]}" -d 30s 2>/dev/null &
+	pids+=($!)
+	label_of[$!]=$name
 done
 sleep 0.5
 echo "# sampling ${#pids[@]} targets for 8 s at 999 Hz"

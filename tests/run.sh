@@ -36,6 +36,7 @@ run "golayout table" bash "$TOP/tests/golayout.sh"
 run "profile: every toolchain at once" bash "$TOP/tests/profile-e2e.sh"
 run "profile: lifecycle" bash "$TOP/tests/profile-lifecycle.sh"
 run "profile: errors" bash "$TOP/tests/profile-errors.sh"
+run "profile: OpenTelemetry SDK server" bash "$TOP/tests/profile-otel.sh"
 
 failed=$(grep -c '^not ok' "$log")
 skipped=$(grep -c '^ok .*# SKIP' "$log")

@@ -1,0 +1,3 @@
+module ctxprof.test/cpubench
+
+go 1.17

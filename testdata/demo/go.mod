@@ -1,0 +1,3 @@
+module ctxprof.test/demo
+
+go 1.17
