@@ -6,6 +6,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "go_walk.bpf.h"
+#include "ustack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -121,9 +122,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	e->nlabels = n;
 
 	/* the stack goes right after the labels, so that only filled bytes are sent */
-	len = bpf_get_stack(ctx, &e->labels[n], sizeof(e->stack_room), BPF_F_USER_STACK);
-	if (len < 0)
-		len = 0;
+	len = read_user_stack(ctx, (__u64 *)e,
+			      (offsetof(struct sample_event, labels) + n * sizeof(struct go_label)) / 8,
+			      sizeof(*e) / 8) * 8;
 	if (len > sizeof(e->stack_room))
 		len = sizeof(e->stack_room);
 	e->stack_bytes = len;

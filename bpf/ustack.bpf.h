@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* ustack.bpf.h: the user stack of the current thread by its frame-pointer chain, read a window at a time. */
+#ifndef __USTACK_BPF_H
+#define __USTACK_BPF_H
+
+#include "ctxprof.h"
+
+/*
+ * Go keeps frame pointers, and its frames are small: one read of the stack
+ * around SP usually holds several frames, where the kernel's walker reads
+ * each frame on its own. Frames past a window are read as a new window; at
+ * most MAX_STACK_WINDOWS of them, STACK_WINDOW bytes each.
+ */
+#define STACK_WINDOW 1024
+#define MAX_STACK_WINDOWS 8
+
+struct stack_window {
+	__u64 w[STACK_WINDOW / 8];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct stack_window);
+} stack_windows SEC(".maps");
+
+struct fp_walk {
+	__u64 *out; /* a map value of OUT_WORDS words */
+	__u32 first; /* where in OUT the stack starts, in words */
+	__u32 out_words;
+	struct stack_window *win;
+	__u64 base; /* user address of win->w[0] */
+	__u64 fp;
+	__u32 got; /* bytes of the window that were read */
+	__u32 n;
+	__u32 windows;
+};
+
+/* Reads a window at ADDR, or failing that (the end of a mapping) just one frame. */
+static __always_inline bool load_window(struct fp_walk *w, __u64 addr)
+{
+	if (w->windows >= MAX_STACK_WINDOWS)
+		return false;
+	w->windows++;
+	w->base = addr;
+	if (!bpf_probe_read_user(w->win->w, STACK_WINDOW, (const void *)addr)) {
+		w->got = STACK_WINDOW;
+		return true;
+	}
+	if (!bpf_probe_read_user(w->win->w, 16, (const void *)addr)) {
+		w->got = 16;
+		return true;
+	}
+	return false;
+}
+
+/* One frame: [fp] is the caller's frame pointer, [fp + 8] the return address. */
+static long fp_step(__u32 i, void *arg)
+{
+	struct fp_walk *w = arg;
+	__u64 off, next, ret;
+	__u32 n = w->n, idx;
+
+	if (n >= MAX_STACK_DEPTH || !w->fp || w->fp & 7)
+		return 1;
+	if (w->fp < w->base || w->fp + 16 > w->base + w->got) {
+		if (!load_window(w, w->fp))
+			return 1;
+	}
+	off = (w->fp - w->base) / 8;
+	if (off > STACK_WINDOW / 8 - 2)
+		return 1;
+	next = w->win->w[off];
+	ret = w->win->w[off + 1];
+	if (!ret)
+		return 1;
+	idx = w->first + n;
+	if (idx >= w->out_words)
+		return 1;
+	w->out[idx] = ret;
+	w->n = n + 1;
+	/* not required to grow: systemstack links g0's frames to the goroutine's */
+	if (next == w->fp)
+		return 1;
+	w->fp = next;
+	return 0;
+}
+
+/*
+ * Fills OUT[FIRST...] (OUT holding OUT_WORDS words) with the interrupted user
+ * PC and the return addresses up the frame-pointer chain, leaf first; returns
+ * the number of frames. The registers are the sample's, or the task's user
+ * registers when the CPU was in the kernel.
+ */
+static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __u64 *out,
+					     __u32 first, __u32 out_words)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct fp_walk w = { .out = out, .first = first, .out_words = out_words };
+	__u64 ip, sp, bp;
+	__u32 zero = 0;
+
+	/*
+	 * cs, word 17 of x86-64's pt_regs (after 15 registers, orig_ax and ip),
+	 * shares its slot with wider fields: the context allows only 8-byte reads.
+	 */
+	if (((const __u64 *)ctx)[17] & 3) {
+		ip = ctx->regs.ip;
+		sp = ctx->regs.sp;
+		bp = ctx->regs.bp;
+	} else {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		ip = BPF_CORE_READ(regs, ip);
+		sp = BPF_CORE_READ(regs, sp);
+		bp = BPF_CORE_READ(regs, bp);
+	}
+	if (!ip || first >= out_words)
+		return 0;
+	w.win = bpf_map_lookup_elem(&stack_windows, &zero);
+	if (!w.win)
+		return 0;
+	out[first] = ip;
+	w.n = 1;
+	w.fp = bp;
+	/* the window at SP usually holds the first frames, and the leaf's own */
+	if (!load_window(&w, sp & ~7ULL))
+		w.got = 0;
+	bpf_loop(MAX_STACK_DEPTH, fp_step, &w, 0);
+	return w.n;
+}
+
+#endif /* __USTACK_BPF_H */
