@@ -144,11 +144,17 @@ printf 'perf record -F 999 -g: %6.3f s  (%+.1f%%)\n' "$withp" "$(awk -v a="$with
 "$traced" -d 60s -workers 2 2>/dev/null &
 tp=$!
 sleep 0.5
-printf '\nctxprof-go CPU use, sampling a busy go1.24 target for 10 s:\n'
+printf '\nctxprof-go CPU use while sampling a busy go1.24 target (start-up, then per second):\n'
+cpu_of() { # cpu_of HZ SECONDS: user+sys seconds of one recording
+	local TIMEFORMAT='%U %S' t
+	t=$({ time "$CTXPROF" -p "$tp" -F "$1" -d "$2" -o /dev/null 2>/dev/null; } 2>&1)
+	awk -v t="$t" 'BEGIN { split(t, a, " "); print a[1] + a[2] }'
+}
 for hz in 99 999; do
-	TIMEFORMAT='%U %S'
-	cpu=$({ time "$CTXPROF" -p "$tp" -F "$hz" -d 10 -o /dev/null 2>/dev/null; } 2>&1)
-	awk -v hz="$hz" -v c="$cpu" 'BEGIN { split(c, t, " "); s = t[1] + t[2]
-		printf "%4d Hz: %.2f s of CPU in 10 s (%.2f%% of one CPU)\n", hz, s, s * 10 }'
+	short=$(cpu_of "$hz" 1)
+	long=$(cpu_of "$hz" 11)
+	awk -v hz="$hz" -v s="$short" -v l="$long" 'BEGIN {
+		printf "%4d Hz: %.2f s for a 1 s run; each further second %.1f ms (%.2f%% of one CPU)\n",
+			hz, s, (l - s) * 100, (l - s) * 10 }'
 done
 exit $status
