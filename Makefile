@@ -19,8 +19,10 @@ LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -
 SAN_OUTPUT := $(OUTPUT)/san
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-LIB_SRCS := $(wildcard offsets/*.c) golayout/golayout.c
-CMD_SRCS := $(wildcard cmd/*.c)
+# everything but the entry points, so that unit tests can link it
+LIB_SRCS := $(wildcard offsets/*.c) golayout/golayout.c cmd/aggregate.c cmd/hashmap.c \
+	cmd/json_util.c cmd/symbolizer.c
+CMD_SRCS := cmd/ctxprof-go.c cmd/check.c cmd/profile.c
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -89,7 +91,7 @@ ctxprof-go: $(CMD_OBJS) $(LIB_OBJS)
 
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Ioffsets $< $(LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -Ioffsets -Icmd $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 $(SAN_OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
 	$(call msg,CC-SAN,$@)
@@ -102,7 +104,7 @@ $(SAN_OUTPUT)/ctxprof-go: $(SAN_CMD_OBJS) $(SAN_LIB_OBJS)
 
 $(SAN_OUTPUT)/tests/%: tests/unit/%.c $(SAN_LIB_OBJS) | $(SAN_OUTPUT)/tests
 	$(call msg,TEST-SAN,$@)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -Ioffsets $< $(SAN_LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -Ioffsets -Icmd $< $(SAN_LIB_OBJS) $(LDLIBS) -o $@
 
 unit: $(UNIT_BINS)
 san: $(SAN_OUTPUT)/ctxprof-go $(SAN_UNIT_BINS)

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: GPL-2.0
+/* test_aggregate.c: sample events in, JSON lines out: labels by reference, stale bytes, hostile labels. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "aggregate.h"
+#include "tap.h"
+
+#define TRACE "4bf92f3577b34da6a3ce929d0e0e4736"
+#define PERIOD 10101010ULL
+
+static uint8_t buf[sizeof(struct sample_event)];
+
+/* A fresh event in BUF, with a two-frame stack placed after NLABELS labels. */
+static struct sample_event *event(uint32_t cpu, uint32_t gen, uint32_t flags, uint32_t nlabels)
+{
+	struct sample_event *e = (struct sample_event *)buf;
+	uint64_t *stack;
+
+	e->time_ns = 1000;
+	e->tgid = 4242;
+	e->tid = 4243;
+	e->cpu = cpu;
+	e->gen = gen;
+	e->flags = flags;
+	e->nlabels = nlabels;
+	e->stack_bytes = 16;
+	stack = (uint64_t *)&e->labels[nlabels < MAX_LABELS ? nlabels : 0];
+	stack[0] = 0x401000;
+	stack[1] = 0x402000;
+	return e;
+}
+
+static size_t size_of(const struct sample_event *e)
+{
+	return offsetof(struct sample_event, labels) + e->nlabels * sizeof(struct go_label) +
+	       e->stack_bytes;
+}
+
+/* Sets label I; the buffers keep whatever bytes were there before, as the kernel's may. */
+static void label(struct sample_event *e, int i, const void *key, uint32_t klen, const void *value,
+		  uint32_t vlen)
+{
+	struct go_label *l = &e->labels[i];
+
+	l->key_len = klen;
+	l->value_len = vlen;
+	memcpy(l->key, key, klen < MAX_KEY_LEN ? klen : MAX_KEY_LEN);
+	memcpy(l->value, value, vlen < MAX_VALUE_LEN ? vlen : MAX_VALUE_LEN);
+}
+
+static bool lookup(void *ctx, uint32_t pid, struct agg_target *out)
+{
+	out->comm = "t";
+	out->sym = NULL;
+	return true;
+}
+
+/* Flushes A and parses every line; returns a JSON array of the records (or NULL). */
+static json_t *flush(struct aggregate *a)
+{
+	json_t *all = json_array(), *o;
+	char *text = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	json_error_t jerr;
+	bool valid = true;
+
+	aggregate__flush(a, f, lookup, NULL);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		/* \u0000 is valid JSON; jansson parses it only when asked */
+		o = json_loads(line, JSON_ALLOW_NUL, &jerr);
+		if (!o) {
+			valid = false;
+			printf("# invalid JSON: %s: %s\n", jerr.text, line);
+			continue;
+		}
+		json_array_append_new(all, o);
+	}
+	free(text);
+	check(valid, "every line parses as JSON", "valid", "invalid");
+	return all;
+}
+
+static json_t *record_with(json_t *all, const char *route)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(all, i, r) {
+		const char *v = json_string_value(json_object_get(json_object_get(r, "labels"), "route"));
+
+		if ((!route && !json_object_size(json_object_get(r, "labels"))) ||
+		    (route && v && strcmp(v, route) == 0))
+			return r;
+	}
+	return NULL;
+}
+
+static long long samples_of(json_t *r)
+{
+	return r ? json_integer_value(json_object_get(r, "samples")) : -1;
+}
+
+static void test_references_and_stale_bytes(void)
+{
+	struct aggregate *a = aggregate__new(PERIOD, 0);
+	struct agg_stats st;
+	struct sample_event *e;
+	json_t *all, *r;
+
+	memset(buf, 0, sizeof(buf));
+	e = event(0, 1, SAMPLE_F_CURG | SAMPLE_F_TRACE, 2);
+	label(e, 0, "otel.traceid", 12, TRACE, 32);
+	label(e, 1, "route", 5, "/a-long-route-value", 19);
+	memcpy(e->trace_id, "\x4b\xf9\x2f\x35\x77\xb3\x4d\xa6\xa3\xce\x92\x9d\x0e\x0e\x47\x36", 16);
+	check_int("full event accepted", 0, aggregate__add(a, buf, size_of(e)));
+	/* the same set again, by reference */
+	e = event(0, 1, SAMPLE_F_CURG | SAMPLE_F_TRACE | SAMPLE_F_SAME_LABELS, 0);
+	check_int("reference accepted", 0, aggregate__add(a, buf, size_of(e)));
+	/* a shorter value over the longer one's bytes */
+	e = event(1, 1, SAMPLE_F_CURG | SAMPLE_F_TRACE, 2);
+	label(e, 0, "otel.traceid", 12, TRACE, 32);
+	label(e, 1, "route", 5, "/b", 2);
+	check_str("stale bytes are still in the buffer", "/b-long-route-value",
+		  (char *)e->labels[1].value);
+	check_int("short value accepted", 0, aggregate__add(a, buf, size_of(e)));
+	/* a reference to a set this CPU never sent */
+	e = event(2, 7, SAMPLE_F_CURG | SAMPLE_F_TRACE | SAMPLE_F_SAME_LABELS, 0);
+	check_int("dangling reference accepted", 0, aggregate__add(a, buf, size_of(e)));
+	/* a reference with a stale generation */
+	e = event(0, 5, SAMPLE_F_CURG | SAMPLE_F_TRACE | SAMPLE_F_SAME_LABELS, 0);
+	check_int("stale-generation reference accepted", 0, aggregate__add(a, buf, size_of(e)));
+
+	aggregate__stats(a, &st);
+	check_int("unresolved references counted", 2, st.unresolved);
+	all = flush(a);
+	check_int("records", 3, json_array_size(all));
+	r = record_with(all, "/a-long-route-value");
+	check_int("reference counted with its full event", 2, samples_of(r));
+	check_str("trace_id", TRACE, json_string_value(json_object_get(r, "trace_id")));
+	check_int("cpu_ns = samples * period", 2 * PERIOD,
+		  json_integer_value(json_object_get(r, "cpu_ns")));
+	r = record_with(all, "/b");
+	check_int("short value after a long one shows only its own bytes", 1, samples_of(r));
+	r = record_with(all, NULL);
+	check_int("unresolved references count without labels", 2, samples_of(r));
+	check(json_is_null(json_object_get(r, "trace_id")), "unresolved: trace_id null", "null",
+	      "a trace ID");
+	json_decref(all);
+	aggregate__free(a);
+}
+
+static void test_hostile_labels(void)
+{
+	static const uint8_t bad_utf8[] = { 'a', 0xff, 0xfe, 'b', 0xc3, 0x28, 0xed, 0xa0, 0x80 };
+	static const char quoty[] = "k\"e\\y\x01\n";
+	struct aggregate *a = aggregate__new(PERIOD, 0);
+	struct sample_event *e;
+	char longv[400];
+	json_t *all, *r, *labels, *cut;
+	const char *v;
+
+	memset(buf, 0, sizeof(buf));
+	memset(longv, 'x', sizeof(longv));
+	e = event(0, 1, SAMPLE_F_CURG | SAMPLE_F_LABELS_CUT, 5);
+	label(e, 0, "route", 5, "/h", 2);
+	label(e, 1, "bad", 3, bad_utf8, sizeof(bad_utf8));
+	label(e, 2, quoty, sizeof(quoty) - 1, "a\0b", 3);
+	label(e, 3, "big", 3, longv, sizeof(longv));
+	label(e, 4, "", 0, "empty key", 9);
+	check_int("hostile event accepted", 0, aggregate__add(a, buf, size_of(e)));
+	e = event(0, 2, SAMPLE_F_CURG, MAX_LABELS + 1);
+	e->stack_bytes = 0;
+	check_int("more labels than the limit is malformed", -EINVAL,
+		  aggregate__add(a, buf, offsetof(struct sample_event, labels)));
+	e = event(0, 2, SAMPLE_F_CURG, 1);
+	check_int("event shorter than its labels is malformed", -EINVAL,
+		  aggregate__add(a, buf, offsetof(struct sample_event, labels) + 10));
+
+	all = flush(a);
+	r = record_with(all, "/h");
+	labels = json_object_get(r, "labels");
+	v = json_string_value(json_object_get(labels, "bad"));
+	check_str("invalid UTF-8 replaced", "a\xef\xbf\xbd\xef\xbf\xbd" "b\xef\xbf\xbd(\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", v);
+	check_int("quotes, backslash, control characters in a key survive", 3,
+		  json_string_length(json_object_get(labels, quoty)));
+	check_int("value cut at MAX_VALUE_LEN", MAX_VALUE_LEN,
+		  json_string_length(json_object_get(labels, "big")));
+	check_str("empty key kept", "empty key", json_string_value(json_object_get(labels, "")));
+	cut = json_object_get(r, "truncated");
+	check_int("truncated lists the cut key", 1, json_array_size(cut));
+	check_str("truncated key", "big", json_string_value(json_array_get(cut, 0)));
+	check(json_is_true(json_object_get(r, "more_labels")), "more_labels set", "true", "false");
+	json_decref(all);
+	aggregate__free(a);
+}
+
+int main(void)
+{
+	test_references_and_stale_bytes();
+	test_hostile_labels();
+	return tap_done();
+}
