@@ -14,18 +14,8 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
 
-if ! why=$(e2e_capable); then
-	skip "end-to-end sampling" "$why"
-	exit 0
-fi
-work=$(mktemp -d)
+e2e_setup "end-to-end sampling"
 pids=()
-cleanup() {
-	kill "${pids[@]}" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 want=$(want_json)
 declare -A label_of bins

@@ -15,6 +15,18 @@ e2e_capable() {
 	return 0
 }
 
+# e2e_setup WHAT: skips the calling test when sampling cannot run here; else
+# makes $work, and removes it and stops every background job at exit.
+e2e_setup() {
+	local why
+	if ! why=$(e2e_capable); then
+		skip "$1" "$why"
+		exit 0
+	fi
+	work=$(mktemp -d)
+	trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+}
+
 # The trace IDs of testdata/traced, read from its source: NAME=HEX lines.
 traced_constants() {
 	sed -n 's/^\t\(trace[A-Za-z]*\|span[A-Za-z]*\) *= *"\([0-9a-f]*\)"$/\1=\2/p' \

@@ -9,12 +9,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
 
-if ! why=$(e2e_capable); then
-	skip "recording lifecycle" "$why"
-	exit 0
-fi
-work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+e2e_setup "recording lifecycle"
 v=$(go_toolchains | tail -n 1)
 bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; exit 0; }
 

@@ -83,10 +83,7 @@ client() {
 	done
 }
 
-if ! why=$(e2e_capable); then
-	skip "OpenTelemetry end-to-end sampling" "$why"
-	exit 0
-fi
+e2e_setup "OpenTelemetry end-to-end sampling"
 if why=$(otel_missing); then
 	skip "OpenTelemetry end-to-end sampling" "$why"
 	exit 0
@@ -96,14 +93,6 @@ if ! command -v curl >/dev/null; then
 	exit 0
 fi
 
-work=$(mktemp -d)
-pids=()
-cleanup() {
-	kill "${pids[@]}" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$work"
-}
-trap cleanup EXIT
 
 bin= gov=
 for v in $(go_toolchains | sort -t. -k1,1nr -k2,2nr); do
@@ -127,7 +116,6 @@ check_eq "main.handleWork is a function of its own in the binary (text symbols, 
 
 "$bin" -d 60s >"$work/server.out" 2>"$work/server.err" &
 srv=$!
-pids+=("$srv")
 if ! wait_for "$work/server.out" '^listening on 127\.0\.0\.1:[0-9]*$' "$srv"; then
 	not_ok "otelserver did not start listening"
 	sed 's/^/# /' "$work/server.out" "$work/server.err"
@@ -137,7 +125,6 @@ port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/server.out"
 
 "$CTXPROF" -p "$srv" -d 6 -F 499 -o "$work/out.jsonl" 2>"$work/err" &
 prof=$!
-pids+=("$prof")
 if ! wait_for "$work/err" '^ctxprof-go: sampling' "$prof"; then
 	not_ok "ctxprof-go did not start sampling pid $srv"
 	sed 's/^/# /' "$work/err"
@@ -150,7 +137,6 @@ for n in 0 1 2; do
 	client "$n" "$end" "$port" >"$work/client.$n" &
 	clients+=($!)
 done
-pids+=("${clients[@]}")
 wait "${clients[@]}"
 wait "$prof"
 rc=$?
