@@ -66,6 +66,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, zero = 0, n;
 	struct last_labels *last;
+	__u64 g = 0, curg = 0;
 	struct sample_event *e;
 	void *ring;
 	struct go_layout *l;
@@ -88,7 +89,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__builtin_memset(e->trace_id, 0, sizeof(e->trace_id));
 	__builtin_memset(e->span_id, 0, sizeof(e->span_id));
 
-	if (go_read_goroutine(e, l, false) < 0) {
+	if (go_read_goroutine(e, l, false, &g, &curg) < 0) {
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	}
@@ -124,7 +125,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/* the stack goes right after the labels, so that only filled bytes are sent */
 	len = read_user_stack(ctx, (__u64 *)e,
 			      (offsetof(struct sample_event, labels) + n * sizeof(struct go_label)) / 8,
-			      sizeof(*e) / 8) * 8;
+			      sizeof(*e) / 8, g, curg) * 8;
 	if (len > sizeof(e->stack_room))
 		len = sizeof(e->stack_room);
 	e->stack_bytes = len;

@@ -312,13 +312,14 @@ __noinline int find_ids(struct sample_event *e)
 }
 
 /*
- * Fills E's goroutine fields for the current task of a target with layout L;
+ * Fills E's goroutine fields for the current task of a target with layout L,
+ * and G_OUT and CURG_OUT with the running g and m.curg (left alone if none);
  * the goid only when WANT_GOID (a constant: sampled records do not carry it,
  * and every read counts at 999 Hz). Returns 0, or -1 when a read of target
  * memory failed along the way.
  */
 static __always_inline int go_read_goroutine(struct sample_event *e, const struct go_layout *l,
-					     const bool want_goid)
+					     const bool want_goid, __u64 *g_out, __u64 *curg_out)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase, g, m, curg, labels;
@@ -332,6 +333,7 @@ static __always_inline int go_read_goroutine(struct sample_event *e, const struc
 	/* a thread Go has not adopted (cgo, start-up) has no g yet */
 	if (!g)
 		return 0;
+	*g_out = g;
 	if (read_user(&m, sizeof(m), g + l->g_m) || !m)
 		return -1;
 	/* on g0 or gsignal, g is not the user goroutine: curg is */
@@ -339,6 +341,7 @@ static __always_inline int go_read_goroutine(struct sample_event *e, const struc
 		return -1;
 	if (!curg)
 		return 0;
+	*curg_out = curg;
 	e->flags |= SAMPLE_F_CURG;
 	if (want_goid && read_user(&e->goid, sizeof(e->goid), curg + l->g_goid))
 		return -1;

@@ -32,6 +32,11 @@ struct fp_walk {
 	struct stack_window *win;
 	__u64 base; /* user address of win->w[0] */
 	__u64 fp;
+	/* frames must lie in [lo, hi): the stack the thread is on */
+	__u64 lo, hi;
+	/* and may move once to [next_lo, next_hi): from g0 or gsignal to curg's stack */
+	__u64 next_lo, next_hi;
+	bool may_switch;
 	__u32 got; /* bytes of the window that were read */
 	__u32 n;
 	__u32 windows;
@@ -62,7 +67,7 @@ static long fp_step(__u32 i, void *arg)
 	__u64 off, next, ret;
 	__u32 n = w->n, idx;
 
-	if (n >= MAX_STACK_DEPTH || !w->fp || w->fp & 7)
+	if (n >= MAX_STACK_DEPTH || w->fp & 7 || w->fp < w->lo || w->fp > w->hi - 16)
 		return 1;
 	if (w->fp < w->base || w->fp + 16 > w->base + w->got) {
 		if (!load_window(w, w->fp))
@@ -80,11 +85,25 @@ static long fp_step(__u32 i, void *arg)
 		return 1;
 	w->out[idx] = ret;
 	w->n = n + 1;
-	/* not required to grow: systemstack links g0's frames to the goroutine's */
-	if (next == w->fp)
-		return 1;
-	w->fp = next;
-	return 0;
+	/* callers sit higher on the same stack */
+	if (next > w->fp && next < w->hi) {
+		w->fp = next;
+		return 0;
+	}
+	/*
+	 * systemstack, mcall and signal handlers link the frames of g0 or
+	 * gsignal to a goroutine's. Follow that link only into curg's stack:
+	 * in the scheduler, mcall's link leads to the goroutine that was
+	 * running before curg, whose frames are not curg's work.
+	 */
+	if (w->may_switch && next >= w->next_lo && next < w->next_hi) {
+		w->lo = w->next_lo;
+		w->hi = w->next_hi;
+		w->may_switch = false;
+		w->fp = next;
+		return 0;
+	}
+	return 1;
 }
 
 /*
@@ -92,13 +111,18 @@ static long fp_step(__u32 i, void *arg)
  * PC and the return addresses up the frame-pointer chain, leaf first; returns
  * the number of frames. The registers are the sample's, or the task's user
  * registers when the CPU was in the kernel.
+ *
+ * G is the goroutine whose stack the thread is on and CURG the M's user
+ * goroutine (0 when unknown); their stack bounds (g.stack, at offset 0 of
+ * runtime.g) keep the walk on stacks that belong to this sample. Without
+ * them, frames must only lie above SP.
  */
 static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __u64 *out,
-					     __u32 first, __u32 out_words)
+					     __u32 first, __u32 out_words, __u64 g, __u64 curg)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fp_walk w = { .out = out, .first = first, .out_words = out_words };
-	__u64 ip, sp, bp;
+	__u64 ip, sp, bp, bounds[2];
 	__u32 zero = 0;
 
 	/*
@@ -123,6 +147,22 @@ static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __
 		return 0;
 	out[first] = ip;
 	w.n = 1;
+	/*
+	 * A live frame lies above the stack pointer. C code without frame
+	 * pointers (libc in cgo programs) leaves anything in BP; following it
+	 * below SP would report dead frames of earlier calls.
+	 */
+	w.lo = sp;
+	w.hi = ~0ULL;
+	if (g && !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)g) &&
+	    bounds[0] <= sp && sp < bounds[1])
+		w.hi = bounds[1];
+	if (curg && curg != g && w.hi != ~0ULL &&
+	    !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)curg)) {
+		w.next_lo = bounds[0];
+		w.next_hi = bounds[1];
+		w.may_switch = true;
+	}
 	w.fp = bp;
 	/* the window at SP usually holds the first frames, and the leaf's own */
 	if (!load_window(&w, sp & ~7ULL))

@@ -256,6 +256,7 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 	Dwarf_Die types[W_COUNT], gt, mt;
 	bool have[W_COUNT] = {};
 	struct go_layout *l = &res->layout;
+	__u32 stack_off;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
@@ -268,6 +269,9 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 			    dwarf_errno() ? dwarf_errmsg(-1) : "");
 	gt = types[W_G];
 	mt = types[W_M];
+	/* the sampler reads g.stack {lo, hi} at offset 0, as every Go release has it */
+	if (member(&gt, "stack", &stack_off, NULL) != 0 || stack_off != 0)
+		return fail(-ENOENT, err, errlen, "DWARF: runtime.g.stack is not at offset 0");
 	if (member(&gt, "m", &l->g_m, NULL) != 0 || member(&gt, "labels", &l->g_labels, NULL) != 0 ||
 	    member(&gt, "goid", &l->g_goid, NULL) != 0 || member(&mt, "curg", &l->m_curg, NULL) != 0)
 		return fail(complete ? -ENOENT : -EAGAIN, err, errlen,
