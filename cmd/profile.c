@@ -98,13 +98,10 @@ static void on_signal(int sig)
 	exiting = 1;
 }
 
+/* libbpf's own messages, with -v only: its failures reach the user through ours */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	if (level == LIBBPF_DEBUG && !verbose)
-		return 0;
-	if (!verbose)
-		return 0;
-	return vfprintf(stderr, fmt, args);
+	return verbose ? vfprintf(stderr, fmt, args) : 0;
 }
 
 static uint64_t now_ns(clockid_t clk)
@@ -414,11 +411,11 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* "0-3,5": the CPUs that can take a perf event now. */
+/* Which possible CPUs are online, from "0-3,5"; all of them if the file cannot be read. */
 static int online_cpus(bool **online, int *n)
 {
 	int ncpus = libbpf_num_possible_cpus(), a, b, i;
-	char buf[1024], *p = buf, *end;
+	char buf[1024], *tok, *save = NULL, *end;
 	FILE *f;
 
 	if (ncpus <= 0)
@@ -436,14 +433,11 @@ static int online_cpus(bool **online, int *n)
 		return 0;
 	}
 	fclose(f);
-	while (*p && *p != '\n') {
-		a = strtol(p, &end, 10);
+	for (tok = strtok_r(buf, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save)) {
+		a = strtol(tok, &end, 10);
 		b = *end == '-' ? strtol(end + 1, &end, 10) : a;
-		for (i = a; i <= b && i < ncpus; i++)
-			(*online)[i] = i >= 0;
-		p = *end == ',' ? end + 1 : end;
-		if (end == p && *p != ',' && *p)
-			break;
+		for (i = a < 0 ? 0 : a; i <= b && i < ncpus; i++)
+			(*online)[i] = true;
 	}
 	return 0;
 }
