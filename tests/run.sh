@@ -33,10 +33,12 @@ run "check: testdata matrix" bash "$TOP/tests/check-matrix.sh"
 run "check: Debian's Go binaries" bash "$TOP/tests/check-debian.sh"
 run "check: bad input" bash "$TOP/tests/check-bad-input.sh"
 run "golayout table" bash "$TOP/tests/golayout.sh"
+run "pclntab: agreement with go tool addr2line" bash "$TOP/tests/pclntab-addr2line.sh"
 run "profile: every toolchain at once" bash "$TOP/tests/profile-e2e.sh"
 run "profile: lifecycle" bash "$TOP/tests/profile-lifecycle.sh"
 run "profile: errors" bash "$TOP/tests/profile-errors.sh"
 run "profile: OpenTelemetry SDK server" bash "$TOP/tests/profile-otel.sh"
+run "profile: stripped gofmt" bash "$TOP/tests/profile-stripped.sh"
 
 failed=$(grep -c '^not ok' "$log")
 skipped=$(grep -c '^ok .*# SKIP' "$log")

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile-stripped.sh: frames of a stripped Go program get Go names and file:line from .gopclntab.
+#
+# Target: Debian's gofmt of the newest installed toolchain (no DWARF, no
+# .symtab) formatting that toolchain's src/cmd tree, sampled at 999 Hz until
+# it exits. Of all sampled frames, at least 95% must have a Go name and at
+# least 90% a file:line, and go/printer or go/parser frames must appear.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+e2e_setup "stripped gofmt, profiled"
+v=$(go_toolchains | tail -n 1)
+gofmt=/usr/lib/go-$v/bin/gofmt
+if readelf -SW "$gofmt" | grep -qE ' \.(symtab|debug_info) '; then
+	not_ok "$gofmt is not stripped; the test needs Debian's stripped build"
+	exit 0
+fi
+"$gofmt" -d -s "/usr/lib/go-$v/src/cmd" >/dev/null 2>&1 &
+p=$!
+"$CTXPROF" -p "$p" -F 999 -d 60 -o "$work/out.jsonl" 2>"$work/err"
+check_eq "ctxprof-go on gofmt (go$v) exits" 0 "$?"
+read -r total named lined parser < <(jq -s -r '
+	[.[].stacks[] | .samples as $n | .frames[] |
+	 {n: $n, named: (.func | test("^0x") | not), lined: (.file != null and .line > 0),
+	  parser: (.func | test("^go/(printer|parser)\\."))}] |
+	"\(map(.n) | add // 0) \(map(select(.named) | .n) | add // 0) \(map(select(.lined) | .n) | add // 0) \(map(select(.parser) | .n) | add // 0)"' \
+	"$work/out.jsonl")
+if [ "${total:-0}" -lt 1000 ]; then
+	not_ok "gofmt (go$v): only ${total:-0} frames sampled"
+	exit 0
+fi
+pn=$(( 1000 * named / total ))
+pl=$(( 1000 * lined / total ))
+[ "$pn" -ge 950 ] && ok "gofmt (go$v): $named of $total frames have Go names ($((pn / 10)).$((pn % 10))%)" ||
+	not_ok "gofmt (go$v): $named of $total frames have Go names ($((pn / 10)).$((pn % 10))%), need 95%"
+[ "$pl" -ge 900 ] && ok "gofmt (go$v): $lined of $total frames have file:line ($((pl / 10)).$((pl % 10))%)" ||
+	not_ok "gofmt (go$v): $lined of $total frames have file:line ($((pl / 10)).$((pl % 10))%), need 90%"
+[ "$parser" -gt 0 ] && ok "gofmt (go$v): $parser frames in go/printer or go/parser" ||
+	not_ok "gofmt (go$v): no go/printer or go/parser frames"
