@@ -43,7 +43,7 @@ Q =
 msg =
 endif
 
-.PHONY: all deps test test-only demo golayout bench clean help san unit
+.PHONY: all deps test test-only demo golayout bench fuzz clean help san unit
 .DELETE_ON_ERROR:
 # keep the BPF object beside its skeleton
 .SECONDARY:
@@ -57,6 +57,7 @@ help:
 	@echo 'make demo       deps, build, then check the Go binaries on this machine'
 	@echo 'make golayout   regenerate golayout/golayout.tsv from every installed Go'
 	@echo 'make bench      time check against pahole on a large Go binary'
+	@echo 'make fuzz       run the libFuzzer targets FUZZ_TIME seconds each (default 60)'
 	@echo 'make clean      remove ./ctxprof-go and .output/'
 	@echo 'V=1             show the commands'
 
@@ -108,6 +109,23 @@ $(SAN_OUTPUT)/tests/%: tests/unit/%.c $(SAN_LIB_OBJS) | $(SAN_OUTPUT)/tests
 
 unit: $(UNIT_BINS)
 san: $(SAN_OUTPUT)/ctxprof-go $(SAN_UNIT_BINS)
+
+# libFuzzer targets: the readers built with the fuzzer's coverage and ASan+UBSan
+FUZZ_OUTPUT := $(OUTPUT)/fuzz
+FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUTPUT)/%.o,$(wildcard offsets/*.c))
+
+$(FUZZ_OUTPUT)/%.o: %.c $(wildcard offsets/*.h) $(GOLAYOUT_INC)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
+
+$(FUZZ_OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(FUZZ_OUTPUT)/golayout/golayout.o
+	$(call msg,FUZZER,$@)
+	$(Q)$(CLANG) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -Ioffsets $^ $(LDLIBS) -o $@
+
+fuzz: $(patsubst tests/fuzz/fuzz_%.c,$(FUZZ_OUTPUT)/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
+	$(Q)bash tests/fuzz/run.sh
 
 deps:
 	$(Q)bash tests/deps.sh

@@ -257,7 +257,12 @@ static int pcvalue(const struct gopclntab *tab, const struct gopclntab_func *fn,
 	int32_t val = -1;
 	bool first = true;
 
-	if (!taboff || off >= tab->len)
+	/*
+	 * Offset 0 means "no table" to the runtime, but Go's own tools decode
+	 * from the start of pctab anyway; answering as they do keeps us in step
+	 * with `go tool addr2line` for marker symbols like go:textfipsstart.
+	 */
+	if (off >= tab->len)
 		return -ENOENT;
 	for (;;) {
 		if (!uvarint(tab, &off, &uv))
@@ -269,12 +274,11 @@ static int pcvalue(const struct gopclntab *tab, const struct gopclntab_func *fn,
 		if (!uvarint(tab, &off, &pcdelta))
 			return -EINVAL;
 		cur += (uint64_t)pcdelta * tab->quantum;
+		/* like Go's own reader, the table and not the function's size says where it ends */
 		if (pc < cur) {
 			*value = val;
 			return 0;
 		}
-		if (cur >= fn->end)
-			return -ENOENT;
 	}
 }
 
