@@ -20,7 +20,7 @@ SAN_OUTPUT := $(OUTPUT)/san
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
 # everything but the entry points, so that unit tests can link it
-LIB_SRCS := $(wildcard offsets/*.c) golayout/golayout.c cmd/aggregate.c cmd/hashmap.c \
+LIB_SRCS := $(wildcard offsets/*.c) golayout/golayout.c cmd/aggregate.c cmd/binaries.c cmd/hashmap.c \
 	cmd/json_util.c cmd/symbolizer.c
 CMD_SRCS := cmd/ctxprof-go.c cmd/check.c cmd/profile.c cmd/addr2line.c
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))

@@ -22,6 +22,7 @@
 #include "../bpf/ctxprof.h"
 #include "ctxprof.skel.h"
 #include "aggregate.h"
+#include "binaries.h"
 #include "profile.h"
 #include "symbolizer.h"
 #include "../offsets/go_binary.h"
@@ -333,7 +334,8 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	n = readlink(exe, path, sizeof(path) - 1);
 	path[n > 0 ? n : 0] = '\0';
-	gb = go_binary__open(exe, err, sizeof(err));
+	/* shared with the symbolizer, and with other targets running the same file */
+	gb = binaries__get(exe, err, sizeof(err));
 	if (!gb) {
 		ret = -errno;
 		fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid, t->comm,
@@ -347,7 +349,7 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 		for (i = 0; i < go_binary__nproblems(gb); i++)
 			fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(gb, i));
 		fputc('\n', stderr);
-		go_binary__close(gb);
+		binaries__put(gb);
 		return -ENOTSUP;
 	}
 	go_binary__layout(gb, &l);
@@ -355,7 +357,7 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 	if (why) {
 		fprintf(stderr, "pid %d (%s, %s): unsupported Go build: %s\n", (int)pid, t->comm, path,
 			why);
-		go_binary__close(gb);
+		binaries__put(gb);
 		return -ENOTSUP;
 	}
 	for (i = 0; i < go_binary__nwarnings(gb); i++)
@@ -366,9 +368,10 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 			go_layout_source__name(go_binary__source(gb)),
 			go_labels_layout__name(l.labels_layout) ?: "unknown",
 			(long long)l.tls_g_offset);
-	go_binary__close(gb);
 
+	/* while we hold the binary, the symbolizer finds it open */
 	t->sym = symbolizer__new(pid, err, sizeof(err));
+	binaries__put(gb);
 	if (!t->sym)
 		fprintf(stderr, "pid %d (%s): warning: frames will be addresses: %s\n", (int)pid,
 			t->comm, err);

@@ -2,12 +2,12 @@
 /* symbolizer.c: names the addresses of one process: Go and C functions, file and line. */
 #include <errno.h>
 #include <inttypes.h>
-#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <elfutils/libdwfl.h>
 
+#include "binaries.h"
 #include "hashmap.h"
 #include "symbolizer.h"
 #include "../offsets/go_binary.h"
@@ -22,67 +22,6 @@ struct go_module {
 	Dwarf_Addr bias;
 	struct go_binary *gb;
 };
-
-/*
- * Go binaries already open, shared by every process that runs the same file
- * (device and inode), so that a hundred replicas of a service parse its
- * function table once. A list: a host runs few distinct Go binaries.
- */
-struct shared_binary {
-	struct shared_binary *next;
-	dev_t dev;
-	ino_t ino;
-	int refs;
-	struct go_binary *gb;
-};
-
-static struct shared_binary *shared_binaries;
-
-static struct go_binary *shared_open(const char *path)
-{
-	struct shared_binary *sb;
-	struct go_binary *gb;
-	struct stat st;
-	char err[256];
-
-	if (stat(path, &st) != 0)
-		return NULL;
-	for (sb = shared_binaries; sb; sb = sb->next) {
-		if (sb->dev == st.st_dev && sb->ino == st.st_ino) {
-			sb->refs++;
-			return sb->gb;
-		}
-	}
-	gb = go_binary__open(path, err, sizeof(err));
-	if (!gb || !go_binary__pclntab(gb) || !(sb = calloc(1, sizeof(*sb)))) {
-		go_binary__close(gb);
-		return NULL;
-	}
-	sb->dev = st.st_dev;
-	sb->ino = st.st_ino;
-	sb->refs = 1;
-	sb->gb = gb;
-	sb->next = shared_binaries;
-	shared_binaries = sb;
-	return gb;
-}
-
-/* Drops one reference to GB; the last one closes it. */
-static void shared_close(struct go_binary *gb)
-{
-	struct shared_binary **pp, *sb;
-
-	for (pp = &shared_binaries; (sb = *pp); pp = &sb->next) {
-		if (sb->gb != gb)
-			continue;
-		if (--sb->refs == 0) {
-			*pp = sb->next;
-			go_binary__close(sb->gb);
-			free(sb);
-		}
-		return;
-	}
-}
 
 struct symbolizer {
 	Dwfl *dwfl;
@@ -110,10 +49,15 @@ static int preload(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Ad
 	struct symbolizer *s = arg;
 	struct go_binary *gb = NULL;
 	Dwarf_Addr bias;
+	char err[256];
 
 	dwfl_module_getelf(mod, &bias);
 	if (name && name[0] == '/' && s->ngo < MAX_GO_MODULES)
-		gb = shared_open(name);
+		gb = binaries__get(name, err, sizeof(err));
+	if (gb && !go_binary__pclntab(gb)) {
+		binaries__put(gb);
+		gb = NULL;
+	}
 	if (gb) {
 		s->go[s->ngo].mod = mod;
 		s->go[s->ngo].bias = bias;
@@ -162,7 +106,7 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	while (s->ngo > 0)
-		shared_close(s->go[--s->ngo].gb);
+		binaries__put(s->go[--s->ngo].gb);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	hashmap__free(s->cache, free);
