@@ -88,29 +88,44 @@ static const uint8_t *read_at(void *ctx, uint64_t vaddr, size_t len)
 	return elf_image__at(ctx, vaddr, len);
 }
 
-/* .go.buildinfo by section name, else by its magic in the writable segments. */
-static const uint8_t *find_buildinfo(const struct elf_image *img, size_t *len)
+/*
+ * The file bytes of the next writable PT_LOAD segment from *IDX on, where Go
+ * keeps its build info and module data; NULL after the last.
+ */
+static const uint8_t *next_data_segment(const struct elf_image *img, size_t *idx, size_t *size)
 {
 	const uint8_t *p;
 	GElf_Phdr ph;
-	size_t i, n, size;
+	size_t n;
+
+	if (elf_getphdrnum(elf_image__elf(img), &n) != 0)
+		return NULL;
+	while (*idx < n) {
+		if (!gelf_getphdr(elf_image__elf(img), (*idx)++, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_W))
+			continue;
+		p = elf_image__at(img, ph.p_vaddr, ph.p_filesz);
+		if (p) {
+			*size = ph.p_filesz;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/* .go.buildinfo by section name, else by its magic in the writable segments. */
+static const uint8_t *find_buildinfo(const struct elf_image *img, size_t *len)
+{
+	const uint8_t *seg, *p;
+	size_t idx = 0, size;
 
 	p = elf_image__section(img, ".go.buildinfo", len, NULL);
 	if (p)
 		return p;
-	if (elf_getphdrnum(elf_image__elf(img), &n) != 0)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf_image__elf(img), i, &ph) || ph.p_type != PT_LOAD ||
-		    !(ph.p_flags & PF_W))
-			continue;
-		p = elf_image__at(img, ph.p_vaddr, ph.p_filesz);
-		if (!p)
-			continue;
-		size = ph.p_filesz;
-		p = buildinfo__find(p, size);
+	while ((seg = next_data_segment(img, &idx, &size))) {
+		p = buildinfo__find(seg, size);
 		if (p) {
-			*len = size - (p - elf_image__at(img, ph.p_vaddr, ph.p_filesz));
+			*len = size - (p - seg);
 			return p;
 		}
 	}
@@ -162,20 +177,11 @@ static uint64_t word(const uint8_t *p)
 static uint64_t moduledata_text(const struct elf_image *img, uint64_t tab, size_t tablen)
 {
 	const uint8_t *seg, *md;
+	size_t idx = 0, size, off;
 	uint64_t names;
-	GElf_Phdr ph;
-	size_t i, n, off;
 
-	if (elf_getphdrnum(elf_image__elf(img), &n) != 0)
-		return 0;
-	for (i = 0; i < n; i++) {
-		if (!gelf_getphdr(elf_image__elf(img), i, &ph) || ph.p_type != PT_LOAD ||
-		    !(ph.p_flags & PF_W) || ph.p_filesz < MD_LEN)
-			continue;
-		seg = elf_image__at(img, ph.p_vaddr, ph.p_filesz);
-		if (!seg)
-			continue;
-		for (off = 0; off + MD_LEN <= ph.p_filesz; off += 8) {
+	while ((seg = next_data_segment(img, &idx, &size))) {
+		for (off = 0; off + MD_LEN <= size; off += 8) {
 			md = seg + off;
 			if (word(md) != tab)
 				continue;
