@@ -59,12 +59,7 @@ for pid in "${pids[@]}"; do
 			not_ok "$name $job: $wrong of $total samples carry another trace ID"
 			continue
 		fi
-		pct=$(( 1000 * right / total ))
-		if [ "$pct" -ge 970 ]; then
-			ok "$name $job: $right/$total right ($((pct / 10)).$((pct % 10))%), 0 wrong, $none without"
-		else
-			not_ok "$name $job: $right/$total right ($((pct / 10)).$((pct % 10))%), need 97%"
-		fi
+		share_verdict "$name $job" "$right" "$total" ", 0 wrong, $none without"
 	done
 	# labels besides the trace ID
 	got=$(jq -s -r '

@@ -27,6 +27,16 @@ e2e_setup() {
 	trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 }
 
+# share_verdict NAME RIGHT TOTAL DETAIL: ok when RIGHT is at least 97% of TOTAL.
+share_verdict() {
+	local pct=$(( 1000 * $2 / $3 ))
+	if [ "$pct" -ge 970 ]; then
+		ok "$1: $2/$3 right ($((pct / 10)).$((pct % 10))%)$4"
+	else
+		not_ok "$1: $2/$3 right ($((pct / 10)).$((pct % 10))%), need 97%$4"
+	fi
+}
+
 # The trace IDs of testdata/traced, read from its source: NAME=HEX lines.
 traced_constants() {
 	sed -n 's/^\t\(trace[A-Za-z]*\|span[A-Za-z]*\) *= *"\([0-9a-f]*\)"$/\1=\2/p' \

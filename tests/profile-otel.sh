@@ -186,12 +186,7 @@ check_eq "main.handleWork samples with a trace ID that was not sent (of $total)"
 if [ "$total" -eq 0 ]; then
 	not_ok "main.handleWork: no samples at all"
 else
-	pct=$(( 1000 * right / total ))
-	if [ "$pct" -ge 970 ]; then
-		ok "main.handleWork: $right/$total samples carry a sent trace ID ($((pct / 10)).$((pct % 10))%), $none without"
-	else
-		not_ok "main.handleWork: $right/$total samples carry a sent trace ID ($((pct / 10)).$((pct % 10))%), need 97%"
-	fi
+	share_verdict "main.handleWork samples with a sent trace ID" "$right" "$total" ", $none without"
 fi
 
 # the server's own labels: span_id is the server span otelhttp started for a
