@@ -276,27 +276,36 @@ struct stack_ctx {
 	struct hashmap *merged; /* serialized frames -> struct stack_out */
 };
 
+static json_t *frame_json(const struct frame *fr)
+{
+	json_t *f = json_object();
+
+	json_object_set_new(f, "func", json_lossy_string((const uint8_t *)fr->func, strlen(fr->func)));
+	if (fr->file) {
+		json_object_set_new(f, "file", json_lossy_string((const uint8_t *)fr->file, strlen(fr->file)));
+		json_object_set_new(f, "line", json_integer(fr->line));
+	}
+	if (fr->inlined)
+		json_object_set_new(f, "inlined", json_true());
+	return f;
+}
+
 static json_t *frames_json(struct symbolizer *sym, const uint64_t *pcs, size_t n)
 {
-	json_t *frames = json_array(), *f;
-	struct frame fr;
+	const struct frame *fr;
+	json_t *frames = json_array();
 	char buf[32];
-	size_t i;
+	size_t i, j, nf;
 
 	for (i = 0; i < n; i++) {
-		f = json_object();
-		if (sym) {
-			symbolizer__frame(sym, pcs[i], i == 0, &fr);
-			json_object_set_new(f, "func", json_lossy_string((const uint8_t *)fr.func, strlen(fr.func)));
-			if (fr.file) {
-				json_object_set_new(f, "file", json_lossy_string((const uint8_t *)fr.file, strlen(fr.file)));
-				json_object_set_new(f, "line", json_integer(fr.line));
-			}
-		} else {
+		if (!sym) {
 			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)pcs[i]);
-			json_object_set_new(f, "func", json_string(buf));
+			json_array_append_new(frames, json_pack("{ss}", "func", buf));
+			continue;
 		}
-		json_array_append_new(frames, f);
+		nf = symbolizer__frames(sym, pcs[i], i == 0, &fr);
+		for (j = 0; j < nf; j++)
+			json_array_append_new(frames, frame_json(&fr[j]));
 	}
 	return frames;
 }

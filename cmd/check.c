@@ -9,6 +9,7 @@
 
 #include "check.h"
 #include "../offsets/go_binary.h"
+#include "../offsets/gopclntab.h"
 
 enum { EXIT_SUPPORTED = 0, EXIT_UNSUPPORTED = 1, EXIT_USAGE = 2 };
 
@@ -31,7 +32,7 @@ static const char usage[] =
 	"  ctxprof-go check --json ./server | jq .offsets\n"
 	"  ctxprof-go check bin/* || exit 1           # fail a CI job on any unsupported\n";
 
-static json_t *offsets_json(const struct go_layout *l)
+static json_t *offsets_json(const struct go_layout *l, uint32_t md_gofunc)
 {
 	json_t *o = json_object();
 
@@ -56,6 +57,9 @@ static json_t *offsets_json(const struct go_layout *l)
 		json_object_set_new(o, "label.key", json_integer(l->label_key));
 		json_object_set_new(o, "label.value", json_integer(l->label_value));
 	}
+	/* where the symbolizer finds inlining trees */
+	if (md_gofunc)
+		json_object_set_new(o, "moduledata.gofunc", json_integer(md_gofunc));
 	return o;
 }
 
@@ -96,8 +100,10 @@ static json_t *report_json(const struct go_binary *gb)
 	json_object_set_new(o, "tls_g_offset", ok ? json_integer((int64_t)l.tls_g_offset) : json_null());
 	json_object_set_new(o, "tls_source", str_or_null(ok ? go_tls_source__name(go_binary__tls_source(gb)) : NULL));
 	json_object_set_new(o, "labels_layout", str_or_null(ok ? go_labels_layout__name(l.labels_layout) : NULL));
-	json_object_set_new(o, "offsets", ok ? offsets_json(&l) : json_null());
+	json_object_set_new(o, "offsets", ok ? offsets_json(&l, go_binary__md_gofunc(gb)) : json_null());
 	json_object_set_new(o, "sets_labels", json_boolean(go_binary__sets_labels(gb)));
+	json_object_set_new(o, "inlining", json_boolean(go_binary__pclntab(gb) &&
+							 gopclntab__has_inlining(go_binary__pclntab(gb))));
 	json_object_set_new(o, "problems", notes_json(gb, go_binary__nproblems(gb), go_binary__problem));
 	json_object_set_new(o, "warnings", notes_json(gb, go_binary__nwarnings(gb), go_binary__warning));
 	return o;

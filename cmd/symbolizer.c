@@ -27,8 +27,14 @@ struct symbolizer {
 	Dwfl *dwfl;
 	struct go_module go[MAX_GO_MODULES];
 	int ngo;
-	struct hashmap *cache; /* looked-up address -> struct frame */
+	struct hashmap *cache; /* looked-up address -> struct frames */
 	struct hashmap *strings; /* interned names and paths */
+};
+
+/* The answer for one address. */
+struct frames {
+	size_t n;
+	struct frame f[];
 };
 
 static char *debuginfo_path;
@@ -130,34 +136,51 @@ static const char *intern(struct symbolizer *s, const char *str)
 	return copy;
 }
 
-/* Go code: function, file and line from .gopclntab, as Go's own tools report them. */
-static bool lookup_go(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr, struct frame *f)
+/* Go code: functions, files and lines from .gopclntab, inlined calls expanded. */
+static struct frames *lookup_go(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr)
 {
-	const struct gopclntab *tab;
+	struct gopclntab_frame gf[GOPCLNTAB_MAX_INLINE];
+	const struct gopclntab *tab = NULL;
 	struct gopclntab_func fn;
-	const char *file;
-	int i, line;
+	struct frames *out;
+	int i, n;
 
-	for (i = 0; i < s->ngo; i++) {
-		if (s->go[i].mod != mod)
-			continue;
-		tab = go_binary__pclntab(s->go[i].gb);
-		if (gopclntab__lookup(tab, addr - s->go[i].bias, &fn) != 0)
-			return false;
-		f->func = intern(s, fn.name);
-		if (gopclntab__line(tab, &fn, addr - s->go[i].bias, &file, &line) == 0 && line > 0) {
-			f->file = intern(s, file);
-			f->line = line;
+	for (i = 0; i < s->ngo && !tab; i++) {
+		if (s->go[i].mod == mod) {
+			tab = go_binary__pclntab(s->go[i].gb);
+			addr -= s->go[i].bias;
 		}
-		return f->func != NULL;
 	}
-	return false;
+	if (!tab || gopclntab__lookup(tab, addr, &fn) != 0)
+		return NULL;
+	n = gopclntab__frames(tab, &fn, addr, gf, GOPCLNTAB_MAX_INLINE);
+	if (n <= 0)
+		return NULL;
+	out = calloc(1, sizeof(*out) + n * sizeof(out->f[0]));
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		out->f[i].func = intern(s, gf[i].func);
+		if (!out->f[i].func) {
+			free(out);
+			return NULL;
+		}
+		if (gf[i].file[0] && gf[i].line > 0) {
+			out->f[i].file = intern(s, gf[i].file);
+			out->f[i].line = out->f[i].file ? gf[i].line : 0;
+		}
+		out->f[i].inlined = gf[i].inlined;
+	}
+	out->n = n;
+	return out;
 }
 
-static void lookup(struct symbolizer *s, uint64_t addr, struct frame *f)
+/* Anything else: ELF symbols and DWARF lines through libdwfl, or the address itself. */
+static struct frames *lookup(struct symbolizer *s, uint64_t addr)
 {
 	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
 	const char *name = NULL, *file;
+	struct frames *out;
 	Dwarf_Addr a;
 	Dwfl_Line *line;
 	GElf_Off off;
@@ -165,48 +188,51 @@ static void lookup(struct symbolizer *s, uint64_t addr, struct frame *f)
 	char buf[32];
 	int lineno = 0;
 
-	f->file = NULL;
-	f->line = 0;
-	if (mod && lookup_go(s, mod, addr, f))
-		return;
+	if (mod && (out = lookup_go(s, mod, addr)))
+		return out;
+	out = calloc(1, sizeof(*out) + sizeof(out->f[0]));
+	if (!out)
+		return NULL;
+	out->n = 1;
 	if (mod) {
 		name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
 		line = dwfl_module_getsrc(mod, addr);
 		file = line ? dwfl_lineinfo(line, &a, &lineno, NULL, NULL, NULL) : NULL;
 		if (file && lineno > 0) {
-			f->file = intern(s, file);
-			f->line = lineno;
+			out->f[0].file = intern(s, file);
+			out->f[0].line = out->f[0].file ? lineno : 0;
 		}
 	}
 	if (!name) {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
 		name = buf;
 	}
-	f->func = intern(s, name);
-	if (!f->func)
-		f->func = "?";
+	out->f[0].func = intern(s, name);
+	if (!out->f[0].func)
+		out->f[0].func = "?";
+	return out;
 }
 
-void symbolizer__frame(struct symbolizer *s, uint64_t addr, bool leaf, struct frame *out)
+size_t symbolizer__frames(struct symbolizer *s, uint64_t addr, bool leaf,
+			  const struct frame **frames)
 {
+	static const struct frame unknown = { .func = "?" };
 	uint64_t pc = leaf || !addr ? addr : addr - 1;
-	struct frame *f;
+	struct frames *f;
 
 	f = hashmap__get(s->cache, &pc, sizeof(pc));
 	if (!f) {
-		f = malloc(sizeof(*f));
+		f = lookup(s, pc);
 		if (!f) {
-			out->func = "?";
-			out->file = NULL;
-			out->line = 0;
-			return;
+			*frames = &unknown;
+			return 1;
 		}
-		lookup(s, pc, f);
 		if (hashmap__add(s->cache, &pc, sizeof(pc), f) != 0) {
-			*out = *f;
 			free(f);
-			return;
+			*frames = &unknown;
+			return 1;
 		}
 	}
-	*out = *f;
+	*frames = f->f;
+	return f->n;
 }

@@ -14,6 +14,7 @@ struct frame {
 	const char *func; /* "main.burn", or "0x7f3a..." when nothing names it */
 	const char *file; /* NULL when unknown */
 	int line; /* 0 when unknown */
+	bool inlined; /* its code was inlined into the next frame's function */
 };
 
 /*
@@ -24,10 +25,13 @@ struct symbolizer *symbolizer__new(pid_t pid, char *err, size_t errlen);
 void symbolizer__free(struct symbolizer *s);
 
 /*
- * Names ADDR. LEAF is true for the interrupted PC; other frames are return
- * addresses, looked up one byte earlier so that they land in the call.
- * The strings live as long as the symbolizer.
+ * Names ADDR: sets *FRAMES to its frames, innermost first (Go functions
+ * inlined there, then the function that holds it), and returns how many;
+ * always at least one. LEAF is true for the interrupted PC; other frames
+ * are return addresses, looked up one byte earlier so that they land in
+ * the call. Frames and strings live as long as the symbolizer.
  */
-void symbolizer__frame(struct symbolizer *s, uint64_t addr, bool leaf, struct frame *out);
+size_t symbolizer__frames(struct symbolizer *s, uint64_t addr, bool leaf,
+			  const struct frame **frames);
 
 #endif /* __SYMBOLIZER_H */

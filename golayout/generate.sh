@@ -16,7 +16,14 @@ reference=$TOP/../shared/golayout-reference.tsv
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
-header="go	verified	toolchain	labels	g_m	m_curg	g_labels	g_goid	hmap_count	hmap_B	hmap_buckets	bucket_size	bucket_tophash	bucket_keys	bucket_values	bucket_overflow	label_list	label_size	label_key	label_value	hmap_flags	hmap_oldbuckets"
+header="go	verified	toolchain	labels	g_m	m_curg	g_labels	g_goid	hmap_count	hmap_B	hmap_buckets	bucket_size	bucket_tophash	bucket_keys	bucket_values	bucket_overflow	label_list	label_size	label_key	label_value	hmap_flags	hmap_oldbuckets	md_gofunc"
+
+# runtime.moduledata's gofunc for the reference rows, from the struct in
+# each release's runtime/symtab.go: none before 1.18 (funcdata were
+# pointers), 304 when 1.18 added rodata and gofunc, 320 once 1.20 put
+# covctrs and ecovctrs before them; 1.25 lies between two releases
+# measured here at 320.
+declare -A md_gofunc_reference=([1.17]=- [1.18]=304 [1.20]=320 [1.25]=320)
 
 declare -A rows
 for v in $(go_toolchains); do
@@ -30,7 +37,7 @@ for v in $(go_toolchains); do
 		 n("hmap.count"), n("hmap.B"), n("hmap.buckets"), n("bucket.size"), n("bucket.tophash"),
 		 n("bucket.keys"), n("bucket.values"), n("bucket.overflow"),
 		 n("labelMap.list"), n("label.size"), n("label.key"), n("label.value"),
-		 n("hmap.flags"), n("hmap.oldbuckets")] | @tsv')
+		 n("hmap.flags"), n("hmap.oldbuckets"), n("moduledata.gofunc")] | @tsv')
 	rows[$v]=$row
 done
 
@@ -44,10 +51,10 @@ if [ -r "$reference" ]; then
 		if [ "$layout" = map ]; then
 			rows[$go]=$(printf '%s\t' "$go" reference - map "$gm" "$curg" "$labels" "$goid" \
 				"$count" "$B" "$buckets" "$bsize" 0 "$keys" "$values" "$overflow" - - - - \
-				8 $((buckets + 8)))
+				8 $((buckets + 8)) "${md_gofunc_reference[$go]:--}")
 		else
 			rows[$go]=$(printf '%s\t' "$go" reference - slice "$gm" "$curg" "$labels" "$goid" \
-				- - - - - - - - 0 32 0 16 - -)
+				- - - - - - - - 0 32 0 16 - - "${md_gofunc_reference[$go]:--}")
 		fi
 		rows[$go]=${rows[$go]%$'\t'}
 	done <"$reference"

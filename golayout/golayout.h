@@ -14,6 +14,7 @@ struct golayout_row {
 	bool verified;
 	const char *toolchain; /* "go1.21.13" for verified rows, "" otherwise */
 	struct go_layout layout; /* tls_g_offset is per binary and always 0 here */
+	__u32 md_gofunc; /* runtime.moduledata.gofunc; 0 before Go 1.18, which has none */
 };
 
 /* The row for Go MAJOR.MINOR, or NULL. Never a neighbouring version. */

@@ -6,7 +6,7 @@ BEGIN {
 	ncols = split("go verified toolchain labels g_m m_curg g_labels g_goid " \
 		"hmap_count hmap_B hmap_buckets bucket_size bucket_tophash bucket_keys " \
 		"bucket_values bucket_overflow label_list label_size label_key label_value " \
-		"hmap_flags hmap_oldbuckets", cols, " ")
+		"hmap_flags hmap_oldbuckets md_gofunc", cols, " ")
 	print "/* generated from golayout/golayout.tsv by golayout/tsv2c.awk: do not edit */"
 	print "static const struct golayout_row rows[] = {"
 	n = 0
@@ -60,8 +60,9 @@ $1 == "go" {
 		num($15, "bucket_values"), num($16, "bucket_overflow")
 	printf "\t\t.label_list = %d, .label_size = %d, .label_key = %d, .label_value = %d,\n", \
 		num($17, "label_list"), num($18, "label_size"), num($19, "label_key"), num($20, "label_value")
-	printf "\t\t.hmap_flags = %d, .hmap_oldbuckets = %d } },\n", \
+	printf "\t\t.hmap_flags = %d, .hmap_oldbuckets = %d },\n", \
 		num($21, "hmap_flags"), num($22, "hmap_oldbuckets")
+	printf "\t\t.md_gofunc = %d },\n", num($23, "md_gofunc")
 	n++
 }
 END {

@@ -39,6 +39,9 @@ struct go_binary {
 	enum go_tls_source tls_source;
 	bool tls_known;
 	struct go_layout layout;
+	__u32 md_gofunc; /* runtime.moduledata.gofunc, 0 if unknown */
+	uint64_t pcln_addr; /* link-time address of the function table */
+	size_t pcln_len;
 	struct notes problems, warnings;
 };
 
@@ -92,7 +95,8 @@ static const uint8_t *read_at(void *ctx, uint64_t vaddr, size_t len)
  * The file bytes of the next writable PT_LOAD segment from *IDX on, where Go
  * keeps its build info and module data; NULL after the last.
  */
-static const uint8_t *next_data_segment(const struct elf_image *img, size_t *idx, size_t *size)
+static const uint8_t *next_data_segment(const struct elf_image *img, size_t *idx, size_t *size,
+				       uint64_t *vaddr)
 {
 	const uint8_t *p;
 	GElf_Phdr ph;
@@ -107,6 +111,8 @@ static const uint8_t *next_data_segment(const struct elf_image *img, size_t *idx
 		p = elf_image__at(img, ph.p_vaddr, ph.p_filesz);
 		if (p) {
 			*size = ph.p_filesz;
+			if (vaddr)
+				*vaddr = ph.p_vaddr;
 			return p;
 		}
 	}
@@ -122,7 +128,7 @@ static const uint8_t *find_buildinfo(const struct elf_image *img, size_t *len)
 	p = elf_image__section(img, ".go.buildinfo", len, NULL);
 	if (p)
 		return p;
-	while ((seg = next_data_segment(img, &idx, &size))) {
+	while ((seg = next_data_segment(img, &idx, &size, NULL))) {
 		p = buildinfo__find(seg, size);
 		if (p) {
 			*len = size - (p - seg);
@@ -171,16 +177,20 @@ static uint64_t word(const uint8_t *p)
 }
 
 /*
- * Go 1.26+ leave the table header's textStart zero. The module data, which
- * points at the table, still holds the text start: find it by that pointer.
+ * Link-time address of runtime.firstmoduledata: its symbol, or else the
+ * word that points at the function table, followed by the funcnametab
+ * slice inside the table and a plausible text range. 0 if not found.
  */
-static uint64_t moduledata_text(const struct elf_image *img, uint64_t tab, size_t tablen)
+static uint64_t find_moduledata(const struct elf_image *img, uint64_t tab, size_t tablen)
 {
 	const uint8_t *seg, *md;
 	size_t idx = 0, size, off;
-	uint64_t names;
+	uint64_t names, vaddr;
+	GElf_Sym sym;
 
-	while ((seg = next_data_segment(img, &idx, &size))) {
+	if (elf_image__symbol(img, "runtime.firstmoduledata", &sym) == 0)
+		return sym.st_value;
+	while ((seg = next_data_segment(img, &idx, &size, &vaddr))) {
 		for (off = 0; off + MD_LEN <= size; off += 8) {
 			md = seg + off;
 			if (word(md) != tab)
@@ -189,10 +199,18 @@ static uint64_t moduledata_text(const struct elf_image *img, uint64_t tab, size_
 			if (names <= tab || names >= tab + tablen || !word(md + MD_TEXT) ||
 			    word(md + MD_MINPC) < word(md + MD_TEXT))
 				continue;
-			return word(md + MD_TEXT);
+			return vaddr + off;
 		}
 	}
 	return 0;
+}
+
+/* A word of the module data at MD + OFF, as linked; 0 if the file does not hold it. */
+static uint64_t moduledata_word(const struct elf_image *img, uint64_t md, uint32_t off)
+{
+	const uint8_t *p = md ? elf_image__at(img, md + off, 8) : NULL;
+
+	return p ? word(p) : 0;
 }
 
 static void open_pclntab(struct go_binary *gb)
@@ -211,8 +229,11 @@ static void open_pclntab(struct go_binary *gb)
 		off = gopclntab__text_start_offset(p, len);
 		if (off >= 0 && !word(p + off))
 			if (elf_image__relative_addend(gb->img, addr + off, &text) != 0)
-				text = moduledata_text(gb->img, addr, len);
+				text = moduledata_word(gb->img, find_moduledata(gb->img, addr, len),
+						       MD_TEXT);
 		gb->pcln = gopclntab__open(p, len, text, err, sizeof(err));
+		gb->pcln_addr = addr;
+		gb->pcln_len = len;
 	}
 	if (!gb->pcln)
 		note(&gb->warnings, "cannot read Go's function table: %s", err);
@@ -302,6 +323,7 @@ static void find_layout(struct go_binary *gb)
 		if (ret != 0)
 			note(&gb->warnings, "%s; falling back to the golayout table", err);
 	}
+	gb->md_gofunc = ret == 0 && dw.md_gofunc ? dw.md_gofunc : row ? row->md_gofunc : 0;
 	if (ret == 0) {
 		gb->layout = dw.layout;
 		gb->source = GO_SOURCE_DWARF;
@@ -332,7 +354,56 @@ static void find_layout(struct go_binary *gb)
 	gb->layout.tls_g_offset = tls;
 }
 
-struct go_binary *go_binary__open(const char *path, char *err, size_t errlen)
+static const uint8_t *read_image(void *img, uint64_t vaddr, size_t len)
+{
+	return elf_image__at(img, vaddr, len);
+}
+
+/* Where inlining trees are: Go 1.18+ give their offsets from moduledata's gofunc. */
+static void find_funcdata(struct go_binary *gb)
+{
+	const struct golayout_row *row;
+	struct go_dwarf_result dw;
+	uint64_t md, gofunc = 0;
+	char err[ERR_LEN];
+	GElf_Sym sym;
+
+	if (!gb->pcln)
+		return;
+	if (gopclntab__magic(gb->pcln) == GOPCLNTAB_MAGIC_116) {
+		gopclntab__set_funcdata(gb->pcln, 0, read_image, gb->img);
+		return;
+	}
+	/* the start of go:func.* is gofunc; its symbol saves finding the module data */
+	if (elf_image__symbol(gb->img, "go:func.*", &sym) == 0 ||
+	    elf_image__symbol(gb->img, "go.func.*", &sym) == 0)
+		gofunc = sym.st_value;
+	/* opened for symbols only: no layout was read */
+	if (!gofunc && !gb->md_gofunc) {
+		row = golayout__lookup(gb->major, gb->minor);
+		if (row)
+			gb->md_gofunc = row->md_gofunc;
+		else if (gb->dwarf && go_dwarf__read(gb->img, &dw, err, sizeof(err)) == 0)
+			gb->md_gofunc = dw.md_gofunc;
+	}
+	if (!gofunc && !gb->md_gofunc) {
+		note(&gb->warnings, "Go %d.%d's module data layout is unknown: inlined calls will "
+				    "not be shown as frames of their own", gb->major, gb->minor);
+		return;
+	}
+	if (!gofunc) {
+		md = find_moduledata(gb->img, gb->pcln_addr, gb->pcln_len);
+		gofunc = moduledata_word(gb->img, md, gb->md_gofunc);
+	}
+	if (!gofunc || !elf_image__at(gb->img, gofunc, 1)) {
+		note(&gb->warnings, "cannot find Go's module data: inlined calls will not be shown "
+				    "as frames of their own");
+		return;
+	}
+	gopclntab__set_funcdata(gb->pcln, gofunc, read_image, gb->img);
+}
+
+static struct go_binary *open_binary(const char *path, bool full, char *err, size_t errlen)
 {
 	const GElf_Ehdr *eh;
 	struct go_binary *gb;
@@ -373,14 +444,30 @@ struct go_binary *go_binary__open(const char *path, char *err, size_t errlen)
 		return gb;
 	}
 	open_pclntab(gb);
+	if (!full) {
+		find_funcdata(gb);
+		note(&gb->problems, "opened for its symbols only");
+		return gb;
+	}
 	gb->sets_labels = has_func(gb, "runtime/pprof.Do") ||
 			  has_func(gb, "runtime/pprof.SetGoroutineLabels");
 	find_tls(gb);
 	find_layout(gb);
+	find_funcdata(gb);
 	if (gb->pcln && !gb->sets_labels)
 		note(&gb->warnings, "never sets goroutine labels (no runtime/pprof.Do or "
 				    "SetGoroutineLabels): no trace IDs will be seen");
 	return gb;
+}
+
+struct go_binary *go_binary__open(const char *path, char *err, size_t errlen)
+{
+	return open_binary(path, true, err, errlen);
+}
+
+struct go_binary *go_binary__open_symbols(const char *path, char *err, size_t errlen)
+{
+	return open_binary(path, false, err, errlen);
 }
 
 void go_binary__close(struct go_binary *gb)
@@ -446,6 +533,11 @@ enum go_layout_source go_binary__source(const struct go_binary *gb)
 enum go_tls_source go_binary__tls_source(const struct go_binary *gb)
 {
 	return gb->tls_source;
+}
+
+uint32_t go_binary__md_gofunc(const struct go_binary *gb)
+{
+	return gb->md_gofunc;
 }
 
 const struct gopclntab *go_binary__pclntab(const struct go_binary *gb)

@@ -33,6 +33,12 @@ enum go_tls_source {
  * ones say why through go_binary__problem().
  */
 struct go_binary *go_binary__open(const char *path, char *err, size_t errlen);
+/*
+ * Like go_binary__open, for naming addresses only: the version and the
+ * function table with its inlining trees, none of the layout. The result is
+ * never supported for profiling.
+ */
+struct go_binary *go_binary__open_symbols(const char *path, char *err, size_t errlen);
 void go_binary__close(struct go_binary *gb);
 
 bool go_binary__supported(const struct go_binary *gb);
@@ -46,6 +52,9 @@ bool go_binary__has_symtab(const struct go_binary *gb);
 bool go_binary__sets_labels(const struct go_binary *gb);
 enum go_layout_source go_binary__source(const struct go_binary *gb);
 enum go_tls_source go_binary__tls_source(const struct go_binary *gb);
+
+/* Offset of gofunc in its runtime.moduledata (Go 1.18+), from DWARF or the table; 0 if unknown. */
+uint32_t go_binary__md_gofunc(const struct go_binary *gb);
 
 /* Its function table, or NULL when it has none that we can read; lives as long as GB. */
 const struct gopclntab *go_binary__pclntab(const struct go_binary *gb);

@@ -15,12 +15,13 @@
 /* Typedef chains are one or two long in Go's DWARF. */
 #define MAX_TYPEDEFS 8
 
-enum wanted { W_G, W_M, W_LABELMAP, W_COUNT };
+enum wanted { W_G, W_M, W_LABELMAP, W_MODULEDATA, W_COUNT };
 
 static const char *const wanted_names[W_COUNT] = {
 	[W_G] = "runtime.g",
 	[W_M] = "runtime.m",
 	[W_LABELMAP] = "runtime/pprof.labelMap",
+	[W_MODULEDATA] = "runtime.moduledata",
 };
 
 #define fail(ret, err, errlen, ...) (set_err(err, errlen, __VA_ARGS__), (ret))
@@ -261,7 +262,7 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 
 	memset(res, 0, sizeof(*res));
 	find_runtime_types(dbg, types, have);
-	if (!complete && (!have[W_G] || !have[W_M] || !have[W_LABELMAP]))
+	if (!complete && (!have[W_G] || !have[W_M] || !have[W_LABELMAP] || !have[W_MODULEDATA]))
 		return -EAGAIN;
 	if (!have[W_G] || !have[W_M])
 		return fail(-ENOENT, err, errlen, "DWARF: %s not found in the runtime units%s%s",
@@ -276,6 +277,9 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 	    member(&gt, "goid", &l->g_goid, NULL) != 0 || member(&mt, "curg", &l->m_curg, NULL) != 0)
 		return fail(complete ? -ENOENT : -EAGAIN, err, errlen,
 			    "DWARF: runtime.g {m, labels, goid} or runtime.m {curg} incomplete");
+	/* Go 1.16 and 1.17 have no gofunc: their funcdata are addresses */
+	if (have[W_MODULEDATA])
+		member(&types[W_MODULEDATA], "gofunc", &res->md_gofunc, NULL);
 	if (!have[W_LABELMAP])
 		return 0;
 	ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);

@@ -18,6 +18,8 @@ struct go_dwarf_result {
 	 * absent and labels_layout stays 0.
 	 */
 	bool have_labels_type;
+	/* runtime.moduledata.gofunc, where inlining trees are found (Go 1.18+); 0 if absent */
+	__u32 md_gofunc;
 };
 
 /*

@@ -3,6 +3,7 @@
 #ifndef __GOPCLNTAB_H
 #define __GOPCLNTAB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,12 +45,47 @@ int gopclntab__lookup(const struct gopclntab *tab, uint64_t pc, struct gopclntab
 int gopclntab__find(const struct gopclntab *tab, const char *name, struct gopclntab_func *out);
 
 /*
- * File and line of PC inside FN, from its pcfile and pcln tables: for code
- * inlined into FN, the inlined callee's. FILE points into the table.
- * Returns -ENOENT when PC is outside FN or the tables do not cover it,
- * -EINVAL on a corrupt table.
+ * File and line of PC inside FN, from its pcfile and pcln tables, as
+ * `go tool addr2line` (debug/gosym) reads them: for code inlined into FN,
+ * the inlined callee's. FILE points into the table and is "" when unknown;
+ * LINE is -1 when unknown. Returns 0 when both are known, -ENOENT when PC
+ * is outside FN or the tables do not cover it, -EINVAL on a corrupt _func.
  */
 int gopclntab__line(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t pc,
 		    const char **file, int *line);
+
+/* LEN bytes at link-time address VADDR, outside the table; NULL when the file has none there. */
+typedef const uint8_t *(*gopclntab_reader)(void *ctx, uint64_t vaddr, size_t len);
+
+/*
+ * Inlining trees are funcdata, which live outside the table: Go 1.18+ store
+ * them as offsets from GOFUNC (runtime.moduledata's gofunc, the start of
+ * go:func.*), Go 1.16 and 1.17 as addresses (pass GOFUNC 0). Without this
+ * call, gopclntab__frames does not expand inlined calls.
+ */
+void gopclntab__set_funcdata(struct gopclntab *tab, uint64_t gofunc, gopclntab_reader read,
+			     void *ctx);
+bool gopclntab__has_inlining(const struct gopclntab *tab);
+
+struct gopclntab_frame {
+	const char *func; /* points into the table */
+	const char *file; /* "" when unknown */
+	int line; /* -1 when unknown */
+	bool inlined; /* FUNC's code was inlined into the next frame's */
+};
+
+/* Deeper inlining than Go's inliner produces; frames arrays of this size never overflow. */
+#define GOPCLNTAB_MAX_INLINE 64
+
+/*
+ * The frames at PC in FN, innermost first, as the runtime unwinds them:
+ * each function inlined there with the line it was at, then FN itself with
+ * the line of the call. Writes at most MAX frames and returns how many (at
+ * least one). Without a usable inlining tree the one frame is FN with the
+ * innermost line, as gopclntab__line gives it. Returns -ENOENT when PC is
+ * outside FN, -EINVAL when its _func is corrupt.
+ */
+int gopclntab__frames(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t pc,
+		      struct gopclntab_frame *out, size_t max);
 
 #endif /* __GOPCLNTAB_H */

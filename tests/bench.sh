@@ -51,17 +51,25 @@ printf 'ratio:    %8.3f     (check / pahole; must be <= 0.5, aim 0.1)\n' "$ratio
 status=0
 awk -v r="$ratio" 'BEGIN { exit !(r <= 0.5) }' || status=1
 
-# symbolizing the same addresses: .gopclntab reader against go tool addr2line
+# symbolizing the same addresses: .gopclntab reader against go tool addr2line,
+# in address order (as a sorted stack set or nm output gives them) and shuffled
 addrs=$OUTPUT/bench/addrs
 read -r start size < <(readelf -SW "$bin" | sed 's/^ *\[ *[0-9]*\] *//' | awk '$1 == ".text" { print $3, $5 }')
 awk -v s=$((0x$start)) -v z=$((0x$size)) 'BEGIN { for (i = 0; i < 100000; i++) printf "0x%x\n", s + int(i * z / 100000) }' >"$addrs"
-RUNS=3
-ours_ms=$(median_ms sh -c "'$CTXPROF' addr2line '$bin' < '$addrs'")
-theirs_ms=$(median_ms sh -c "/usr/lib/go-$v/bin/go tool addr2line '$bin' < '$addrs'")
+shuf --random-source=<(yes) "$addrs" >"$addrs.shuffled"
+RUNS=5
 printf '\nsymbolizing 100000 addresses of the same binary, median of %d:\n' "$RUNS"
-printf 'ctxprof-go addr2line:  %8.1f ms\n' "$ours_ms"
-printf 'go tool addr2line:     %8.1f ms\n' "$theirs_ms"
-printf 'speed-up:              %8.1fx     (aim >= 10x)\n' "$(awk -v a="$ours_ms" -v b="$theirs_ms" 'BEGIN { print b / a }')"
+printf '%-9s %12s %12s %16s %9s\n' order ctxprof-go "(with -i)" "go tool addr2line" speed-up
+for order in sorted shuffled; do
+	f=$addrs
+	[ "$order" = sorted ] || f=$addrs.shuffled
+	ours_ms=$(median_ms sh -c "'$CTXPROF' addr2line '$bin' < '$f'")
+	inl_ms=$(median_ms sh -c "'$CTXPROF' addr2line -i '$bin' < '$f'")
+	theirs_ms=$(median_ms sh -c "/usr/lib/go-$v/bin/go tool addr2line '$bin' < '$f'")
+	printf '%-9s %9.1f ms %9.1f ms %13.1f ms %8.1fx\n' "$order" "$ours_ms" "$inl_ms" "$theirs_ms" \
+		"$(awk -v a="$ours_ms" -v b="$theirs_ms" 'BEGIN { print b / a }')"
+done
+echo "(aim >= 10x; -i also expands inlined calls, which go tool addr2line does not)"
 
 if [ "$(id -u)" != 0 ] || [ ! -r /sys/kernel/btf/vmlinux ]; then
 	echo "bench: sampling figures need root and kernel BTF; skipped" >&2

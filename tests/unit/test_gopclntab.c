@@ -702,6 +702,271 @@ static void test_real_binary(void)
 	close(fd);
 }
 
+/*
+ * Inlining: one function, main.outer, into which main.mid is inlined, and
+ * main.leaf into main.mid. Offsets from the entry, and what each range is:
+ *   [0x00,0x10) outer, line 10     [0x30,0x31) outer's call of mid, line 11
+ *   [0x10,0x20) leaf, line 20      [0x31,0x32) mid's call of leaf, line 31
+ *   [0x20,0x30) mid, line 30       [0x32,0x40) outer, line 12
+ * The tree: [0] mid, parentPc 0x30; [1] leaf, parent 0, parentPc 0x31.
+ */
+#define INL_SIZE 0x40
+#define GOFUNC 0x600000ULL /* where go:func.* is "mapped" */
+#define TREE_OFF 0x10 /* the tree, from GOFUNC */
+
+struct inl_run {
+	uint32_t end; /* from the entry */
+	int32_t line, index;
+};
+
+static const struct inl_run inl_runs[] = {
+	{ 0x10, 10, -1 }, { 0x20, 20, 1 }, { 0x30, 30, 0 },
+	{ 0x31, 11, -1 }, { 0x32, 31, 0 }, { 0x40, 12, -1 },
+};
+
+#define NRUNS (sizeof(inl_runs) / sizeof(inl_runs[0]))
+
+/* go:func.*, as the reader callback sees it */
+struct inl_memory {
+	uint8_t b[64];
+	bool broken; /* the reader fails, as for an address the file does not hold */
+};
+
+static const uint8_t *inl_read(void *ctx, uint64_t vaddr, size_t len)
+{
+	struct inl_memory *m = ctx;
+
+	if (m->broken || vaddr < GOFUNC || vaddr - GOFUNC > sizeof(m->b) ||
+	    len > sizeof(m->b) - (vaddr - GOFUNC))
+		return NULL;
+	return m->b + (vaddr - GOFUNC);
+}
+
+static size_t put_uvarint(uint8_t *p, uint32_t v)
+{
+	size_t n = 0;
+
+	for (; v >= 0x80; v >>= 7)
+		p[n++] = (v & 0x7f) | 0x80;
+	p[n++] = v;
+	return n;
+}
+
+/* A pc-value table of the runs, value FIELD of each (0: line, 1: index); returns its size. */
+static size_t put_pcvalue(uint8_t *p, int field)
+{
+	int32_t prev = -1, val, d;
+	uint32_t start = 0;
+	size_t i, n = 0;
+
+	for (i = 0; i < NRUNS; i++) {
+		val = field ? inl_runs[i].index : inl_runs[i].line;
+		d = val - prev;
+		n += put_uvarint(p + n, d < 0 ? ((uint32_t)-d << 1) - 1 : (uint32_t)d << 1);
+		n += put_uvarint(p + n, inl_runs[i].end - start);
+		prev = val;
+		start = inl_runs[i].end;
+	}
+	p[n++] = 0; /* end */
+	return n;
+}
+
+/* Builds the one-function table of format FMT into T and go:func.* into M. */
+static void build_inline(struct table *t, struct inl_memory *m, const struct format *fmt)
+{
+	static const char names[] = "main.outer\0main.mid\0main.leaf";
+	bool v116 = is_116(fmt), v120 = fmt->magic == GOPCLNTAB_MAGIC_120;
+	unsigned int field = v116 ? fmt->ptrsize : 4, nwords = v116 ? 7 : 8, hdr;
+	size_t n, nameoff, cuoff, fileoff, pctab, pcfile, pcln, pcinl, functab, fn, fd, i;
+	uint8_t *call;
+
+	memset(t, 0, sizeof(*t));
+	memset(m, 0, sizeof(*m));
+	t->fmt = fmt;
+	put_uint(t->b, fmt->magic, 4);
+	t->b[6] = 1;
+	t->b[7] = fmt->ptrsize;
+	n = 8 + nwords * fmt->ptrsize;
+
+	nameoff = n;
+	memcpy(t->b + n, names, sizeof(names));
+	n = align8(n + sizeof(names));
+	cuoff = n; /* one unit, one file: file 0 at filetab offset 0 */
+	n += 8;
+	fileoff = n;
+	memcpy(t->b + n, "/src/x.go", 10);
+	n = align8(n + 10);
+	pctab = n;
+	t->b[n++] = 0x7f; /* no table starts at offset 0 */
+	pcfile = n - pctab;
+	t->b[n++] = 2; /* file 0 ... */
+	t->b[n++] = INL_SIZE; /* ... for the whole function */
+	t->b[n++] = 0;
+	pcln = n - pctab;
+	n += put_pcvalue(t->b + n, 0);
+	pcinl = n - pctab;
+	n += put_pcvalue(t->b + n, 1);
+	n = align8(n);
+
+	functab = t->pcln = n;
+	fn = functab + 4 * field;
+	put_uint(t->b + functab, v116 ? TEXT_START : 0, field);
+	put_uint(t->b + functab + field, fn - functab, field);
+	put_uint(t->b + functab + 2 * field, v116 ? TEXT_START + INL_SIZE : INL_SIZE, field);
+	t->func_at[0] = fn;
+	put_uint(t->b + fn, v116 ? TEXT_START : 0, field);
+	/* nameOff, args, deferreturn, pcsp, pcfile, pcln, npcdata, cuOffset */
+	put_uint(t->b + fn + field + 16, pcfile, 4);
+	put_uint(t->b + fn + field + 20, pcln, 4);
+	put_uint(t->b + fn + field + 24, 3, 4);
+	/* Go 1.20 added startLine; Go 1.16's header is 1.18's with a pointer-sized entry */
+	hdr = field + (v120 ? 40 : 36);
+	t->b[fn + hdr - 1] = 4; /* nfuncdata */
+	put_uint(t->b + fn + hdr + 2 * 4, pcinl, 4); /* pcdata[2]: the tree index */
+	fd = fn + hdr + 3 * 4;
+	if (v116) {
+		fd = (fd + fmt->ptrsize - 1) & ~(size_t)(fmt->ptrsize - 1);
+		put_uint(t->b + fd + 3 * fmt->ptrsize, GOFUNC + TREE_OFF, fmt->ptrsize);
+		n = fd + 4 * fmt->ptrsize;
+	} else {
+		for (i = 0; i < 3; i++)
+			put_uint(t->b + fd + 4 * i, 0xffffffff, 4);
+		put_uint(t->b + fd + 12, TREE_OFF, 4);
+		n = fd + 16;
+	}
+	t->len = n;
+
+	/* the tree: name offsets 11 (main.mid) and 20 (main.leaf) */
+	for (i = 0; i < 2; i++) {
+		call = m->b + TREE_OFF + i * (v120 ? 16 : 20);
+		if (v120) {
+			put_uint(call + 4, i ? 20 : 11, 4);
+			put_uint(call + 8, i ? 0x31 : 0x30, 4);
+		} else {
+			put_uint(call, i ? 0 : 0xffff, 2); /* parent */
+			put_uint(call + 12, i ? 20 : 11, 4);
+			put_uint(call + 16, i ? 0x31 : 0x30, 4);
+		}
+	}
+
+	set_word(t, W_NFUNC, 1);
+	set_word(t, 1, 1);
+	if (v116) {
+		set_word(t, W116_FUNCNAME, nameoff);
+		set_word(t, 3, cuoff);
+		set_word(t, 4, fileoff);
+		set_word(t, 5, pctab);
+		set_word(t, W116_PCLN, functab);
+	} else {
+		set_word(t, W118_TEXT, TEXT_START);
+		set_word(t, W118_FUNCNAME, nameoff);
+		set_word(t, 4, cuoff);
+		set_word(t, 5, fileoff);
+		set_word(t, 6, pctab);
+		set_word(t, W118_PCLN, functab);
+	}
+}
+
+/* "func:line func:line ... " with "*" marking inlined frames, or the error. */
+static const char *frames_str(char *buf, size_t size, const struct gopclntab *tab, uint64_t pc,
+			      size_t max)
+{
+	struct gopclntab_frame f[8];
+	struct gopclntab_func fn;
+	size_t len = 0;
+	int i, n;
+
+	if (gopclntab__lookup(tab, pc, &fn) != 0)
+		return "lookup failed";
+	n = gopclntab__frames(tab, &fn, pc, f, max);
+	if (n < 0) {
+		snprintf(buf, size, "error %d", n);
+		return buf;
+	}
+	buf[0] = '\0';
+	for (i = 0; i < n; i++)
+		len += snprintf(buf + len, size - len, "%s%s%s@%s:%d", i ? " " : "",
+				f[i].inlined ? "*" : "", f[i].func, f[i].file, f[i].line);
+	return buf;
+}
+
+static void test_inlining(void)
+{
+	static const struct {
+		uint32_t off;
+		const char *frames;
+	} cases[] = {
+		{ 0x05, "main.outer@/src/x.go:10" },
+		{ 0x15, "*main.leaf@/src/x.go:20 *main.mid@/src/x.go:31 main.outer@/src/x.go:11" },
+		{ 0x2f, "*main.mid@/src/x.go:30 main.outer@/src/x.go:11" },
+		{ 0x30, "main.outer@/src/x.go:11" },
+		{ 0x3f, "main.outer@/src/x.go:12" },
+	};
+	const char *no_tree = "main.outer@/src/x.go:20";
+	struct inl_memory m;
+	struct gopclntab *tab;
+	const char *last;
+	uint8_t *copy;
+	struct table t;
+	char got[256];
+	size_t f, i, bad;
+	int fi;
+
+	for (fi = 0; fi < 3; fi++) {
+		const struct format *fmt = &formats[fi];
+
+		build_inline(&t, &m, fmt);
+		copy = dup_exact(t.b, t.len);
+		tab = gopclntab__open(copy, t.len, 0, NULL, 0);
+		if (!check(tab != NULL, desc("%s inlining: open", fmt->what), "a table", "NULL")) {
+			free(copy);
+			continue;
+		}
+		verdict(!strcmp(frames_str(got, sizeof(got), tab, TEXT_START + 0x15, 8), no_tree),
+			desc("%s inlining: without funcdata, the function alone with the innermost line",
+			     fmt->what), no_tree, got);
+		gopclntab__set_funcdata(tab, is_116(fmt) ? 0 : GOFUNC, inl_read, &m);
+		for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			frames_str(got, sizeof(got), tab, TEXT_START + cases[i].off, 8);
+			verdict(!strcmp(got, cases[i].frames),
+				desc("%s inlining: frames at entry+0x%x", fmt->what, cases[i].off),
+				cases[i].frames, got);
+		}
+		frames_str(got, sizeof(got), tab, TEXT_START + 0x15, 2);
+		verdict(!strcmp(got, no_tree),
+			desc("%s inlining: room for 2 of 3 frames gives the function alone",
+			     fmt->what), no_tree, got);
+		m.broken = true;
+		frames_str(got, sizeof(got), tab, TEXT_START + 0x15, 8);
+		verdict(!strcmp(got, no_tree),
+			desc("%s inlining: an unreadable tree gives the function alone", fmt->what),
+			no_tree, got);
+		m.broken = false;
+		/* leaf's parentPc pointing back into leaf: a loop the depth bound must end */
+		put_uint(m.b + TREE_OFF + (fmt->magic == GOPCLNTAB_MAGIC_120 ? 16 + 8 : 20 + 16),
+			 0x15, 4);
+		frames_str(got, sizeof(got), tab, TEXT_START + 0x15, 8);
+		verdict(!strcmp(got, no_tree),
+			desc("%s inlining: a tree that loops gives the function alone", fmt->what),
+			no_tree, got);
+		/* every byte of the tree flipped: always an answer, ending in main.outer */
+		for (f = 0, bad = 0; f < sizeof(m.b); f++) {
+			m.b[f] ^= 0xff;
+			frames_str(got, sizeof(got), tab, TEXT_START + 0x15, 8);
+			last = strrchr(got, ' ');
+			if (strncmp(last ? last + 1 : got, "main.outer@", 11) != 0)
+				bad++;
+			m.b[f] ^= 0xff;
+		}
+		check_int(desc("%s inlining: each byte of the tree flipped: answers not ending in "
+			       "main.outer",
+			       fmt->what),
+			  0, bad);
+		gopclntab__close(tab);
+		free(copy);
+	}
+}
+
 int main(void)
 {
 	size_t i;
@@ -713,6 +978,7 @@ int main(void)
 	test_truncation();
 	test_bad_headers();
 	test_bad_funcs();
+	test_inlining();
 	test_real_binary();
 	return tap_done();
 }
