@@ -11,6 +11,8 @@
 char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool traced_only = false;
+/* send the words at SP, from which user space puts back a frameless leaf's caller */
+const volatile bool leaf_repair = true;
 
 /*
  * One ring buffer per CPU: a shared one costs every sample a lock and a
@@ -86,6 +88,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	e->flags = 0;
 	e->nlabels = 0;
 	e->labels_hash = 0;
+	e->sp = 0;
+	e->bp = 0;
 	__builtin_memset(e->trace_id, 0, sizeof(e->trace_id));
 	__builtin_memset(e->span_id, 0, sizeof(e->span_id));
 
@@ -125,7 +129,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	/* the stack goes right after the labels, so that only filled bytes are sent */
 	len = read_user_stack(ctx, (__u64 *)e,
 			      (offsetof(struct sample_event, labels) + n * sizeof(struct go_label)) / 8,
-			      sizeof(*e) / 8, g, curg) * 8;
+			      sizeof(*e) / 8, g, curg, leaf_repair ? e : NULL) * 8;
 	if (len > sizeof(e->stack_room))
 		len = sizeof(e->stack_room);
 	e->stack_bytes = len;

@@ -89,6 +89,13 @@ struct go_label {
  * set for milliseconds, so most samples repeat the one before.
  */
 #define SAMPLE_F_SAME_LABELS (1U << 6)
+/*
+ * top[] holds the two words at the user SP. A leaf interrupted before it
+ * set up its frame pointer (frameless functions, prologues, epilogues)
+ * leaves its caller out of the frame-pointer chain; its return address is
+ * at SP + the function's SP delta, which user space knows from .gopclntab.
+ */
+#define SAMPLE_F_TOP_WORDS (1U << 7)
 
 /*
  * One sample as it crosses the ring buffer. Only what was filled is sent:
@@ -108,6 +115,8 @@ struct sample_event {
 	__u32 gen; /* per-CPU number of the label set this event carries or repeats */
 	__u32 __pad;
 	__u64 labels_hash; /* of the label bytes read, in the order read */
+	__u64 sp, bp; /* user registers at the sample */
+	__u64 top[2]; /* [SP], [SP + 8], when SAMPLE_F_TOP_WORDS */
 	__u8 trace_id[TRACE_ID_LEN];
 	__u8 span_id[SPAN_ID_LEN];
 	struct go_label labels[MAX_LABELS];

@@ -115,10 +115,12 @@ static long fp_step(__u32 i, void *arg)
  * G is the goroutine whose stack the thread is on and CURG the M's user
  * goroutine (0 when unknown); their stack bounds (g.stack, at offset 0 of
  * runtime.g) keep the walk on stacks that belong to this sample. Without
- * them, frames must only lie above SP.
+ * them, frames must only lie above SP. E, when not NULL, gets SP, BP and
+ * the words at SP, for user space to repair the walk's first step.
  */
 static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __u64 *out,
-					     __u32 first, __u32 out_words, __u64 g, __u64 curg)
+					     __u32 first, __u32 out_words, __u64 g, __u64 curg,
+					     struct sample_event *e)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fp_walk w = { .out = out, .first = first, .out_words = out_words };
@@ -165,8 +167,15 @@ static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __
 	}
 	w.fp = bp;
 	/* the window at SP usually holds the first frames, and the leaf's own */
-	if (!load_window(&w, sp & ~7ULL))
+	if (!load_window(&w, sp & ~7ULL)) {
 		w.got = 0;
+	} else if (e && !(sp & 7)) {
+		e->sp = sp;
+		e->bp = bp;
+		e->top[0] = w.win->w[0];
+		e->top[1] = w.win->w[1];
+		e->flags |= SAMPLE_F_TOP_WORDS;
+	}
 	bpf_loop(MAX_STACK_DEPTH, fp_step, &w, 0);
 	return w.n;
 }

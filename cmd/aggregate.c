@@ -38,7 +38,39 @@ struct aggregate {
 	struct hashmap *records; /* record key -> struct record */
 	struct hashmap *cpus; /* cpu number -> struct cpu_labels */
 	struct agg_stats stats;
+	agg_lookup_fn repair_lookup;
+	void *repair_ctx;
 };
+
+void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
+{
+	a->repair_lookup = lookup;
+	a->repair_ctx = ctx;
+}
+
+/* The event's stack, in BUF with the leaf's missing caller put back when there is one. */
+static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_event *e,
+				      const uint64_t *stack, size_t *nframes, uint64_t *buf)
+{
+	struct agg_target t = {};
+	uint64_t caller;
+
+	if (!a->repair_lookup || !(e->flags & SAMPLE_F_TOP_WORDS) || *nframes == 0 ||
+	    !a->repair_lookup(a->repair_ctx, e->tgid, &t) || !t.sym)
+		return stack;
+	caller = symbolizer__leaf_caller(t.sym, stack[0], e->sp, e->bp, (const uint64_t *)e->top);
+	if (!caller)
+		return stack;
+	buf[0] = stack[0];
+	buf[1] = caller;
+	/* the outermost frame gives way when the stack is full */
+	if (*nframes == MAX_STACK_DEPTH)
+		(*nframes)--;
+	memcpy(buf + 2, stack + 1, (*nframes - 1) * sizeof(*buf));
+	(*nframes)++;
+	a->stats.repaired++;
+	return buf;
+}
 
 static void record__free(void *p)
 {
@@ -171,6 +203,7 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 {
 	const struct sample_event *e = data;
 	const struct go_label *labels;
+	uint64_t buf[MAX_STACK_DEPTH];
 	const uint64_t *stack;
 	uint32_t nlabels;
 	struct record tmp = {}, *r;
@@ -241,6 +274,7 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 		r->last_ns = e->time_ns;
 
 	nframes = e->stack_bytes / 8;
+	stack = repaired_stack(a, e, stack, &nframes, buf);
 	count = hashmap__get(r->stacks, stack, nframes * 8);
 	if (!count) {
 		count = calloc(1, sizeof(*count));

@@ -27,6 +27,13 @@ typedef bool (*agg_lookup_fn)(void *ctx, uint32_t pid, struct agg_target *out);
 struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns);
 void aggregate__free(struct aggregate *a);
 
+/*
+ * With LOOKUP, events that carry the words at SP (SAMPLE_F_TOP_WORDS) get
+ * the caller a frame-pointer walk misses put back, through the target's
+ * symbolizer, before they are counted: stacks stay exact keys.
+ */
+void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *ctx);
+
 /* Counts one event from the ring buffer; -EINVAL for a malformed one. */
 int aggregate__add(struct aggregate *a, const void *data, size_t size);
 
@@ -43,6 +50,7 @@ struct agg_stats {
 	uint64_t read_errors; /* the label walk failed; counted without labels */
 	uint64_t unresolved; /* repeated a label set whose full event was lost */
 	uint64_t malformed; /* events that did not parse */
+	uint64_t repaired; /* stacks whose leaf's caller was put back */
 	uint64_t records;
 };
 void aggregate__stats(const struct aggregate *a, struct agg_stats *out);

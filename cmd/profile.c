@@ -57,6 +57,8 @@ static const char usage[] =
 	"      --trace-key KEY     label holding the trace ID; repeatable, first match wins\n"
 	"                          (default: otel.traceid, otel_traceid, trace_id)\n"
 	"      --traced-only       drop samples whose goroutine has no trace ID\n"
+	"      --no-leaf-repair    keep stacks as the frame-pointer walk gives them: a Go\n"
+	"                          leaf caught without its frame set up then lacks its caller\n"
 	"  -v, --verbose           show libbpf's messages and per-target details\n"
 	"  -h, --help              show this help\n"
 	"  -V, --version           print the version\n"
@@ -88,6 +90,7 @@ struct options {
 	const char *trace_keys[MAX_TRACE_KEYS];
 	int ntrace_keys;
 	bool traced_only;
+	bool no_leaf_repair;
 	bool verbose;
 };
 
@@ -148,7 +151,7 @@ static int parse_pids(const char *arg, struct options *o)
 	return 0;
 }
 
-enum { OPT_TRACE_KEY = 256, OPT_TRACED_ONLY };
+enum { OPT_TRACE_KEY = 256, OPT_TRACED_ONLY, OPT_NO_LEAF_REPAIR };
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -160,6 +163,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "trace-key", required_argument, NULL, OPT_TRACE_KEY },
 		{ "traced-only", no_argument, NULL, OPT_TRACED_ONLY },
+		{ "no-leaf-repair", no_argument, NULL, OPT_NO_LEAF_REPAIR },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -212,6 +216,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_TRACED_ONLY:
 			o->traced_only = true;
+			break;
+		case OPT_NO_LEAF_REPAIR:
+			o->no_leaf_repair = true;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -293,29 +300,12 @@ static int read_comm(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
-/* The layout fits the BPF side's fixed buffers; user space checks once so BPF need not. */
-static const char *layout_problem(const struct go_layout *l)
-{
-	if (l->labels_layout == GO_LABELS_SLICE &&
-	    (l->label_size * MAX_LABELS > MAX_BUCKET_SIZE || l->label_key + 16 > l->label_size ||
-	     l->label_value + 16 > l->label_size))
-		return "label element larger than the sampler reads";
-	if (l->labels_layout == GO_LABELS_MAP &&
-	    (l->bucket_size > MAX_BUCKET_SIZE || l->bucket_tophash + BUCKET_SLOTS > l->bucket_size ||
-	     l->bucket_keys + BUCKET_SLOTS * 16 > l->bucket_size ||
-	     l->bucket_values + BUCKET_SLOTS * 16 > l->bucket_size ||
-	     l->bucket_overflow + 8 > l->bucket_size))
-		return "map bucket larger than the sampler reads";
-	return NULL;
-}
-
 /* Checks one PID and loads its layout into the targets map. */
 static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 {
 	char exe[64], path[PATH_MAX], err[256];
 	struct go_binary *gb;
 	struct go_layout l;
-	const char *why;
 	ssize_t n;
 	size_t i;
 	int ret;
@@ -353,13 +343,6 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 		return -ENOTSUP;
 	}
 	go_binary__layout(gb, &l);
-	why = layout_problem(&l);
-	if (why) {
-		fprintf(stderr, "pid %d (%s, %s): unsupported Go build: %s\n", (int)pid, t->comm, path,
-			why);
-		binaries__put(gb);
-		return -ENOTSUP;
-	}
 	for (i = 0; i < go_binary__nwarnings(gb); i++)
 		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)pid, t->comm, go_binary__warning(gb, i));
 	if (verbose)
@@ -475,13 +458,14 @@ static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, i
 	fprintf(stderr,
 		"ctxprof-go: %llu samples from %d target%s, %llu (%.1f%%) with a trace ID, "
 		"%llu records; lost %llu (ring buffer full), %llu label read errors, "
-		"%llu without their label set, %llu filtered (--traced-only), %llu malformed\n",
+		"%llu without their label set, %llu filtered (--traced-only), %llu malformed; "
+		"%llu stacks got back a leaf's caller\n",
 		(unsigned long long)st.samples, ntargets, ntargets == 1 ? "" : "s",
 		(unsigned long long)st.traced, st.samples ? 100.0 * st.traced / st.samples : 0.0,
 		(unsigned long long)st.records, (unsigned long long)totals[STAT_LOST_RINGBUF],
 		(unsigned long long)totals[STAT_READ_ERR], (unsigned long long)st.unresolved,
 		(unsigned long long)totals[STAT_FILTERED],
-		(unsigned long long)st.malformed);
+		(unsigned long long)st.malformed, (unsigned long long)st.repaired);
 }
 
 /* Notices targets that exited: their last samples are read before they are dropped. */
@@ -568,6 +552,7 @@ int profile__main(int argc, char **argv)
 	}
 	skel->rodata->nspan_keys = MAX_SPAN_KEYS;
 	skel->rodata->traced_only = o.traced_only;
+	skel->rodata->leaf_repair = !o.no_leaf_repair;
 
 	err = online_cpus(&online, &ncpus);
 	if (err) {
@@ -602,6 +587,8 @@ int profile__main(int argc, char **argv)
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	if (!o.no_leaf_repair)
+		aggregate__repair_leaves(run.agg, lookup_target, &run);
 	ring_fds = calloc(ncpus, sizeof(*ring_fds));
 	if (!ring_fds) {
 		err = -ENOMEM;

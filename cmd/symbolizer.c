@@ -28,6 +28,7 @@ struct symbolizer {
 	struct go_module go[MAX_GO_MODULES];
 	int ngo;
 	struct hashmap *cache; /* looked-up address -> struct frames */
+	struct hashmap *sp_deltas; /* leaf PC -> int32_t SP delta, or -1 when not Go code */
 	struct hashmap *strings; /* interned names and paths */
 };
 
@@ -84,8 +85,9 @@ struct symbolizer *symbolizer__new(pid_t pid, char *err, size_t errlen)
 		goto nomem;
 	s->cache = hashmap__new();
 	s->strings = hashmap__new();
+	s->sp_deltas = hashmap__new();
 	s->dwfl = dwfl_begin(&proc_callbacks);
-	if (!s->cache || !s->strings || !s->dwfl)
+	if (!s->cache || !s->strings || !s->sp_deltas || !s->dwfl)
 		goto nomem;
 	ret = dwfl_linux_proc_report(s->dwfl, pid);
 	if (ret != 0) {
@@ -116,6 +118,7 @@ void symbolizer__free(struct symbolizer *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	hashmap__free(s->cache, free);
+	hashmap__free(s->sp_deltas, free);
 	hashmap__free(s->strings, free);
 	free(s);
 }
@@ -136,21 +139,29 @@ static const char *intern(struct symbolizer *s, const char *str)
 	return copy;
 }
 
+/* The Go function table that covers ADDR, and ADDR as linked; NULL for other code. */
+static const struct gopclntab *go_table(struct symbolizer *s, Dwfl_Module *mod, uint64_t *addr)
+{
+	int i;
+
+	for (i = 0; mod && i < s->ngo; i++) {
+		if (s->go[i].mod == mod) {
+			*addr -= s->go[i].bias;
+			return go_binary__pclntab(s->go[i].gb);
+		}
+	}
+	return NULL;
+}
+
 /* Go code: functions, files and lines from .gopclntab, inlined calls expanded. */
 static struct frames *lookup_go(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr)
 {
 	struct gopclntab_frame gf[GOPCLNTAB_MAX_INLINE];
-	const struct gopclntab *tab = NULL;
+	const struct gopclntab *tab = go_table(s, mod, &addr);
 	struct gopclntab_func fn;
 	struct frames *out;
 	int i, n;
 
-	for (i = 0; i < s->ngo && !tab; i++) {
-		if (s->go[i].mod == mod) {
-			tab = go_binary__pclntab(s->go[i].gb);
-			addr -= s->go[i].bias;
-		}
-	}
 	if (!tab || gopclntab__lookup(tab, addr, &fn) != 0)
 		return NULL;
 	n = gopclntab__frames(tab, &fn, addr, gf, GOPCLNTAB_MAX_INLINE);
@@ -235,4 +246,50 @@ size_t symbolizer__frames(struct symbolizer *s, uint64_t addr, bool leaf,
 	}
 	*frames = f->f;
 	return f->n;
+}
+
+/* The SP delta of Go code at PC, from pcsp; -1 for anything else. Cached per PC. */
+static int32_t sp_delta(struct symbolizer *s, uint64_t pc)
+{
+	const struct gopclntab *tab;
+	struct gopclntab_func fn;
+	int32_t *d, delta = -1;
+	uint64_t addr = pc;
+
+	d = hashmap__get(s->sp_deltas, &pc, sizeof(pc));
+	if (d)
+		return *d;
+	tab = go_table(s, dwfl_addrmodule(s->dwfl, pc), &addr);
+	if (!tab || gopclntab__lookup(tab, addr, &fn) != 0 ||
+	    gopclntab__sp_delta(tab, &fn, addr, &delta) != 0)
+		delta = -1;
+	d = malloc(sizeof(*d));
+	if (d) {
+		*d = delta;
+		if (hashmap__add(s->sp_deltas, &pc, sizeof(pc), d) != 0)
+			free(d);
+	}
+	return delta;
+}
+
+uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t leaf, uint64_t sp, uint64_t bp,
+				 const uint64_t top[2])
+{
+	int32_t d = sp_delta(s, leaf);
+	uint64_t ret;
+
+	/*
+	 * Only SP + 0 and SP + 8 were sent: a frameless function, a prologue
+	 * before or just after PUSHQ BP, an epilogue after POPQ BP. Go 1.19's
+	 * prologue (SUBQ first, BP saved after) has wider deltas without a
+	 * frame pointer for two instructions; those stay unrepaired.
+	 */
+	if (d != 0 && d != 8)
+		return 0;
+	/* a frame that is set up has BP just below the return address */
+	if (bp == sp + d - 8)
+		return 0;
+	ret = top[d / 8];
+	/* never invent a frame: it must return into a Go function of this process */
+	return ret && sp_delta(s, ret - 1) >= 0 ? ret : 0;
 }

@@ -310,6 +310,22 @@ static bool same_offsets(const struct go_layout *a, const struct go_layout *b)
 	return memcmp(&x, &y, sizeof(x)) == 0;
 }
 
+/* The layout fits the sampler's fixed buffers; checked here so that BPF need not, and check says so. */
+static const char *layout_problem(const struct go_layout *l)
+{
+	if (l->labels_layout == GO_LABELS_SLICE &&
+	    (!l->label_size || l->label_size * MAX_LABELS > MAX_BUCKET_SIZE ||
+	     l->label_key + 16 > l->label_size || l->label_value + 16 > l->label_size))
+		return "its label element does not fit what the sampler reads";
+	if (l->labels_layout == GO_LABELS_MAP &&
+	    (l->bucket_size > MAX_BUCKET_SIZE || l->bucket_tophash + BUCKET_SLOTS > l->bucket_size ||
+	     l->bucket_keys + BUCKET_SLOTS * 16 > l->bucket_size ||
+	     l->bucket_values + BUCKET_SLOTS * 16 > l->bucket_size ||
+	     l->bucket_overflow + 8 > l->bucket_size))
+		return "its label map bucket does not fit what the sampler reads";
+	return NULL;
+}
+
 static void find_layout(struct go_binary *gb)
 {
 	const struct golayout_row *row = golayout__lookup(gb->major, gb->minor);
@@ -328,8 +344,16 @@ static void find_layout(struct go_binary *gb)
 		gb->layout = dw.layout;
 		gb->source = GO_SOURCE_DWARF;
 		if (!dw.have_labels_type && row) {
-			/* nothing to read from, and nothing will ever be stored there */
-			gb->layout.labels_layout = row->layout.labels_layout;
+			/*
+			 * Nothing to read the labels layout from, and nothing
+			 * will ever be stored there: the release's own, so that
+			 * the layout stays whole.
+			 */
+			gb->layout = row->layout;
+			gb->layout.g_m = dw.layout.g_m;
+			gb->layout.m_curg = dw.layout.m_curg;
+			gb->layout.g_labels = dw.layout.g_labels;
+			gb->layout.g_goid = dw.layout.g_goid;
 		} else if (row && !same_offsets(&gb->layout, &row->layout)) {
 			note(&gb->warnings,
 			     "DWARF offsets differ from the golayout row for Go %d.%d (custom "
@@ -352,6 +376,8 @@ static void find_layout(struct go_binary *gb)
 		     golayout__range());
 	}
 	gb->layout.tls_g_offset = tls;
+	if (gb->source != GO_SOURCE_NONE && layout_problem(&gb->layout))
+		note(&gb->problems, "%s", layout_problem(&gb->layout));
 }
 
 static const uint8_t *read_image(void *img, uint64_t vaddr, size_t len)

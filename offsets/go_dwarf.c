@@ -170,6 +170,9 @@ static int read_slice_layout(Dwarf_Die *st, struct go_layout *l, char *err, size
 				     member(&elem, "Value", &l->label_value, NULL),
 			     "label.value");
 			NEED(byte_size(&elem, &l->label_size), "label byte size");
+			/* a binary that never makes a label keeps only the type's name */
+			if (!l->label_size)
+				return -ENODATA;
 			l->labels_layout = GO_LABELS_SLICE;
 			return 0;
 		}
@@ -284,8 +287,16 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 		return 0;
 	ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);
 	/* a type it refers to may lie past the units inflated so far */
-	if (ret != 0 && !complete)
+	if (ret != 0 && ret != -ENODATA && !complete)
 		return -EAGAIN;
+	/* no labels type to read from, as if runtime/pprof were not linked */
+	if (ret == -ENODATA) {
+		struct go_layout kept = { .g_m = l->g_m, .m_curg = l->m_curg,
+					  .g_labels = l->g_labels, .g_goid = l->g_goid };
+
+		*l = kept;
+		return 0;
+	}
 	res->have_labels_type = ret == 0;
 	return ret;
 }

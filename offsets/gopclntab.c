@@ -438,6 +438,7 @@ static int32_t pcvalue(const struct gopclntab *tab, const struct gopclntab_func 
  * 1.16: funcID, two pad); then npcdata u32 pcdata offsets and nfuncdata
  * funcdata words.
  */
+#define FUNC_PCSP 12
 #define FUNC_PCFILE 16
 #define FUNC_PCLN 20
 #define FUNC_NPCDATA 24
@@ -491,6 +492,23 @@ int gopclntab__line(const struct gopclntab *tab, const struct gopclntab_func *fn
 	*file = pc_file(tab, fn, pc);
 	*line = pcvalue(tab, fn, func_u32(tab, fn, FUNC_PCLN), pc);
 	return **file && *line >= 0 ? 0 : -ENOENT;
+}
+
+int gopclntab__sp_delta(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t pc,
+			int32_t *delta)
+{
+	uint32_t pcsp;
+
+	if (pc < fn->entry || pc >= fn->end)
+		return -ENOENT;
+	if (!func_readable(tab, fn))
+		return -EINVAL;
+	/* the runtime's reading: offset 0 is no table, and then nothing is known */
+	pcsp = func_u32(tab, fn, FUNC_PCSP);
+	if (!pcsp)
+		return -ENOENT;
+	*delta = pcvalue(tab, fn, pcsp, pc);
+	return *delta < 0 ? -ENOENT : 0;
 }
 
 void gopclntab__set_funcdata(struct gopclntab *tab, uint64_t gofunc, gopclntab_reader read,

@@ -54,6 +54,14 @@ int gopclntab__find(const struct gopclntab *tab, const char *name, struct gopcln
 int gopclntab__line(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t pc,
 		    const char **file, int *line);
 
+/*
+ * Bytes the stack pointer has moved down at PC in FN since its entry (the
+ * pcsp table): the return address is at SP + DELTA. -ENOENT when FN has no
+ * table or it does not cover PC, -EINVAL on a corrupt _func.
+ */
+int gopclntab__sp_delta(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t pc,
+			int32_t *delta);
+
 /* LEN bytes at link-time address VADDR, outside the table; NULL when the file has none there. */
 typedef const uint8_t *(*gopclntab_reader)(void *ctx, uint64_t vaddr, size_t len);
 

@@ -160,3 +160,15 @@ for v in $versions; do
 		verify "$v" "$var" "$bin" "$twin"
 	done
 done
+
+# A program that links runtime/pprof for CPU profiles but never makes a
+# label (testdata/leafy): its DWARF keeps the label type's name with no
+# members. It must still be supported, with the release's labels layout.
+for v in $versions; do
+	bin=$(go_build "$v" plain leafy) || { not_ok "go$v leafy: build failed"; continue; }
+	read -r want_layout < <(design_facts "$v" | awk '{ print $5 }')
+	got=$("$CTXPROF" check --json "$bin" |
+		jq -r '"\(.supported) \(.source) \(.labels_layout) \(.sets_labels) \(.offsets["label.size"] // .offsets["bucket.size"])"')
+	check_eq "go$v leafy (runtime/pprof linked, no labels): supported, DWARF, the release's labels layout" \
+		"true dwarf $want_layout false $([ "$want_layout" = map ] && echo 272 || echo 32)" "$got"
+done

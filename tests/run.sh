@@ -39,6 +39,7 @@ run "profile: lifecycle" bash "$TOP/tests/profile-lifecycle.sh"
 run "profile: errors" bash "$TOP/tests/profile-errors.sh"
 run "profile: OpenTelemetry SDK server" bash "$TOP/tests/profile-otel.sh"
 run "profile: stripped gofmt" bash "$TOP/tests/profile-stripped.sh"
+run "profile: frameless leaves and their callers" bash "$TOP/tests/profile-leaves.sh"
 
 failed=$(grep -c '^not ok' "$log")
 skipped=$(grep -c '^ok .*# SKIP' "$log")

@@ -1,0 +1,3 @@
+module ctxprof.test/leafy
+
+go 1.17

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+// leafy: burns CPU in functions without a stack frame, so that tests can check who called them.
+//
+// main.spinLeaf is a noinline leaf that needs no stack frame, and only
+// main.workKilo calls it. main.clearBig makes large byte slices, whose
+// zeroing runs in runtime.memclrNoHeapPointers, assembly without a frame.
+// A frame-pointer walk from either leaf skips its caller. With -cpuprofile,
+// runtime/pprof profiles the same run from the inside, for comparison.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"sync"
+	"time"
+)
+
+var (
+	sink uint64
+	keep [][]byte
+	mu   sync.Mutex
+)
+
+//go:noinline
+func spinLeaf(n int) uint64 {
+	x := uint64(n)
+	for i := 0; i < n; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		x ^= x >> 17
+	}
+	return x
+}
+
+//go:noinline
+func workKilo() {
+	for i := 0; i < 2000; i++ {
+		sink += spinLeaf(1000)
+	}
+}
+
+//go:noinline
+func clearBig(w int) {
+	b := make([]byte, 4<<20)
+	b[len(b)-1] = 1
+	mu.Lock()
+	keep[w] = b
+	mu.Unlock()
+}
+
+func main() {
+	dur := flag.Duration("d", 10*time.Second, "how long to run")
+	workers := flag.Int("workers", 2, "worker goroutines")
+	profile := flag.String("cpuprofile", "", "also write runtime/pprof's CPU profile here")
+	rate := flag.Int("rate", 1000, "runtime/pprof's sampling rate, Hz")
+	delay := flag.Duration("delay", 0, "wait this long before working (for a profiler to attach)")
+	flag.Parse()
+	fmt.Fprintf(os.Stderr, "leafy: pid %d\n", os.Getpid())
+
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		// above the default 100 Hz, so that the comparison has enough
+		// samples; StartCPUProfile then warns that the rate is already set
+		runtime.SetCPUProfileRate(*rate)
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "leafy:", err)
+			os.Exit(1)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	// fewer collections: each stops the frameless loop with an asynchronous
+	// preemption, which shows up as runtime.asyncPreempt samples
+	debug.SetGCPercent(1000)
+	keep = make([][]byte, *workers)
+	time.Sleep(*delay)
+	deadline := time.Now().Add(*dur)
+	var wg sync.WaitGroup
+	for w := 0; w < *workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				workKilo()
+				clearBig(w)
+				// a goroutine that runs 10 ms without a safe point gets an
+				// asynchronous preemption from sysmon; runtime/pprof's own
+				// signal then tends to land in runtime.asyncPreempt
+				runtime.Gosched()
+			}
+		}(w)
+	}
+	wg.Wait()
+}
