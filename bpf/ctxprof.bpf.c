@@ -88,6 +88,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	e->flags = 0;
 	e->nlabels = 0;
 	e->labels_hash = 0;
+	e->origin = ORIGIN_SAMPLING;
 	e->sp = 0;
 	e->bp = 0;
 	__builtin_memset(e->trace_id, 0, sizeof(e->trace_id));
@@ -149,4 +150,124 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		last->flags = e->flags & (SAMPLE_F_TRACE | SAMPLE_F_SPAN | SAMPLE_F_LABELS_CUT);
 	}
 	return 0;
+}
+
+/*
+ * Custom traces: another eBPF program stores a context value here and
+ * tail-calls custom__generic. Names and types are a contract (design.md).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} custom_context_map SEC(".maps");
+
+/* Go layouts by executable file, for processes that are not --pid targets (--uprobe) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, struct exe_key);
+	__type(value, struct go_layout);
+} exe_layouts SEC(".maps");
+
+static __always_inline const struct go_layout *layout_of(__u32 tgid)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	const struct go_layout *l;
+	struct exe_key key;
+	struct inode *inode;
+
+	l = bpf_map_lookup_elem(&targets, &tgid);
+	if (l)
+		return l;
+	inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+	if (!inode)
+		return NULL;
+	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key.ino = BPF_CORE_READ(inode, i_ino);
+	return bpf_map_lookup_elem(&exe_layouts, &key);
+}
+
+/*
+ * One event at an exact moment: its context, the user stack and, in a Go
+ * process whose layout is known, the goroutine's labels and goid. Sent
+ * whole (no label set by reference), with the ring's own wakeup policy so
+ * that user space names a short-lived process's frames while it lives.
+ */
+static __always_inline int emit_event(struct pt_regs *regs, __u32 origin, __u64 context)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, zero = 0, n;
+	const struct go_layout *l;
+	__u64 g = 0, curg = 0;
+	struct sample_event *e;
+	void *ring;
+	long len;
+
+	stat_inc(STAT_EVENTS);
+	e = bpf_map_lookup_elem(&scratch, &zero);
+	if (!e) {
+		stat_inc(STAT_EVENTS_LOST);
+		return 0;
+	}
+	e->time_ns = bpf_ktime_get_ns();
+	e->tgid = tgid;
+	e->tid = (__u32)pid_tgid;
+	e->goid = 0;
+	e->flags = 0;
+	e->nlabels = 0;
+	e->labels_hash = 0;
+	e->gen = 0;
+	e->origin = origin;
+	e->context = context;
+	e->sp = 0;
+	e->bp = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	__builtin_memset(e->trace_id, 0, sizeof(e->trace_id));
+	__builtin_memset(e->span_id, 0, sizeof(e->span_id));
+	l = layout_of(tgid);
+	if (l && go_read_goroutine(e, l, true, &g, &curg) < 0)
+		e->flags |= SAMPLE_F_READ_ERR;
+	n = e->nlabels;
+	if (n > MAX_LABELS)
+		n = MAX_LABELS;
+	e->nlabels = n;
+	e->cpu = bpf_get_smp_processor_id();
+	len = walk_user_stack(PT_REGS_IP(regs), PT_REGS_SP(regs), PT_REGS_FP(regs), (__u64 *)e,
+			      (offsetof(struct sample_event, labels) + n * sizeof(struct go_label)) / 8,
+			      sizeof(*e) / 8, g, curg, leaf_repair ? e : NULL) * 8;
+	if (len > sizeof(e->stack_room))
+		len = sizeof(e->stack_room);
+	e->stack_bytes = len;
+	ring = bpf_map_lookup_elem(&events, &e->cpu);
+	if (!ring ||
+	    bpf_ringbuf_output(ring, e,
+			       offsetof(struct sample_event, labels) + n * sizeof(struct go_label) + len, 0))
+		stat_inc(STAT_EVENTS_LOST);
+	return 0;
+}
+
+/* The tail-call entry point: a uprobe-type program, so that uprobe programs can call it. */
+SEC("uprobe")
+int custom__generic(struct pt_regs *ctx)
+{
+	__u32 zero = 0;
+	__u64 *v = bpf_map_lookup_elem(&custom_context_map, &zero);
+
+	return emit_event(ctx, ORIGIN_CUSTOM, v ? *v : 0);
+}
+
+/* --uprobe on a Go function: the first integer argument is in RAX (Go's register ABI). */
+SEC("uprobe")
+int uprobe_go(struct pt_regs *ctx)
+{
+	return emit_event(ctx, ORIGIN_UPROBE, ctx->ax);
+}
+
+/* --uprobe on a C function: the first integer argument is in RDI. */
+SEC("uprobe")
+int uprobe_c(struct pt_regs *ctx)
+{
+	return emit_event(ctx, ORIGIN_UPROBE, ctx->di);
 }

@@ -113,14 +113,26 @@ struct sample_event {
 	__u32 stack_bytes; /* user stack, 8 bytes per frame, leaf first */
 	__u32 cpu;
 	__u32 gen; /* per-CPU number of the label set this event carries or repeats */
-	__u32 __pad;
+	__u32 origin; /* ORIGIN_*: a CPU sample, or one event of a custom trace */
 	__u64 labels_hash; /* of the label bytes read, in the order read */
 	__u64 sp, bp; /* user registers at the sample */
 	__u64 top[2]; /* [SP], [SP + 8], when SAMPLE_F_TOP_WORDS */
+	__u64 context; /* ORIGIN_CUSTOM and ORIGIN_UPROBE: the context value */
+	char comm[16]; /* ORIGIN_CUSTOM and ORIGIN_UPROBE: the task's */
 	__u8 trace_id[TRACE_ID_LEN];
 	__u8 span_id[SPAN_ID_LEN];
 	struct go_label labels[MAX_LABELS];
 	__u64 stack_room[MAX_STACK_DEPTH];
+};
+
+#define ORIGIN_SAMPLING 0
+#define ORIGIN_CUSTOM 1 /* a tail call into custom__generic */
+#define ORIGIN_UPROBE 2 /* a --uprobe that ctxprof-go attached */
+
+/* An executable file, as the kernel names it: a key for layouts by binary (--uprobe). */
+struct exe_key {
+	__u64 dev; /* the super block's s_dev: MAJOR << 20 | MINOR */
+	__u64 ino;
 };
 
 /* A label key the sampler looks for, zero-padded so that it compares as words. */
@@ -138,6 +150,8 @@ enum ctxprof_stat {
 	STAT_LOST_RINGBUF, /* ring buffer full: sample lost */
 	STAT_READ_ERR, /* samples with SAMPLE_F_READ_ERR */
 	STAT_FILTERED, /* dropped by --traced-only */
+	STAT_EVENTS, /* custom-trace and uprobe events, sent or not */
+	STAT_EVENTS_LOST, /* of those, lost to a full ring buffer */
 	STAT_MAX,
 };
 

@@ -107,10 +107,9 @@ static long fp_step(__u32 i, void *arg)
 }
 
 /*
- * Fills OUT[FIRST...] (OUT holding OUT_WORDS words) with the interrupted user
- * PC and the return addresses up the frame-pointer chain, leaf first; returns
- * the number of frames. The registers are the sample's, or the task's user
- * registers when the CPU was in the kernel.
+ * Fills OUT[FIRST...] (OUT holding OUT_WORDS words) with the user PC IP and
+ * the return addresses up the frame-pointer chain from BP, leaf first;
+ * returns the number of frames.
  *
  * G is the goroutine whose stack the thread is on and CURG the M's user
  * goroutine (0 when unknown); their stack bounds (g.stack, at offset 0 of
@@ -118,30 +117,14 @@ static long fp_step(__u32 i, void *arg)
  * them, frames must only lie above SP. E, when not NULL, gets SP, BP and
  * the words at SP, for user space to repair the walk's first step.
  */
-static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __u64 *out,
+static __always_inline __u32 walk_user_stack(__u64 ip, __u64 sp, __u64 bp, __u64 *out,
 					     __u32 first, __u32 out_words, __u64 g, __u64 curg,
 					     struct sample_event *e)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct fp_walk w = { .out = out, .first = first, .out_words = out_words };
-	__u64 ip, sp, bp, bounds[2];
+	__u64 bounds[2];
 	__u32 zero = 0;
 
-	/*
-	 * cs, word 17 of x86-64's pt_regs (after 15 registers, orig_ax and ip),
-	 * shares its slot with wider fields: the context allows only 8-byte reads.
-	 */
-	if (((const __u64 *)ctx)[17] & 3) {
-		ip = ctx->regs.ip;
-		sp = ctx->regs.sp;
-		bp = ctx->regs.bp;
-	} else {
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-
-		ip = BPF_CORE_READ(regs, ip);
-		sp = BPF_CORE_READ(regs, sp);
-		bp = BPF_CORE_READ(regs, bp);
-	}
 	if (!ip || first >= out_words)
 		return 0;
 	w.win = bpf_map_lookup_elem(&stack_windows, &zero);
@@ -178,6 +161,35 @@ static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __
 	}
 	bpf_loop(MAX_STACK_DEPTH, fp_step, &w, 0);
 	return w.n;
+}
+
+/*
+ * walk_user_stack for a perf sample: its registers, or the task's user
+ * registers when the CPU was in the kernel.
+ */
+static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __u64 *out,
+					     __u32 first, __u32 out_words, __u64 g, __u64 curg,
+					     struct sample_event *e)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 ip, sp, bp;
+
+	/*
+	 * cs, word 17 of x86-64's pt_regs (after 15 registers, orig_ax and ip),
+	 * shares its slot with wider fields: the context allows only 8-byte reads.
+	 */
+	if (((const __u64 *)ctx)[17] & 3) {
+		ip = ctx->regs.ip;
+		sp = ctx->regs.sp;
+		bp = ctx->regs.bp;
+	} else {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+		ip = BPF_CORE_READ(regs, ip);
+		sp = BPF_CORE_READ(regs, sp);
+		bp = BPF_CORE_READ(regs, bp);
+	}
+	return walk_user_stack(ip, sp, bp, out, first, out_words, g, curg, e);
 }
 
 #endif /* __USTACK_BPF_H */

@@ -180,7 +180,8 @@ static const struct go_label *resolve_labels(struct aggregate *a, const struct s
 		*n = c->nlabels;
 		return c->labels;
 	}
-	if (!(e->flags & SAMPLE_F_READ_ERR)) {
+	/* events of custom traces are always whole, and never referred to */
+	if (!(e->flags & SAMPLE_F_READ_ERR) && e->origin == ORIGIN_SAMPLING) {
 		if (!c && (c = calloc(1, sizeof(*c))) &&
 		    hashmap__add(a->cpus, &e->cpu, sizeof(e->cpu), c) != 0) {
 			free(c);
@@ -199,18 +200,16 @@ static const struct go_label *resolve_labels(struct aggregate *a, const struct s
 
 #define MAX_RECORD_KEY (12 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
 
-int aggregate__add(struct aggregate *a, const void *data, size_t size)
+/*
+ * Checks an event and fills TMP with its record's identity (pid, IDs, sorted
+ * labels); *STACK and *NFRAMES get its stack, its leaf's caller put back
+ * (into BUF) when that applies. -EINVAL for a malformed event.
+ */
+static int parse_event(struct aggregate *a, const struct sample_event *e, size_t size,
+		       struct record *tmp, const uint64_t **stack, size_t *nframes, uint64_t *buf)
 {
-	const struct sample_event *e = data;
 	const struct go_label *labels;
-	uint64_t buf[MAX_STACK_DEPTH];
-	const uint64_t *stack;
-	uint32_t nlabels;
-	struct record tmp = {}, *r;
-	uint8_t key[MAX_RECORD_KEY];
-	uint64_t *count;
-	size_t klen, nframes;
-	uint32_t i;
+	uint32_t nlabels, i;
 
 	if (size < offsetof(struct sample_event, labels) || e->nlabels > MAX_LABELS ||
 	    e->stack_bytes > sizeof(e->stack_room) || e->stack_bytes % 8 ||
@@ -220,10 +219,12 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 		return -EINVAL;
 	}
 	/* the stack follows the last label */
-	stack = (const uint64_t *)&e->labels[e->nlabels];
+	*stack = (const uint64_t *)&e->labels[e->nlabels];
+	*nframes = e->stack_bytes / 8;
+	*stack = repaired_stack(a, e, *stack, nframes, buf);
 	labels = resolve_labels(a, e, &nlabels);
-	a->stats.samples++;
-	tmp.pid = e->tgid;
+	memset(tmp, 0, sizeof(*tmp));
+	tmp->pid = e->tgid;
 	if (e->flags & SAMPLE_F_READ_ERR) {
 		/* a half-read label set could name the wrong trace: count it unlabeled */
 		a->stats.read_errors++;
@@ -231,24 +232,42 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 		/* repeats a set whose full event we never saw (lost, or before we started) */
 		a->stats.unresolved++;
 	} else {
-		tmp.flags = e->flags & RECORD_FLAGS;
-		memcpy(tmp.trace_id, e->trace_id, TRACE_ID_LEN);
-		memcpy(tmp.span_id, e->span_id, SPAN_ID_LEN);
-		tmp.nlabels = nlabels;
+		tmp->flags = e->flags & RECORD_FLAGS;
+		memcpy(tmp->trace_id, e->trace_id, TRACE_ID_LEN);
+		memcpy(tmp->span_id, e->span_id, SPAN_ID_LEN);
+		tmp->nlabels = nlabels;
 		for (i = 0; i < nlabels; i++) {
-			tmp.labels[i] = labels[i];
+			tmp->labels[i] = labels[i];
 			/* zero the slack so a copy never carries bytes past the lengths */
-			memset(tmp.labels[i].key + key_bytes(&labels[i]), 0,
+			memset(tmp->labels[i].key + key_bytes(&labels[i]), 0,
 			       MAX_KEY_LEN - key_bytes(&labels[i]));
-			memset(tmp.labels[i].value + value_bytes(&labels[i]), 0,
+			memset(tmp->labels[i].value + value_bytes(&labels[i]), 0,
 			       MAX_VALUE_LEN - value_bytes(&labels[i]));
 		}
-		qsort(tmp.labels, tmp.nlabels, sizeof(tmp.labels[0]), label_cmp);
+		qsort(tmp->labels, tmp->nlabels, sizeof(tmp->labels[0]), label_cmp);
 	}
-	if (!(tmp.flags & SAMPLE_F_TRACE))
-		memset(tmp.trace_id, 0, TRACE_ID_LEN);
-	if (!(tmp.flags & SAMPLE_F_SPAN))
-		memset(tmp.span_id, 0, SPAN_ID_LEN);
+	if (!(tmp->flags & SAMPLE_F_TRACE))
+		memset(tmp->trace_id, 0, TRACE_ID_LEN);
+	if (!(tmp->flags & SAMPLE_F_SPAN))
+		memset(tmp->span_id, 0, SPAN_ID_LEN);
+	tmp->first_ns = e->time_ns;
+	tmp->last_ns = e->time_ns;
+	return 0;
+}
+
+int aggregate__add(struct aggregate *a, const void *data, size_t size)
+{
+	const struct sample_event *e = data;
+	uint64_t buf[MAX_STACK_DEPTH];
+	const uint64_t *stack;
+	struct record tmp, *r;
+	uint8_t key[MAX_RECORD_KEY];
+	uint64_t *count;
+	size_t klen, nframes;
+
+	if (parse_event(a, e, size, &tmp, &stack, &nframes, buf) != 0)
+		return -EINVAL;
+	a->stats.samples++;
 	if (tmp.flags & SAMPLE_F_TRACE)
 		a->stats.traced++;
 
@@ -273,8 +292,6 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 	if (e->time_ns > r->last_ns)
 		r->last_ns = e->time_ns;
 
-	nframes = e->stack_bytes / 8;
-	stack = repaired_stack(a, e, stack, &nframes, buf);
 	count = hashmap__get(r->stacks, stack, nframes * 8);
 	if (!count) {
 		count = calloc(1, sizeof(*count));
@@ -485,6 +502,56 @@ static json_t *record_json(const struct aggregate *a, const struct record *r,
 	json_object_set_new(o, "end", json_string(buf));
 	json_object_set_new(o, "stacks", stacks_json(r, t->sym));
 	return o;
+}
+
+int aggregate__write_event(struct aggregate *a, const void *data, size_t size, FILE *out,
+			   agg_lookup_fn lookup, void *ctx)
+{
+	const struct sample_event *e = data;
+	uint64_t buf[MAX_STACK_DEPTH], one = 1;
+	struct agg_target t = {};
+	const uint64_t *stack;
+	struct record r;
+	size_t nframes;
+	char comm[24]; /* the task's name, or a 20-digit number */
+	json_t *o;
+	int ret;
+
+	if (parse_event(a, e, size, &r, &stack, &nframes, buf) != 0)
+		return -EINVAL;
+	r.samples = 1;
+	r.stacks = hashmap__new();
+	if (!r.stacks || hashmap__add(r.stacks, stack, nframes * 8, &one) != 0) {
+		hashmap__free(r.stacks, NULL);
+		return -ENOMEM;
+	}
+	if (!lookup(ctx, e->tgid, &t))
+		t.sym = NULL;
+	/* the task's name when the event happened, not whatever /proc says later */
+	memcpy(comm, e->comm, sizeof(e->comm));
+	comm[sizeof(e->comm)] = '\0';
+	t.comm = comm;
+	o = record_json(a, &r, &t);
+	json_object_set_new(o, "origin", json_string(e->origin == ORIGIN_CUSTOM ? "custom" : "uprobe"));
+	/* jansson's integers are signed: a context past 2^63 - 1 goes out as decimal digits */
+	if (e->context <= INT64_MAX) {
+		json_object_set_new(o, "context", json_integer((json_int_t)e->context));
+	} else {
+		snprintf(comm, sizeof(comm), "%llu", (unsigned long long)e->context);
+		json_object_set_new(o, "context", json_string(comm));
+	}
+	json_object_set_new(o, "tid", json_integer(e->tid));
+	json_object_set_new(o, "goid", e->flags & SAMPLE_F_CURG && !(e->flags & SAMPLE_F_READ_ERR) ?
+					       json_integer((json_int_t)e->goid) :
+					       json_null());
+	/* an event is a moment, not CPU time */
+	json_object_set_new(o, "cpu_ns", json_null());
+	ret = json_dumpf(o, out, JSON_COMPACT) == 0 && fputc('\n', out) != EOF ? 0 : -EIO;
+	json_decref(o);
+	hashmap__free(r.stacks, NULL);
+	if (!ret)
+		a->stats.events++;
+	return ret;
 }
 
 int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void *ctx)

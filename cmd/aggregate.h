@@ -38,6 +38,14 @@ void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *c
 int aggregate__add(struct aggregate *a, const void *data, size_t size);
 
 /*
+ * Writes an event of a custom trace or a uprobe (origin not ORIGIN_SAMPLING)
+ * as a record of its own, at once: samples 1, cpu_ns null, and its origin,
+ * context, tid and goid. -EINVAL for a malformed event.
+ */
+int aggregate__write_event(struct aggregate *a, const void *data, size_t size, FILE *out,
+			   agg_lookup_fn lookup, void *ctx);
+
+/*
  * Writes one JSON line per (pid, trace ID, label set) counted since the last
  * flush, most samples first, and starts over. Returns the number of records.
  */
@@ -51,6 +59,7 @@ struct agg_stats {
 	uint64_t unresolved; /* repeated a label set whose full event was lost */
 	uint64_t malformed; /* events that did not parse */
 	uint64_t repaired; /* stacks whose leaf's caller was put back */
+	uint64_t events; /* custom-trace and uprobe events written */
 	uint64_t records;
 };
 void aggregate__stats(const struct aggregate *a, struct agg_stats *out);

@@ -23,11 +23,15 @@
 #include "ctxprof.skel.h"
 #include "aggregate.h"
 #include "binaries.h"
+#include "custom.h"
 #include "profile.h"
 #include "symbolizer.h"
 #include "../offsets/go_binary.h"
 
 #define MAX_TARGETS 4096
+#define MAX_UPROBES 64
+/* processes that sent custom-trace or uprobe events, each with its symbolizer */
+#define MAX_EVENT_PROCS 256
 #define DEFAULT_FREQ 99
 #define DEFAULT_INTERVAL 10
 #define POLL_MS 100
@@ -43,6 +47,7 @@ static const char *const default_span_keys[] = { "span_id", "otel.spanid" };
 
 static const char usage[] =
 	"Usage: ctxprof-go -p PID [OPTIONS] [DURATION]\n"
+	"       ctxprof-go --pin DIR | --uprobe BINARY:SYMBOL [OPTIONS] [DURATION]\n"
 	"       ctxprof-go check [--json] BINARY...\n"
 	"\n"
 	"Samples the CPU of Go processes with eBPF and tags every sample with the\n"
@@ -59,6 +64,14 @@ static const char usage[] =
 	"      --traced-only       drop samples whose goroutine has no trace ID\n"
 	"      --no-leaf-repair    keep stacks as the frame-pointer walk gives them: a Go\n"
 	"                          leaf caught without its frame set up then lacks its caller\n"
+	"\n"
+	"Custom traces (one record per event, origin \"custom\" or \"uprobe\"; no -p needed):\n"
+	"      --pin DIR           pin custom__generic and custom_context_map in DIR (bpffs)\n"
+	"                          for other eBPF programs to tail-call with a context value\n"
+	"      --uprobe BIN:SYM    record every call of SYM in BIN, with its first integer\n"
+	"                          argument as the context; repeatable\n"
+	"      --uprobe-abi go|c   where that argument is: RAX (go) or RDI (c); default: go\n"
+	"                          for Go functions of BIN, c for anything else\n"
 	"  -v, --verbose           show libbpf's messages and per-target details\n"
 	"  -h, --help              show this help\n"
 	"  -V, --version           print the version\n"
@@ -69,6 +82,8 @@ static const char usage[] =
 	"  ctxprof-go -p $(pidof checkout) -d 30 > cpu.jsonl\n"
 	"  ctxprof-go -p 4242,4243 -F 499 -i 5 -o cpu.jsonl\n"
 	"  ctxprof-go -p 4242 --trace-key request_id 10\n"
+	"  ctxprof-go --uprobe ./server:main.handleQuery -o events.jsonl\n"
+	"  ctxprof-go --pin /sys/fs/bpf/ctxprof\n"
 	"  jq 'select(.trace_id==\"4bf92f3577b34da6a3ce929d0e0e4736\")' cpu.jsonl\n"
 	"  jq -s 'group_by(.trace_id)|map({trace_id:.[0].trace_id,ms:(map(.cpu_ns)|add/1e6)})' cpu.jsonl\n";
 
@@ -92,6 +107,10 @@ struct options {
 	bool traced_only;
 	bool no_leaf_repair;
 	bool verbose;
+	const char *pin_dir;
+	const char *uprobes[MAX_UPROBES];
+	int nuprobes;
+	enum uprobe_abi uprobe_abi;
 };
 
 static volatile sig_atomic_t exiting;
@@ -151,7 +170,7 @@ static int parse_pids(const char *arg, struct options *o)
 	return 0;
 }
 
-enum { OPT_TRACE_KEY = 256, OPT_TRACED_ONLY, OPT_NO_LEAF_REPAIR };
+enum { OPT_TRACE_KEY = 256, OPT_TRACED_ONLY, OPT_NO_LEAF_REPAIR, OPT_PIN, OPT_UPROBE, OPT_UPROBE_ABI };
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -164,6 +183,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "trace-key", required_argument, NULL, OPT_TRACE_KEY },
 		{ "traced-only", no_argument, NULL, OPT_TRACED_ONLY },
 		{ "no-leaf-repair", no_argument, NULL, OPT_NO_LEAF_REPAIR },
+		{ "pin", required_argument, NULL, OPT_PIN },
+		{ "uprobe", required_argument, NULL, OPT_UPROBE },
+		{ "uprobe-abi", required_argument, NULL, OPT_UPROBE_ABI },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -220,6 +242,26 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_NO_LEAF_REPAIR:
 			o->no_leaf_repair = true;
 			break;
+		case OPT_PIN:
+			o->pin_dir = optarg;
+			break;
+		case OPT_UPROBE:
+			if (o->nuprobes >= MAX_UPROBES) {
+				fprintf(stderr, "at most %d --uprobe options\n", MAX_UPROBES);
+				return 2;
+			}
+			o->uprobes[o->nuprobes++] = optarg;
+			break;
+		case OPT_UPROBE_ABI:
+			if (!strcmp(optarg, "go")) {
+				o->uprobe_abi = UPROBE_ABI_GO;
+			} else if (!strcmp(optarg, "c")) {
+				o->uprobe_abi = UPROBE_ABI_C;
+			} else {
+				fprintf(stderr, "--uprobe-abi must be go or c\n");
+				return 2;
+			}
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -240,8 +282,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return 2;
 		}
 	}
-	if (!o->npids) {
-		fprintf(stderr, "no target: give -p PID\n\n%s", usage);
+	if (!o->npids && !o->pin_dir && !o->nuprobes) {
+		fprintf(stderr, "no target: give -p PID, --pin DIR or --uprobe BINARY:SYMBOL\n\n%s",
+			usage);
 		return 2;
 	}
 	return -1;
@@ -368,15 +411,27 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 	return 0;
 }
 
+/* A process that sent events without being a target: named while it lives. */
+struct event_proc {
+	pid_t pid;
+	struct symbolizer *sym; /* NULL when it was gone before we could look */
+};
+
 struct run {
 	struct target *targets;
 	int ntargets;
 	struct aggregate *agg;
+	FILE *out;
+	struct event_proc procs[MAX_EVENT_PROCS];
+	int nprocs; /* slots used; the oldest is reused past MAX_EVENT_PROCS */
+	int next_proc;
 };
 
 static bool lookup_target(void *ctx, uint32_t pid, struct agg_target *out)
 {
 	struct run *r = ctx;
+	struct event_proc *p;
+	char err[256];
 	int i;
 
 	for (i = 0; i < r->ntargets; i++) {
@@ -386,14 +441,37 @@ static bool lookup_target(void *ctx, uint32_t pid, struct agg_target *out)
 			return true;
 		}
 	}
-	return false;
+	for (i = 0; i < r->nprocs; i++) {
+		if (r->procs[i].pid == (pid_t)pid) {
+			out->comm = "";
+			out->sym = r->procs[i].sym;
+			return true;
+		}
+	}
+	/* events come from any process: read its mappings at its first one, while it lives */
+	p = &r->procs[r->next_proc];
+	r->next_proc = (r->next_proc + 1) % MAX_EVENT_PROCS;
+	if (r->nprocs < MAX_EVENT_PROCS)
+		r->nprocs++;
+	symbolizer__free(p->sym);
+	p->pid = pid;
+	p->sym = symbolizer__new(pid, err, sizeof(err));
+	if (!p->sym && verbose)
+		fprintf(stderr, "ctxprof-go: pid %u: frames stay addresses: %s\n", pid, err);
+	out->comm = "";
+	out->sym = p->sym;
+	return true;
 }
 
 static int handle_event(void *ctx, void *data, size_t size)
 {
+	const struct sample_event *e = data;
 	struct run *r = ctx;
 
-	aggregate__add(r->agg, data, size);
+	if (size >= offsetof(struct sample_event, labels) && e->origin != ORIGIN_SAMPLING)
+		aggregate__write_event(r->agg, data, size, r->out, lookup_target, r);
+	else
+		aggregate__add(r->agg, data, size);
 	return 0;
 }
 
@@ -455,7 +533,8 @@ static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, i
 	}
 	free(vals);
 	aggregate__stats(agg, &st);
-	fprintf(stderr,
+	if (ntargets)
+		fprintf(stderr,
 		"ctxprof-go: %llu samples from %d target%s, %llu (%.1f%%) with a trace ID, "
 		"%llu records; lost %llu (ring buffer full), %llu label read errors, "
 		"%llu without their label set, %llu filtered (--traced-only), %llu malformed; "
@@ -466,6 +545,13 @@ static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, i
 		(unsigned long long)totals[STAT_READ_ERR], (unsigned long long)st.unresolved,
 		(unsigned long long)totals[STAT_FILTERED],
 		(unsigned long long)st.malformed, (unsigned long long)st.repaired);
+	if (totals[STAT_EVENTS])
+		fprintf(stderr,
+			"ctxprof-go: %llu custom-trace and uprobe events: %llu reported, %llu lost "
+			"(ring buffer full), %llu not written\n",
+			(unsigned long long)totals[STAT_EVENTS], (unsigned long long)st.events,
+			(unsigned long long)totals[STAT_EVENTS_LOST],
+			(unsigned long long)(totals[STAT_EVENTS] - totals[STAT_EVENTS_LOST] - st.events));
 }
 
 /* Notices targets that exited: their last samples are read before they are dropped. */
@@ -498,7 +584,8 @@ int profile__main(int argc, char **argv)
 	struct options o = {};
 	struct ctxprof_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	struct bpf_link **links = NULL;
+	struct bpf_link **links = NULL, *uprobe_links[MAX_UPROBES] = {};
+	struct pins *pins = NULL;
 	struct run run = {};
 	FILE *out = stdout;
 	bool *online = NULL;
@@ -561,6 +648,10 @@ int profile__main(int argc, char **argv)
 	}
 	bpf_map__set_max_entries(skel->maps.events, ncpus);
 	bpf_map__set_max_entries(skel->maps.targets, o.npids > 1024 ? o.npids : 1024);
+	/* only what this run uses is loaded: the verifier's time is start-up time */
+	bpf_program__set_autoload(skel->progs.uprobe_go, o.nuprobes > 0);
+	bpf_program__set_autoload(skel->progs.uprobe_c, o.nuprobes > 0);
+	bpf_program__set_autoload(skel->progs.custom__generic, o.pin_dir != NULL);
 
 	err = ctxprof_bpf__load(skel);
 	if (err) {
@@ -581,6 +672,7 @@ int profile__main(int argc, char **argv)
 			goto cleanup;
 	}
 
+	run.out = out;
 	run.agg = aggregate__new(period_ns,
 				 (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
 	if (!run.agg) {
@@ -622,12 +714,29 @@ int profile__main(int argc, char **argv)
 		}
 	}
 
+	if (o.pin_dir) {
+		pins = pins__create(skel, o.pin_dir);
+		if (!pins) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+		fprintf(stderr, "ctxprof-go: pinned %s/%s and %s/%s for tail calls\n", o.pin_dir,
+			PIN_PROG, o.pin_dir, PIN_MAP);
+	}
+	for (i = 0; i < o.nuprobes; i++) {
+		uprobe_links[i] = uprobe__attach(skel, o.uprobes[i], o.uprobe_abi);
+		if (!uprobe_links[i]) {
+			err = -EINVAL;
+			goto cleanup;
+		}
+	}
+
 	links = calloc(ncpus, sizeof(*links));
 	if (!links) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
-	for (i = 0; i < ncpus; i++) {
+	for (i = 0; i < ncpus && o.npids; i++) {
 		if (!online[i])
 			continue;
 		fd = open_perf_event(i, period_ns);
@@ -655,9 +764,13 @@ int profile__main(int argc, char **argv)
 	next_flush = start + (uint64_t)(o.interval * NSEC_PER_SEC);
 	if (o.duration > 0)
 		deadline = start + (uint64_t)(o.duration * NSEC_PER_SEC);
-	fprintf(stderr, "ctxprof-go: sampling %d target%s at %lu Hz on %d CPUs%s; Ctrl-C to stop\n",
-		run.ntargets, run.ntargets == 1 ? "" : "s", o.freq, nevents,
-		o.traced_only ? ", traced goroutines only" : "");
+	if (o.npids)
+		fprintf(stderr,
+			"ctxprof-go: sampling %d target%s at %lu Hz on %d CPUs%s; Ctrl-C to stop\n",
+			run.ntargets, run.ntargets == 1 ? "" : "s", o.freq, nevents,
+			o.traced_only ? ", traced goroutines only" : "");
+	else
+		fprintf(stderr, "ctxprof-go: recording custom-trace events; Ctrl-C to stop\n");
 
 	while (!exiting) {
 		err = ring_buffer__poll(rb, POLL_MS);
@@ -668,7 +781,8 @@ int profile__main(int argc, char **argv)
 			goto cleanup;
 		}
 		err = 0;
-		if (!reap_targets(&run, skel, rb)) {
+		/* events can come from any process: only sampling ends with its targets */
+		if (!reap_targets(&run, skel, rb) && o.npids && !o.pin_dir && !o.nuprobes) {
 			fprintf(stderr, "ctxprof-go: every target has exited\n");
 			break;
 		}
@@ -679,11 +793,17 @@ int profile__main(int argc, char **argv)
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
 			break;
 	}
-	/* stop sampling, then read what is already in flight */
+	/* stop sampling and probing, then read what is already in flight */
 	for (i = 0; i < ncpus; i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
 	}
+	for (i = 0; i < o.nuprobes; i++) {
+		bpf_link__destroy(uprobe_links[i]);
+		uprobe_links[i] = NULL;
+	}
+	pins__remove(pins);
+	pins = NULL;
 	ring_buffer__consume(rb);
 	aggregate__flush(run.agg, out, lookup_target, &run);
 	print_stats(skel, run.agg, run.ntargets);
@@ -691,6 +811,9 @@ int profile__main(int argc, char **argv)
 cleanup:
 	for (i = 0; links && i < ncpus; i++)
 		bpf_link__destroy(links[i]);
+	for (i = 0; i < o.nuprobes; i++)
+		bpf_link__destroy(uprobe_links[i]);
+	pins__remove(pins);
 	free(links);
 	ring_buffer__free(rb);
 	for (i = 0; ring_fds && i < ncpus; i++) {
@@ -699,6 +822,8 @@ cleanup:
 	}
 	free(ring_fds);
 	aggregate__free(run.agg);
+	for (i = 0; i < run.nprocs; i++)
+		symbolizer__free(run.procs[i].sym);
 	for (i = 0; i < run.ntargets; i++) {
 		symbolizer__free(run.targets[i].sym);
 		if (run.targets[i].pidfd >= 0)

@@ -248,21 +248,32 @@ size_t symbolizer__frames(struct symbolizer *s, uint64_t addr, bool leaf,
 	return f->n;
 }
 
-/* The SP delta of Go code at PC, from pcsp; -1 for anything else. Cached per PC. */
+/*
+ * The SP delta at PC: from pcsp in Go code; 0 at the first instruction of
+ * any other function with an ELF symbol (nothing is pushed yet); -1 when
+ * unknown. Cached per PC.
+ */
 static int32_t sp_delta(struct symbolizer *s, uint64_t pc)
 {
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
 	const struct gopclntab *tab;
 	struct gopclntab_func fn;
 	int32_t *d, delta = -1;
 	uint64_t addr = pc;
+	GElf_Off off;
+	GElf_Sym sym;
 
 	d = hashmap__get(s->sp_deltas, &pc, sizeof(pc));
 	if (d)
 		return *d;
-	tab = go_table(s, dwfl_addrmodule(s->dwfl, pc), &addr);
-	if (!tab || gopclntab__lookup(tab, addr, &fn) != 0 ||
-	    gopclntab__sp_delta(tab, &fn, addr, &delta) != 0)
-		delta = -1;
+	tab = go_table(s, mod, &addr);
+	if (tab) {
+		if (gopclntab__lookup(tab, addr, &fn) != 0 ||
+		    gopclntab__sp_delta(tab, &fn, addr, &delta) != 0)
+			delta = -1;
+	} else if (mod && dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL) && !off) {
+		delta = 0;
+	}
 	d = malloc(sizeof(*d));
 	if (d) {
 		*d = delta;
@@ -270,6 +281,24 @@ static int32_t sp_delta(struct symbolizer *s, uint64_t pc)
 			free(d);
 	}
 	return delta;
+}
+
+/* Does a return address lead into a named function: Go code, or an ELF symbol? */
+static bool returns_into_code(struct symbolizer *s, uint64_t ret)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, ret - 1);
+	const struct gopclntab *tab;
+	struct gopclntab_func fn;
+	uint64_t addr = ret - 1;
+	GElf_Off off;
+	GElf_Sym sym;
+
+	if (!mod)
+		return false;
+	tab = go_table(s, mod, &addr);
+	if (tab)
+		return gopclntab__lookup(tab, addr, &fn) == 0;
+	return dwfl_module_addrinfo(mod, ret - 1, &off, &sym, NULL, NULL, NULL) != NULL;
 }
 
 uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t leaf, uint64_t sp, uint64_t bp,
@@ -290,6 +319,6 @@ uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t leaf, uint64_t s
 	if (bp == sp + d - 8)
 		return 0;
 	ret = top[d / 8];
-	/* never invent a frame: it must return into a Go function of this process */
-	return ret && sp_delta(s, ret - 1) >= 0 ? ret : 0;
+	/* never invent a frame: it must return into a named function of this process */
+	return ret && returns_into_code(s, ret) ? ret : 0;
 }

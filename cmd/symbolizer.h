@@ -39,9 +39,10 @@ size_t symbolizer__frames(struct symbolizer *s, uint64_t addr, bool leaf,
  * function interrupted before it set up its frame pointer (frameless leaves,
  * prologues, epilogues) still has the caller's BP, so the walk goes from
  * LEAF to the caller's caller. The pcsp table tells whether that is so at
- * LEAF, and where the return address is: SP + delta. TOP holds the words
- * at SP and SP + 8; the result is one of them, and only when it returns
- * into Go code.
+ * LEAF, and where the return address is: SP + delta. Any function at its
+ * first instruction (a uprobe) has it at SP. TOP holds the words at SP and
+ * SP + 8; the result is one of them, and only when it returns into a named
+ * function.
  */
 uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t leaf, uint64_t sp, uint64_t bp,
 				 const uint64_t top[2]);
