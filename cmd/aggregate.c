@@ -40,7 +40,29 @@ struct aggregate {
 	struct agg_stats stats;
 	agg_lookup_fn repair_lookup;
 	void *repair_ctx;
+	agg_sink_fn sink;
+	void *sink_ctx;
+	bool no_json;
 };
+
+void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json)
+{
+	a->sink = sink;
+	a->sink_ctx = ctx;
+	a->no_json = !json;
+}
+
+/* One record out: a JSON line, and to the sink. 0, or -EIO when the line was not written. */
+static int emit(struct aggregate *a, json_t *o, FILE *out)
+{
+	int ret = 0;
+
+	if (!a->no_json)
+		ret = json_dumpf(o, out, JSON_COMPACT) == 0 && fputc('\n', out) != EOF ? 0 : -EIO;
+	if (!ret && a->sink)
+		a->sink(a->sink_ctx, o);
+	return ret;
+}
 
 void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
 {
@@ -325,13 +347,17 @@ struct stack_out {
 struct stack_ctx {
 	struct symbolizer *sym;
 	struct hashmap *merged; /* serialized frames -> struct stack_out */
+	json_t *mappings; /* start address (hex) -> mapping, for the record */
 };
 
-static json_t *frame_json(const struct frame *fr)
+static json_t *frame_json(const struct frame *fr, uint64_t addr)
 {
 	json_t *f = json_object();
+	char buf[32];
 
 	json_object_set_new(f, "func", json_lossy_string((const uint8_t *)fr->func, strlen(fr->func)));
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
+	json_object_set_new(f, "addr", json_string(buf));
 	if (fr->file) {
 		json_object_set_new(f, "file", json_lossy_string((const uint8_t *)fr->file, strlen(fr->file)));
 		json_object_set_new(f, "line", json_integer(fr->line));
@@ -341,22 +367,51 @@ static json_t *frame_json(const struct frame *fr)
 	return f;
 }
 
-static json_t *frames_json(struct symbolizer *sym, const uint64_t *pcs, size_t n)
+/* Adds the mapping that holds ADDR to MAPPINGS, once. */
+static void note_mapping(struct symbolizer *sym, json_t *mappings, uint64_t addr)
+{
+	struct mapping m;
+	char key[32], limit[32];
+
+	if (!mappings || !symbolizer__mapping(sym, addr, &m))
+		return;
+	snprintf(key, sizeof(key), "0x%llx", (unsigned long long)m.start);
+	if (json_object_get(mappings, key))
+		return;
+	snprintf(limit, sizeof(limit), "0x%llx", (unsigned long long)m.limit);
+	json_object_set_new(mappings, key,
+			    json_pack("{ss ss so ss}", "start", key, "limit", limit, "file",
+				      json_lossy_string((const uint8_t *)m.file, strlen(m.file)),
+				      "build_id", m.build_id));
+}
+
+/*
+ * The frames of PCS, leaf first; "addr" is the address looked up: the
+ * interrupted PC for the leaf, a return address minus one for callers, and
+ * the same for every frame one address expands to (inlined calls).
+ */
+static json_t *frames_json(struct symbolizer *sym, const uint64_t *pcs, size_t n,
+			   json_t *mappings)
 {
 	const struct frame *fr;
 	json_t *frames = json_array();
+	struct frame raw = {};
 	char buf[32];
+	uint64_t addr;
 	size_t i, j, nf;
 
 	for (i = 0; i < n; i++) {
+		addr = i == 0 || !pcs[i] ? pcs[i] : pcs[i] - 1;
 		if (!sym) {
 			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)pcs[i]);
-			json_array_append_new(frames, json_pack("{ss}", "func", buf));
+			raw.func = buf;
+			json_array_append_new(frames, frame_json(&raw, addr));
 			continue;
 		}
 		nf = symbolizer__frames(sym, pcs[i], i == 0, &fr);
 		for (j = 0; j < nf; j++)
-			json_array_append_new(frames, frame_json(&fr[j]));
+			json_array_append_new(frames, frame_json(&fr[j], addr));
+		note_mapping(sym, mappings, addr);
 	}
 	return frames;
 }
@@ -364,7 +419,7 @@ static json_t *frames_json(struct symbolizer *sym, const uint64_t *pcs, size_t n
 static void merge_stack(const void *key, size_t len, void *value, void *arg)
 {
 	struct stack_ctx *c = arg;
-	json_t *frames = frames_json(c->sym, key, len / 8);
+	json_t *frames = frames_json(c->sym, key, len / 8, c->mappings);
 	struct stack_out *so;
 	char *s = json_dumps(frames, JSON_COMPACT);
 
@@ -434,9 +489,9 @@ static void stack_out__free(void *p)
 	free(so);
 }
 
-static json_t *stacks_json(const struct record *r, struct symbolizer *sym)
+static json_t *stacks_json(const struct record *r, struct symbolizer *sym, json_t *mappings)
 {
-	struct stack_ctx c = { .sym = sym, .merged = hashmap__new() };
+	struct stack_ctx c = { .sym = sym, .merged = hashmap__new(), .mappings = mappings };
 	json_t *stacks = json_array(), *st;
 	struct collect all;
 	size_t i;
@@ -461,10 +516,38 @@ static json_t *stacks_json(const struct record *r, struct symbolizer *sym)
 	return stacks;
 }
 
+static int by_start(const void *pa, const void *pb)
+{
+	const char *a = json_string_value(json_object_get(*(json_t *const *)pa, "start"));
+	const char *b = json_string_value(json_object_get(*(json_t *const *)pb, "start"));
+	unsigned long long x = strtoull(a, NULL, 16), y = strtoull(b, NULL, 16);
+
+	return x < y ? -1 : x > y;
+}
+
+/* The mappings the stacks refer to, in address order. */
+static json_t *mappings_json(json_t *by_start_hex)
+{
+	json_t *out = json_array(), *m, **all;
+	const char *k;
+	size_t n = 0, i;
+
+	all = calloc(json_object_size(by_start_hex) + 1, sizeof(*all));
+	if (!all)
+		return out;
+	json_object_foreach(by_start_hex, k, m)
+		all[n++] = m;
+	qsort(all, n, sizeof(*all), by_start);
+	for (i = 0; i < n; i++)
+		json_array_append(out, all[i]);
+	free(all);
+	return out;
+}
+
 static json_t *record_json(const struct aggregate *a, const struct record *r,
 			   const struct agg_target *t)
 {
-	json_t *o = json_object(), *labels = json_object(), *cut = json_array();
+	json_t *o = json_object(), *labels = json_object(), *cut = json_array(), *mappings;
 	char buf[64];
 	uint32_t i;
 
@@ -500,7 +583,10 @@ static json_t *record_json(const struct aggregate *a, const struct record *r,
 	json_object_set_new(o, "start", json_string(buf));
 	format_rfc3339(r->last_ns + a->mono_to_real_ns, buf, sizeof(buf));
 	json_object_set_new(o, "end", json_string(buf));
-	json_object_set_new(o, "stacks", stacks_json(r, t->sym));
+	mappings = json_object();
+	json_object_set_new(o, "stacks", stacks_json(r, t->sym, mappings));
+	json_object_set_new(o, "mappings", mappings_json(mappings));
+	json_decref(mappings);
 	return o;
 }
 
@@ -546,7 +632,7 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 					       json_null());
 	/* an event is a moment, not CPU time */
 	json_object_set_new(o, "cpu_ns", json_null());
-	ret = json_dumpf(o, out, JSON_COMPACT) == 0 && fputc('\n', out) != EOF ? 0 : -EIO;
+	ret = emit(a, o, out);
 	json_decref(o);
 	hashmap__free(r.stacks, NULL);
 	if (!ret)
@@ -574,7 +660,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 			t.sym = NULL;
 		}
 		o = record_json(a, r, &t);
-		if (json_dumpf(o, out, JSON_COMPACT) == 0 && fputc('\n', out) != EOF)
+		if (emit(a, o, out) == 0)
 			n++;
 		json_decref(o);
 	}

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 
 #include "../bpf/ctxprof.h"
 #include "symbolizer.h"
@@ -33,6 +34,13 @@ void aggregate__free(struct aggregate *a);
  * symbolizer, before they are counted: stacks stay exact keys.
  */
 void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *ctx);
+
+/*
+ * Hands every record, as written, to SINK as well; with JSON false, records
+ * go only there (folded output replaces JSON lines).
+ */
+typedef void (*agg_sink_fn)(void *ctx, json_t *record);
+void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json);
 
 /* Counts one event from the ring buffer; -EINVAL for a malformed one. */
 int aggregate__add(struct aggregate *a, const void *data, size_t size);

@@ -23,6 +23,7 @@
 #include "ctxprof.skel.h"
 #include "aggregate.h"
 #include "binaries.h"
+#include "convert.h"
 #include "custom.h"
 #include "profile.h"
 #include "symbolizer.h"
@@ -59,6 +60,10 @@ static const char usage[] =
 	"  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C or all targets exit)\n"
 	"  -i, --interval SECONDS  print records every SECONDS (default 10)\n"
 	"  -o, --output FILE       write records to FILE instead of stdout\n"
+	"      --pprof FILE        also write a gzipped pprof profile to FILE at exit\n"
+	"  -f, --folded            write folded stacks (comm;root;...;leaf COUNT) to stdout\n"
+	"                          at exit; JSON lines then go only to -o FILE, if given\n"
+	"      --folded-trace-root like -f, with the trace ID as the root frame\n"
 	"      --trace-key KEY     label holding the trace ID; repeatable, first match wins\n"
 	"                          (default: otel.traceid, otel_traceid, trace_id)\n"
 	"      --traced-only       drop samples whose goroutine has no trace ID\n"
@@ -82,6 +87,8 @@ static const char usage[] =
 	"  ctxprof-go -p $(pidof checkout) -d 30 > cpu.jsonl\n"
 	"  ctxprof-go -p 4242,4243 -F 499 -i 5 -o cpu.jsonl\n"
 	"  ctxprof-go -p 4242 --trace-key request_id 10\n"
+	"  ctxprof-go -p 4242 -d 30 --pprof cpu.pb.gz > cpu.jsonl; go tool pprof -top cpu.pb.gz\n"
+	"  ctxprof-go -p 4242 -d 30 --folded-trace-root | flamegraph.pl > cpu.svg\n"
 	"  ctxprof-go --uprobe ./server:main.handleQuery -o events.jsonl\n"
 	"  ctxprof-go --pin /sys/fs/bpf/ctxprof\n"
 	"  jq 'select(.trace_id==\"4bf92f3577b34da6a3ce929d0e0e4736\")' cpu.jsonl\n"
@@ -107,6 +114,8 @@ struct options {
 	bool traced_only;
 	bool no_leaf_repair;
 	bool verbose;
+	const char *pprof;
+	bool folded, folded_trace_root;
 	const char *pin_dir;
 	const char *uprobes[MAX_UPROBES];
 	int nuprobes;
@@ -170,7 +179,16 @@ static int parse_pids(const char *arg, struct options *o)
 	return 0;
 }
 
-enum { OPT_TRACE_KEY = 256, OPT_TRACED_ONLY, OPT_NO_LEAF_REPAIR, OPT_PIN, OPT_UPROBE, OPT_UPROBE_ABI };
+enum {
+	OPT_TRACE_KEY = 256,
+	OPT_TRACED_ONLY,
+	OPT_NO_LEAF_REPAIR,
+	OPT_PIN,
+	OPT_UPROBE,
+	OPT_UPROBE_ABI,
+	OPT_PPROF,
+	OPT_FOLDED_TRACE_ROOT,
+};
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -183,6 +201,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "trace-key", required_argument, NULL, OPT_TRACE_KEY },
 		{ "traced-only", no_argument, NULL, OPT_TRACED_ONLY },
 		{ "no-leaf-repair", no_argument, NULL, OPT_NO_LEAF_REPAIR },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "folded", no_argument, NULL, 'f' },
+		{ "folded-trace-root", no_argument, NULL, OPT_FOLDED_TRACE_ROOT },
 		{ "pin", required_argument, NULL, OPT_PIN },
 		{ "uprobe", required_argument, NULL, OPT_UPROBE },
 		{ "uprobe-abi", required_argument, NULL, OPT_UPROBE_ABI },
@@ -196,7 +217,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 
 	o->freq = DEFAULT_FREQ;
 	o->interval = DEFAULT_INTERVAL;
-	while ((c = getopt_long(argc, argv, "p:F:d:i:o:vhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:F:d:i:o:fvhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(optarg, o))
@@ -244,6 +265,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_PIN:
 			o->pin_dir = optarg;
+			break;
+		case OPT_PPROF:
+			o->pprof = optarg;
+			break;
+		case 'f':
+			o->folded = true;
+			break;
+		case OPT_FOLDED_TRACE_ROOT:
+			o->folded = o->folded_trace_root = true;
 			break;
 		case OPT_UPROBE:
 			if (o->nuprobes >= MAX_UPROBES) {
@@ -463,6 +493,14 @@ static bool lookup_target(void *ctx, uint32_t pid, struct agg_target *out)
 	return true;
 }
 
+static void to_converter(void *ctx, json_t *record)
+{
+	char err[256];
+
+	if (convert__add(ctx, record, err, sizeof(err)))
+		fprintf(stderr, "ctxprof-go: a record left out of the converted output: %s\n", err);
+}
+
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	const struct sample_event *e = data;
@@ -586,6 +624,7 @@ int profile__main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct bpf_link **links = NULL, *uprobe_links[MAX_UPROBES] = {};
 	struct pins *pins = NULL;
+	struct convert *conv = NULL;
 	struct run run = {};
 	FILE *out = stdout;
 	bool *online = NULL;
@@ -681,6 +720,16 @@ int profile__main(int argc, char **argv)
 	}
 	if (!o.no_leaf_repair)
 		aggregate__repair_leaves(run.agg, lookup_target, &run);
+	if (o.pprof || o.folded) {
+		/* the same converter as `ctxprof-go convert`, fed the same records */
+		conv = convert__new();
+		if (!conv) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+		/* folded stacks go to stdout; JSON lines then only to -o FILE, if given */
+		aggregate__set_sink(run.agg, to_converter, conv, !o.folded || o.output);
+	}
 	ring_fds = calloc(ncpus, sizeof(*ring_fds));
 	if (!ring_fds) {
 		err = -ENOMEM;
@@ -807,6 +856,15 @@ int profile__main(int argc, char **argv)
 	ring_buffer__consume(rb);
 	aggregate__flush(run.agg, out, lookup_target, &run);
 	print_stats(skel, run.agg, run.ntargets);
+	if (o.folded && (err = convert__write_folded(conv, stdout, o.folded_trace_root)))
+		fprintf(stderr, "failed to write folded stacks: %s\n", strerror(-err));
+	if (o.pprof) {
+		err = convert__write_pprof(conv, o.pprof);
+		if (err)
+			fprintf(stderr, "failed to write %s: %s\n", o.pprof, strerror(-err));
+		else
+			fprintf(stderr, "ctxprof-go: wrote the pprof profile %s\n", o.pprof);
+	}
 
 cleanup:
 	for (i = 0; links && i < ncpus; i++)
@@ -822,6 +880,7 @@ cleanup:
 	}
 	free(ring_fds);
 	aggregate__free(run.agg);
+	convert__free(conv);
 	for (i = 0; i < run.nprocs; i++)
 		symbolizer__free(run.procs[i].sym);
 	for (i = 0; i < run.ntargets; i++) {

@@ -322,3 +322,27 @@ uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t leaf, uint64_t s
 	/* never invent a frame: it must return into a named function of this process */
 	return ret && returns_into_code(s, ret) ? ret : 0;
 }
+
+bool symbolizer__mapping(struct symbolizer *s, uint64_t addr, struct mapping *out)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
+	const unsigned char *bits;
+	const char *name, *file;
+	Dwarf_Addr start, end;
+	GElf_Addr vaddr;
+	char hex[2 * 64 + 1];
+	int i, n;
+
+	if (!mod)
+		return false;
+	name = dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, &file, NULL);
+	out->start = start;
+	out->limit = end;
+	out->file = intern(s, file ? file : name ? name : "");
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	hex[0] = '\0';
+	for (i = 0; i < n && i < 64; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	out->build_id = intern(s, hex);
+	return out->file && out->build_id;
+}

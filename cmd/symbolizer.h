@@ -47,4 +47,14 @@ size_t symbolizer__frames(struct symbolizer *s, uint64_t addr, bool leaf,
 uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t leaf, uint64_t sp, uint64_t bp,
 				 const uint64_t top[2]);
 
+/* The mapped file that holds an address: for pprof's mappings. */
+struct mapping {
+	uint64_t start, limit; /* in the process */
+	const char *file; /* "" for anonymous memory or the vdso */
+	const char *build_id; /* hex, "" when the file has none */
+};
+
+/* The mapping of ADDR; false when no file holds it. Strings live as long as S. */
+bool symbolizer__mapping(struct symbolizer *s, uint64_t addr, struct mapping *out);
+
 #endif /* __SYMBOLIZER_H */

@@ -41,6 +41,7 @@ run "profile: OpenTelemetry SDK server" bash "$TOP/tests/profile-otel.sh"
 run "profile: stripped gofmt" bash "$TOP/tests/profile-stripped.sh"
 run "profile: frameless leaves and their callers" bash "$TOP/tests/profile-leaves.sh"
 run "custom traces: --pin, tail calls, --uprobe" bash "$TOP/tests/custom-traces.sh"
+run "outputs: pprof, folded, convert" bash "$TOP/tests/outputs.sh"
 
 failed=$(grep -c '^not ok' "$log")
 skipped=$(grep -c '^ok .*# SKIP' "$log")

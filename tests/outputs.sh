@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# outputs.sh: --pprof, -f/--folded and `ctxprof-go convert` against the JSON lines they come from.
+#
+# One run samples testdata/traced from the newest and oldest toolchain,
+# plain and stripped, with --pprof and -f (JSON lines to -o). Then:
+# - the live pprof file and the one `convert` makes from the run's JSON lines
+#   open in `go tool pprof` of every installed toolchain and have the same
+#   samples (`-raw`, compared whole);
+# - per trace_id, the sample counts in `-raw` equal the sums in the JSON;
+# - -tagfocus=trace_id=X selects exactly X's samples, and pprof's top flat
+#   function is the JSON's most frequent leaf;
+# - the stripped builds' locations have Go names and file:line;
+# - folded stacks, live and converted, are identical, and their counts are
+#   the JSON's, per stack and in total;
+# - `convert` on bad input (invalid JSON, a record missing a field, a
+#   truncated last line) exits non-zero, names the line, and writes nothing.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+e2e_setup "pprof and folded output"
+declare -A c
+while IFS== read -r k v; do c[$k]=$v; done < <(traced_constants)
+
+first=$(go_toolchains | head -n 1)
+last=$(go_toolchains | tail -n 1)
+pids=()
+declare -A name_of
+for v in $(printf '%s\n' "$first" "$last" | sort -u); do
+	for var in plain stripped; do
+		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
+		nice -n 10 "$bin" -d 30s 2>/dev/null &
+		pids+=($!)
+		name_of[$!]="go$v $var"
+	done
+done
+sleep 0.5
+"$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 5 -i 2 --pprof "$work/live.pb.gz" -f \
+	-o "$work/live.jsonl" >"$work/live.folded" 2>"$work/err"
+check_eq "ctxprof-go --pprof -f -o exits" 0 "$?"
+kill "${pids[@]}" 2>/dev/null
+total=$(jq -s 'map(.samples) | add' "$work/live.jsonl")
+echo "# $total samples in $(wc -l <"$work/live.jsonl") records"
+
+"$CTXPROF" convert --pprof "$work/conv.pb.gz" "$work/live.jsonl" 2>"$work/conv.err"
+check_eq "convert --pprof on the run's JSON lines exits" 0 "$?"
+"$CTXPROF" convert -f <"$work/live.jsonl" >"$work/conv.folded"
+check_eq "convert -f on the run's JSON lines exits" 0 "$?"
+
+# every toolchain's pprof reads both, and sees the same samples
+for v in $(go_toolchains); do
+	go=/usr/lib/go-$v/bin/go
+	if "$go" tool pprof -raw "$work/live.pb.gz" >"$work/live.raw.$v" 2>"$work/pprof.err" &&
+		"$go" tool pprof -raw "$work/conv.pb.gz" >"$work/conv.raw.$v" 2>>"$work/pprof.err"; then
+		if cmp -s <(sed '/^Time:/d' "$work/live.raw.$v") <(sed '/^Time:/d' "$work/conv.raw.$v"); then
+			ok "go$v tool pprof reads the live and the converted profile, with the same samples"
+		else
+			not_ok "go$v tool pprof: live and converted profiles differ: $(diff "$work/live.raw.$v" "$work/conv.raw.$v" | head -n 4 | tr '\n' ' ')"
+		fi
+	else
+		not_ok "go$v tool pprof cannot read the profiles: $(head -n 3 "$work/pprof.err" | tr '\n' ' ')"
+	fi
+done
+
+# per trace: -raw against the JSON
+raw=$work/live.raw.$last
+awk '
+	/^ +[0-9]+ +[0-9]+: / { if (n) s[t] += n; n = $1; t = "null"; next }
+	/(^| )trace_id:\[/ { t = $0; sub(/.*(^| )trace_id:\[/, "", t); sub(/\].*/, "", t) }
+	/^Locations/ { if (n) s[t] += n; n = 0 }
+	END { for (k in s) print k, s[k] }' "$raw" | sort >"$work/raw.counts"
+jq -s -r 'group_by(.trace_id) | .[] | "\(.[0].trace_id // "null") \(map(.samples) | add)"' \
+	"$work/live.jsonl" | sort >"$work/json.counts"
+if cmp -s "$work/raw.counts" "$work/json.counts" && [ "$(wc -l <"$work/json.counts")" -ge 6 ]; then
+	ok "sample counts per trace_id in go tool pprof -raw equal the JSON sums ($(wc -l <"$work/json.counts") trace IDs, null included)"
+else
+	not_ok "per-trace counts differ: pprof $(tr '\n' ' ' <"$work/raw.counts"), JSON $(tr '\n' ' ' <"$work/json.counts")"
+fi
+
+for t in traceDo traceSet traceMany; do
+	id=${c[$t]}
+	want=$(jq -s --arg t "$id" '[.[] | select(.trace_id == $t) | .samples] | add' "$work/live.jsonl")
+	got=$("/usr/lib/go-$last/bin/go" tool pprof -raw -tagfocus="trace_id=$id" "$work/live.pb.gz" 2>/dev/null |
+		awk '/^ +[0-9]+ +[0-9]+: / { n += $1 } END { print n + 0 }')
+	json_top=$(jq -s -r --arg t "$id" '[.[] | select(.trace_id == $t) | .stacks[] | {f: .frames[0].func, n: .samples}] |
+		group_by(.f) | map({f: .[0].f, n: (map(.n) | add)}) | max_by(.n) | .f' "$work/live.jsonl")
+	pprof_top=$("/usr/lib/go-$last/bin/go" tool pprof -top -sample_index=samples -tagfocus="trace_id=$id" \
+		"$work/live.pb.gz" 2>/dev/null | awk '/flat%/ { getline; print $6; exit }')
+	check_eq "-tagfocus=trace_id=$t: samples, and the top function" "$want $json_top" "$got $pprof_top"
+done
+
+# stripped builds: names and file:line from .gopclntab
+for p in "${pids[@]}"; do
+	case ${name_of[$p]} in *stripped) ;; *) continue ;; esac
+	jq -c --argjson p "$p" 'select(.pid == $p)' "$work/live.jsonl" |
+		"$CTXPROF" convert --pprof "$work/one.pb.gz" 2>/dev/null
+	n=$("/usr/lib/go-$last/bin/go" tool pprof -raw "$work/one.pb.gz" 2>/dev/null |
+		grep -c 'main\.burnDo ctxprof.test/traced/main.go:[0-9]')
+	if [ "$n" -ge 1 ]; then
+		ok "${name_of[$p]}: pprof locations name main.burnDo with its file:line"
+	else
+		not_ok "${name_of[$p]}: no named main.burnDo location with file:line in its pprof profile"
+	fi
+done
+
+# folded: identical live and converted, and the JSON's counts
+if cmp -s "$work/live.folded" "$work/conv.folded"; then
+	ok "folded stacks from the live run and from convert are identical ($(wc -l <"$work/live.folded") stacks)"
+else
+	not_ok "live and converted folded stacks differ"
+fi
+jq -r '.comm as $c | .stacks[] | "\([$c] + ([.frames[].func] | reverse) | map(gsub("[; \n]"; "_")) | join(";")) \(.samples)"' \
+	"$work/live.jsonl" | awk '{ n = $NF; $NF = ""; sub(/ $/, ""); s[$0] += n } END { for (k in s) print k, s[k] }' |
+	sort >"$work/json.folded"
+folded_total=$(awk '{ n += $NF } END { print n }' "$work/conv.folded")
+if cmp -s <(sort "$work/conv.folded") "$work/json.folded" && [ "$folded_total" = "$total" ]; then
+	ok "folded counts equal the JSON's per stack and in total ($total samples)"
+else
+	not_ok "folded counts differ from the JSON's: total $folded_total against $total"
+fi
+"$CTXPROF" convert --folded-trace-root "$work/live.jsonl" >"$work/root.folded"
+n=$(grep -c "^${c[traceDo]};traced;" "$work/root.folded")
+if [ "$n" -ge 1 ] && [ "$(awk '{ n += $NF } END { print n }' "$work/root.folded")" = "$total" ]; then
+	ok "--folded-trace-root puts the trace ID first ($n stacks under traceDo), same total"
+else
+	not_ok "--folded-trace-root: $n stacks under traceDo"
+fi
+
+# bad input: the line number, non-zero, nothing written
+head -n 2 "$work/live.jsonl" >"$work/bad1.jsonl"
+echo '{"not json' >>"$work/bad1.jsonl"
+head -n 1 "$work/live.jsonl" >>"$work/bad1.jsonl"
+head -n 1 "$work/live.jsonl" | jq -c 'del(.stacks)' >"$work/bad2.jsonl"
+{ head -n 2 "$work/live.jsonl"; head -n 1 "$work/live.jsonl" | head -c 100; } >"$work/bad3.jsonl"
+for case in "bad1:3:invalid JSON on line 3" "bad2:1:a record without stacks" "bad3:3:a truncated last line"; do
+	IFS=: read -r f line what <<<"$case"
+	rm -f "$work/out.pb.gz"
+	"$CTXPROF" convert --pprof "$work/out.pb.gz" "$work/$f.jsonl" 2>"$work/$f.err"
+	rc=$?
+	if [ "$rc" -ne 0 ] && grep -q "$f.jsonl:$line:" "$work/$f.err" && [ ! -e "$work/out.pb.gz" ]; then
+		ok "convert, $what: exit $rc, $(head -n 1 "$work/$f.err" | sed "s|$work/||"), nothing written"
+	else
+		not_ok "convert, $what: exit $rc, $(tr '\n' ' ' <"$work/$f.err"), output $([ -e "$work/out.pb.gz" ] && echo written || echo none)"
+	fi
+done
