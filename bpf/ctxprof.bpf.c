@@ -71,13 +71,18 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 g = 0, curg = 0;
 	struct sample_event *e;
 	void *ring;
-	struct go_layout *l;
+	const struct go_layout *l;
+	__u64 wakeup;
 	bool repeat;
 	long len;
 
-	l = bpf_map_lookup_elem(&targets, &tgid);
-	if (!l)
+	if (!bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
+	l = target_layout(tgid);
+	if (!l) {
+		stat_inc(STAT_EXECED);
+		return 0;
+	}
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return 0;
@@ -134,10 +139,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (len > sizeof(e->stack_room))
 		len = sizeof(e->stack_room);
 	e->stack_bytes = len;
-	/* no wakeup per sample: user space polls on a timer, which costs far less here */
+	/*
+	 * No wakeup per sample: user space polls on a timer, which costs far
+	 * less. But when the ring is half full (many targets, whose label sets
+	 * rarely repeat, make big events), wake it before samples are lost.
+	 */
+	wakeup = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / 2 ?
+			 BPF_RB_FORCE_WAKEUP :
+			 BPF_RB_NO_WAKEUP;
 	if (bpf_ringbuf_output(ring, e,
 			       offsetof(struct sample_event, labels) + n * sizeof(struct go_label) + len,
-			       BPF_RB_NO_WAKEUP)) {
+			       wakeup)) {
 		stat_inc(STAT_LOST_RINGBUF);
 		return 0;
 	}
@@ -173,19 +185,13 @@ struct {
 
 static __always_inline const struct go_layout *layout_of(__u32 tgid)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	const struct go_layout *l;
+	const struct go_layout *l = target_layout(tgid);
 	struct exe_key key;
-	struct inode *inode;
 
-	l = bpf_map_lookup_elem(&targets, &tgid);
 	if (l)
 		return l;
-	inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
-	if (!inode)
+	if (!current_exe(&key))
 		return NULL;
-	key.dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	key.ino = BPF_CORE_READ(inode, i_ino);
 	return bpf_map_lookup_elem(&exe_layouts, &key);
 }
 

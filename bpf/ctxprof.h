@@ -135,6 +135,12 @@ struct exe_key {
 	__u64 ino;
 };
 
+/* A --pid target: its layout, and the file it ran when it was added. */
+struct target_info {
+	struct go_layout layout;
+	struct exe_key exe; /* a sample from any other file (after an exec) is not read as Go */
+};
+
 /* A label key the sampler looks for, zero-padded so that it compares as words. */
 struct label_key {
 	__u32 len;
@@ -152,6 +158,7 @@ enum ctxprof_stat {
 	STAT_FILTERED, /* dropped by --traced-only */
 	STAT_EVENTS, /* custom-trace and uprobe events, sent or not */
 	STAT_EVENTS_LOST, /* of those, lost to a full ring buffer */
+	STAT_EXECED, /* samples of a target that has exec'd another program: dropped */
 	STAT_MAX,
 };
 

@@ -11,13 +11,39 @@ const volatile __u32 ntrace_keys = 0;
 const volatile struct label_key span_keys[MAX_SPAN_KEYS] = {};
 const volatile __u32 nspan_keys = 0;
 
-/* tgid -> layout of that process's Go runtime; user space sizes it */
+/* tgid -> layout of that process's Go runtime, and its file; user space sizes it */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
-	__type(value, struct go_layout);
+	__type(value, struct target_info);
 } targets SEC(".maps");
+
+/* The file the current process runs, as the kernel names it. */
+static __always_inline bool current_exe(struct exe_key *key)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
+
+	if (!inode)
+		return false;
+	key->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	key->ino = BPF_CORE_READ(inode, i_ino);
+	return true;
+}
+
+/* The layout of target TGID, unless it has exec'd another program since it was added. */
+static __always_inline const struct go_layout *target_layout(__u32 tgid)
+{
+	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
+	struct exe_key exe;
+
+	if (!t)
+		return NULL;
+	if (!current_exe(&exe) || exe.dev != t->exe.dev || exe.ino != t->exe.ino)
+		return NULL;
+	return &t->layout;
+}
 
 /* one event under construction per CPU: too big for the BPF stack */
 struct {

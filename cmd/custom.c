@@ -14,7 +14,6 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/sysmacros.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -271,7 +270,6 @@ static void add_exe_layout(struct ctxprof_bpf *skel, const char *path, struct go
 {
 	struct exe_key key = {};
 	struct go_layout l;
-	struct stat st;
 	size_t i;
 
 	if (!go_binary__supported(gb)) {
@@ -281,11 +279,8 @@ static void add_exe_layout(struct ctxprof_bpf *skel, const char *path, struct go
 		fputc('\n', stderr);
 		return;
 	}
-	if (stat(path, &st) != 0 || go_binary__layout(gb, &l) != 0)
+	if (binaries__exe_key(path, &key) != 0 || go_binary__layout(gb, &l) != 0)
 		return;
-	/* the kernel's dev_t: 12 bits of major above 20 of minor */
-	key.dev = ((__u64)major(st.st_dev) << 20) | minor(st.st_dev);
-	key.ino = st.st_ino;
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.exe_layouts), &key, &l, BPF_ANY))
 		fprintf(stderr, "--uprobe %s: labels will not be read: %s\n", path,
 			strerror(errno));

@@ -41,7 +41,8 @@
  * Ring buffer bytes per CPU: small enough to stay in cache, large enough for
  * several polls' worth of samples at 999 Hz (a sample is 0.2 to 4 KiB).
  */
-#define RINGBUF_PER_CPU (1U << 18)
+#define RINGBUF_PER_CPU_KIB 256
+#define RINGBUF_MAX_KIB (1U << 20)
 
 static const char *const default_trace_keys[] = { "otel.traceid", "otel_traceid", "trace_id" };
 static const char *const default_span_keys[] = { "span_id", "otel.spanid" };
@@ -67,6 +68,8 @@ static const char usage[] =
 	"      --trace-key KEY     label holding the trace ID; repeatable, first match wins\n"
 	"                          (default: otel.traceid, otel_traceid, trace_id)\n"
 	"      --traced-only       drop samples whose goroutine has no trace ID\n"
+	"      --ring-kib KIB      ring buffer per CPU (default 256; a power of two); a full\n"
+	"                          one loses samples, counted in the statistics line\n"
 	"      --no-leaf-repair    keep stacks as the frame-pointer walk gives them: a Go\n"
 	"                          leaf caught without its frame set up then lacks its caller\n"
 	"\n"
@@ -98,6 +101,7 @@ struct target {
 	pid_t pid;
 	int pidfd;
 	bool live;
+	struct exe_key exe; /* the file it ran when added: another one means it exec'd */
 	char comm[32];
 	struct symbolizer *sym;
 };
@@ -114,6 +118,7 @@ struct options {
 	bool traced_only;
 	bool no_leaf_repair;
 	bool verbose;
+	unsigned long ring_kib; /* per CPU */
 	const char *pprof;
 	bool folded, folded_trace_root;
 	const char *pin_dir;
@@ -188,6 +193,7 @@ enum {
 	OPT_UPROBE_ABI,
 	OPT_PPROF,
 	OPT_FOLDED_TRACE_ROOT,
+	OPT_RING_KIB,
 };
 
 static int parse_args(int argc, char **argv, struct options *o)
@@ -204,6 +210,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "folded-trace-root", no_argument, NULL, OPT_FOLDED_TRACE_ROOT },
+		{ "ring-kib", required_argument, NULL, OPT_RING_KIB },
 		{ "pin", required_argument, NULL, OPT_PIN },
 		{ "uprobe", required_argument, NULL, OPT_UPROBE },
 		{ "uprobe-abi", required_argument, NULL, OPT_UPROBE_ABI },
@@ -216,6 +223,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int c;
 
 	o->freq = DEFAULT_FREQ;
+	o->ring_kib = RINGBUF_PER_CPU_KIB;
 	o->interval = DEFAULT_INTERVAL;
 	while ((c = getopt_long(argc, argv, "p:F:d:i:o:fvhV", opts, NULL)) != -1) {
 		switch (c) {
@@ -265,6 +273,17 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_PIN:
 			o->pin_dir = optarg;
+			break;
+		case OPT_RING_KIB:
+			errno = 0;
+			o->ring_kib = strtoul(optarg, &end, 10);
+			/* the kernel wants a power-of-two number of pages */
+			if (errno || *end || o->ring_kib < 4 || o->ring_kib > RINGBUF_MAX_KIB ||
+			    o->ring_kib & (o->ring_kib - 1)) {
+				fprintf(stderr, "--ring-kib must be a power of two from 4 to %u\n",
+					RINGBUF_MAX_KIB);
+				return 2;
+			}
 			break;
 		case OPT_PPROF:
 			o->pprof = optarg;
@@ -377,8 +396,8 @@ static int read_comm(pid_t pid, char *buf, size_t len)
 static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 {
 	char exe[64], path[PATH_MAX], err[256];
+	struct target_info info = {};
 	struct go_binary *gb;
-	struct go_layout l;
 	ssize_t n;
 	size_t i;
 	int ret;
@@ -415,15 +434,23 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 		binaries__put(gb);
 		return -ENOTSUP;
 	}
-	go_binary__layout(gb, &l);
+	go_binary__layout(gb, &info.layout);
+	ret = binaries__exe_key(exe, &t->exe);
+	if (ret) {
+		fprintf(stderr, "pid %d (%s): cannot stat its executable: %s\n", (int)pid, t->comm,
+			strerror(-ret));
+		binaries__put(gb);
+		return ret;
+	}
+	info.exe = t->exe;
 	for (i = 0; i < go_binary__nwarnings(gb); i++)
 		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)pid, t->comm, go_binary__warning(gb, i));
 	if (verbose)
 		fprintf(stderr, "pid %d (%s, %s): %s, offsets from %s, labels %s, g at fs%+lld\n",
 			(int)pid, t->comm, path, go_binary__version(gb),
 			go_layout_source__name(go_binary__source(gb)),
-			go_labels_layout__name(l.labels_layout) ?: "unknown",
-			(long long)l.tls_g_offset);
+			go_labels_layout__name(info.layout.labels_layout) ?: "unknown",
+			(long long)info.layout.tls_g_offset);
 
 	/* while we hold the binary, the symbolizer finds it open */
 	t->sym = symbolizer__new(pid, err, sizeof(err));
@@ -431,7 +458,7 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 	if (!t->sym)
 		fprintf(stderr, "pid %d (%s): warning: frames will be addresses: %s\n", (int)pid,
 			t->comm, err);
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &(__u32){ pid }, &l, BPF_ANY)) {
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &(__u32){ pid }, &info, BPF_ANY)) {
 		ret = -errno;
 		fprintf(stderr, "pid %d: failed to add to the targets map: %s\n", (int)pid,
 			strerror(-ret));
@@ -590,11 +617,16 @@ static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, i
 			(unsigned long long)totals[STAT_EVENTS], (unsigned long long)st.events,
 			(unsigned long long)totals[STAT_EVENTS_LOST],
 			(unsigned long long)(totals[STAT_EVENTS] - totals[STAT_EVENTS_LOST] - st.events));
+	if (totals[STAT_EXECED])
+		fprintf(stderr, "ctxprof-go: %llu samples dropped from targets after they exec'd another program\n",
+			(unsigned long long)totals[STAT_EXECED]);
 }
 
 /* Notices targets that exited: their last samples are read before they are dropped. */
 static int reap_targets(struct run *r, struct ctxprof_bpf *skel, struct ring_buffer *rb)
 {
+	struct exe_key now;
+	char exe[64];
 	struct pollfd pfd;
 	int i, live = 0;
 
@@ -610,6 +642,19 @@ static int reap_targets(struct run *r, struct ctxprof_bpf *skel, struct ring_buf
 			bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &(__u32){ t->pid });
 			t->live = false;
 			fprintf(stderr, "ctxprof-go: pid %d (%s) exited\n", (int)t->pid, t->comm);
+			continue;
+		}
+		/* the kernel side already drops its samples; this says so, once */
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+		if (binaries__exe_key(exe, &now) == 0 &&
+		    (now.dev != t->exe.dev || now.ino != t->exe.ino)) {
+			ring_buffer__consume(rb);
+			bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &(__u32){ t->pid });
+			t->live = false;
+			fprintf(stderr,
+				"ctxprof-go: pid %d (%s) now runs another program (exec); no longer "
+				"sampled\n",
+				(int)t->pid, t->comm);
 			continue;
 		}
 		live++;
@@ -739,7 +784,7 @@ int profile__main(int argc, char **argv)
 		ring_fds[i] = -1;
 	for (i = 0; i < ncpus; i++) {
 		ring_fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ctxprof_ring", 0, 0,
-					     RINGBUF_PER_CPU, NULL);
+					     o.ring_kib * 1024, NULL);
 		if (ring_fds[i] < 0) {
 			err = -errno;
 			fprintf(stderr, "failed to create ring buffer for CPU %d: %s\n", i,

@@ -35,6 +35,12 @@ refuses "not root" 1 "needs root.*missing: CAP_BPF, CAP_PERFMON" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$CTXPROF" -p "$go_pid" -d 1
 refuses "root without CAP_BPF and CAP_PERFMON" 1 "missing: CAP_BPF, CAP_PERFMON \(" \
 	setpriv --bounding-set=-bpf,-perfmon,-sys_admin "$CTXPROF" -p "$go_pid" -d 1
+refuses "--uprobe, not root" 1 "needs root.*missing: CAP_BPF, CAP_PERFMON" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CTXPROF" --uprobe "$(go_build "$v" plain):main.burnDo" -d 1
+# check reads files only: no privileges needed
+bin_check=$(go_build "$v" stripped)
+got=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTXPROF" check --json "$bin_check" 2>&1 | jq -r .supported)
+check_eq "check as uid 65534 (no capabilities)" true "$got"
 refuses "PID not found" 1 "pid 999999999: no such process|invalid PID" "$CTXPROF" -p 999999999 -d 1
 refuses "PID that exited" 1 "no such process" "$CTXPROF" -p "$(sh -c 'echo $$')" -d 1
 refuses "not a Go program (sleep)" 1 "pid $sleep_pid \(sleep, .*not a Go binary" \

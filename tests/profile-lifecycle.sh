@@ -40,6 +40,36 @@ else
 fi
 samples_agree "target exits mid-run"
 
+# kill -9 mid-run: the same, for a target that gets no chance to exit
+"$bin" -d 30s 2>/dev/null &
+t=$!
+disown "$t" # no "Killed" from the shell in the test's output
+( sleep 2; kill -9 "$t" ) &
+"$CTXPROF" -p "$t" -d 20 -o "$work/out.jsonl" 2>"$work/err"
+rc=$?
+check_eq "kill -9 of the target mid-run: exit status" 0 "$rc"
+if grep -q "pid $t .* exited" "$work/err" && [ "$(jq -s length "$work/out.jsonl")" -gt 0 ]; then
+	ok "kill -9 of the target mid-run: its records flushed ($(jq -s length "$work/out.jsonl")), a note on stderr"
+else
+	not_ok "kill -9 of the target mid-run: stderr: $(tr '\n' ' ' <"$work/err")"
+fi
+samples_agree "kill -9 of the target mid-run"
+
+# a target that execs a shell: no longer read as Go, no garbage records
+"$bin" -d 30s -exec-after 2s 2>/dev/null &
+t=$!
+"$CTXPROF" -p "$t" -d 5 -o "$work/out.jsonl" 2>"$work/err"
+rc=$?
+kill "$t" 2>/dev/null
+check_eq "a target that execs /bin/sh: exit status" 0 "$rc"
+bad=$(jq -s '[.[].stacks[] | select(all(.frames[]; .func | test("^(main|runtime|time|runtime/pprof|internal/|sync)[./]") | not))] | length' "$work/out.jsonl")
+if grep -q "pid $t (traced) now runs another program" "$work/err" && [ "$bad" -eq 0 ] &&
+	[ "$(jq -s length "$work/out.jsonl")" -gt 0 ]; then
+	ok "a target that execs /bin/sh: noticed ($(grep -c 'dropped from targets' "$work/err") drop notes), Go records only, none from the shell"
+else
+	not_ok "a target that execs /bin/sh: $bad stacks without Go frames; stderr: $(tr '\n' ' ' <"$work/err")"
+fi
+
 # of two targets, one exits: the other is still sampled until the end
 # niced: eight spinning threads on two CPUs would slow ctxprof-go's start past t1's end
 nice -n 10 "$bin" -d 2s 2>/dev/null &

@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -130,7 +131,14 @@ func main() {
 	dur := flag.Duration("d", 10*time.Second, "how long to run")
 	slice := flag.Duration("slice", 3*time.Millisecond, "how long each job runs before switching labels")
 	workers := flag.Int("workers", 4, "worker goroutines")
+	execAfter := flag.Duration("exec-after", 0, "then become a shell busy loop (exec), for tests of targets that change")
 	flag.Parse()
+	if *execAfter > 0 {
+		time.AfterFunc(*execAfter, func() {
+			loop := "i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done"
+			syscall.Exec("/bin/sh", []string{"sh", "-c", loop}, os.Environ())
+		})
+	}
 	fmt.Fprintf(os.Stderr, "traced: pid %d, %d bytes of C thread-locals\n", os.Getpid(), cThreadLocals())
 
 	deadline := time.Now().Add(*dur)

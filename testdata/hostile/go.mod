@@ -1,0 +1,3 @@
+module ctxprof.test/hostile
+
+go 1.17
