@@ -62,6 +62,23 @@ static __always_inline void stat_inc(__u32 idx)
 		(*v)++;
 }
 
+/* The fields every event sets before the walk; the scratch event keeps the last one's otherwise. */
+static __always_inline void start_event(struct sample_event *e, __u64 pid_tgid, __u32 origin)
+{
+	e->time_ns = bpf_ktime_get_ns();
+	e->tgid = pid_tgid >> 32;
+	e->tid = (__u32)pid_tgid;
+	e->goid = 0;
+	e->flags = 0;
+	e->nlabels = 0;
+	e->labels_hash = 0;
+	e->origin = origin;
+	e->sp = 0;
+	e->bp = 0;
+	__builtin_memset(e->trace_id, 0, sizeof(e->trace_id));
+	__builtin_memset(e->span_id, 0, sizeof(e->span_id));
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -86,18 +103,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)
 		return 0;
-	e->time_ns = bpf_ktime_get_ns();
-	e->tgid = tgid;
-	e->tid = (__u32)pid_tgid;
-	e->goid = 0;
-	e->flags = 0;
-	e->nlabels = 0;
-	e->labels_hash = 0;
-	e->origin = ORIGIN_SAMPLING;
-	e->sp = 0;
-	e->bp = 0;
-	__builtin_memset(e->trace_id, 0, sizeof(e->trace_id));
-	__builtin_memset(e->span_id, 0, sizeof(e->span_id));
+	start_event(e, pid_tgid, ORIGIN_SAMPLING);
 
 	if (go_read_goroutine(e, l, false, &g, &curg) < 0) {
 		e->flags |= SAMPLE_F_READ_ERR;
@@ -217,21 +223,10 @@ static __always_inline int emit_event(struct pt_regs *regs, __u32 origin, __u64 
 		stat_inc(STAT_EVENTS_LOST);
 		return 0;
 	}
-	e->time_ns = bpf_ktime_get_ns();
-	e->tgid = tgid;
-	e->tid = (__u32)pid_tgid;
-	e->goid = 0;
-	e->flags = 0;
-	e->nlabels = 0;
-	e->labels_hash = 0;
+	start_event(e, pid_tgid, origin);
 	e->gen = 0;
-	e->origin = origin;
 	e->context = context;
-	e->sp = 0;
-	e->bp = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	__builtin_memset(e->trace_id, 0, sizeof(e->trace_id));
-	__builtin_memset(e->span_id, 0, sizeof(e->span_id));
 	l = layout_of(tgid);
 	if (l && go_read_goroutine(e, l, true, &g, &curg) < 0)
 		e->flags |= SAMPLE_F_READ_ERR;

@@ -18,14 +18,6 @@ N=${N:-200}
 v=$(go_toolchains | tail -n 1)
 bin=$(go_build "$v" plain) || { not_ok "go$v: build failed"; exit 0; }
 
-# samples in the records against the statistics line: "same" when they agree
-agree() {
-	local json stat
-	json=$(jq -s 'map(.samples) | add // 0' "$1")
-	stat=$(sed -n 's/^ctxprof-go: \([0-9]*\) samples from.*/\1/p' "$2")
-	[ -n "$stat" ] && [ "$json" = "$stat" ] && echo same || echo "records $json, statistics ${stat:-none}"
-}
-
 pids=()
 for ((i = 0; i < N; i++)); do
 	nice -n 10 "$bin" -d 60s -workers 1 2>/dev/null &
@@ -45,7 +37,7 @@ if grep -q "sampling $N targets" "$work/many.err" && [ "$got" -eq "$N" ]; then
 else
 	not_ok "$N targets: $got have records; stderr: $(head -c 300 "$work/many.err" | tr '\n' ' ')"
 fi
-check_eq "$N targets: records hold every counted sample" same "$(agree "$work/many.jsonl" "$work/many.err")"
+check_eq "$N targets: records hold every counted sample" same "$(records_hold_stats "$work/many.jsonl" "$work/many.err")"
 sed 's/^/# /' "$work/many.err" | tail -n 1
 
 pids=()
@@ -58,10 +50,10 @@ sleep 0.5
 rc=$?
 kill "${pids[@]}" 2>/dev/null
 lost=$(sed -n 's/.*lost \([0-9]*\) (ring buffer full).*/\1/p' "$work/small.err")
-if [ "$rc" -eq 0 ] && [ "${lost:-0}" -gt 0 ] && [ "$(agree "$work/small.jsonl" "$work/small.err")" = same ]; then
+if [ "$rc" -eq 0 ] && [ "${lost:-0}" -gt 0 ] && [ "$(records_hold_stats "$work/small.jsonl" "$work/small.err")" = same ]; then
 	ok "--ring-kib 4: $lost samples lost and counted, exit 0, every arriving sample in the records"
 else
-	not_ok "--ring-kib 4: exit $rc, lost ${lost:-?}; $(agree "$work/small.jsonl" "$work/small.err")"
+	not_ok "--ring-kib 4: exit $rc, lost ${lost:-?}; $(records_hold_stats "$work/small.jsonl" "$work/small.err")"
 fi
 "$CTXPROF" -p "${pids[0]}" --ring-kib 3 -d 1 2>"$work/bad.err" >/dev/null
 check_eq "--ring-kib 3 is refused" "2 yes" "$? $(grep -q 'power of two' "$work/bad.err" && echo yes)"

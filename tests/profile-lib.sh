@@ -67,3 +67,16 @@ want_json() {
 		'{"main.burnDo": $do, "main.burnNested": $nested, "main.burnSet": $set,
 		  "main.burnMany": $many, "main.burnAlloc": $alloc, "main.burnUnlabeled": null}'
 }
+
+# records_hold_stats JSONL ERR: "same" when the records' samples add up to
+# the statistics line's count, else what each says
+records_hold_stats() {
+	local json stat
+	json=$(jq -s 'map(.samples) | add // 0' "$1")
+	stat=$(sed -n 's/^ctxprof-go: \([0-9]*\) samples from.*/\1/p' "$2")
+	if [ -n "$stat" ] && [ "$json" = "$stat" ] && [ "$json" -gt 0 ]; then
+		echo same
+	else
+		echo "records hold $json samples, statistics say '${stat:-nothing}'"
+	fi
+}

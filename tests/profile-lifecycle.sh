@@ -15,13 +15,12 @@ bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; exit 0; }
 
 # samples_agree NAME: JSON sample total equals the statistics line
 samples_agree() {
-	local json stat
-	json=$(jq -s 'map(.samples) | add // 0' "$work/out.jsonl")
-	stat=$(sed -n 's/^ctxprof-go: \([0-9]*\) samples from.*/\1/p' "$work/err")
-	if [ -n "$stat" ] && [ "$json" = "$stat" ] && [ "$json" -gt 0 ]; then
-		ok "$1: records hold all $json samples the statistics line counts"
+	local r
+	r=$(records_hold_stats "$work/out.jsonl" "$work/err")
+	if [ "$r" = same ]; then
+		ok "$1: records hold all $(jq -s 'map(.samples) | add' "$work/out.jsonl") samples the statistics line counts"
 	else
-		not_ok "$1: records hold $json samples, statistics say '${stat:-nothing}'"
+		not_ok "$1: $r"
 	fi
 }
 
