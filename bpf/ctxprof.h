@@ -158,7 +158,7 @@ enum ctxprof_stat {
 	STAT_FILTERED, /* dropped by --traced-only */
 	STAT_EVENTS, /* custom-trace and uprobe events, sent or not */
 	STAT_EVENTS_LOST, /* of those, lost to a full ring buffer */
-	STAT_EXECED, /* samples of a target that has exec'd another program: dropped */
+	STAT_EXECED, /* samples of a target no longer running its file (exec, exit): dropped */
 	STAT_MAX,
 };
 

@@ -618,7 +618,9 @@ static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, i
 			(unsigned long long)totals[STAT_EVENTS_LOST],
 			(unsigned long long)(totals[STAT_EVENTS] - totals[STAT_EVENTS_LOST] - st.events));
 	if (totals[STAT_EXECED])
-		fprintf(stderr, "ctxprof-go: %llu samples dropped from targets after they exec'd another program\n",
+		fprintf(stderr,
+			"ctxprof-go: %llu samples dropped from targets that no longer ran their Go "
+			"program (an exec, or the end of an exit)\n",
 			(unsigned long long)totals[STAT_EXECED]);
 }
 
