@@ -88,14 +88,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 g = 0, curg = 0;
 	struct sample_event *e;
 	void *ring;
+	const struct target_info *t;
 	const struct go_layout *l;
 	__u64 wakeup;
 	bool repeat;
 	long len;
 
-	if (!bpf_map_lookup_elem(&targets, &tgid))
+	t = bpf_map_lookup_elem(&targets, &tgid);
+	if (!t)
 		return 0;
-	l = target_layout(tgid);
+	l = target_layout(t);
 	if (!l) {
 		stat_inc(STAT_EXECED);
 		return 0;
@@ -191,7 +193,8 @@ struct {
 
 static __always_inline const struct go_layout *layout_of(__u32 tgid)
 {
-	const struct go_layout *l = target_layout(tgid);
+	const struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
+	const struct go_layout *l = t ? target_layout(t) : NULL;
 	struct exe_key key;
 
 	if (l)

@@ -32,14 +32,11 @@ static __always_inline bool current_exe(struct exe_key *key)
 	return true;
 }
 
-/* The layout of target TGID, unless it has exec'd another program since it was added. */
-static __always_inline const struct go_layout *target_layout(__u32 tgid)
+/* The layout of target T, unless the process no longer runs the file it was added with (exec). */
+static __always_inline const struct go_layout *target_layout(const struct target_info *t)
 {
-	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
 	struct exe_key exe;
 
-	if (!t)
-		return NULL;
 	if (!current_exe(&exe) || exe.dev != t->exe.dev || exe.ino != t->exe.ino)
 		return NULL;
 	return &t->layout;
