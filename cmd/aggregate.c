@@ -338,16 +338,16 @@ static void hex(const uint8_t *b, size_t n, char *out)
 	out[2 * n] = '\0';
 }
 
-/* One symbolized stack, merged with others that name the same frames. */
+/* One counted stack of a record: its addresses, as the hashmap keeps them. */
 struct stack_out {
-	json_t *frames;
+	const uint64_t *pcs;
+	size_t n;
 	uint64_t samples;
 };
 
-struct stack_ctx {
-	struct symbolizer *sym;
-	struct hashmap *merged; /* serialized frames -> struct stack_out */
-	json_t *mappings; /* start address (hex) -> mapping, for the record */
+struct stack_list {
+	struct stack_out *items;
+	size_t n;
 };
 
 static json_t *frame_json(const struct frame *fr, uint64_t addr)
@@ -416,32 +416,15 @@ static json_t *frames_json(struct symbolizer *sym, const uint64_t *pcs, size_t n
 	return frames;
 }
 
-static void merge_stack(const void *key, size_t len, void *value, void *arg)
+/*
+ * Every stack is its own: frames carry their address, so two stacks never
+ * print the same and there is nothing to merge after symbolizing.
+ */
+static void list_stack(const void *key, size_t len, void *value, void *arg)
 {
-	struct stack_ctx *c = arg;
-	json_t *frames = frames_json(c->sym, key, len / 8, c->mappings);
-	struct stack_out *so;
-	char *s = json_dumps(frames, JSON_COMPACT);
+	struct stack_list *l = arg;
 
-	if (!s) {
-		json_decref(frames);
-		return;
-	}
-	so = hashmap__get(c->merged, s, strlen(s));
-	if (so) {
-		so->samples += *(uint64_t *)value;
-		json_decref(frames);
-	} else if ((so = malloc(sizeof(*so)))) {
-		so->frames = frames;
-		so->samples = *(uint64_t *)value;
-		if (hashmap__add(c->merged, s, strlen(s), so) != 0) {
-			json_decref(frames);
-			free(so);
-		}
-	} else {
-		json_decref(frames);
-	}
-	free(s);
+	l->items[l->n++] = (struct stack_out){ key, len / 8, *(uint64_t *)value };
 }
 
 struct collect {
@@ -466,7 +449,7 @@ static void collect(const struct hashmap *m, struct collect *c)
 
 static int by_stack_samples(const void *pa, const void *pb)
 {
-	const struct stack_out *a = *(void *const *)pa, *b = *(void *const *)pb;
+	const struct stack_out *a = pa, *b = pb;
 
 	return a->samples < b->samples ? 1 : a->samples > b->samples ? -1 : 0;
 }
@@ -480,39 +463,23 @@ static int by_record_samples(const void *pa, const void *pb)
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
-static void stack_out__free(void *p)
-{
-	struct stack_out *so = p;
-
-	if (so)
-		json_decref(so->frames);
-	free(so);
-}
-
 static json_t *stacks_json(const struct record *r, struct symbolizer *sym, json_t *mappings)
 {
-	struct stack_ctx c = { .sym = sym, .merged = hashmap__new(), .mappings = mappings };
+	struct stack_list l = { .items = calloc(hashmap__size(r->stacks) + 1, sizeof(*l.items)) };
 	json_t *stacks = json_array(), *st;
-	struct collect all;
 	size_t i;
 
-	if (!c.merged)
+	if (!l.items)
 		return stacks;
-	hashmap__foreach(r->stacks, merge_stack, &c);
-	collect(c.merged, &all);
-	if (all.items) {
-		qsort(all.items, all.n, sizeof(void *), by_stack_samples);
-		for (i = 0; i < all.n; i++) {
-			struct stack_out *so = all.items[i];
-
-			st = json_object();
-			json_object_set_new(st, "samples", json_integer(so->samples));
-			json_object_set(st, "frames", so->frames);
-			json_array_append_new(stacks, st);
-		}
+	hashmap__foreach(r->stacks, list_stack, &l);
+	qsort(l.items, l.n, sizeof(*l.items), by_stack_samples);
+	for (i = 0; i < l.n; i++) {
+		st = json_object();
+		json_object_set_new(st, "samples", json_integer(l.items[i].samples));
+		json_object_set_new(st, "frames", frames_json(sym, l.items[i].pcs, l.items[i].n, mappings));
+		json_array_append_new(stacks, st);
 	}
-	free(all.items);
-	hashmap__free(c.merged, stack_out__free);
+	free(l.items);
 	return stacks;
 }
 
