@@ -21,7 +21,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 
 # everything but the entry points, so that unit tests can link it
 LIB_SRCS := $(wildcard offsets/*.c) golayout/golayout.c cmd/aggregate.c cmd/binaries.c cmd/hashmap.c \
-	cmd/json_util.c cmd/symbolizer.c
+	cmd/json_util.c cmd/objfile.c cmd/processes.c cmd/symbolizer.c
 CMD_SRCS := cmd/ctxprof-go.c cmd/check.c cmd/profile.c cmd/addr2line.c cmd/custom.c cmd/convert.c
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CMD_SRCS))
@@ -74,7 +74,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -Wall -target bpf -D__TARGET_ARCH_x86 -I$(OUTPUT) -Ibpf -c $< -o $@
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(OUTPUT) -Ibpf -c $< -o $@
 
 # the object is embedded in the binary; the skeleton's name is fixed so that code can rely on it
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o

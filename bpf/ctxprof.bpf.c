@@ -10,10 +10,6 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-const volatile bool traced_only = false;
-/* send the words at SP, from which user space puts back a frameless leaf's caller */
-const volatile bool leaf_repair = true;
-
 /*
  * One ring buffer per CPU: a shared one costs every sample a lock and a
  * producer position bouncing between CPUs. User space creates the inner
@@ -47,22 +43,7 @@ struct {
 	__type(value, struct last_labels);
 } last_sent SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, STAT_MAX);
-	__type(key, __u32);
-	__type(value, __u64);
-} stats SEC(".maps");
-
-static __always_inline void stat_inc(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
-
-	if (v)
-		(*v)++;
-}
-
-/* The fields every event sets before the walk; the scratch event keeps the last one's otherwise. */
+/* The fields every event sets before the walk; a work slot keeps the last one's otherwise. */
 static __always_inline void start_event(struct sample_event *e, __u64 pid_tgid, __u32 origin)
 {
 	e->time_ns = bpf_ktime_get_ns();
@@ -73,61 +54,54 @@ static __always_inline void start_event(struct sample_event *e, __u64 pid_tgid, 
 	e->nlabels = 0;
 	e->labels_hash = 0;
 	e->origin = origin;
+	e->trace_rank = MAX_TRACE_KEYS;
 	e->sp = 0;
 	e->bp = 0;
-	__builtin_memset(e->trace_id, 0, sizeof(e->trace_id));
-	__builtin_memset(e->span_id, 0, sizeof(e->span_id));
+	e->cpu = bpf_get_smp_processor_id();
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/* The bytes of E that are sent: the header, N labels, then LEN bytes of stack. */
+static __always_inline __u64 event_size(__u32 n, long len)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	return offsetof(struct sample_event, labels) + n * sizeof(struct go_label) + len;
+}
+
+/* The stack goes right after the labels, so that only filled bytes are sent. */
+static __always_inline __u32 stack_first(__u32 n)
+{
+	return (offsetof(struct sample_event, labels) + n * sizeof(struct go_label)) / 8;
+}
+
+static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work *w,
+				   const struct go_layout *l, __u64 pid_tgid)
+{
+	struct sample_event *e = &w->e;
 	__u32 tgid = pid_tgid >> 32, zero = 0, n;
 	struct last_labels *last;
-	__u64 g = 0, curg = 0;
-	struct sample_event *e;
-	void *ring;
-	const struct target_info *t;
-	const struct go_layout *l;
 	__u64 wakeup;
 	bool repeat;
+	void *ring;
 	long len;
 
-	t = bpf_map_lookup_elem(&targets, &tgid);
-	if (!t)
-		return 0;
-	l = target_layout(t);
-	if (!l) {
-		stat_inc(STAT_EXECED);
-		return 0;
-	}
-	e = bpf_map_lookup_elem(&scratch, &zero);
-	if (!e)
-		return 0;
 	start_event(e, pid_tgid, ORIGIN_SAMPLING);
-
-	if (go_read_goroutine(e, l, false, &g, &curg) < 0) {
+	if (go_walk(w, l, 0) < 0) {
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	}
 	if (traced_only && !(e->flags & SAMPLE_F_TRACE)) {
 		stat_inc(STAT_FILTERED);
-		return 0;
+		return;
 	}
 	last = bpf_map_lookup_elem(&last_sent, &zero);
-	if (!last)
-		return 0;
-	e->cpu = bpf_get_smp_processor_id();
 	ring = bpf_map_lookup_elem(&events, &e->cpu);
-	if (!ring) {
+	if (!last || !ring) {
 		stat_inc(STAT_LOST_RINGBUF);
-		return 0;
+		return;
 	}
 	/* a failed walk may have read half a set: always send it whole */
 	repeat = !(e->flags & SAMPLE_F_READ_ERR) && last->tgid == tgid &&
 		 last->hash == e->labels_hash && last->nlabels == e->nlabels &&
-		 last->flags == (e->flags & (SAMPLE_F_TRACE | SAMPLE_F_SPAN | SAMPLE_F_LABELS_CUT));
+		 last->flags == (e->flags & SAMPLE_F_LABELS_CUT);
 	if (repeat) {
 		e->flags |= SAMPLE_F_SAME_LABELS;
 		e->gen = last->gen;
@@ -139,12 +113,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			n = MAX_LABELS;
 	}
 	e->nlabels = n;
-
-	/* the stack goes right after the labels, so that only filled bytes are sent */
-	len = read_user_stack(ctx, (__u64 *)e,
-			      (offsetof(struct sample_event, labels) + n * sizeof(struct go_label)) / 8,
-			      sizeof(*e) / 8, g, curg, leaf_repair ? e : NULL) * 8;
-	if (len > sizeof(e->stack_room))
+	len = read_user_stack(ctx, w, stack_first(n)) * 8;
+	if (len < 0 || len > sizeof(e->stack_room))
 		len = sizeof(e->stack_room);
 	e->stack_bytes = len;
 	/*
@@ -155,11 +125,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	wakeup = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) > bpf_ringbuf_query(ring, BPF_RB_RING_SIZE) / 2 ?
 			 BPF_RB_FORCE_WAKEUP :
 			 BPF_RB_NO_WAKEUP;
-	if (bpf_ringbuf_output(ring, e,
-			       offsetof(struct sample_event, labels) + n * sizeof(struct go_label) + len,
-			       wakeup)) {
+	if (bpf_ringbuf_output(ring, e, event_size(n, len), wakeup)) {
 		stat_inc(STAT_LOST_RINGBUF);
-		return 0;
+		return;
 	}
 	/* only a set that reached user space can be repeated by reference */
 	if (!repeat && !(e->flags & SAMPLE_F_READ_ERR)) {
@@ -167,8 +135,50 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		last->tgid = tgid;
 		last->gen = e->gen;
 		last->nlabels = n;
-		last->flags = e->flags & (SAMPLE_F_TRACE | SAMPLE_F_SPAN | SAMPLE_F_LABELS_CUT);
+		last->flags = e->flags & SAMPLE_F_LABELS_CUT;
 	}
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, slot;
+	const struct target_info *t;
+	const struct go_layout *l;
+	struct work *w;
+
+	t = bpf_map_lookup_elem(&targets, &tgid);
+	if (!t)
+		return 0;
+	l = target_layout(t);
+	if (!l) {
+		stat_inc(STAT_EXECED);
+		return 0;
+	}
+	w = work_claim(&slot);
+	if (!w) {
+		stat_inc(STAT_BUSY);
+		return 0;
+	}
+	sample(ctx, w, l, pid_tgid);
+	work_release(slot);
+	return 0;
+}
+
+/*
+ * A target that execs runs another program from then on: its layout no
+ * longer applies. Marked at once, in the exec itself, so that no sample
+ * of the new program is read with it.
+ */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (t)
+		t->execed = 1;
 	return 0;
 }
 
@@ -183,95 +193,103 @@ struct {
 	__type(value, __u64);
 } custom_context_map SEC(".maps");
 
-/* Go layouts by executable file, for processes that are not --pid targets (--uprobe) */
+/* --uprobe on a Go binary: its layout, at the index its attach cookie names */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, struct exe_key);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MAX_UPROBES);
+	__type(key, __u32);
 	__type(value, struct go_layout);
-} exe_layouts SEC(".maps");
+} probe_layouts SEC(".maps");
 
-static __always_inline const struct go_layout *layout_of(__u32 tgid)
+static __always_inline void event(struct pt_regs *regs, struct work *w, __u32 origin,
+				  __u64 context, const struct go_layout *l, __u64 pid_tgid)
 {
-	const struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
-	const struct go_layout *l = t ? target_layout(t) : NULL;
-	struct exe_key key;
-
-	if (l)
-		return l;
-	if (!current_exe(&key))
-		return NULL;
-	return bpf_map_lookup_elem(&exe_layouts, &key);
-}
-
-/*
- * One event at an exact moment: its context, the user stack and, in a Go
- * process whose layout is known, the goroutine's labels and goid. Sent
- * whole (no label set by reference), with the ring's own wakeup policy so
- * that user space names a short-lived process's frames while it lives.
- */
-static __always_inline int emit_event(struct pt_regs *regs, __u32 origin, __u64 context)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, zero = 0, n;
-	const struct go_layout *l;
-	__u64 g = 0, curg = 0;
-	struct sample_event *e;
+	struct sample_event *e = &w->e;
+	__u32 tgid = pid_tgid >> 32, n;
+	const struct target_info *t;
 	void *ring;
 	long len;
 
-	stat_inc(STAT_EVENTS);
-	e = bpf_map_lookup_elem(&scratch, &zero);
-	if (!e) {
-		stat_inc(STAT_EVENTS_LOST);
-		return 0;
-	}
 	start_event(e, pid_tgid, origin);
 	e->gen = 0;
 	e->context = context;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	l = layout_of(tgid);
-	if (l && go_read_goroutine(e, l, true, &g, &curg) < 0)
+	w->g = 0;
+	w->curg = 0;
+	if (!l) {
+		t = bpf_map_lookup_elem(&targets, &tgid);
+		l = t ? target_layout(t) : NULL;
+	}
+	if (l && go_walk(w, l, 1) < 0)
 		e->flags |= SAMPLE_F_READ_ERR;
 	n = e->nlabels;
 	if (n > MAX_LABELS)
 		n = MAX_LABELS;
 	e->nlabels = n;
-	e->cpu = bpf_get_smp_processor_id();
-	len = walk_user_stack(PT_REGS_IP(regs), PT_REGS_SP(regs), PT_REGS_FP(regs), (__u64 *)e,
-			      (offsetof(struct sample_event, labels) + n * sizeof(struct go_label)) / 8,
-			      sizeof(*e) / 8, g, curg, leaf_repair ? e : NULL) * 8;
-	if (len > sizeof(e->stack_room))
+	len = walk_user_stack(w, PT_REGS_IP(regs), PT_REGS_SP(regs), PT_REGS_FP(regs),
+			      stack_first(n)) * 8;
+	if (len < 0 || len > sizeof(e->stack_room))
 		len = sizeof(e->stack_room);
 	e->stack_bytes = len;
 	ring = bpf_map_lookup_elem(&events, &e->cpu);
-	if (!ring ||
-	    bpf_ringbuf_output(ring, e,
-			       offsetof(struct sample_event, labels) + n * sizeof(struct go_label) + len, 0))
+	if (!ring || bpf_ringbuf_output(ring, e, event_size(n, len), 0))
 		stat_inc(STAT_EVENTS_LOST);
+}
+
+/*
+ * One event at an exact moment: its context, the user stack and, in a Go
+ * process whose layout is known (L, or a --pid target's), the goroutine's
+ * labels and goid. Sent whole (no label set by reference).
+ */
+static __always_inline int emit_event(struct pt_regs *regs, __u32 origin, __u64 context,
+				      const struct go_layout *l)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	struct work *w;
+	__u32 slot;
+
+	stat_inc(STAT_EVENTS);
+	w = work_claim(&slot);
+	if (!w) {
+		stat_inc(STAT_BUSY);
+		stat_inc(STAT_EVENTS_LOST);
+		return 0;
+	}
+	event(regs, w, origin, context, l, pid_tgid);
+	work_release(slot);
 	return 0;
 }
 
-/* The tail-call entry point: a uprobe-type program, so that uprobe programs can call it. */
+/*
+ * The tail-call entry point: a uprobe-type program, so that uprobe programs
+ * can call it. It has no attach cookie of its own: a tail call keeps the
+ * caller's.
+ */
 SEC("uprobe")
 int custom__generic(struct pt_regs *ctx)
 {
 	__u32 zero = 0;
 	__u64 *v = bpf_map_lookup_elem(&custom_context_map, &zero);
 
-	return emit_event(ctx, ORIGIN_CUSTOM, v ? *v : 0);
+	return emit_event(ctx, ORIGIN_CUSTOM, v ? *v : 0, NULL);
 }
 
-/* --uprobe on a Go function: the first integer argument is in RAX (Go's register ABI). */
+/*
+ * --uprobe: the first integer argument is the context, in RAX for Go's
+ * register ABI or RDI for C, as the attach cookie says; so is the layout
+ * of the probed Go binary.
+ */
 SEC("uprobe")
-int uprobe_go(struct pt_regs *ctx)
+int uprobe_event(struct pt_regs *ctx)
 {
-	return emit_event(ctx, ORIGIN_UPROBE, ctx->ax);
-}
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	const struct go_layout *l = NULL;
+	__u64 rax = ctx->ax, rdi = ctx->di; /* the context allows no computed offsets */
+	__u32 idx = cookie >> 1;
 
-/* --uprobe on a C function: the first integer argument is in RDI. */
-SEC("uprobe")
-int uprobe_c(struct pt_regs *ctx)
-{
-	return emit_event(ctx, ORIGIN_UPROBE, ctx->di);
+	if (idx) {
+		idx--;
+		l = bpf_map_lookup_elem(&probe_layouts, &idx);
+	}
+	return emit_event(ctx, ORIGIN_UPROBE, cookie & UPROBE_COOKIE_C ? rdi : rax, l);
 }

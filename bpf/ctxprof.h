@@ -65,10 +65,10 @@ struct go_layout {
 /* a map slot is in use when its tophash is at least this (Go's minTopHash) */
 #define MIN_TOPHASH 5
 
+/* --trace-key: how many keys the sampler compares for --traced-only */
 #define MAX_TRACE_KEYS 4
-#define MAX_SPAN_KEYS 2
-#define TRACE_ID_LEN 16
-#define SPAN_ID_LEN 8
+/* a trace ID label's value: 32 hex digits */
+#define TRACE_HEX_LEN 32
 
 struct go_label {
 	__u32 key_len; /* length in the target; more than MAX_KEY_LEN means cut */
@@ -77,12 +77,16 @@ struct go_label {
 	__u8 value[MAX_VALUE_LEN];
 };
 
+/*
+ * Trace and span IDs are found in the labels by user space, which has the
+ * labels anyway: matching keys and decoding hex in BPF cost most of the
+ * verifier's time at start-up. The sampler only tells, for --traced-only,
+ * whether a trace key holds 32 hex digits (SAMPLE_F_TRACE).
+ */
 #define SAMPLE_F_CURG (1U << 0) /* a user goroutine was on the CPU (m.curg != 0) */
-#define SAMPLE_F_TRACE (1U << 1) /* trace_id holds a packed 32-hex trace ID */
-#define SAMPLE_F_SPAN (1U << 2) /* span_id holds a packed 16-hex span ID */
+#define SAMPLE_F_TRACE (1U << 1) /* --traced-only: a trace key holds 32 hex digits */
 #define SAMPLE_F_LABELS_CUT (1U << 3) /* the goroutine had more than MAX_LABELS labels */
 #define SAMPLE_F_READ_ERR (1U << 4) /* a read of target memory failed mid-walk */
-#define SAMPLE_F_TRACE_RAW (1U << 5) /* a trace key was set, but not to 32 hex digits */
 /*
  * The labels are those of the last full event from the same CPU and tgid
  * with the same gen; nlabels is 0 and none are sent. Goroutines keep a label
@@ -114,13 +118,13 @@ struct sample_event {
 	__u32 cpu;
 	__u32 gen; /* per-CPU number of the label set this event carries or repeats */
 	__u32 origin; /* ORIGIN_*: a CPU sample, or one event of a custom trace */
+	__u32 trace_rank; /* --traced-only: index of the most preferred trace key seen */
+	__u32 __pad;
 	__u64 labels_hash; /* of the label bytes read, in the order read */
 	__u64 sp, bp; /* user registers at the sample */
 	__u64 top[2]; /* [SP], [SP + 8], when SAMPLE_F_TOP_WORDS */
 	__u64 context; /* ORIGIN_CUSTOM and ORIGIN_UPROBE: the context value */
 	char comm[16]; /* ORIGIN_CUSTOM and ORIGIN_UPROBE: the task's */
-	__u8 trace_id[TRACE_ID_LEN];
-	__u8 span_id[SPAN_ID_LEN];
 	struct go_label labels[MAX_LABELS];
 	__u64 stack_room[MAX_STACK_DEPTH];
 };
@@ -129,17 +133,26 @@ struct sample_event {
 #define ORIGIN_CUSTOM 1 /* a tail call into custom__generic */
 #define ORIGIN_UPROBE 2 /* a --uprobe that ctxprof-go attached */
 
-/* An executable file, as the kernel names it: a key for layouts by binary (--uprobe). */
-struct exe_key {
-	__u64 dev; /* the super block's s_dev: MAJOR << 20 | MINOR */
-	__u64 ino;
-};
-
-/* A --pid target: its layout, and the file it ran when it was added. */
+/*
+ * A --pid target: its layout, until it execs. An exec tracepoint sets
+ * execed, so the sampler never reads another program with this layout.
+ * Comparing the executable's identity instead needs user space and the
+ * kernel to name files alike, and they do not on every filesystem (on a
+ * btrfs subvolume stat()'s st_dev is not the inode's i_sb->s_dev).
+ */
 struct target_info {
 	struct go_layout layout;
-	struct exe_key exe; /* a sample from any other file (after an exec) is not read as Go */
+	__u32 execed;
+	__u32 __pad;
 };
+
+/*
+ * --uprobe: the attach cookie says where the context is and which binary's
+ * layout reads its labels: bit 0 is UPROBE_COOKIE_C (RDI, else RAX), the
+ * bits above are 1 + an index into probe_layouts, or 0 for none.
+ */
+#define UPROBE_COOKIE_C 1ULL
+#define MAX_UPROBES 64
 
 /* A label key the sampler looks for, zero-padded so that it compares as words. */
 struct label_key {
@@ -159,6 +172,7 @@ enum ctxprof_stat {
 	STAT_EVENTS, /* custom-trace and uprobe events, sent or not */
 	STAT_EVENTS_LOST, /* of those, lost to a full ring buffer */
 	STAT_EXECED, /* samples of a target no longer running its file (exec, exit): dropped */
+	STAT_BUSY, /* every work slot of the CPU was taken by interrupted programs: dropped */
 	STAT_MAX,
 };
 

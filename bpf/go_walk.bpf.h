@@ -4,14 +4,15 @@
 #define __GO_WALK_BPF_H
 
 #include "ctxprof.h"
+#include "work.bpf.h"
 
 /* Set by user space between open and load. */
+const volatile bool traced_only = false;
+/* --traced-only: the trace keys, in the user's order of preference */
 const volatile struct label_key trace_keys[MAX_TRACE_KEYS] = {};
 const volatile __u32 ntrace_keys = 0;
-const volatile struct label_key span_keys[MAX_SPAN_KEYS] = {};
-const volatile __u32 nspan_keys = 0;
 
-/* tgid -> layout of that process's Go runtime, and its file; user space sizes it */
+/* tgid -> layout of that process's Go runtime; user space sizes it */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
@@ -19,51 +20,15 @@ struct {
 	__type(value, struct target_info);
 } targets SEC(".maps");
 
-/* The file the current process runs, as the kernel names it. */
-static __always_inline bool current_exe(struct exe_key *key)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	struct inode *inode = BPF_CORE_READ(task, mm, exe_file, f_inode);
-
-	if (!inode)
-		return false;
-	key->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	key->ino = BPF_CORE_READ(inode, i_ino);
-	return true;
-}
-
-/* The layout of target T, unless the process no longer runs the file it was added with (exec). */
+/* The layout of target T, unless it exec'd or is past the end of its exit (no mm). */
 static __always_inline const struct go_layout *target_layout(const struct target_info *t)
 {
-	struct exe_key exe;
+	struct task_struct *task = bpf_get_current_task_btf();
 
-	if (!current_exe(&exe) || exe.dev != t->exe.dev || exe.ino != t->exe.ino)
+	if (t->execed || !task->mm)
 		return NULL;
 	return &t->layout;
 }
-
-/* one event under construction per CPU: too big for the BPF stack */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct sample_event);
-} scratch SEC(".maps");
-
-/* a map bucket or a slice's label array, read in one go; padded for masked offsets */
-struct read_buf {
-	union {
-		__u8 data[MAX_BUCKET_SIZE + 16];
-		__u64 words[(MAX_BUCKET_SIZE + 16) / 8];
-	};
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct read_buf);
-} read_bufs SEC(".maps");
 
 static __always_inline int read_user(void *dst, __u32 size, __u64 src)
 {
@@ -84,24 +49,73 @@ static __always_inline __u64 mix(__u64 h, __u64 w)
 }
 
 /*
- * Folds one label into a running 64-bit hash, a word at a time: lengths, the
- * zero-padded key, and the value's words up to its length, the last masked.
+ * Folds one label into a running 64-bit hash: lengths, then every word of
+ * the zero-padded key and value. No branches, so the verifier walks it once.
  */
 static __always_inline __u64 hash_label(__u64 h, const struct go_label *lb)
 {
 	const __u64 *k = (const __u64 *)lb->key, *v = (const __u64 *)lb->value;
-	__u32 n = lb->value_len < MAX_VALUE_LEN ? lb->value_len : MAX_VALUE_LEN, i;
+	int i;
 
 	h = mix(h, (__u64)lb->key_len << 32 | lb->value_len);
 #pragma unroll
 	for (i = 0; i < MAX_KEY_LEN / 8; i++)
 		h = mix(h, k[i]);
-	for (i = 0; i < MAX_VALUE_LEN / 8; i++) {
-		if (i * 8 >= n)
-			break;
-		h = mix(h, (i + 1) * 8 <= n ? v[i] : v[i] & ((1ULL << ((n - i * 8) * 8)) - 1));
-	}
+#pragma unroll
+	for (i = 0; i < MAX_VALUE_LEN / 8; i++)
+		h = mix(h, v[i]);
 	return h;
+}
+
+#define BYTES(c) ((c) * 0x0101010101010101ULL)
+
+/*
+ * 0x80 in each byte of W (all ASCII) that lies in [LO, HI]: adding
+ * 0x80 - LO sets a byte's top bit when it is >= LO, adding 0x7f - HI when
+ * it is > HI, and neither sum carries into the next byte.
+ */
+static __always_inline __u64 bytes_in(__u64 w, __u8 lo, __u8 hi)
+{
+	return (w + BYTES(0x80 - lo)) & ~(w + BYTES(0x7f - hi)) & BYTES(0x80);
+}
+
+/* Are the first TRACE_HEX_LEN bytes of LB's value hex digits? Eight at a time. */
+static __always_inline bool value_is_hex(const struct go_label *lb)
+{
+	const __u64 *v = (const __u64 *)lb->value;
+	__u64 bad = 0, w;
+	int i;
+
+#pragma unroll
+	for (i = 0; i < TRACE_HEX_LEN / 8; i++) {
+		w = v[i];
+		bad |= w & BYTES(0x80);
+		/* | 0x20 folds A-F onto a-f, and only them */
+		bad |= ~(bytes_in(w, '0', '9') | bytes_in(w | BYTES(0x20), 'a', 'f')) & BYTES(0x80);
+	}
+	return lb->value_len == TRACE_HEX_LEN && !bad;
+}
+
+/* The index of LB's key in trace_keys, or MAX_TRACE_KEYS: key words compared without branches. */
+static __always_inline __u32 trace_key_rank(const struct go_label *lb)
+{
+	const __u64 *k = (const __u64 *)lb->key;
+	__u32 rank = MAX_TRACE_KEYS;
+	__u64 diff;
+	int i, j;
+
+#pragma unroll
+	for (j = MAX_TRACE_KEYS - 1; j >= 0; j--) {
+		const volatile __u64 *t = (const volatile __u64 *)trace_keys[j].name;
+
+		diff = lb->key_len ^ trace_keys[j].len;
+#pragma unroll
+		for (i = 0; i < MAX_KEY_LEN / 8; i++)
+			diff |= k[i] ^ t[i];
+		if (!diff && j < ntrace_keys)
+			rank = j;
+	}
+	return rank;
 }
 
 /*
@@ -112,7 +126,8 @@ static __always_inline __u64 hash_label(__u64 h, const struct go_label *lb)
 __noinline int add_label(struct sample_event *e, __u64 kptr, __u64 klen, __u64 vptr, __u64 vlen)
 {
 	struct go_label *lb;
-	__u32 i, n;
+	__u32 i, rank;
+	__u64 n; /* 64-bit: a 32-bit copy would lose the bound the verifier learns */
 
 	if (!e)
 		return 0;
@@ -122,8 +137,8 @@ __noinline int add_label(struct sample_event *e, __u64 kptr, __u64 klen, __u64 v
 		return 0;
 	}
 	lb = &e->labels[i];
-	/* keys compare as zero-padded words; values are used only up to value_len */
 	__builtin_memset(lb->key, 0, sizeof(lb->key));
+	__builtin_memset(lb->value, 0, sizeof(lb->value));
 	lb->key_len = klen > 0xffffffffULL ? 0xffffffff : klen;
 	lb->value_len = vlen > 0xffffffffULL ? 0xffffffff : vlen;
 	n = klen < MAX_KEY_LEN ? klen : MAX_KEY_LEN;
@@ -134,6 +149,17 @@ __noinline int add_label(struct sample_event *e, __u64 kptr, __u64 klen, __u64 v
 		goto err;
 	e->nlabels = i + 1;
 	e->labels_hash = hash_label(e->labels_hash, lb);
+	/* the most preferred trace key present decides, as user space decides */
+	if (traced_only) {
+		rank = trace_key_rank(lb);
+		if (rank < e->trace_rank) {
+			e->trace_rank = rank;
+			if (value_is_hex(lb))
+				e->flags |= SAMPLE_F_TRACE;
+			else
+				e->flags &= ~SAMPLE_F_TRACE;
+		}
+	}
 	return 0;
 err:
 	e->flags |= SAMPLE_F_READ_ERR;
@@ -172,24 +198,22 @@ static __always_inline int read_labels_slice(struct sample_event *e, const struc
 	return 0;
 }
 
-struct map_walk {
-	struct sample_event *e;
-	const struct go_layout *l;
-	struct read_buf *b;
-	__u64 buckets, old, cur;
-	__u32 nb, nold, idx, oidx;
-	int err;
-};
-
 /* One bucket per call: bpf_loop keeps the verifier from unrolling buckets times slots. */
 static long visit_bucket(__u32 visit, void *arg)
 {
-	struct map_walk *w = arg;
-	const struct go_layout *l = w->l;
-	struct read_buf *b = w->b;
+	struct work *wk = ((struct work_ref *)arg)->w;
+	const struct go_layout *l = ((struct work_ref *)arg)->l;
+	struct map_walk *w;
+	struct read_buf *b;
 	__u64 koff, voff;
 	__u32 s, size;
 
+	if (!wk)
+		return 1;
+	if (!l)
+		return 1;
+	w = &wk->mw;
+	b = &wk->buf;
 	if (!w->cur) {
 		if (w->idx < w->nb)
 			w->cur = w->buckets + (__u64)w->idx++ * l->bucket_size;
@@ -211,7 +235,7 @@ static long visit_bucket(__u32 visit, void *arg)
 			continue;
 		koff = l->bucket_keys + s * 16;
 		voff = l->bucket_values + s * 16;
-		add_label(w->e, buf_word(b, koff), buf_word(b, koff + 8), buf_word(b, voff),
+		add_label(&wk->e, buf_word(b, koff), buf_word(b, koff + 8), buf_word(b, voff),
 			  buf_word(b, voff + 8));
 	}
 	w->cur = buf_word(b, l->bucket_overflow);
@@ -219,144 +243,65 @@ static long visit_bucket(__u32 visit, void *arg)
 }
 
 /* Go <= 1.23: *labelMap -> hmap; every bucket, old buckets of a growing map, overflow chains. */
-static __always_inline int read_labels_map(struct sample_event *e, const struct go_layout *l,
-					   __u64 labels, struct read_buf *b)
+static __always_inline int read_labels_map(struct work *wk, const struct go_layout *l, __u64 labels)
 {
-	struct map_walk w = { .e = e, .l = l, .b = b };
-	__u64 hmap;
+	struct work_ref ref = { .w = wk, .l = l };
+	struct map_walk *w = &wk->mw;
+	__u64 hmap = 0, buckets, old;
 	__u8 B, flags;
 
 	if (read_user(&hmap, sizeof(hmap), labels) || !hmap)
 		return hmap ? -1 : 0;
 	if (read_user(&B, 1, hmap + l->hmap_b) || read_user(&flags, 1, hmap + l->hmap_flags) ||
-	    read_user(&w.buckets, 8, hmap + l->hmap_buckets) ||
-	    read_user(&w.old, 8, hmap + l->hmap_oldbuckets))
+	    read_user(&buckets, 8, hmap + l->hmap_buckets) ||
+	    read_user(&old, 8, hmap + l->hmap_oldbuckets))
 		return -1;
 	if (B > MAX_B) {
-		e->flags |= SAMPLE_F_LABELS_CUT;
+		wk->e.flags |= SAMPLE_F_LABELS_CUT;
 		B = MAX_B;
 	}
-	w.nb = 1U << B;
+	w->buckets = buckets;
+	w->old = old;
+	w->cur = 0;
+	w->idx = 0;
+	w->oidx = 0;
+	w->err = 0;
+	w->nb = 1U << B;
 	/* sameSizeGrow (flag 8) keeps the bucket count; otherwise old has half */
-	w.nold = !w.old ? 0 : (flags & 8) ? w.nb : w.nb >> 1;
-	bpf_loop(MAX_BUCKET_VISITS, visit_bucket, &w, 0);
-	if (!w.err && (w.cur || w.idx < w.nb || w.oidx < w.nold))
-		e->flags |= SAMPLE_F_LABELS_CUT;
-	return w.err;
-}
-
-static __always_inline int hexval(__u8 c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Packs exactly 2*NBYTES hex digits into OUT; false on anything else. */
-static __always_inline bool pack_hex(const struct go_label *lb, __u8 *out, __u32 nbytes)
-{
-	int hi, lo;
-	__u32 i;
-
-	if (lb->value_len != 2 * nbytes)
-		return false;
-	for (i = 0; i < TRACE_ID_LEN; i++) {
-		if (i >= nbytes)
-			break;
-		hi = hexval(lb->value[2 * i]);
-		lo = hexval(lb->value[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = hi << 4 | lo;
-	}
-	return true;
-}
-
-static __always_inline bool key_is(const struct go_label *lb, const volatile struct label_key *k)
-{
-	const __u64 *a = (const __u64 *)lb->key;
-	const volatile __u64 *b = (const volatile __u64 *)k->name;
-	int i;
-
-	if (lb->key_len != k->len)
-		return false;
-#pragma unroll
-	for (i = 0; i < MAX_KEY_LEN / 8; i++) {
-		if (a[i] != b[i])
-			return false;
-	}
-	return true;
-}
-
-/* Index of the first label whose key is KEYS[k] for the lowest k, or -1. */
-static __always_inline int find_key(struct sample_event *e, const volatile struct label_key *keys,
-				    __u32 nkeys, __u32 maxkeys)
-{
-	__u32 k, i;
-
-	for (k = 0; k < maxkeys; k++) {
-		if (k >= nkeys)
-			break;
-		for (i = 0; i < MAX_LABELS; i++) {
-			if (i >= e->nlabels)
-				break;
-			if (key_is(&e->labels[i], &keys[k]))
-				return i;
-		}
-	}
-	return -1;
+	w->nold = !old ? 0 : (flags & 8) ? w->nb : w->nb >> 1;
+	bpf_loop(MAX_BUCKET_VISITS, visit_bucket, &ref, 0);
+	if (!w->err && (w->cur || w->idx < w->nb || w->oidx < w->nold))
+		wk->e.flags |= SAMPLE_F_LABELS_CUT;
+	return w->err;
 }
 
 /*
- * Trace and span IDs from the labels, in the key order the user gave.
- * Global, so that its loops are verified once, not on every path that reaches it.
- */
-__noinline int find_ids(struct sample_event *e)
-{
-	int i;
-
-	if (!e)
-		return 0;
-	i = find_key(e, trace_keys, ntrace_keys, MAX_TRACE_KEYS);
-	if (i >= 0 && i < MAX_LABELS) {
-		if (pack_hex(&e->labels[i], e->trace_id, TRACE_ID_LEN))
-			e->flags |= SAMPLE_F_TRACE;
-		else
-			e->flags |= SAMPLE_F_TRACE_RAW;
-	}
-	i = find_key(e, span_keys, nspan_keys, MAX_SPAN_KEYS);
-	if (i >= 0 && i < MAX_LABELS && pack_hex(&e->labels[i], e->span_id, SPAN_ID_LEN))
-		e->flags |= SAMPLE_F_SPAN;
-	return 0;
-}
-
-/*
- * Fills E's goroutine fields for the current task of a target with layout L,
- * and G_OUT and CURG_OUT with the running g and m.curg (left alone if none);
- * the goid only when WANT_GOID (a constant: sampled records do not carry it,
+ * Fills W's event with the goroutine of the current task of a target with
+ * layout L, and W->g and W->curg with the running g and m.curg (0 if
+ * none); the goid only when WANT_GOID (sampled records do not carry it,
  * and every read counts at 999 Hz). Returns 0, or -1 when a read of target
- * memory failed along the way.
+ * memory failed along the way. Global: verified once per program.
  */
-static __always_inline int go_read_goroutine(struct sample_event *e, const struct go_layout *l,
-					     const bool want_goid, __u64 *g_out, __u64 *curg_out)
+__noinline int go_walk(struct work *w, const struct go_layout *l, __u32 want_goid)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase, g, m, curg, labels;
-	struct read_buf *b;
-	__u32 zero = 0;
+	struct sample_event *e;
 	int ret = 0;
 
+	if (!w || !l)
+		return -1;
+	e = &w->e;
+	w->g = 0;
+	w->curg = 0;
+	e->trace_rank = MAX_TRACE_KEYS;
 	fsbase = task->thread.fsbase;
 	if (!fsbase || read_user(&g, sizeof(g), fsbase + l->tls_g_offset))
 		return -1;
 	/* a thread Go has not adopted (cgo, start-up) has no g yet */
 	if (!g)
 		return 0;
-	*g_out = g;
+	w->g = g;
 	if (read_user(&m, sizeof(m), g + l->g_m) || !m)
 		return -1;
 	/* on g0 or gsignal, g is not the user goroutine: curg is */
@@ -364,7 +309,7 @@ static __always_inline int go_read_goroutine(struct sample_event *e, const struc
 		return -1;
 	if (!curg)
 		return 0;
-	*curg_out = curg;
+	w->curg = curg;
 	e->flags |= SAMPLE_F_CURG;
 	if (want_goid && read_user(&e->goid, sizeof(e->goid), curg + l->g_goid))
 		return -1;
@@ -372,14 +317,10 @@ static __always_inline int go_read_goroutine(struct sample_event *e, const struc
 		return -1;
 	if (!labels)
 		return 0;
-	b = bpf_map_lookup_elem(&read_bufs, &zero);
-	if (!b)
-		return -1;
 	if (l->labels_layout == GO_LABELS_SLICE)
-		ret = read_labels_slice(e, l, labels, b);
+		ret = read_labels_slice(e, l, labels, &w->buf);
 	else if (l->labels_layout == GO_LABELS_MAP)
-		ret = read_labels_map(e, l, labels, b);
-	find_ids(e);
+		ret = read_labels_map(w, l, labels);
 	return ret;
 }
 

@@ -4,57 +4,34 @@
 #define __USTACK_BPF_H
 
 #include "ctxprof.h"
+#include "work.bpf.h"
+
+/* send the words at SP, from which user space puts back a frameless leaf's caller */
+const volatile bool leaf_repair = true;
 
 /*
- * Go keeps frame pointers, and its frames are small: one read of the stack
- * around SP usually holds several frames, where the kernel's walker reads
- * each frame on its own. Frames past a window are read as a new window; at
- * most MAX_STACK_WINDOWS of them, STACK_WINDOW bytes each.
+ * Frames past a window are read as a new window: at most MAX_STACK_WINDOWS
+ * of them, STACK_WINDOW bytes each (work.bpf.h).
  */
-#define STACK_WINDOW 1024
 #define MAX_STACK_WINDOWS 8
 
-struct stack_window {
-	__u64 w[STACK_WINDOW / 8];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct stack_window);
-} stack_windows SEC(".maps");
-
-struct fp_walk {
-	__u64 *out; /* a map value of OUT_WORDS words */
-	__u32 first; /* where in OUT the stack starts, in words */
-	__u32 out_words;
-	struct stack_window *win;
-	__u64 base; /* user address of win->w[0] */
-	__u64 fp;
-	/* frames must lie in [lo, hi): the stack the thread is on */
-	__u64 lo, hi;
-	/* and may move once to [next_lo, next_hi): from g0 or gsignal to curg's stack */
-	__u64 next_lo, next_hi;
-	bool may_switch;
-	__u32 got; /* bytes of the window that were read */
-	__u32 n;
-	__u32 windows;
-};
+#define EVENT_WORDS (sizeof(struct sample_event) / 8)
 
 /* Reads a window at ADDR, or failing that (the end of a mapping) just one frame. */
-static __always_inline bool load_window(struct fp_walk *w, __u64 addr)
+static __always_inline bool load_window(struct work *w, __u64 addr)
 {
-	if (w->windows >= MAX_STACK_WINDOWS)
+	struct fp_walk *fw = &w->fw;
+
+	if (fw->windows >= MAX_STACK_WINDOWS)
 		return false;
-	w->windows++;
-	w->base = addr;
-	if (!bpf_probe_read_user(w->win->w, STACK_WINDOW, (const void *)addr)) {
-		w->got = STACK_WINDOW;
+	fw->windows++;
+	fw->base = addr;
+	if (!bpf_probe_read_user(w->win, STACK_WINDOW, (const void *)addr)) {
+		fw->got = STACK_WINDOW;
 		return true;
 	}
-	if (!bpf_probe_read_user(w->win->w, 16, (const void *)addr)) {
-		w->got = 16;
+	if (!bpf_probe_read_user(w->win, 16, (const void *)addr)) {
+		fw->got = 16;
 		return true;
 	}
 	return false;
@@ -63,31 +40,38 @@ static __always_inline bool load_window(struct fp_walk *w, __u64 addr)
 /* One frame: [fp] is the caller's frame pointer, [fp + 8] the return address. */
 static long fp_step(__u32 i, void *arg)
 {
-	struct fp_walk *w = arg;
-	__u64 off, next, ret;
-	__u32 n = w->n, idx;
+	struct work *w = ((struct work_ref *)arg)->w;
+	struct fp_walk *fw;
+	__u64 off, next, ret, *out;
+	__u32 n, idx;
 
-	if (n >= MAX_STACK_DEPTH || w->fp & 7 || w->fp < w->lo || w->fp > w->hi - 16)
+	if (!w)
 		return 1;
-	if (w->fp < w->base || w->fp + 16 > w->base + w->got) {
-		if (!load_window(w, w->fp))
+	fw = &w->fw;
+	n = fw->n;
+
+	if (n >= MAX_STACK_DEPTH || fw->fp & 7 || fw->fp < fw->lo || fw->fp > fw->hi - 16)
+		return 1;
+	if (fw->fp < fw->base || fw->fp + 16 > fw->base + fw->got) {
+		if (!load_window(w, fw->fp))
 			return 1;
 	}
-	off = (w->fp - w->base) / 8;
+	off = (fw->fp - fw->base) / 8;
 	if (off > STACK_WINDOW / 8 - 2)
 		return 1;
-	next = w->win->w[off];
-	ret = w->win->w[off + 1];
+	next = w->win[off];
+	ret = w->win[off + 1];
 	if (!ret)
 		return 1;
-	idx = w->first + n;
-	if (idx >= w->out_words)
+	idx = fw->first + n;
+	if (idx >= EVENT_WORDS)
 		return 1;
-	w->out[idx] = ret;
-	w->n = n + 1;
+	out = (__u64 *)&w->e;
+	out[idx] = ret;
+	fw->n = n + 1;
 	/* callers sit higher on the same stack */
-	if (next > w->fp && next < w->hi) {
-		w->fp = next;
+	if (next > fw->fp && next < fw->hi) {
+		fw->fp = next;
 		return 0;
 	}
 	/*
@@ -96,80 +80,82 @@ static long fp_step(__u32 i, void *arg)
 	 * in the scheduler, mcall's link leads to the goroutine that was
 	 * running before curg, whose frames are not curg's work.
 	 */
-	if (w->may_switch && next >= w->next_lo && next < w->next_hi) {
-		w->lo = w->next_lo;
-		w->hi = w->next_hi;
-		w->may_switch = false;
-		w->fp = next;
+	if (fw->may_switch && next >= fw->next_lo && next < fw->next_hi) {
+		fw->lo = fw->next_lo;
+		fw->hi = fw->next_hi;
+		fw->may_switch = 0;
+		fw->fp = next;
 		return 0;
 	}
 	return 1;
 }
 
 /*
- * Fills OUT[FIRST...] (OUT holding OUT_WORDS words) with the user PC IP and
- * the return addresses up the frame-pointer chain from BP, leaf first;
- * returns the number of frames.
+ * Fills W's event, from word FIRST on, with the user PC IP and the return
+ * addresses up the frame-pointer chain from BP, leaf first; returns the
+ * number of frames.
  *
- * G is the goroutine whose stack the thread is on and CURG the M's user
- * goroutine (0 when unknown); their stack bounds (g.stack, at offset 0 of
- * runtime.g) keep the walk on stacks that belong to this sample. Without
- * them, frames must only lie above SP. E, when not NULL, gets SP, BP and
- * the words at SP, for user space to repair the walk's first step.
+ * W->g is the goroutine whose stack the thread is on and W->curg the M's
+ * user goroutine (0 when unknown); their stack bounds (g.stack, at offset
+ * 0 of runtime.g) keep the walk on stacks that belong to this event.
+ * Without them, frames must only lie above SP. With leaf_repair, the event
+ * gets SP, BP and the words at SP, for user space to repair the walk's
+ * first step. Global: verified once per program.
  */
-static __always_inline __u32 walk_user_stack(__u64 ip, __u64 sp, __u64 bp, __u64 *out,
-					     __u32 first, __u32 out_words, __u64 g, __u64 curg,
-					     struct sample_event *e)
+__noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u32 first)
 {
-	struct fp_walk w = { .out = out, .first = first, .out_words = out_words };
-	__u64 bounds[2];
-	__u32 zero = 0;
+	struct work_ref ref = { .w = w };
+	struct fp_walk *fw;
+	__u64 bounds[2], *out;
 
-	if (!ip || first >= out_words)
+	if (!w || !ip || first >= EVENT_WORDS)
 		return 0;
-	w.win = bpf_map_lookup_elem(&stack_windows, &zero);
-	if (!w.win)
-		return 0;
+	fw = &w->fw;
+	out = (__u64 *)&w->e;
 	out[first] = ip;
-	w.n = 1;
+	fw->first = first;
+	fw->n = 1;
+	fw->windows = 0;
+	fw->base = 0;
+	fw->got = 0;
+	fw->may_switch = 0;
 	/*
 	 * A live frame lies above the stack pointer. C code without frame
 	 * pointers (libc in cgo programs) leaves anything in BP; following it
 	 * below SP would report dead frames of earlier calls.
 	 */
-	w.lo = sp;
-	w.hi = ~0ULL;
-	if (g && !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)g) &&
+	fw->lo = sp;
+	fw->hi = ~0ULL;
+	if (w->g && !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->g) &&
 	    bounds[0] <= sp && sp < bounds[1])
-		w.hi = bounds[1];
-	if (curg && curg != g && w.hi != ~0ULL &&
-	    !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)curg)) {
-		w.next_lo = bounds[0];
-		w.next_hi = bounds[1];
-		w.may_switch = true;
+		fw->hi = bounds[1];
+	if (w->curg && w->curg != w->g && fw->hi != ~0ULL &&
+	    !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->curg)) {
+		fw->next_lo = bounds[0];
+		fw->next_hi = bounds[1];
+		fw->may_switch = 1;
 	}
-	w.fp = bp;
+	fw->fp = bp;
 	/* the window at SP usually holds the first frames, and the leaf's own */
-	if (!load_window(&w, sp & ~7ULL)) {
-		w.got = 0;
-	} else if (e && !(sp & 7)) {
-		e->sp = sp;
-		e->bp = bp;
-		e->top[0] = w.win->w[0];
-		e->top[1] = w.win->w[1];
-		e->flags |= SAMPLE_F_TOP_WORDS;
+	if (!load_window(w, sp & ~7ULL)) {
+		fw->got = 0;
+	} else if (leaf_repair && !(sp & 7)) {
+		w->e.sp = sp;
+		w->e.bp = bp;
+		w->e.top[0] = w->win[0];
+		w->e.top[1] = w->win[1];
+		w->e.flags |= SAMPLE_F_TOP_WORDS;
 	}
-	bpf_loop(MAX_STACK_DEPTH, fp_step, &w, 0);
-	return w.n;
+	bpf_loop(MAX_STACK_DEPTH, fp_step, &ref, 0);
+	return fw->n;
 }
 
 /*
  * walk_user_stack for a perf sample: its registers, or the task's user
  * registers when the CPU was in the kernel.
  */
-static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __u64 *out,
-					     __u32 first, __u32 out_words, __u64 g, __u64 curg,
-					     struct sample_event *e)
+static __always_inline int read_user_stack(struct bpf_perf_event_data *ctx, struct work *w,
+					   __u32 first)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 ip, sp, bp;
@@ -189,7 +175,7 @@ static __always_inline __u32 read_user_stack(struct bpf_perf_event_data *ctx, __
 		sp = BPF_CORE_READ(regs, sp);
 		bp = BPF_CORE_READ(regs, bp);
 	}
-	return walk_user_stack(ip, sp, bp, out, first, out_words, g, curg, e);
+	return walk_user_stack(w, ip, sp, bp, first);
 }
 
 #endif /* __USTACK_BPF_H */

@@ -9,13 +9,18 @@
 #include "hashmap.h"
 #include "json_util.h"
 
-/* The flags that set a record apart; the rest describe one sample only. */
-#define RECORD_FLAGS (SAMPLE_F_TRACE | SAMPLE_F_SPAN | SAMPLE_F_LABELS_CUT)
+/* A record's flags: whether the goroutine had more labels, and which IDs its labels hold. */
+#define RECORD_F_LABELS_CUT SAMPLE_F_LABELS_CUT
+#define RECORD_F_TRACE (1U << 16) /* trace_id holds a packed 32-hex trace ID */
+#define RECORD_F_SPAN (1U << 17) /* span_id holds a packed 16-hex span ID */
+
+#define TRACE_ID_LEN (TRACE_HEX_LEN / 2)
+#define SPAN_ID_LEN 8
 
 struct record {
 	uint32_t pid;
 	uint32_t flags;
-	uint8_t trace_id[TRACE_ID_LEN];
+	uint8_t trace_id[TRACE_ID_LEN]; /* from the labels: the key does not hold it */
 	uint8_t span_id[SPAN_ID_LEN];
 	uint32_t nlabels;
 	struct go_label labels[MAX_LABELS]; /* sorted by key, then value */
@@ -33,6 +38,10 @@ struct cpu_labels {
 };
 
 struct aggregate {
+	const char *const *trace_keys; /* in order of preference */
+	size_t ntrace_keys;
+	const char *const *span_keys;
+	size_t nspan_keys;
 	uint64_t period_ns;
 	int64_t mono_to_real_ns;
 	struct hashmap *records; /* record key -> struct record */
@@ -55,13 +64,25 @@ void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool 
 /* One record out: a JSON line, and to the sink. 0, or -EIO when the line was not written. */
 static int emit(struct aggregate *a, json_t *o, FILE *out)
 {
-	int ret = 0;
+	if (!a->no_json) {
+		/* stdio keeps the errno of the write(2) that failed */
+		errno = 0;
+		if (json_dumpf(o, out, JSON_COMPACT) != 0 || fputc('\n', out) == EOF)
+			return errno ? -errno : -EIO;
+	}
+	return a->sink ? a->sink(a->sink_ctx, o) : 0;
+}
 
-	if (!a->no_json)
-		ret = json_dumpf(o, out, JSON_COMPACT) == 0 && fputc('\n', out) != EOF ? 0 : -EIO;
-	if (!ret && a->sink)
-		a->sink(a->sink_ctx, o);
-	return ret;
+static const char *const default_trace_keys[] = { AGG_DEFAULT_TRACE_KEYS };
+static const char *const default_span_keys[] = { AGG_DEFAULT_SPAN_KEYS };
+
+void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,
+			 const char *const *span_keys, size_t nspan)
+{
+	a->trace_keys = trace_keys;
+	a->ntrace_keys = ntrace;
+	a->span_keys = span_keys;
+	a->nspan_keys = nspan;
 }
 
 void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
@@ -78,9 +99,10 @@ static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_e
 	uint64_t caller;
 
 	if (!a->repair_lookup || !(e->flags & SAMPLE_F_TOP_WORDS) || *nframes == 0 ||
-	    !a->repair_lookup(a->repair_ctx, e->tgid, &t) || !t.sym)
+	    !a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) || !t.sym)
 		return stack;
-	caller = symbolizer__leaf_caller(t.sym, stack[0], e->sp, e->bp, (const uint64_t *)e->top);
+	caller = symbolizer__leaf_caller(t.sym, e->time_ns, stack[0], e->sp, e->bp,
+					 (const uint64_t *)e->top);
 	if (!caller)
 		return stack;
 	buf[0] = stack[0];
@@ -112,6 +134,9 @@ struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns)
 		return NULL;
 	a->period_ns = period_ns;
 	a->mono_to_real_ns = mono_to_real_ns;
+	aggregate__set_keys(a, default_trace_keys,
+			    sizeof(default_trace_keys) / sizeof(default_trace_keys[0]),
+			    default_span_keys, sizeof(default_span_keys) / sizeof(default_span_keys[0]));
 	a->records = hashmap__new();
 	a->cpus = hashmap__new();
 	if (!a->records || !a->cpus) {
@@ -168,10 +193,8 @@ static size_t record_key(const struct record *r, uint8_t *buf)
 
 	memcpy(p, &r->pid, 4);
 	memcpy(p + 4, &r->flags, 4);
-	memcpy(p + 8, r->trace_id, TRACE_ID_LEN);
-	memcpy(p + 8 + TRACE_ID_LEN, r->span_id, SPAN_ID_LEN);
-	memcpy(p + 8 + TRACE_ID_LEN + SPAN_ID_LEN, &r->nlabels, 4);
-	p += 12 + TRACE_ID_LEN + SPAN_ID_LEN;
+	memcpy(p + 8, &r->nlabels, 4);
+	p += 12;
 	for (i = 0; i < r->nlabels; i++) {
 		const struct go_label *l = &r->labels[i];
 
@@ -220,7 +243,66 @@ static const struct go_label *resolve_labels(struct aggregate *a, const struct s
 	return e->labels;
 }
 
-#define MAX_RECORD_KEY (12 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
+#define MAX_RECORD_KEY (12 + MAX_LABELS * sizeof(struct go_label))
+
+static int hexval(uint8_t c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Packs a value of exactly 2 * NBYTES hex digits into OUT; false on anything else. */
+static bool pack_hex(const struct go_label *l, uint8_t *out, size_t nbytes)
+{
+	size_t i;
+	int hi, lo;
+
+	if (l->value_len != 2 * nbytes)
+		return false;
+	for (i = 0; i < nbytes; i++) {
+		hi = hexval(l->value[2 * i]);
+		lo = hexval(l->value[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return false;
+		out[i] = hi << 4 | lo;
+	}
+	return true;
+}
+
+/* The label with the most preferred of KEYS, or NULL: the first key present decides. */
+static const struct go_label *find_key(const struct record *r, const char *const *keys, size_t nkeys)
+{
+	size_t k, len;
+	uint32_t i;
+
+	for (k = 0; k < nkeys; k++) {
+		len = strlen(keys[k]);
+		for (i = 0; i < r->nlabels; i++) {
+			if (r->labels[i].key_len == len && len <= MAX_KEY_LEN &&
+			    !memcmp(r->labels[i].key, keys[k], len))
+				return &r->labels[i];
+		}
+	}
+	return NULL;
+}
+
+/* Trace and span IDs from R's labels: a key whose value is not hex of the right length gives none. */
+static void find_ids(const struct aggregate *a, struct record *r)
+{
+	const struct go_label *l;
+
+	l = find_key(r, a->trace_keys, a->ntrace_keys);
+	if (l && pack_hex(l, r->trace_id, TRACE_ID_LEN))
+		r->flags |= RECORD_F_TRACE;
+	l = find_key(r, a->span_keys, a->nspan_keys);
+	if (l && pack_hex(l, r->span_id, SPAN_ID_LEN))
+		r->flags |= RECORD_F_SPAN;
+}
 
 /*
  * Checks an event and fills TMP with its record's identity (pid, IDs, sorted
@@ -254,9 +336,7 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 		/* repeats a set whose full event we never saw (lost, or before we started) */
 		a->stats.unresolved++;
 	} else {
-		tmp->flags = e->flags & RECORD_FLAGS;
-		memcpy(tmp->trace_id, e->trace_id, TRACE_ID_LEN);
-		memcpy(tmp->span_id, e->span_id, SPAN_ID_LEN);
+		tmp->flags = e->flags & RECORD_F_LABELS_CUT;
 		tmp->nlabels = nlabels;
 		for (i = 0; i < nlabels; i++) {
 			tmp->labels[i] = labels[i];
@@ -267,11 +347,8 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 			       MAX_VALUE_LEN - value_bytes(&labels[i]));
 		}
 		qsort(tmp->labels, tmp->nlabels, sizeof(tmp->labels[0]), label_cmp);
+		find_ids(a, tmp);
 	}
-	if (!(tmp->flags & SAMPLE_F_TRACE))
-		memset(tmp->trace_id, 0, TRACE_ID_LEN);
-	if (!(tmp->flags & SAMPLE_F_SPAN))
-		memset(tmp->span_id, 0, SPAN_ID_LEN);
 	tmp->first_ns = e->time_ns;
 	tmp->last_ns = e->time_ns;
 	return 0;
@@ -290,7 +367,7 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 	if (parse_event(a, e, size, &tmp, &stack, &nframes, buf) != 0)
 		return -EINVAL;
 	a->stats.samples++;
-	if (tmp.flags & SAMPLE_F_TRACE)
+	if (tmp.flags & RECORD_F_TRACE)
 		a->stats.traced++;
 
 	klen = record_key(&tmp, key);
@@ -368,19 +445,21 @@ static json_t *frame_json(const struct frame *fr, uint64_t addr)
 }
 
 /* Adds the mapping that holds ADDR to MAPPINGS, once. */
-static void note_mapping(struct symbolizer *sym, json_t *mappings, uint64_t addr)
+static void note_mapping(const struct agg_target *t, json_t *mappings, uint64_t addr)
 {
 	struct mapping m;
-	char key[32], limit[32];
+	char key[32], limit[32], offset[32];
 
-	if (!mappings || !symbolizer__mapping(sym, addr, &m))
+	if (!mappings || !symbolizer__mapping(t->sym, t->time_ns, addr, &m))
 		return;
 	snprintf(key, sizeof(key), "0x%llx", (unsigned long long)m.start);
 	if (json_object_get(mappings, key))
 		return;
 	snprintf(limit, sizeof(limit), "0x%llx", (unsigned long long)m.limit);
+	snprintf(offset, sizeof(offset), "0x%llx", (unsigned long long)m.offset);
 	json_object_set_new(mappings, key,
-			    json_pack("{ss ss so ss}", "start", key, "limit", limit, "file",
+			    json_pack("{ss ss ss so ss}", "start", key, "limit", limit, "offset",
+				      offset, "file",
 				      json_lossy_string((const uint8_t *)m.file, strlen(m.file)),
 				      "build_id", m.build_id));
 }
@@ -390,7 +469,7 @@ static void note_mapping(struct symbolizer *sym, json_t *mappings, uint64_t addr
  * interrupted PC for the leaf, a return address minus one for callers, and
  * the same for every frame one address expands to (inlined calls).
  */
-static json_t *frames_json(struct symbolizer *sym, const uint64_t *pcs, size_t n,
+static json_t *frames_json(const struct agg_target *t, const uint64_t *pcs, size_t n,
 			   json_t *mappings)
 {
 	const struct frame *fr;
@@ -402,16 +481,16 @@ static json_t *frames_json(struct symbolizer *sym, const uint64_t *pcs, size_t n
 
 	for (i = 0; i < n; i++) {
 		addr = i == 0 || !pcs[i] ? pcs[i] : pcs[i] - 1;
-		if (!sym) {
+		if (!t->sym) {
 			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)pcs[i]);
 			raw.func = buf;
 			json_array_append_new(frames, frame_json(&raw, addr));
 			continue;
 		}
-		nf = symbolizer__frames(sym, pcs[i], i == 0, &fr);
+		nf = symbolizer__frames(t->sym, t->time_ns, pcs[i], i == 0, &fr);
 		for (j = 0; j < nf; j++)
 			json_array_append_new(frames, frame_json(&fr[j], addr));
-		note_mapping(sym, mappings, addr);
+		note_mapping(t, mappings, addr);
 	}
 	return frames;
 }
@@ -463,7 +542,7 @@ static int by_record_samples(const void *pa, const void *pb)
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
-static json_t *stacks_json(const struct record *r, struct symbolizer *sym, json_t *mappings)
+static json_t *stacks_json(const struct record *r, const struct agg_target *t, json_t *mappings)
 {
 	struct stack_list l = { .items = calloc(hashmap__size(r->stacks) + 1, sizeof(*l.items)) };
 	json_t *stacks = json_array(), *st;
@@ -476,7 +555,7 @@ static json_t *stacks_json(const struct record *r, struct symbolizer *sym, json_
 	for (i = 0; i < l.n; i++) {
 		st = json_object();
 		json_object_set_new(st, "samples", json_integer(l.items[i].samples));
-		json_object_set_new(st, "frames", frames_json(sym, l.items[i].pcs, l.items[i].n, mappings));
+		json_object_set_new(st, "frames", frames_json(t, l.items[i].pcs, l.items[i].n, mappings));
 		json_array_append_new(stacks, st);
 	}
 	free(l.items);
@@ -518,13 +597,13 @@ static json_t *record_json(const struct aggregate *a, const struct record *r,
 	char buf[64];
 	uint32_t i;
 
-	if (r->flags & SAMPLE_F_TRACE) {
+	if (r->flags & RECORD_F_TRACE) {
 		hex(r->trace_id, TRACE_ID_LEN, buf);
 		json_object_set_new(o, "trace_id", json_string(buf));
 	} else {
 		json_object_set_new(o, "trace_id", json_null());
 	}
-	if (r->flags & SAMPLE_F_SPAN) {
+	if (r->flags & RECORD_F_SPAN) {
 		hex(r->span_id, SPAN_ID_LEN, buf);
 		json_object_set_new(o, "span_id", json_string(buf));
 	} else {
@@ -540,7 +619,7 @@ static json_t *record_json(const struct aggregate *a, const struct record *r,
 	}
 	json_object_set_new(o, "labels", labels);
 	json_object_set_new(o, "truncated", cut);
-	json_object_set_new(o, "more_labels", json_boolean(r->flags & SAMPLE_F_LABELS_CUT));
+	json_object_set_new(o, "more_labels", json_boolean(r->flags & RECORD_F_LABELS_CUT));
 	json_object_set_new(o, "pid", json_integer(r->pid));
 	json_object_set_new(o, "comm", json_lossy_string((const uint8_t *)t->comm, strlen(t->comm)));
 	json_object_set_new(o, "origin", json_string("sampling"));
@@ -551,7 +630,7 @@ static json_t *record_json(const struct aggregate *a, const struct record *r,
 	format_rfc3339(r->last_ns + a->mono_to_real_ns, buf, sizeof(buf));
 	json_object_set_new(o, "end", json_string(buf));
 	mappings = json_object();
-	json_object_set_new(o, "stacks", stacks_json(r, t->sym, mappings));
+	json_object_set_new(o, "stacks", stacks_json(r, t, mappings));
 	json_object_set_new(o, "mappings", mappings_json(mappings));
 	json_decref(mappings);
 	return o;
@@ -578,8 +657,9 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 		hashmap__free(r.stacks, NULL);
 		return -ENOMEM;
 	}
-	if (!lookup(ctx, e->tgid, &t))
+	if (!lookup(ctx, e->tgid, e->time_ns, &t))
 		t.sym = NULL;
+	t.time_ns = e->time_ns;
 	/* the task's name when the event happened, not whatever /proc says later */
 	memcpy(comm, e->comm, sizeof(e->comm));
 	comm[sizeof(e->comm)] = '\0';
@@ -613,29 +693,40 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	struct collect all;
 	json_t *o;
 	size_t i;
-	int n = 0;
+	int n = 0, ret = 0;
 
 	collect(a->records, &all);
 	if (!all.items)
 		return -ENOMEM;
 	qsort(all.items, all.n, sizeof(void *), by_record_samples);
-	for (i = 0; i < all.n; i++) {
+	for (i = 0; i < all.n && !ret; i++) {
 		struct record *r = all.items[i];
 
-		if (!lookup(ctx, r->pid, &t)) {
+		if (!lookup(ctx, r->pid, r->last_ns, &t)) {
 			t.comm = "";
 			t.sym = NULL;
 		}
+		t.time_ns = r->last_ns;
 		o = record_json(a, r, &t);
-		if (emit(a, o, out) == 0)
+		ret = emit(a, o, out);
+		if (!ret)
 			n++;
 		json_decref(o);
 	}
-	fflush(out);
+	/* a line in stdio's buffer is not written yet */
+	errno = 0;
+	if (!ret && !a->no_json && fflush(out) != 0)
+		ret = errno ? -errno : -EIO;
 	free(all.items);
+	/* with stdio's buffer in between, none of them is known to be written */
+	if (ret)
+		n = 0;
+	a->stats.unwritten += all.n - n;
 	hashmap__free(a->records, record__free);
 	a->records = hashmap__new();
 	a->stats.records += n;
+	if (ret)
+		return ret;
 	return a->records ? n : -ENOMEM;
 }
 

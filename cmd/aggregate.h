@@ -18,8 +18,10 @@ struct aggregate;
 struct agg_target {
 	const char *comm;
 	struct symbolizer *sym; /* may be NULL: frames are then printed as addresses */
+	uint64_t time_ns; /* the moment whose mappings name the frames */
 };
-typedef bool (*agg_lookup_fn)(void *ctx, uint32_t pid, struct agg_target *out);
+/* Fills OUT for PID as of TIME_NS (bpf_ktime_get_ns()); false when it knows nothing. */
+typedef bool (*agg_lookup_fn)(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_target *out);
 
 /*
  * PERIOD_NS is the CPU time one sample stands for; MONO_TO_REAL_NS turns
@@ -27,6 +29,18 @@ typedef bool (*agg_lookup_fn)(void *ctx, uint32_t pid, struct agg_target *out);
  */
 struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns);
 void aggregate__free(struct aggregate *a);
+
+/* The label keys design.md names, in order of preference: the first one present decides. */
+#define AGG_DEFAULT_TRACE_KEYS "otel.traceid", "otel_traceid", "trace_id"
+#define AGG_DEFAULT_SPAN_KEYS "span_id", "otel.spanid"
+
+/*
+ * The keys whose labels hold the trace ID (32 hex digits) and the span ID
+ * (16 hex digits), in order of preference; the arrays must outlive A.
+ * Until set, the defaults above.
+ */
+void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,
+			 const char *const *span_keys, size_t nspan);
 
 /*
  * With LOOKUP, events that carry the words at SP (SAMPLE_F_TOP_WORDS) get
@@ -39,7 +53,7 @@ void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *c
  * Hands every record, as written, to SINK as well; with JSON false, records
  * go only there (folded output replaces JSON lines).
  */
-typedef void (*agg_sink_fn)(void *ctx, json_t *record);
+typedef int (*agg_sink_fn)(void *ctx, json_t *record); /* 0, or -errno: not taken */
 void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json);
 
 /* Counts one event from the ring buffer; -EINVAL for a malformed one. */
@@ -47,15 +61,18 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size);
 
 /*
  * Writes an event of a custom trace or a uprobe (origin not ORIGIN_SAMPLING)
- * as a record of its own, at once: samples 1, cpu_ns null, and its origin,
- * context, tid and goid. -EINVAL for a malformed event.
+ * as a record of its own, at once (into OUT's buffer): samples 1, cpu_ns
+ * null, and its origin, context, tid and goid. -EINVAL for a malformed
+ * event, -errno when the record could not be written.
  */
 int aggregate__write_event(struct aggregate *a, const void *data, size_t size, FILE *out,
 			   agg_lookup_fn lookup, void *ctx);
 
 /*
  * Writes one JSON line per (pid, trace ID, label set) counted since the last
- * flush, most samples first, and starts over. Returns the number of records.
+ * flush, most samples first, flushes OUT, and starts over. Returns the
+ * number of records, or -errno when one could not be written (OUT failed,
+ * or the sink refused it): the rest are dropped and counted as unwritten.
  */
 int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void *ctx);
 
@@ -69,6 +86,7 @@ struct agg_stats {
 	uint64_t repaired; /* stacks whose leaf's caller was put back */
 	uint64_t events; /* custom-trace and uprobe events written */
 	uint64_t records;
+	uint64_t unwritten; /* records a failed write left out */
 };
 void aggregate__stats(const struct aggregate *a, struct agg_stats *out);
 

@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #include "binaries.h"
 
@@ -75,16 +74,4 @@ void binaries__put(struct go_binary *gb)
 		}
 		return;
 	}
-}
-
-int binaries__exe_key(const char *path, struct exe_key *key)
-{
-	struct stat st;
-
-	if (stat(path, &st) != 0)
-		return -errno;
-	/* the kernel's dev_t: the major above 20 bits of minor */
-	key->dev = ((__u64)major(st.st_dev) << 20) | minor(st.st_dev);
-	key->ino = st.st_ino;
-	return 0;
 }

@@ -16,7 +16,4 @@ struct go_binary *binaries__get(const char *path, char *err, size_t errlen);
 /* Drops a reference from binaries__get; the last one closes it. Accepts NULL. */
 void binaries__put(struct go_binary *gb);
 
-/* The file at PATH as the kernel names it (s_dev, i_ino), for the BPF side; -errno. */
-int binaries__exe_key(const char *path, struct exe_key *key);
-
 #endif /* __BINARIES_H */

@@ -28,7 +28,7 @@ struct location {
 };
 
 struct mapping {
-	uint64_t start, limit, file, build_id; /* strings as indexes */
+	uint64_t start, limit, offset, file, build_id; /* strings as indexes */
 };
 
 struct function {
@@ -303,6 +303,9 @@ static uint64_t mapping_id(struct convert *c, json_t *rec, uint64_t pid, uint64_
 			return 0;
 		m->start = start;
 		m->limit = limit;
+		/* records before the field was written have none: 0 */
+		if (!hex_u64(json_object_get(mj, "offset"), &m->offset))
+			m->offset = 0;
 		m->file = str_index(c, json_string_value(json_object_get(mj, "file")) ?: "");
 		m->build_id = str_index(c, json_string_value(json_object_get(mj, "build_id")) ?: "");
 		if (hashmap__add(c->mappings_by, key, sizeof(key), (void *)(uintptr_t)c->maps.n))
@@ -593,6 +596,7 @@ int convert__write_pprof(struct convert *c, const char *path)
 		pb_uint(&sub, 1, i + 1);
 		pb_uint(&sub, 2, m->start);
 		pb_uint(&sub, 3, m->limit);
+		pb_uint(&sub, 4, m->offset);
 		pb_uint(&sub, 5, m->file);
 		pb_uint(&sub, 6, m->build_id);
 		/* names, files, lines and inlined frames are all in the locations */
@@ -645,10 +649,13 @@ int convert__write_pprof(struct convert *c, const char *path)
 		ret = errno ? -errno : -EIO;
 		goto out;
 	}
+	/* zlib leaves the errno of a write(2) that failed; gzclose writes the rest */
+	errno = 0;
 	if (p.n && gzwrite(gz, p.b, p.n) != (int)p.n)
-		ret = -EIO;
+		ret = errno ? -errno : -EIO;
+	errno = 0;
 	if (gzclose(gz) != Z_OK && !ret)
-		ret = -EIO;
+		ret = errno ? -errno : -EIO;
 out:
 	free(p.b);
 	free(sub.b);
@@ -682,6 +689,7 @@ int convert__write_folded(struct convert *c, FILE *out, bool trace_root)
 	size_t i, n = hashmap__size(m);
 	char **sorted;
 	uint64_t *count;
+	int ret = 0;
 
 	o.lines = calloc(n + 1, sizeof(*o.lines));
 	o.counts = calloc(n + 1, sizeof(*o.counts));
@@ -695,17 +703,20 @@ int convert__write_folded(struct convert *c, FILE *out, bool trace_root)
 	hashmap__foreach(m, collect_folded, &o);
 	memcpy(sorted, o.lines, o.n * sizeof(*sorted));
 	qsort(sorted, o.n, sizeof(*sorted), by_string);
-	for (i = 0; i < o.n; i++) {
+	errno = 0;
+	for (i = 0; i < o.n && !ret; i++) {
 		count = hashmap__get(m, sorted[i], strlen(sorted[i]));
-		if (sorted[i] && count)
-			fprintf(out, "%s %" PRIu64 "\n", sorted[i], *count);
+		if (sorted[i] && count && fprintf(out, "%s %" PRIu64 "\n", sorted[i], *count) < 0)
+			ret = errno ? -errno : -EIO;
 	}
+	if (!ret && (fflush(out) != 0 || ferror(out)))
+		ret = errno ? -errno : -EIO;
 	for (i = 0; i < o.n; i++)
 		free(o.lines[i]);
 	free(o.lines);
 	free(o.counts);
 	free(sorted);
-	return ferror(out) ? -EIO : 0;
+	return ret;
 }
 
 static const char usage[] =
@@ -818,11 +829,16 @@ int convert__main(int argc, char **argv)
 			goto out;
 		}
 		fprintf(stderr, "ctxprof-go: %zu records in %s\n", good, pprof);
-	} else if (convert__write_folded(c, stdout, trace_root)) {
-		fprintf(stderr, "failed to write folded stacks: %s\n", strerror(errno));
+	} else if ((ret = convert__write_folded(c, stdout, trace_root))) {
+		fprintf(stderr, "failed to write folded stacks to stdout: %s\n", strerror(-ret));
+		ret = 1;
 		goto out;
 	}
 	ret = 0;
+	if (fclose(stdout) != 0) {
+		fprintf(stderr, "failed to write to stdout: %s\n", strerror(errno));
+		ret = 1;
+	}
 out:
 	free(line);
 	convert__free(c);

@@ -265,10 +265,14 @@ static long file_offset(const char *path, uint64_t vaddr)
 	return off;
 }
 
-/* Lets the BPF side read labels in every process of PATH: its layout keyed by the file. */
-static void add_exe_layout(struct ctxprof_bpf *skel, const char *path, struct go_binary *gb)
+/*
+ * Lets the BPF side read labels in every process that hits probe INDEX:
+ * its binary's layout at INDEX of probe_layouts. Returns the cookie bits
+ * that name it, or 0 when labels cannot be read.
+ */
+static __u64 probe_layout(struct ctxprof_bpf *skel, const char *path, struct go_binary *gb,
+			  int index)
 {
-	struct exe_key key = {};
 	struct go_layout l;
 	size_t i;
 
@@ -277,16 +281,20 @@ static void add_exe_layout(struct ctxprof_bpf *skel, const char *path, struct go
 		for (i = 0; i < go_binary__nproblems(gb); i++)
 			fprintf(stderr, "%s %s", i ? ";" : "", go_binary__problem(gb, i));
 		fputc('\n', stderr);
-		return;
+		return 0;
 	}
-	if (binaries__exe_key(path, &key) != 0 || go_binary__layout(gb, &l) != 0)
-		return;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.exe_layouts), &key, &l, BPF_ANY))
-		fprintf(stderr, "--uprobe %s: labels will not be read: %s\n", path,
-			strerror(errno));
+	if (go_binary__layout(gb, &l) != 0)
+		return 0;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.probe_layouts), &(__u32){ index }, &l,
+				BPF_ANY)) {
+		fprintf(stderr, "--uprobe %s: labels will not be read: %s\n", path, strerror(errno));
+		return 0;
+	}
+	return (__u64)(index + 1) << 1;
 }
 
-struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum uprobe_abi abi)
+struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum uprobe_abi abi,
+			       int index)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	const struct gopclntab *tab = NULL;
@@ -316,6 +324,7 @@ struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum
 	go_fn = tab && gopclntab__find(tab, sym, &fn) == 0;
 	if (abi == UPROBE_ABI_AUTO)
 		abi = go_fn ? UPROBE_ABI_GO : UPROBE_ABI_C;
+	opts.bpf_cookie = abi == UPROBE_ABI_C ? UPROBE_COOKIE_C : 0;
 	if (go_fn) {
 		off = file_offset(path, fn.entry);
 		if (off < 0) {
@@ -323,16 +332,11 @@ struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum
 				sym, path);
 			goto out;
 		}
-		link = bpf_program__attach_uprobe(abi == UPROBE_ABI_GO ? skel->progs.uprobe_go :
-									 skel->progs.uprobe_c,
-						  false, -1, path, off);
-		add_exe_layout(skel, path, gb);
+		opts.bpf_cookie |= probe_layout(skel, path, gb, index);
 	} else {
 		opts.func_name = sym;
-		link = bpf_program__attach_uprobe_opts(abi == UPROBE_ABI_GO ? skel->progs.uprobe_go :
-									      skel->progs.uprobe_c,
-						       -1, path, 0, &opts);
 	}
+	link = bpf_program__attach_uprobe_opts(skel->progs.uprobe_event, -1, path, off, &opts);
 	if (!link)
 		fprintf(stderr, "failed to attach --uprobe %s: %s\n", spec, strerror(errno));
 	else

@@ -35,10 +35,12 @@ void pins__remove(struct pins *p);
 
 /*
  * Attaches the uprobe for SPEC, "BINARY:SYMBOL", to every process that runs
- * BINARY. For a Go binary, its layout goes into exe_layouts so that labels
- * are read in any process of that binary. Returns NULL with a message on
- * stderr.
+ * BINARY, as probe INDEX (below MAX_UPROBES). For a Go function, the
+ * binary's layout goes to probe_layouts[INDEX] and the attach cookie names
+ * it, so that labels are read in any process that hits the probe. Returns
+ * NULL with a message on stderr.
  */
-struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum uprobe_abi abi);
+struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum uprobe_abi abi,
+				int index);
 
 #endif /* __CUSTOM_H */

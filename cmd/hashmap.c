@@ -122,6 +122,24 @@ int hashmap__add(struct hashmap *m, const void *key, size_t len, void *value)
 	return 0;
 }
 
+void *hashmap__del(struct hashmap *m, const void *key, size_t len)
+{
+	uint64_t h = hash_bytes(key, len);
+	struct entry **pp, *e;
+	void *value;
+
+	for (pp = &m->buckets[h & (m->nbuckets - 1)]; (e = *pp); pp = &e->next) {
+		if (e->hash == h && e->len == len && memcmp(e->key, key, len) == 0) {
+			*pp = e->next;
+			value = e->value;
+			free(e);
+			m->size--;
+			return value;
+		}
+	}
+	return NULL;
+}
+
 size_t hashmap__size(const struct hashmap *m)
 {
 	return m->size;

@@ -15,6 +15,8 @@ void hashmap__free(struct hashmap *m, void (*free_value)(void *));
 void *hashmap__get(const struct hashmap *m, const void *key, size_t len);
 /* Adds KEY (copied) -> VALUE; KEY must not be present. Returns 0 or -ENOMEM. */
 int hashmap__add(struct hashmap *m, const void *key, size_t len, void *value);
+/* Removes KEY and returns its value, or NULL when it was not there. */
+void *hashmap__del(struct hashmap *m, const void *key, size_t len);
 size_t hashmap__size(const struct hashmap *m);
 
 /* Calls FN on every entry, in no particular order. */

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -25,14 +26,11 @@
 #include "binaries.h"
 #include "convert.h"
 #include "custom.h"
+#include "processes.h"
 #include "profile.h"
-#include "symbolizer.h"
 #include "../offsets/go_binary.h"
 
 #define MAX_TARGETS 4096
-#define MAX_UPROBES 64
-/* processes that sent custom-trace or uprobe events, each with its symbolizer */
-#define MAX_EVENT_PROCS 256
 #define DEFAULT_FREQ 99
 #define DEFAULT_INTERVAL 10
 #define POLL_MS 100
@@ -44,8 +42,8 @@
 #define RINGBUF_PER_CPU_KIB 256
 #define RINGBUF_MAX_KIB (1U << 20)
 
-static const char *const default_trace_keys[] = { "otel.traceid", "otel_traceid", "trace_id" };
-static const char *const default_span_keys[] = { "span_id", "otel.spanid" };
+static const char *const default_trace_keys[] = { AGG_DEFAULT_TRACE_KEYS };
+static const char *const default_span_keys[] = { AGG_DEFAULT_SPAN_KEYS };
 
 static const char usage[] =
 	"Usage: ctxprof-go -p PID [OPTIONS] [DURATION]\n"
@@ -101,9 +99,7 @@ struct target {
 	pid_t pid;
 	int pidfd;
 	bool live;
-	struct exe_key exe; /* the file it ran when added: another one means it exec'd */
 	char comm[32];
-	struct symbolizer *sym;
 };
 
 struct options {
@@ -392,11 +388,13 @@ static int read_comm(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
-/* Checks one PID and loads its layout into the targets map. */
-static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
+/* Checks one PID and loads its layout into the targets map; its mappings are read now. */
+static int add_target(struct ctxprof_bpf *skel, struct processes *procs, struct target *t,
+		      pid_t pid)
 {
 	char exe[64], path[PATH_MAX], err[256];
 	struct target_info info = {};
+	struct stat before, after;
 	struct go_binary *gb;
 	ssize_t n;
 	size_t i;
@@ -416,6 +414,12 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	n = readlink(exe, path, sizeof(path) - 1);
 	path[n > 0 ? n : 0] = '\0';
+	if (stat(exe, &before) != 0) {
+		ret = -errno;
+		fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid, t->comm,
+			path, strerror(-ret));
+		return ret;
+	}
 	/* shared with the symbolizer, and with other targets running the same file */
 	gb = binaries__get(exe, err, sizeof(err));
 	if (!gb) {
@@ -435,14 +439,6 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 		return -ENOTSUP;
 	}
 	go_binary__layout(gb, &info.layout);
-	ret = binaries__exe_key(exe, &t->exe);
-	if (ret) {
-		fprintf(stderr, "pid %d (%s): cannot stat its executable: %s\n", (int)pid, t->comm,
-			strerror(-ret));
-		binaries__put(gb);
-		return ret;
-	}
-	info.exe = t->exe;
 	for (i = 0; i < go_binary__nwarnings(gb); i++)
 		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)pid, t->comm, go_binary__warning(gb, i));
 	if (verbose)
@@ -452,92 +448,118 @@ static int add_target(struct ctxprof_bpf *skel, struct target *t, pid_t pid)
 			go_labels_layout__name(info.layout.labels_layout) ?: "unknown",
 			(long long)info.layout.tls_g_offset);
 
-	/* while we hold the binary, the symbolizer finds it open */
-	t->sym = symbolizer__new(pid, err, sizeof(err));
+	/* while we hold the binary, its symbols find it open */
+	if (!symbolizer__known(processes__get(procs, pid, now_ns(CLOCK_MONOTONIC))))
+		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
+				"addresses\n",
+			(int)pid, t->comm);
 	binaries__put(gb);
-	if (!t->sym)
-		fprintf(stderr, "pid %d (%s): warning: frames will be addresses: %s\n", (int)pid,
-			t->comm, err);
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &(__u32){ pid }, &info, BPF_ANY)) {
 		ret = -errno;
 		fprintf(stderr, "pid %d: failed to add to the targets map: %s\n", (int)pid,
 			strerror(-ret));
 		return ret;
 	}
+	/*
+	 * An exec from now on is marked by the exec tracepoint; one that came
+	 * between reading the executable and adding the layout shows here.
+	 */
+	if (stat(exe, &after) != 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &(__u32){ pid });
+		fprintf(stderr, "pid %d (%s): exited or ran another program while being added\n",
+			(int)pid, t->comm);
+		return -ESRCH;
+	}
 	t->live = true;
 	return 0;
 }
-
-/* A process that sent events without being a target: named while it lives. */
-struct event_proc {
-	pid_t pid;
-	struct symbolizer *sym; /* NULL when it was gone before we could look */
-};
 
 struct run {
 	struct target *targets;
 	int ntargets;
 	struct aggregate *agg;
 	FILE *out;
-	struct event_proc procs[MAX_EVENT_PROCS];
-	int nprocs; /* slots used; the oldest is reused past MAX_EVENT_PROCS */
-	int next_proc;
+	const char *out_name; /* for messages: the -o FILE, or "stdout" */
+	bool unflushed; /* events written into OUT's buffer since its last flush */
+	/* the first failure that loses data (a write, memory): it ends the run */
+	int fail;
+	const char *fail_what;
+	struct processes *procs; /* every process's mappings, targets or not */
 };
 
-static bool lookup_target(void *ctx, uint32_t pid, struct agg_target *out)
+static void run__fail(struct run *r, int err, const char *what)
+{
+	if (r->fail)
+		return;
+	r->fail = err;
+	r->fail_what = what;
+}
+
+static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_target *out)
 {
 	struct run *r = ctx;
-	struct event_proc *p;
-	char err[256];
 	int i;
 
+	out->comm = "";
 	for (i = 0; i < r->ntargets; i++) {
 		if (r->targets[i].pid == (pid_t)pid) {
 			out->comm = r->targets[i].comm;
-			out->sym = r->targets[i].sym;
-			return true;
+			break;
 		}
 	}
-	for (i = 0; i < r->nprocs; i++) {
-		if (r->procs[i].pid == (pid_t)pid) {
-			out->comm = "";
-			out->sym = r->procs[i].sym;
-			return true;
-		}
-	}
-	/* events come from any process: read its mappings at its first one, while it lives */
-	p = &r->procs[r->next_proc];
-	r->next_proc = (r->next_proc + 1) % MAX_EVENT_PROCS;
-	if (r->nprocs < MAX_EVENT_PROCS)
-		r->nprocs++;
-	symbolizer__free(p->sym);
-	p->pid = pid;
-	p->sym = symbolizer__new(pid, err, sizeof(err));
-	if (!p->sym && verbose)
-		fprintf(stderr, "ctxprof-go: pid %u: frames stay addresses: %s\n", pid, err);
-	out->comm = "";
-	out->sym = p->sym;
+	/* events come from any process: its mappings as they were at the event */
+	out->sym = processes__get(r->procs, pid, time_ns);
 	return true;
 }
 
-static void to_converter(void *ctx, json_t *record)
+static int to_converter(void *ctx, json_t *record)
 {
 	char err[256];
+	int ret;
 
-	if (convert__add(ctx, record, err, sizeof(err)))
+	ret = convert__add(ctx, record, err, sizeof(err));
+	if (ret)
 		fprintf(stderr, "ctxprof-go: a record left out of the converted output: %s\n", err);
+	return ret;
 }
 
+/* One event from the ring; a failure that loses data stops the reading (malformed ones are counted). */
 static int handle_event(void *ctx, void *data, size_t size)
 {
 	const struct sample_event *e = data;
 	struct run *r = ctx;
+	int ret;
 
-	if (size >= offsetof(struct sample_event, labels) && e->origin != ORIGIN_SAMPLING)
-		aggregate__write_event(r->agg, data, size, r->out, lookup_target, r);
-	else
-		aggregate__add(r->agg, data, size);
-	return 0;
+	if (size >= offsetof(struct sample_event, labels) && e->origin != ORIGIN_SAMPLING) {
+		ret = aggregate__write_event(r->agg, data, size, r->out, lookup_target, r);
+		if (ret && ret != -EINVAL)
+			run__fail(r, ret, "write records to");
+		r->unflushed = true;
+	} else {
+		ret = aggregate__add(r->agg, data, size);
+		if (ret && ret != -EINVAL)
+			run__fail(r, ret, "count samples for");
+	}
+	return r->fail;
+}
+
+/* Has the reader of F gone away (a closed pipe or socket)? Regular files never say so. */
+static bool reader_gone(FILE *f)
+{
+	struct pollfd pfd = { .fd = fileno(f), .events = 0 };
+
+	return poll(&pfd, 1, 0) == 1 && pfd.revents & (POLLERR | POLLHUP);
+}
+
+/* Events go out as they come: a reader on a pipe sees them within a poll. */
+static void flush_events(struct run *r)
+{
+	if (!r->unflushed || r->fail)
+		return;
+	r->unflushed = false;
+	errno = 0;
+	if (fflush(r->out) != 0)
+		run__fail(r, errno ? -errno : -EIO, "write records to");
 }
 
 /* Which possible CPUs are online, from "0-3,5"; all of them if the file cannot be read. */
@@ -627,8 +649,7 @@ static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, i
 /* Notices targets that exited: their last samples are read before they are dropped. */
 static int reap_targets(struct run *r, struct ctxprof_bpf *skel, struct ring_buffer *rb)
 {
-	struct exe_key now;
-	char exe[64];
+	struct target_info info;
 	struct pollfd pfd;
 	int i, live = 0;
 
@@ -647,9 +668,8 @@ static int reap_targets(struct run *r, struct ctxprof_bpf *skel, struct ring_buf
 			continue;
 		}
 		/* the kernel side already drops its samples; this says so, once */
-		snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
-		if (binaries__exe_key(exe, &now) == 0 &&
-		    (now.dev != t->exe.dev || now.ino != t->exe.ino)) {
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.targets), &(__u32){ t->pid }, &info) == 0 &&
+		    info.execed) {
 			ring_buffer__consume(rb);
 			bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &(__u32){ t->pid });
 			t->live = false;
@@ -669,13 +689,16 @@ int profile__main(int argc, char **argv)
 	struct options o = {};
 	struct ctxprof_bpf *skel = NULL;
 	struct ring_buffer *rb = NULL;
-	struct bpf_link **links = NULL, *uprobe_links[MAX_UPROBES] = {};
+	struct bpf_link **links = NULL, *uprobe_links[MAX_UPROBES] = {}, *exec_link = NULL;
 	struct pins *pins = NULL;
 	struct convert *conv = NULL;
 	struct run run = {};
 	FILE *out = stdout;
 	bool *online = NULL;
-	uint64_t period_ns, start, next_flush, deadline = 0;
+	uint64_t period_ns, start, next_flush, deadline = 0, consumed;
+	char errbuf[256];
+	struct agg_stats st;
+	int ret;
 	int *ring_fds = NULL;
 	int err = 0, ncpus = 0, i, nevents = 0, fd;
 	size_t k;
@@ -718,12 +741,6 @@ int profile__main(int argc, char **argv)
 		memcpy(skel->rodata->trace_keys[i].name, o.trace_keys[i], strlen(o.trace_keys[i]));
 	}
 	skel->rodata->ntrace_keys = o.ntrace_keys;
-	for (k = 0; k < MAX_SPAN_KEYS; k++) {
-		skel->rodata->span_keys[k].len = strlen(default_span_keys[k]);
-		memcpy(skel->rodata->span_keys[k].name, default_span_keys[k],
-		       strlen(default_span_keys[k]));
-	}
-	skel->rodata->nspan_keys = MAX_SPAN_KEYS;
 	skel->rodata->traced_only = o.traced_only;
 	skel->rodata->leaf_repair = !o.no_leaf_repair;
 
@@ -735,8 +752,9 @@ int profile__main(int argc, char **argv)
 	bpf_map__set_max_entries(skel->maps.events, ncpus);
 	bpf_map__set_max_entries(skel->maps.targets, o.npids > 1024 ? o.npids : 1024);
 	/* only what this run uses is loaded: the verifier's time is start-up time */
-	bpf_program__set_autoload(skel->progs.uprobe_go, o.nuprobes > 0);
-	bpf_program__set_autoload(skel->progs.uprobe_c, o.nuprobes > 0);
+	bpf_program__set_autoload(skel->progs.on_sample, o.npids > 0);
+	bpf_program__set_autoload(skel->progs.on_exec, o.npids > 0);
+	bpf_program__set_autoload(skel->progs.uprobe_event, o.nuprobes > 0);
 	bpf_program__set_autoload(skel->progs.custom__generic, o.pin_dir != NULL);
 
 	err = ctxprof_bpf__load(skel);
@@ -745,6 +763,28 @@ int profile__main(int argc, char **argv)
 		goto cleanup;
 	}
 
+	/* mappings are followed before any are read, so that none falls between */
+	run.procs = processes__new(true, errbuf, sizeof(errbuf));
+	if (!run.procs) {
+		fprintf(stderr, "ctxprof-go: warning: %s; frames of processes that exit before "
+				"their events are read will be addresses\n",
+			errbuf);
+		run.procs = processes__new(false, errbuf, sizeof(errbuf));
+		if (!run.procs) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
+	/* before any target is added: an exec from then on is marked in the kernel */
+	if (o.npids) {
+		exec_link = bpf_program__attach(skel->progs.on_exec);
+		if (!exec_link) {
+			err = -errno;
+			fprintf(stderr, "failed to attach to the sched_process_exec tracepoint: %s\n",
+				strerror(-err));
+			goto cleanup;
+		}
+	}
 	run.targets = calloc(o.npids, sizeof(*run.targets));
 	if (!run.targets) {
 		err = -ENOMEM;
@@ -753,18 +793,21 @@ int profile__main(int argc, char **argv)
 	for (i = 0; i < o.npids; i++) {
 		run.targets[i].pidfd = -1;
 		run.ntargets++;
-		err = add_target(skel, &run.targets[i], o.pids[i]);
+		err = add_target(skel, run.procs, &run.targets[i], o.pids[i]);
 		if (err)
 			goto cleanup;
 	}
 
 	run.out = out;
+	run.out_name = o.output ?: "stdout";
 	run.agg = aggregate__new(period_ns,
 				 (int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
 	if (!run.agg) {
 		err = -ENOMEM;
 		goto cleanup;
 	}
+	aggregate__set_keys(run.agg, o.trace_keys, o.ntrace_keys, default_span_keys,
+			    sizeof(default_span_keys) / sizeof(default_span_keys[0]));
 	if (!o.no_leaf_repair)
 		aggregate__repair_leaves(run.agg, lookup_target, &run);
 	if (o.pprof || o.folded) {
@@ -820,7 +863,7 @@ int profile__main(int argc, char **argv)
 			PIN_PROG, o.pin_dir, PIN_MAP);
 	}
 	for (i = 0; i < o.nuprobes; i++) {
-		uprobe_links[i] = uprobe__attach(skel, o.uprobes[i], o.uprobe_abi);
+		uprobe_links[i] = uprobe__attach(skel, o.uprobes[i], o.uprobe_abi, i);
 		if (!uprobe_links[i]) {
 			err = -EINVAL;
 			goto cleanup;
@@ -856,6 +899,8 @@ int profile__main(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	/* a reader that went away is an error we report (EPIPE), after cleaning up our pins */
+	signal(SIGPIPE, SIG_IGN);
 	start = now_ns(CLOCK_MONOTONIC);
 	next_flush = start + (uint64_t)(o.interval * NSEC_PER_SEC);
 	if (o.duration > 0)
@@ -868,22 +913,39 @@ int profile__main(int argc, char **argv)
 	else
 		fprintf(stderr, "ctxprof-go: recording custom-trace events; Ctrl-C to stop\n");
 
-	while (!exiting) {
+	while (!exiting && !run.fail) {
 		err = ring_buffer__poll(rb, POLL_MS);
+		/* every event before this moment is read below */
+		consumed = now_ns(CLOCK_MONOTONIC);
 		if (err >= 0)
 			err = ring_buffer__consume(rb);
+		if (run.fail)
+			break;
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "failed to read the ring buffer: %s\n", strerror(-err));
 			goto cleanup;
 		}
 		err = 0;
+		flush_events(&run);
+		/* `ctxprof-go ... | head -1`: stop at once, not at the next write */
+		if (reader_gone(out) || (o.folded && reader_gone(stdout)))
+			run__fail(&run, -EPIPE, "write records to");
+		if (run.fail)
+			break;
 		/* events can come from any process: only sampling ends with its targets */
 		if (!reap_targets(&run, skel, rb) && o.npids && !o.pin_dir && !o.nuprobes) {
 			fprintf(stderr, "ctxprof-go: every target has exited\n");
 			break;
 		}
+		processes__read(run.procs);
 		if (now_ns(CLOCK_MONOTONIC) >= next_flush) {
-			aggregate__flush(run.agg, out, lookup_target, &run);
+			ret = aggregate__flush(run.agg, out, lookup_target, &run);
+			if (ret < 0) {
+				run__fail(&run, ret, "write records to");
+				break;
+			}
+			/* written: the mappings of processes gone before then are no longer needed */
+			processes__release(run.procs, consumed);
 			next_flush += (uint64_t)(o.interval * NSEC_PER_SEC);
 		}
 		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
@@ -900,20 +962,38 @@ int profile__main(int argc, char **argv)
 	}
 	pins__remove(pins);
 	pins = NULL;
-	ring_buffer__consume(rb);
-	aggregate__flush(run.agg, out, lookup_target, &run);
+	if (!run.fail)
+		ring_buffer__consume(rb);
+	flush_events(&run);
+	if (!run.fail && (ret = aggregate__flush(run.agg, out, lookup_target, &run)) < 0)
+		run__fail(&run, ret, "write records to");
 	print_stats(skel, run.agg, run.ntargets);
-	if (o.folded && (err = convert__write_folded(conv, stdout, o.folded_trace_root)))
-		fprintf(stderr, "failed to write folded stacks: %s\n", strerror(-err));
+	if (run.fail) {
+		aggregate__stats(run.agg, &st);
+		fprintf(stderr, "ctxprof-go: failed to %s %s: %s; %llu records not written\n",
+			run.fail_what, run.out_name, strerror(-run.fail),
+			(unsigned long long)st.unwritten);
+		err = run.fail;
+		goto cleanup;
+	}
+	if (o.folded && (ret = convert__write_folded(conv, stdout, o.folded_trace_root))) {
+		fprintf(stderr, "ctxprof-go: failed to write folded stacks to stdout: %s\n",
+			strerror(-ret));
+		err = ret;
+	}
 	if (o.pprof) {
-		err = convert__write_pprof(conv, o.pprof);
-		if (err)
-			fprintf(stderr, "failed to write %s: %s\n", o.pprof, strerror(-err));
-		else
+		ret = convert__write_pprof(conv, o.pprof);
+		if (ret) {
+			fprintf(stderr, "ctxprof-go: failed to write the pprof profile %s: %s\n", o.pprof,
+				strerror(-ret));
+			err = err ?: ret;
+		} else {
 			fprintf(stderr, "ctxprof-go: wrote the pprof profile %s\n", o.pprof);
+		}
 	}
 
 cleanup:
+	bpf_link__destroy(exec_link);
 	for (i = 0; links && i < ncpus; i++)
 		bpf_link__destroy(links[i]);
 	for (i = 0; i < o.nuprobes; i++)
@@ -928,17 +1008,23 @@ cleanup:
 	free(ring_fds);
 	aggregate__free(run.agg);
 	convert__free(conv);
-	for (i = 0; i < run.nprocs; i++)
-		symbolizer__free(run.procs[i].sym);
+	processes__free(run.procs);
 	for (i = 0; i < run.ntargets; i++) {
-		symbolizer__free(run.targets[i].sym);
 		if (run.targets[i].pidfd >= 0)
 			close(run.targets[i].pidfd);
 	}
 	free(run.targets);
 	free(online);
 	ctxprof_bpf__destroy(skel);
-	if (out && out != stdout)
-		fclose(out);
+	/* the last buffered bytes are written only now, and can fail too */
+	if (out && out != stdout && fclose(out) != 0 && !err) {
+		err = -errno;
+		fprintf(stderr, "ctxprof-go: failed to write records to %s: %s\n", o.output,
+			strerror(-err));
+	}
+	if (fclose(stdout) != 0 && !err) {
+		err = -errno;
+		fprintf(stderr, "ctxprof-go: failed to write to stdout: %s\n", strerror(-err));
+	}
 	return err < 0 ? 1 : 0;
 }

@@ -1,312 +1,391 @@
 // SPDX-License-Identifier: GPL-2.0
-/* symbolizer.c: names the addresses of one process: Go and C functions, file and line. */
+/* symbolizer.c: one process's address space over time, from exec on, and the names of its addresses. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <elfutils/libdwfl.h>
+#include <unistd.h>
 
-#include "binaries.h"
 #include "hashmap.h"
 #include "symbolizer.h"
-#include "../offsets/go_binary.h"
-#include "../offsets/gopclntab.h"
 
-/* Mapped files per process: an executable plus its libraries and the vdso. */
-#define MAX_GO_MODULES 16
+/* Older address spaces of a process that keeps exec'ing are dropped past this. */
+#define MAX_IMAGES 8
 
-/* A module whose code Go's function table describes better than ELF symbols and DWARF. */
-struct go_module {
-	Dwfl_Module *mod;
-	Dwarf_Addr bias;
-	struct go_binary *gb;
+/* One executable mapping; its file is opened when first needed. */
+struct map_entry {
+	uint64_t start, end, pgoff;
+	char *name;
+	struct objfile *of;
+	bool opened; /* tried to open OF */
+};
+
+/* What was mapped from one moment on: the start, or an exec. */
+struct image {
+	uint64_t since_ns;
+	struct map_entry *maps; /* sorted by start, not overlapping */
+	size_t n, cap;
+	bool complete; /* from a snapshot, an exec or a fork: not just a few late mappings */
 };
 
 struct symbolizer {
-	Dwfl *dwfl;
-	struct go_module go[MAX_GO_MODULES];
-	int ngo;
-	struct hashmap *cache; /* looked-up address -> struct frames */
-	struct hashmap *sp_deltas; /* leaf PC -> int32_t SP delta, or -1 when not Go code */
-	struct hashmap *strings; /* interned names and paths */
+	pid_t pid;
+	struct image images[MAX_IMAGES]; /* oldest first */
+	int nimages;
+	struct hashmap *unknown; /* address -> struct frame named by the address itself */
 };
 
-/* The answer for one address. */
-struct frames {
-	size_t n;
-	struct frame f[];
-};
-
-static char *debuginfo_path;
-
-static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
-};
-
-/*
- * Opens each module up front, since the process may be gone when its samples
- * are named: Go's function table for Go code, ELF symbols and DWARF otherwise.
- */
-static int preload(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
-		   void *arg)
+struct symbolizer *symbolizer__new(pid_t pid)
 {
-	struct symbolizer *s = arg;
-	struct go_binary *gb = NULL;
-	Dwarf_Addr bias;
-	char err[256];
+	struct symbolizer *s = calloc(1, sizeof(*s));
 
-	dwfl_module_getelf(mod, &bias);
-	if (name && name[0] == '/' && s->ngo < MAX_GO_MODULES)
-		gb = binaries__get(name, err, sizeof(err));
-	if (gb && !go_binary__pclntab(gb)) {
-		binaries__put(gb);
-		gb = NULL;
+	if (!s)
+		return NULL;
+	s->pid = pid;
+	s->unknown = hashmap__new();
+	if (!s->unknown) {
+		free(s);
+		return NULL;
 	}
-	if (gb) {
-		s->go[s->ngo].mod = mod;
-		s->go[s->ngo].bias = bias;
-		s->go[s->ngo++].gb = gb;
-		return DWARF_CB_OK;
-	}
-	dwfl_module_getdwarf(mod, &bias);
-	return DWARF_CB_OK;
+	return s;
 }
 
-struct symbolizer *symbolizer__new(pid_t pid, char *err, size_t errlen)
+static void entry__clear(struct map_entry *m)
 {
-	struct symbolizer *s;
-	int ret;
+	objfile__put(m->of);
+	free(m->name);
+}
 
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		goto nomem;
-	s->cache = hashmap__new();
-	s->strings = hashmap__new();
-	s->sp_deltas = hashmap__new();
-	s->dwfl = dwfl_begin(&proc_callbacks);
-	if (!s->cache || !s->strings || !s->sp_deltas || !s->dwfl)
-		goto nomem;
-	ret = dwfl_linux_proc_report(s->dwfl, pid);
-	if (ret != 0) {
-		snprintf(err, errlen, "cannot read the mappings of pid %d: %s", (int)pid,
-			 ret > 0 ? strerror(ret) : dwfl_errmsg(-1));
-		symbolizer__free(s);
-		return NULL;
-	}
-	if (dwfl_report_end(s->dwfl, NULL, NULL) != 0) {
-		snprintf(err, errlen, "libdwfl: %s", dwfl_errmsg(-1));
-		symbolizer__free(s);
-		return NULL;
-	}
-	dwfl_getmodules(s->dwfl, preload, s, 0);
-	return s;
-nomem:
-	snprintf(err, errlen, "out of memory");
-	symbolizer__free(s);
-	return NULL;
+static void image__clear(struct image *im)
+{
+	size_t i;
+
+	for (i = 0; i < im->n; i++)
+		entry__clear(&im->maps[i]);
+	free(im->maps);
+	memset(im, 0, sizeof(*im));
+}
+
+static void unknown__free(void *p)
+{
+	struct frame *f = p;
+
+	free((char *)f->func);
+	free(f);
 }
 
 void symbolizer__free(struct symbolizer *s)
 {
+	int i;
+
 	if (!s)
 		return;
-	while (s->ngo > 0)
-		binaries__put(s->go[--s->ngo].gb);
-	if (s->dwfl)
-		dwfl_end(s->dwfl);
-	hashmap__free(s->cache, free);
-	hashmap__free(s->sp_deltas, free);
-	hashmap__free(s->strings, free);
+	for (i = 0; i < s->nimages; i++)
+		image__clear(&s->images[i]);
+	hashmap__free(s->unknown, unknown__free);
 	free(s);
 }
 
-static const char *intern(struct symbolizer *s, const char *str)
+/* A new, empty image from SINCE_NS on; the oldest one gives way when all are taken. */
+static struct image *push_image(struct symbolizer *s, uint64_t since_ns)
 {
-	size_t len = strlen(str);
-	char *copy;
-
-	copy = hashmap__get(s->strings, str, len);
-	if (copy)
-		return copy;
-	copy = strdup(str);
-	if (!copy || hashmap__add(s->strings, str, len, copy) != 0) {
-		free(copy);
-		return NULL;
+	if (s->nimages == MAX_IMAGES) {
+		image__clear(&s->images[0]);
+		memmove(&s->images[0], &s->images[1], (MAX_IMAGES - 1) * sizeof(s->images[0]));
+		memset(&s->images[MAX_IMAGES - 1], 0, sizeof(s->images[0]));
+		s->nimages--;
 	}
-	return copy;
+	s->images[s->nimages].since_ns = since_ns;
+	return &s->images[s->nimages++];
 }
 
-/* The Go function table that covers ADDR, and ADDR as linked; NULL for other code. */
-static const struct gopclntab *go_table(struct symbolizer *s, Dwfl_Module *mod, uint64_t *addr)
+static struct image *current(struct symbolizer *s)
+{
+	return s->nimages ? &s->images[s->nimages - 1] : push_image(s, 0);
+}
+
+/* The image in force at TIME_NS: the last one that began by then. */
+static struct image *image_at(struct symbolizer *s, uint64_t time_ns)
 {
 	int i;
 
-	for (i = 0; mod && i < s->ngo; i++) {
-		if (s->go[i].mod == mod) {
-			*addr -= s->go[i].bias;
-			return go_binary__pclntab(s->go[i].gb);
-		}
+	for (i = s->nimages - 1; i > 0; i--) {
+		if (s->images[i].since_ns <= time_ns)
+			return &s->images[i];
 	}
-	return NULL;
+	return s->nimages ? &s->images[0] : NULL;
 }
 
-/* Go code: functions, files and lines from .gopclntab, inlined calls expanded. */
-static struct frames *lookup_go(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr)
+/* Index of the first mapping that ends after ADDR. */
+static size_t first_after(const struct image *im, uint64_t addr)
 {
-	struct gopclntab_frame gf[GOPCLNTAB_MAX_INLINE];
-	const struct gopclntab *tab = go_table(s, mod, &addr);
-	struct gopclntab_func fn;
-	struct frames *out;
-	int i, n;
+	size_t lo = 0, hi = im->n, mid;
 
-	if (!tab || gopclntab__lookup(tab, addr, &fn) != 0)
-		return NULL;
-	n = gopclntab__frames(tab, &fn, addr, gf, GOPCLNTAB_MAX_INLINE);
-	if (n <= 0)
-		return NULL;
-	out = calloc(1, sizeof(*out) + n * sizeof(out->f[0]));
-	if (!out)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		out->f[i].func = intern(s, gf[i].func);
-		if (!out->f[i].func) {
-			free(out);
-			return NULL;
-		}
-		if (gf[i].file[0] && gf[i].line > 0) {
-			out->f[i].file = intern(s, gf[i].file);
-			out->f[i].line = out->f[i].file ? gf[i].line : 0;
-		}
-		out->f[i].inlined = gf[i].inlined;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (im->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	out->n = n;
-	return out;
+	return lo;
 }
 
-/* Anything else: ELF symbols and DWARF lines through libdwfl, or the address itself. */
-static struct frames *lookup(struct symbolizer *s, uint64_t addr)
+static int reserve(struct image *im, size_t more)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
-	const char *name = NULL, *file;
-	struct frames *out;
-	Dwarf_Addr a;
-	Dwfl_Line *line;
-	GElf_Off off;
-	GElf_Sym sym;
-	char buf[32];
-	int lineno = 0;
+	struct map_entry *m;
+	size_t cap;
 
-	if (mod && (out = lookup_go(s, mod, addr)))
-		return out;
-	out = calloc(1, sizeof(*out) + sizeof(out->f[0]));
-	if (!out)
-		return NULL;
-	out->n = 1;
-	if (mod) {
-		name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-		line = dwfl_module_getsrc(mod, addr);
-		file = line ? dwfl_lineinfo(line, &a, &lineno, NULL, NULL, NULL) : NULL;
-		if (file && lineno > 0) {
-			out->f[0].file = intern(s, file);
-			out->f[0].line = out->f[0].file ? lineno : 0;
-		}
-	}
-	if (!name) {
-		snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
-		name = buf;
-	}
-	out->f[0].func = intern(s, name);
-	if (!out->f[0].func)
-		out->f[0].func = "?";
-	return out;
+	if (im->n + more <= im->cap)
+		return 0;
+	cap = im->cap ? im->cap * 2 : 16;
+	while (cap < im->n + more)
+		cap *= 2;
+	m = realloc(im->maps, cap * sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	im->maps = m;
+	im->cap = cap;
+	return 0;
 }
 
-size_t symbolizer__frames(struct symbolizer *s, uint64_t addr, bool leaf,
+/*
+ * Maps [START, END) in IM, as mmap does: what was there before is cut
+ * away (the kernel reports no munmap, but a new mapping replaces any).
+ */
+static int image__map(struct image *im, uint64_t start, uint64_t end, uint64_t pgoff,
+		      const char *name)
+{
+	struct map_entry e = { start, end, pgoff }, tail;
+	size_t i;
+
+	if (start >= end || reserve(im, 2))
+		return start >= end ? -EINVAL : -ENOMEM;
+	e.name = strdup(name);
+	if (!e.name)
+		return -ENOMEM;
+	i = first_after(im, start);
+	/* a mapping that straddles START keeps its head, and its tail if it goes past END */
+	if (i < im->n && im->maps[i].start < start) {
+		struct map_entry *m = &im->maps[i];
+
+		if (m->end > end) {
+			tail = *m;
+			tail.pgoff += end - m->start;
+			tail.start = end;
+			tail.name = strdup(m->name);
+			tail.of = NULL;
+			tail.opened = false;
+			if (!tail.name) {
+				free(e.name);
+				return -ENOMEM;
+			}
+			memmove(&im->maps[i + 2], &im->maps[i + 1], (im->n - i - 1) * sizeof(*m));
+			im->maps[i + 1] = tail;
+			im->n++;
+		}
+		m->end = start;
+		i++;
+	}
+	/* those inside go, one that starts inside loses its head */
+	while (i < im->n && im->maps[i].start < end) {
+		struct map_entry *m = &im->maps[i];
+
+		if (m->end <= end) {
+			entry__clear(m);
+			memmove(m, m + 1, (im->n - i - 1) * sizeof(*m));
+			im->n--;
+			continue;
+		}
+		m->pgoff += end - m->start;
+		m->start = end;
+		break;
+	}
+	memmove(&im->maps[i + 1], &im->maps[i], (im->n - i) * sizeof(im->maps[0]));
+	im->maps[i] = e;
+	im->n++;
+	return 0;
+}
+
+int symbolizer__map(struct symbolizer *s, uint64_t start, uint64_t len, uint64_t pgoff,
+		    const char *name)
+{
+	struct image *im = current(s);
+
+	return im ? image__map(im, start, start + len, pgoff, name) : -ENOMEM;
+}
+
+int symbolizer__exec(struct symbolizer *s, uint64_t time_ns)
+{
+	struct image *im = push_image(s, time_ns);
+
+	im->complete = true;
+	return 0;
+}
+
+int symbolizer__fork(struct symbolizer *child, const struct symbolizer *parent)
+{
+	const struct image *from;
+	struct image *im;
+	size_t i;
+	int err;
+
+	if (!parent->nimages)
+		return 0;
+	from = &parent->images[parent->nimages - 1];
+	im = current(child);
+	for (i = 0; i < from->n; i++) {
+		err = image__map(im, from->maps[i].start, from->maps[i].end, from->maps[i].pgoff,
+				 from->maps[i].name);
+		if (err)
+			return err;
+	}
+	im->complete = from->complete;
+	return 0;
+}
+
+bool symbolizer__known(const struct symbolizer *s)
+{
+	return s->nimages && s->images[s->nimages - 1].complete;
+}
+
+int symbolizer__load(struct symbolizer *s, char *err, size_t errlen)
+{
+	char path[64], line[PATH_MAX + 128], perms[8], name[PATH_MAX];
+	unsigned long long start, end, off;
+	struct image fresh = { 0 };
+	int n, ret = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+	f = fopen(path, "re");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, errlen, "cannot read the mappings of pid %d: %s", (int)s->pid,
+			 strerror(-ret));
+		return ret;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		name[0] = '\0';
+		n = sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &start, &end, perms, &off,
+			   name);
+		if (n < 4 || !strchr(perms, 'x') || (name[0] != '/' && strcmp(name, "[vdso]")))
+			continue;
+		ret = image__map(&fresh, start, end, off, name);
+		if (ret)
+			break;
+	}
+	fclose(f);
+	if (ret) {
+		image__clear(&fresh);
+		snprintf(err, errlen, "out of memory");
+		return ret;
+	}
+	/* what /proc shows now stands for every moment before the first exec we saw */
+	fresh.complete = true;
+	if (!s->nimages || s->images[0].since_ns) {
+		if (s->nimages == MAX_IMAGES)
+			image__clear(&s->images[--s->nimages]);
+		memmove(&s->images[1], &s->images[0], s->nimages * sizeof(s->images[0]));
+		s->nimages++;
+	} else {
+		image__clear(&s->images[0]);
+	}
+	s->images[0] = fresh;
+	return 0;
+}
+
+/* The file of mapping M, opened through the process's root while it lives. */
+static struct objfile *entry_file(struct symbolizer *s, struct map_entry *m)
+{
+	char path[PATH_MAX + 32], name[PATH_MAX], err[256];
+	size_t len;
+
+	if (m->opened)
+		return m->of;
+	m->opened = true;
+	if (!strcmp(m->name, "[vdso]")) {
+		m->of = objfile__vdso();
+		return m->of;
+	}
+	snprintf(name, sizeof(name), "%s", m->name);
+	/* a file replaced since it was mapped (an upgrade) keeps its old name */
+	len = strlen(name);
+	if (len > 10 && !strcmp(name + len - 10, " (deleted)"))
+		name[len - 10] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, name);
+	m->of = objfile__get(path, name, err, sizeof(err));
+	if (!m->of)
+		m->of = objfile__get(name, name, err, sizeof(err));
+	return m->of;
+}
+
+/* The mapping that holds ADDR at TIME_NS, or NULL. */
+static struct map_entry *find(struct symbolizer *s, uint64_t time_ns, uint64_t addr)
+{
+	struct image *im = image_at(s, time_ns);
+	size_t i;
+
+	if (!im)
+		return NULL;
+	i = first_after(im, addr);
+	return i < im->n && im->maps[i].start <= addr ? &im->maps[i] : NULL;
+}
+
+/* The file and link-time address of ADDR at TIME_NS; NULL when no file names it. */
+static struct objfile *resolve(struct symbolizer *s, uint64_t time_ns, uint64_t addr,
+			       uint64_t *vaddr)
+{
+	struct map_entry *m = find(s, time_ns, addr);
+	struct objfile *of = m ? entry_file(s, m) : NULL;
+
+	if (!of || !objfile__vaddr(of, addr - m->start + m->pgoff, vaddr))
+		return NULL;
+	return of;
+}
+
+size_t symbolizer__frames(struct symbolizer *s, uint64_t time_ns, uint64_t addr, bool leaf,
 			  const struct frame **frames)
 {
 	static const struct frame unknown = { .func = "?" };
-	uint64_t pc = leaf || !addr ? addr : addr - 1;
-	struct frames *f;
+	uint64_t pc = leaf || !addr ? addr : addr - 1, vaddr;
+	struct objfile *of = resolve(s, time_ns, pc, &vaddr);
+	struct frame *f;
+	char buf[32];
 
-	f = hashmap__get(s->cache, &pc, sizeof(pc));
+	if (of)
+		return objfile__frames(of, vaddr, frames);
+	/* nothing maps it (JIT code, or a process gone before we looked): the address itself */
+	f = hashmap__get(s->unknown, &pc, sizeof(pc));
 	if (!f) {
-		f = lookup(s, pc);
-		if (!f) {
-			*frames = &unknown;
-			return 1;
-		}
-		if (hashmap__add(s->cache, &pc, sizeof(pc), f) != 0) {
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, pc);
+		f = calloc(1, sizeof(*f));
+		if (!f || !(f->func = strdup(buf)) ||
+		    hashmap__add(s->unknown, &pc, sizeof(pc), f) != 0) {
+			if (f)
+				free((char *)f->func);
 			free(f);
 			*frames = &unknown;
 			return 1;
 		}
 	}
-	*frames = f->f;
-	return f->n;
+	*frames = f;
+	return 1;
 }
 
-/*
- * The SP delta at PC: from pcsp in Go code; 0 at the first instruction of
- * any other function with an ELF symbol (nothing is pushed yet); -1 when
- * unknown. Cached per PC.
- */
-static int32_t sp_delta(struct symbolizer *s, uint64_t pc)
+uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t time_ns, uint64_t leaf,
+				 uint64_t sp, uint64_t bp, const uint64_t top[2])
 {
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
-	const struct gopclntab *tab;
-	struct gopclntab_func fn;
-	int32_t *d, delta = -1;
-	uint64_t addr = pc;
-	GElf_Off off;
-	GElf_Sym sym;
+	struct objfile *of;
+	uint64_t ret, vaddr;
+	int32_t d;
 
-	d = hashmap__get(s->sp_deltas, &pc, sizeof(pc));
-	if (d)
-		return *d;
-	tab = go_table(s, mod, &addr);
-	if (tab) {
-		if (gopclntab__lookup(tab, addr, &fn) != 0 ||
-		    gopclntab__sp_delta(tab, &fn, addr, &delta) != 0)
-			delta = -1;
-	} else if (mod && dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL) && !off) {
-		delta = 0;
-	}
-	d = malloc(sizeof(*d));
-	if (d) {
-		*d = delta;
-		if (hashmap__add(s->sp_deltas, &pc, sizeof(pc), d) != 0)
-			free(d);
-	}
-	return delta;
-}
-
-/* Does a return address lead into a named function: Go code, or an ELF symbol? */
-static bool returns_into_code(struct symbolizer *s, uint64_t ret)
-{
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, ret - 1);
-	const struct gopclntab *tab;
-	struct gopclntab_func fn;
-	uint64_t addr = ret - 1;
-	GElf_Off off;
-	GElf_Sym sym;
-
-	if (!mod)
-		return false;
-	tab = go_table(s, mod, &addr);
-	if (tab)
-		return gopclntab__lookup(tab, addr, &fn) == 0;
-	return dwfl_module_addrinfo(mod, ret - 1, &off, &sym, NULL, NULL, NULL) != NULL;
-}
-
-uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t leaf, uint64_t sp, uint64_t bp,
-				 const uint64_t top[2])
-{
-	int32_t d = sp_delta(s, leaf);
-	uint64_t ret;
-
+	of = resolve(s, time_ns, leaf, &vaddr);
+	if (!of)
+		return 0;
+	d = objfile__sp_delta(of, vaddr);
 	/*
 	 * Only SP + 0 and SP + 8 were sent: a frameless function, a prologue
 	 * before or just after PUSHQ BP, an epilogue after POPQ BP. Go 1.19's
@@ -320,29 +399,24 @@ uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t leaf, uint64_t s
 		return 0;
 	ret = top[d / 8];
 	/* never invent a frame: it must return into a named function of this process */
-	return ret && returns_into_code(s, ret) ? ret : 0;
+	if (!ret)
+		return 0;
+	of = resolve(s, time_ns, ret - 1, &vaddr);
+	return of && objfile__in_function(of, vaddr) ? ret : 0;
 }
 
-bool symbolizer__mapping(struct symbolizer *s, uint64_t addr, struct mapping *out)
+bool symbolizer__mapping(struct symbolizer *s, uint64_t time_ns, uint64_t addr,
+			 struct mapping *out)
 {
-	Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, addr);
-	const unsigned char *bits;
-	const char *name, *file;
-	Dwarf_Addr start, end;
-	GElf_Addr vaddr;
-	char hex[2 * 64 + 1];
-	int i, n;
+	struct map_entry *m = find(s, time_ns, addr);
+	struct objfile *of = m ? entry_file(s, m) : NULL;
 
-	if (!mod)
+	if (!m)
 		return false;
-	name = dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, &file, NULL);
-	out->start = start;
-	out->limit = end;
-	out->file = intern(s, file ? file : name ? name : "");
-	n = dwfl_module_build_id(mod, &bits, &vaddr);
-	hex[0] = '\0';
-	for (i = 0; i < n && i < 64; i++)
-		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
-	out->build_id = intern(s, hex);
-	return out->file && out->build_id;
+	out->start = m->start;
+	out->limit = m->end;
+	out->offset = m->pgoff;
+	out->file = m->name;
+	out->build_id = of ? objfile__build_id(of) : "";
+	return true;
 }

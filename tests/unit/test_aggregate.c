@@ -52,7 +52,7 @@ static void label(struct sample_event *e, int i, const void *key, uint32_t klen,
 	memcpy(l->value, value, vlen < MAX_VALUE_LEN ? vlen : MAX_VALUE_LEN);
 }
 
-static bool lookup(void *ctx, uint32_t pid, struct agg_target *out)
+static bool lookup(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_target *out)
 {
 	out->comm = "t";
 	out->sym = NULL;
@@ -117,7 +117,6 @@ static void test_references_and_stale_bytes(void)
 	e = event(0, 1, SAMPLE_F_CURG | SAMPLE_F_TRACE, 2);
 	label(e, 0, "otel.traceid", 12, TRACE, 32);
 	label(e, 1, "route", 5, "/a-long-route-value", 19);
-	memcpy(e->trace_id, "\x4b\xf9\x2f\x35\x77\xb3\x4d\xa6\xa3\xce\x92\x9d\x0e\x0e\x47\x36", 16);
 	check_int("full event accepted", 0, aggregate__add(a, buf, size_of(e)));
 	/* the same set again, by reference */
 	e = event(0, 1, SAMPLE_F_CURG | SAMPLE_F_TRACE | SAMPLE_F_SAME_LABELS, 0);

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* processes.h: the address spaces of the host's processes, followed from exec to exit through perf's mmap records. */
+#ifndef __PROCESSES_H
+#define __PROCESSES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "symbolizer.h"
+
+struct processes;
+
+/*
+ * An empty table. With FOLLOW, one perf software event per online CPU
+ * reports every executable mmap, exec, fork and exit on the host as it
+ * happens, so that a process that exits microseconds after its last event
+ * is still named: its mappings were recorded from its exec on, and are kept
+ * until processes__release() says its events have been written. Without
+ * FOLLOW, or where that fails, mappings are read from /proc/PID/maps when a
+ * process is first needed. NULL with a message in ERR on failure.
+ */
+struct processes *processes__new(bool follow, char *err, size_t errlen);
+void processes__free(struct processes *p);
+
+/* Applies what the kernel reported since the last call; -errno on failure. */
+int processes__read(struct processes *p);
+
+/*
+ * The address space of PID as of TIME_NS (CLOCK_MONOTONIC): first reads
+ * what the kernel reported up to now if TIME_NS is later than the last
+ * read, then, for a process never seen to exec, its /proc/PID/maps. NULL
+ * only when out of memory; a process gone before anything was known gives
+ * an empty address space, whose frames are addresses.
+ */
+struct symbolizer *processes__get(struct processes *p, pid_t pid, uint64_t time_ns);
+
+/*
+ * Frees the address spaces of processes that exited before BEFORE_NS:
+ * call it once every event up to BEFORE_NS has been read and written.
+ */
+void processes__release(struct processes *p, uint64_t before_ns);
+
+struct processes_stats {
+	uint64_t records; /* mmap, exec, fork and exit records read */
+	uint64_t lost; /* records the kernel could not write (a ring was full) */
+	uint64_t live; /* address spaces held now */
+};
+void processes__stats(const struct processes *p, struct processes_stats *out);
+
+#endif /* __PROCESSES_H */
