@@ -605,8 +605,10 @@ static int open_perf_event(int cpu, uint64_t period_ns)
 	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, int ntargets)
+static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, int ntargets,
+			const struct processes *procs)
 {
+	struct processes_stats ps;
 	int ncpus = libbpf_num_possible_cpus(), i, k;
 	__u64 totals[STAT_MAX] = {}, *vals;
 	struct agg_stats st;
@@ -639,6 +641,17 @@ static void print_stats(struct ctxprof_bpf *skel, const struct aggregate *agg, i
 			(unsigned long long)totals[STAT_EVENTS], (unsigned long long)st.events,
 			(unsigned long long)totals[STAT_EVENTS_LOST],
 			(unsigned long long)(totals[STAT_EVENTS] - totals[STAT_EVENTS_LOST] - st.events));
+	if (totals[STAT_BUSY])
+		fprintf(stderr,
+			"ctxprof-go: %llu samples and events dropped: every work slot of their CPU was "
+			"taken by programs they interrupted\n",
+			(unsigned long long)totals[STAT_BUSY]);
+	processes__stats(procs, &ps);
+	if (ps.lost)
+		fprintf(stderr,
+			"ctxprof-go: %llu mmap, exec and exit records lost (perf ring full): frames of "
+			"processes that started meanwhile may stay addresses\n",
+			(unsigned long long)ps.lost);
 	if (totals[STAT_EXECED])
 		fprintf(stderr,
 			"ctxprof-go: %llu samples dropped from targets that no longer ran their Go "
@@ -967,7 +980,7 @@ int profile__main(int argc, char **argv)
 	flush_events(&run);
 	if (!run.fail && (ret = aggregate__flush(run.agg, out, lookup_target, &run)) < 0)
 		run__fail(&run, ret, "write records to");
-	print_stats(skel, run.agg, run.ntargets);
+	print_stats(skel, run.agg, run.ntargets, run.procs);
 	if (run.fail) {
 		aggregate__stats(run.agg, &st);
 		fprintf(stderr, "ctxprof-go: failed to %s %s: %s; %llu records not written\n",

@@ -42,6 +42,7 @@ run "profile: stripped gofmt" bash "$TOP/tests/profile-stripped.sh"
 run "profile: frameless leaves and their callers" bash "$TOP/tests/profile-leaves.sh"
 run "custom traces: --pin, tail calls, --uprobe" bash "$TOP/tests/custom-traces.sh"
 run "outputs: pprof, folded, convert" bash "$TOP/tests/outputs.sh"
+run "output errors: full devices, closed pipes" bash "$TOP/tests/output-errors.sh"
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"
 run "capacity: 200 targets, small rings" bash "$TOP/tests/capacity.sh"
 
