@@ -100,6 +100,8 @@ struct target {
 	int pidfd;
 	bool live;
 	char comm[32];
+	/* held for the run: replicas of one binary read its DWARF once */
+	struct go_binary *gb;
 };
 
 struct options {
@@ -448,12 +450,11 @@ static int add_target(struct ctxprof_bpf *skel, struct processes *procs, struct 
 			go_labels_layout__name(info.layout.labels_layout) ?: "unknown",
 			(long long)info.layout.tls_g_offset);
 
-	/* while we hold the binary, its symbols find it open */
+	t->gb = gb;
 	if (!symbolizer__known(processes__get(procs, pid, now_ns(CLOCK_MONOTONIC))))
 		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
 				"addresses\n",
 			(int)pid, t->comm);
-	binaries__put(gb);
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &(__u32){ pid }, &info, BPF_ANY)) {
 		ret = -errno;
 		fprintf(stderr, "pid %d: failed to add to the targets map: %s\n", (int)pid,
@@ -1023,6 +1024,7 @@ cleanup:
 	convert__free(conv);
 	processes__free(run.procs);
 	for (i = 0; i < run.ntargets; i++) {
+		binaries__put(run.targets[i].gb);
 		if (run.targets[i].pidfd >= 0)
 			close(run.targets[i].pidfd);
 	}
