@@ -17,6 +17,7 @@
 /* One executable mapping; its file is opened when first needed. */
 struct map_entry {
 	uint64_t start, end, pgoff;
+	uint64_t vm_start, vm_end; /* as mapped, before later mappings cut into it */
 	char *name;
 	struct objfile *of;
 	bool opened; /* tried to open OF */
@@ -158,7 +159,7 @@ static int reserve(struct image *im, size_t more)
 static int image__map(struct image *im, uint64_t start, uint64_t end, uint64_t pgoff,
 		      const char *name)
 {
-	struct map_entry e = { start, end, pgoff }, tail;
+	struct map_entry e = { start, end, pgoff, start, end }, tail;
 	size_t i;
 
 	if (start >= end || reserve(im, 2))
@@ -297,7 +298,13 @@ int symbolizer__load(struct symbolizer *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* The file of mapping M, opened through the process's root while it lives. */
+/*
+ * The file of mapping M. While the process lives, /proc/PID/map_files
+ * opens the very file it mapped, whatever its mount namespace or root (a
+ * container's path may name nothing here, or another file); a path read
+ * from /proc/PID/maps is relative to our root, one from a perf record to
+ * the process's. After it exits, only the path is left.
+ */
 static struct objfile *entry_file(struct symbolizer *s, struct map_entry *m)
 {
 	char path[PATH_MAX + 32], name[PATH_MAX], err[256];
@@ -315,8 +322,13 @@ static struct objfile *entry_file(struct symbolizer *s, struct map_entry *m)
 	len = strlen(name);
 	if (len > 10 && !strcmp(name + len - 10, " (deleted)"))
 		name[len - 10] = '\0';
-	snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, name);
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)s->pid,
+		 m->vm_start, m->vm_end);
 	m->of = objfile__get(path, name, err, sizeof(err));
+	if (!m->of) {
+		snprintf(path, sizeof(path), "/proc/%d/root%s", (int)s->pid, name);
+		m->of = objfile__get(path, name, err, sizeof(err));
+	}
 	if (!m->of)
 		m->of = objfile__get(name, name, err, sizeof(err));
 	return m->of;
