@@ -65,13 +65,30 @@ plain=$(go_build "$v" plain) || { not_ok "build go$v plain"; exit 0; }
 cgo=$(go_build "$v" cgo) || { not_ok "build go$v cgo"; exit 0; }
 echo "# testdata/traced built by go$v, plain and cgo"
 
-declare -A exe_of root_of
+declare -A kind_of
 names=()
-# add_case NAME EXE [ROOT]: a target running EXE, chrooted into ROOT if given
+# add_case NAME KIND: KIND says how start_case runs the target
 add_case() {
 	names+=("$1")
-	exe_of[$1]=$2
-	root_of[$1]=${3:-}
+	kind_of[$1]=$2
+}
+
+# start_case NAME: starts a target in the background, niced: two dozen
+# spinning threads on 2 CPUs would starve ctxprof-go itself
+start_case() {
+	local -a run=(nice -n 10)
+	case ${kind_of[$1]} in
+	/*) run+=("${kind_of[$1]}") ;;
+	chroot) run+=(chroot "$work/merged" /traced) ;;
+	container)
+		# the overlay exists in the target's mount namespace only, as with
+		# a container runtime: the host has an empty directory there
+		run+=(unshare --mount --propagation private sh -c \
+			'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" &&
+			 exec chroot "$4" /traced "$5" "$6"' sh \
+			"$o/lower" "$o/ns-upper" "$o/ns-work" "$work/ns-root") ;;
+	esac
+	"${run[@]}" -d 40s 2>/dev/null &
 }
 
 # loop devices: a container without /dev/loop-control cannot have them
@@ -121,7 +138,7 @@ else
 	else
 		mounts+=("$work/merged")
 		add_case "overlayfs" "$work/merged/traced"
-		add_case "overlayfs, chrooted" /traced "$work/merged"
+		add_case "overlayfs, chrooted" chroot
 	fi
 fi
 
@@ -141,20 +158,24 @@ fi
 declare -A pid_of
 pids=()
 for name in "${names[@]}"; do
-	# what user space and the kernel each call the file's device
-	host=${root_of[$name]}${exe_of[$name]}
-	read -r fstype sdev < <(findmnt -rno FSTYPE,MAJ:MIN -T "$host")
-	echo "# $name: $fstype, st_dev $(stat -c %Hd:%Ld "$host"), super block $sdev"
-	# niced: two dozen spinning threads on 2 CPUs would starve ctxprof-go itself
-	if [ -n "${root_of[$name]}" ]; then
-		nice -n 10 chroot "${root_of[$name]}" "${exe_of[$name]}" -d 40s 2>/dev/null &
-	else
-		nice -n 10 "${exe_of[$name]}" -d 40s 2>/dev/null &
-	fi
+	start_case "$name"
 	pid_of[$name]=$!
 	pids+=($!)
 done
-sleep 0.5
+for name in "${names[@]}"; do
+	pid=${pid_of[$name]}
+	# chroot and sh exec the program in the same process
+	for ((i = 0; i < 100; i++)); do
+		[ "$(cat /proc/$pid/comm 2>/dev/null)" = traced ] && break
+		sleep 0.1
+	done
+	# what user space and the kernel each call the file's device: stat()'s
+	# st_dev, and the super block's s_dev as /proc/PID/maps shows it
+	dev=$(awk -v ino="$(stat -L -c %i /proc/$pid/exe)" '$5 == ino { print $4; exit }' /proc/$pid/maps)
+	[ -n "$dev" ] && dev=$(printf '%d:%d' "0x${dev%:*}" "0x${dev#*:}")
+	echo "# $name (pid $pid): st_dev" \
+		"$(stat -L -c %Hd:%Ld /proc/$pid/exe), super block ${dev:-unknown}"
+done
 echo "# sampling ${#pids[@]} targets for 8 s at 999 Hz"
 "$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 8 -i 60 -o "$work/out.jsonl" 2>"$work/err"
 rc=$?
