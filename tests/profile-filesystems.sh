@@ -6,8 +6,10 @@
 # static), and copies it onto: an ext4 image, a subvolume of a btrfs image
 # (both loop-mounted sparse files in $work, so the result does not depend on
 # what / is), a container-style overlayfs (the binary in lowerdir, layers on
-# the ext4 image), run both from the merged directory and chrooted into it
-# (a static Go binary needs nothing else there), and tmpfs. The cgo build,
+# the ext4 image), run from the merged directory, chrooted into it (a static
+# Go binary needs nothing else there), and as a container runs: chrooted into
+# an overlay mounted in a mount namespace of its own, which the host does not
+# see; and tmpfs. The cgo build,
 # which loads libc from /, runs from the btrfs subvolume too. All of them run
 # at once while one ctxprof-go samples them at 999 Hz for 8 s.
 # Per target: every burn function of traced has samples, none with another
@@ -139,6 +141,8 @@ else
 		mounts+=("$work/merged")
 		add_case "overlayfs" "$work/merged/traced"
 		add_case "overlayfs, chrooted" chroot
+		mkdir -p "$o/ns-upper" "$o/ns-work" "$work/ns-root"
+		add_case "container (overlayfs in its own mount namespace, chrooted)" container
 	fi
 fi
 
@@ -205,7 +209,10 @@ for name in "${names[@]}"; do
 	named="$bare of $frames frames bare addresses"
 	if [ "$all" -eq 0 ]; then
 		not_ok "$name (pid $pid): 0 samples"
-	elif [ -z "$short" ] && [ $((100 * bare)) -le "$frames" ]; then
+	elif [ $((100 * bare)) -gt "$frames" ]; then
+		not_ok "$name (pid $pid): $all samples ($(jq -s '[.[] | select(.trace_id) | .samples] | add // 0' \
+			"$work/p.jsonl") with a trace ID), but $named: no job can be found"
+	elif [ -z "$short" ]; then
 		ok "$name (pid $pid): $all samples, $wrong with another job's trace ID, every job >= 97% right (lowest: $lowest), $named"
 	else
 		not_ok "$name (pid $pid): $all samples, $named; short: ${short:-none}"
