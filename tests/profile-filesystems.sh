@@ -75,7 +75,7 @@ add_case() {
 	kind_of[$1]=$2
 }
 
-# start_case NAME: starts a target in the background. Two workers each, not
+# start_case NAME ERRFILE: starts a target in the background. Two workers each, not
 # niced: on a machine busy with other work, niced targets got so little CPU
 # that a job fell near 20 samples
 start_case() {
@@ -85,13 +85,16 @@ start_case() {
 	chroot) run+=(chroot "$work/merged" /traced) ;;
 	container)
 		# the overlay exists in the target's mount namespace only, as with
-		# a container runtime: the host has an empty directory there
-		run+=(unshare --mount --propagation private sh -c \
+		# a container runtime: the host has an empty directory there. Not
+		# --propagation private: it remounts /, which fails in a chroot
+		# (CI's machine), where / is no mount point; ns-root is a private
+		# mount instead, so that nothing mounted on it reaches the host.
+		run+=(unshare --mount --propagation unchanged sh -c \
 			'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" || exit
 			 root=$4; shift 4; exec chroot "$root" /traced "$@"' sh \
 			"$o/lower" "$o/ns-upper" "$o/ns-work" "$work/ns-root") ;;
 	esac
-	"${run[@]}" -d 40s -workers 2 2>/dev/null &
+	"${run[@]}" -d 40s -workers 2 2>"$2" &
 }
 
 # loop devices: a container without /dev/loop-control cannot have them
@@ -143,7 +146,16 @@ else
 		add_case "overlayfs" "$work/merged/traced"
 		add_case "overlayfs, chrooted" chroot
 		mkdir -p "$o/ns-upper" "$o/ns-work" "$work/ns-root"
-		add_case "container (overlayfs in its own mount namespace, chrooted)" container
+		if ! why=$(mount --bind "$work/ns-root" "$work/ns-root" 2>&1); then
+			not_ok "container: bind mount of its root: $why"
+		else
+			mounts+=("$work/ns-root")
+			if ! why=$(mount --make-private "$work/ns-root" 2>&1); then
+				not_ok "container: private mount of its root: $why"
+			else
+				add_case "container (overlayfs in its own mount namespace, chrooted)" container
+			fi
+		fi
 	fi
 fi
 
@@ -161,19 +173,26 @@ if [ "${#names[@]}" -eq 0 ]; then
 fi
 
 declare -A pid_of
-pids=()
-for name in "${names[@]}"; do
-	start_case "$name"
-	pid_of[$name]=$!
-	pids+=($!)
+for i in "${!names[@]}"; do
+	start_case "${names[i]}" "$work/start-$i.err"
+	pid_of[${names[i]}]=$!
 done
-for name in "${names[@]}"; do
+pids=()
+started=()
+for k in "${!names[@]}"; do
+	name=${names[k]}
 	pid=${pid_of[$name]}
 	# chroot and sh exec the program in the same process
-	for ((i = 0; i < 100; i++)); do
+	for ((t = 0; t < 100; t++)); do
 		[ "$(cat /proc/$pid/comm 2>/dev/null)" = traced ] && break
 		sleep 0.1
 	done
+	if [ "$t" -eq 100 ]; then
+		not_ok "$name: did not start: $(tr -s '\n\t ' ' ' <"$work/start-$k.err")"
+		continue
+	fi
+	started+=("$name")
+	pids+=("$pid")
 	# what user space and the kernel each call the file's device: stat()'s
 	# st_dev, and the super block's s_dev as /proc/PID/maps shows it
 	dev=$(awk -v ino="$(stat -L -c %i /proc/$pid/exe)" '$5 == ino { print $4; exit }' /proc/$pid/maps)
@@ -181,6 +200,7 @@ for name in "${names[@]}"; do
 	echo "# $name (pid $pid): st_dev" \
 		"$(stat -L -c %Hd:%Ld /proc/$pid/exe), super block ${dev:-unknown}"
 done
+[ "${#pids[@]}" -gt 0 ] || exit 0
 echo "# sampling ${#pids[@]} targets for 8 s at 999 Hz"
 "$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 8 -i 60 -o "$work/out.jsonl" 2>"$work/err"
 rc=$?
@@ -190,7 +210,7 @@ dropped=$(sed -n 's/^ctxprof-go: \([0-9]*\) samples dropped from targets that no
 check_eq "samples dropped as from targets that no longer ran their Go program" 0 "${dropped:-0}"
 
 want=$(want_json)
-for name in "${names[@]}"; do
+for name in "${started[@]}"; do
 	pid=${pid_of[$name]}
 	jq -c --argjson pid "$pid" 'select(.pid == $pid)' "$work/out.jsonl" >"$work/p.jsonl"
 	# samples, and frames (counted once per sample) left as bare addresses:
