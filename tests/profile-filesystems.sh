@@ -3,21 +3,22 @@
 # profile-filesystems.sh: targets whose executable lives on ext4, a btrfs subvolume, overlayfs and tmpfs.
 #
 # Builds testdata/traced with the newest installed Go, plain (pure Go,
-# static), and copies it onto: an ext4 image, a subvolume of a btrfs image
-# (both loop-mounted sparse files in $work, so the result does not depend on
-# what / is), a container-style overlayfs (the binary in lowerdir, layers on
-# the ext4 image), run from the merged directory, chrooted into it (a static
-# Go binary needs nothing else there), and as a container runs: chrooted into
-# an overlay mounted in a mount namespace of its own, which the host does not
-# see; and tmpfs. The cgo build,
-# which loads libc from /, runs from the btrfs subvolume too. All of them run
-# at once while one ctxprof-go samples them at 999 Hz for 8 s.
-# Per target: every burn function of traced has samples, none with another
-# job's trace ID and at least 97% with its own (trace IDs from the Go source).
+# static), and runs a copy from each of: an ext4 image and a subvolume of a
+# btrfs image (loop-mounted sparse files in $work, so the result does not
+# depend on what / is); an overlayfs with the binary in lowerdir and its
+# layers on the ext4 image, run from the merged directory and chrooted into
+# it (a static Go binary needs nothing else there); a second overlay on the
+# same lowerdir, mounted as a container runtime does, in a mount namespace of
+# its own that the host does not see, and chrooted into; and tmpfs. The cgo build, which loads libc
+# from /, runs from the btrfs subvolume too. All of them run at once (two
+# workers each) while one ctxprof-go samples them at 999 Hz for 8 s.
+# Per target: every burn function of traced has at least 20 samples, none
+# with another job's trace ID and at least 97% with its own (trace IDs from
+# the Go source), and at most 1% of frames are left as bare addresses.
 # Overall: no sample is dropped as from a target that "no longer ran its Go
 # program": none of them execs, so such a drop means ctxprof-go did not
-# recognise the file a target runs (stat()'s st_dev differs from the super
-# block's s_dev on btrfs subvolumes).
+# recognise the file a target runs (on btrfs, stat()'s st_dev is not the
+# super block's s_dev).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -75,9 +76,9 @@ add_case() {
 	kind_of[$1]=$2
 }
 
-# start_case NAME ERRFILE: starts a target in the background. Two workers each, not
-# niced: on a machine busy with other work, niced targets got so little CPU
-# that a job fell near 20 samples
+# start_case NAME ERRFILE: starts a target in the background. Not niced: on a
+# machine busy with other work, niced targets got so little CPU that a job
+# fell near 20 samples
 start_case() {
 	local -a run=()
 	case ${kind_of[$1]} in
@@ -219,7 +220,8 @@ for name in "${started[@]}"; do
 		{n: $n, bare: (.func | startswith("0x"))}] as $f |
 		"\(map(.samples) | add // 0) \($f | map(.n) | add // 0) \($f | map(select(.bare) | .n) | add // 0)"' \
 		"$work/p.jsonl")
-	# the jobs short of 20 samples, 0 wrong or 97% right; the lowest share
+	# the jobs with fewer than 20 samples, any wrong, or under 97% right;
+	# the lowest share
 	IFS='|' read -r short wrong lowest < <(jq -s -r --argjson want "$want" "$JOBS_JQ"' as $got |
 		[ $want | keys[] as $j | ($got | map(select(.job == $j))[0]) // {total: 0, right: 0, wrong: 0} |
 		  { job: ($j | ltrimstr("main.")), total, right, wrong } ] |
@@ -236,6 +238,6 @@ for name in "${started[@]}"; do
 	elif [ -z "$short" ]; then
 		ok "$name (pid $pid): $all samples, $wrong with another job's trace ID, every job >= 97% right (lowest: $lowest), $named"
 	else
-		not_ok "$name (pid $pid): $all samples, $named; short: ${short:-none}"
+		not_ok "$name (pid $pid): $all samples, $named; short: $short"
 	fi
 done
