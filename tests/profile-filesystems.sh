@@ -12,9 +12,13 @@
 # its own that the host does not see, and chrooted into; and tmpfs. The cgo build, which loads libc
 # from /, runs from the btrfs subvolume too. All of them run at once (two
 # workers each) while one ctxprof-go samples them at 999 Hz for 8 s.
-# Per target: every burn function of traced has at least 20 samples, none
-# with another job's trace ID and at least 97% with its own (trace IDs from
-# the Go source), and at most 1% of frames are left as bare addresses.
+# Per target, with bounds that follow what was sampled (other work on the
+# machine decides how much CPU the targets get): at least a third of the
+# targets' mean count of samples, since they all run the same program; in
+# every burn function of traced at least 3% of the target's samples (the
+# smallest, burnAlloc, gets 7 to 9%), none with another job's trace ID and
+# at least 97% with its own (trace IDs from the Go source); at most 1% of
+# frames left as bare addresses.
 # Overall: no sample is dropped as from a target that "no longer ran its Go
 # program": none of them execs, so such a drop means ctxprof-go did not
 # recognise the file a target runs (on btrfs, stat()'s st_dev is not the
@@ -76,9 +80,8 @@ add_case() {
 	kind_of[$1]=$2
 }
 
-# start_case NAME ERRFILE: starts a target in the background. Not niced: on a
-# machine busy with other work, niced targets got so little CPU that a job
-# fell near 20 samples
+# start_case NAME ERRFILE: starts a target in the background; not niced, so
+# that the targets get their share on a machine busy with other work
 start_case() {
 	local -a run=()
 	case ${kind_of[$1]} in
@@ -211,6 +214,7 @@ dropped=$(sed -n 's/^ctxprof-go: \([0-9]*\) samples dropped from targets that no
 check_eq "samples dropped as from targets that no longer ran their Go program" 0 "${dropped:-0}"
 
 want=$(want_json)
+mean=$(( $(jq -s 'map(.samples) | add // 0' "$work/out.jsonl") / ${#pids[@]} ))
 for name in "${started[@]}"; do
 	pid=${pid_of[$name]}
 	jq -c --argjson pid "$pid" 'select(.pid == $pid)' "$work/out.jsonl" >"$work/p.jsonl"
@@ -220,23 +224,23 @@ for name in "${started[@]}"; do
 		{n: $n, bare: (.func | startswith("0x"))}] as $f |
 		"\(map(.samples) | add // 0) \($f | map(.n) | add // 0) \($f | map(select(.bare) | .n) | add // 0)"' \
 		"$work/p.jsonl")
-	# the jobs with fewer than 20 samples, any wrong, or under 97% right;
+	# the jobs with under 3% of the samples, any wrong, or under 97% right;
 	# the lowest share
-	IFS='|' read -r short wrong lowest < <(jq -s -r --argjson want "$want" "$JOBS_JQ"' as $got |
+	IFS='|' read -r short wrong lowest < <(jq -s -r --argjson want "$want" --argjson all "$all" "$JOBS_JQ"' as $got |
 		[ $want | keys[] as $j | ($got | map(select(.job == $j))[0]) // {total: 0, right: 0, wrong: 0} |
 		  { job: ($j | ltrimstr("main.")), total, right, wrong } ] |
-		(map(select(.total < 20 or .wrong > 0 or .right * 1000 < .total * 970)) |
+		(map(select(.total == 0 or .total * 100 < $all * 3 or .wrong > 0 or .right * 1000 < .total * 970)) |
 		  map("\(.job) \(.right)/\(.total) right, \(.wrong) wrong") | join("; ")) as $short |
 		(min_by(if .total > 0 then .right / .total else 0 end)) as $low |
 		"\($short)|\(map(.wrong) | add)|\($low.job) \($low.right)/\($low.total)"' "$work/p.jsonl")
 	named="$bare of $frames frames bare addresses"
-	if [ "$all" -eq 0 ]; then
-		not_ok "$name (pid $pid): 0 samples"
+	if [ $((3 * all)) -lt "$mean" ] || [ "$all" -eq 0 ]; then
+		not_ok "$name (pid $pid): $all samples, the targets' mean $mean"
 	elif [ $((100 * bare)) -gt "$frames" ]; then
 		not_ok "$name (pid $pid): $all samples ($(jq -s '[.[] | select(.trace_id) | .samples] | add // 0' \
 			"$work/p.jsonl") with a trace ID), but $named: no job can be found"
 	elif [ -z "$short" ]; then
-		ok "$name (pid $pid): $all samples, $wrong with another job's trace ID, every job >= 97% right (lowest: $lowest), $named"
+		ok "$name (pid $pid): $all samples (mean $mean), $wrong with another job's trace ID, every job >= 97% right (lowest: $lowest), $named"
 	else
 		not_ok "$name (pid $pid): $all samples, $named; short: $short"
 	fi
