@@ -2,7 +2,6 @@
 /* report_trace.c: calls report_trace(0x1000 + i) for i in 0..N-1 (N = 5, or the first argument). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 /* the function a uprobe watches: its first argument is the context value */
 __attribute__((noinline)) unsigned long report_trace(unsigned long context)
@@ -20,11 +19,5 @@ int main(int argc, char **argv)
 	for (i = 0; i < n; i++)
 		sum += report_trace(0x1000 + i);
 	printf("%lu\n", sum);
-	/*
-	 * Profilers name frames from /proc/PID/maps, read when the first
-	 * event arrives; a process that exits microseconds after its calls
-	 * can be gone by then. Real traced programs live longer than this.
-	 */
-	usleep(200 * 1000);
 	return 0;
 }

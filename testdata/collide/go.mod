@@ -1,0 +1,3 @@
+module ctxprof.test/collide
+
+go 1.17
