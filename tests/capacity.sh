@@ -16,7 +16,7 @@ set -uo pipefail
 e2e_setup "capacity"
 N=${N:-200}
 v=$(go_toolchains | tail -n 1)
-bin=$(go_build "$v" plain) || { not_ok "go$v: build failed"; exit 0; }
+bin=$(go_build "$v" plain) || { not_ok "go$v: build failed"; done_testing; }
 
 pids=()
 for ((i = 0; i < N; i++)); do
@@ -57,3 +57,4 @@ else
 fi
 "$CTXPROF" -p "${pids[0]}" --ring-kib 3 -d 1 2>"$work/bad.err" >/dev/null
 check_eq "--ring-kib 3 is refused" "2 yes" "$? $(grep -q 'power of two' "$work/bad.err" && echo yes)"
+done_testing

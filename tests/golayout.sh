@@ -12,7 +12,7 @@ tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 if ! bash "$TOP/golayout/generate.sh" "$tmp" 2>/dev/null; then
 	not_ok "golayout/generate.sh failed"
-	exit 0
+	done_testing
 fi
 strip_patch() { awk -F'\t' -v OFS='\t' -v go="$1" '$1 == go { $3 = ""; print }' "$2"; }
 for v in $(go_toolchains); do
@@ -32,3 +32,4 @@ while IFS=$'\t' read -r go verified _; do
 	[ -x "/usr/lib/go-$go/bin/go" ] && continue
 	check_eq "golayout row for Go $go (no toolchain here) is marked" reference "$verified"
 done <"$TOP/golayout/golayout.tsv"
+done_testing

@@ -85,3 +85,4 @@ for v in $(go_toolchains | sed -n '1p;$p' | sort -u); do
 		not_ok "go$v BPF cost per sample: hostile labels $hostile ns against ordinary $ordinary ns (more than 2x)"
 	fi
 done
+done_testing

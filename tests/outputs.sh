@@ -144,3 +144,4 @@ for case in "bad1:3:invalid JSON on line 3" "bad2:1:a record without stacks" "ba
 		not_ok "convert, $what: exit $rc, $(tr '\n' ' ' <"$work/$f.err"), output $([ -e "$work/out.pb.gz" ] && echo written || echo none)"
 	fi
 done
+done_testing

@@ -47,7 +47,7 @@ check_eq "ctxprof-go with ${#pids[@]} targets exits" 0 "$rc"
 sed 's/^/# /' "$work/err"
 if ! jq -e . "$work/out.jsonl" >/dev/null; then
 	not_ok "output is not valid JSON lines"
-	exit 0
+	done_testing
 fi
 ok "every output line is valid JSON ($(wc -l <"$work/out.jsonl") records)"
 
@@ -103,3 +103,4 @@ for pid in "${pids[@]}"; do
 		not_ok "$name: main.mix as an inlined frame above main.spin:$mix_call: $right samples right, $wrong wrong"
 	fi
 done
+done_testing

@@ -12,7 +12,7 @@ set -uo pipefail
 
 e2e_setup "recording errors"
 v=$(go_toolchains | tail -n 1)
-bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; exit 0; }
+bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; done_testing; }
 "$bin" -d 60s 2>/dev/null &
 go_pid=$!
 sleep 60 &
@@ -80,3 +80,4 @@ else
 	not_ok "--help: $out"
 fi
 check_eq "--version" "ctxprof-go" "$("$CTXPROF" --version | awk '{ print $1 }')"
+done_testing

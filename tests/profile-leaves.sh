@@ -151,3 +151,4 @@ if [ "$total" -ge 50 ] && [ "$with_kilo" -eq 0 ]; then
 else
 	not_ok "go$v --no-leaf-repair: $with_kilo of $total spinLeaf samples show main.workKilo"
 fi
+done_testing

@@ -11,7 +11,7 @@ set -uo pipefail
 
 e2e_setup "recording lifecycle"
 v=$(go_toolchains | tail -n 1)
-bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; exit 0; }
+bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; done_testing; }
 
 # samples_agree NAME: JSON sample total equals the statistics line
 samples_agree() {
@@ -126,3 +126,4 @@ else
 	not_ok "--traced-only: $nulls records without a trace ID, $traced with"
 fi
 kill "$t" 2>/dev/null
+done_testing
