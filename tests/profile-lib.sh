@@ -68,16 +68,22 @@ ctxprof_stop() {
 # busy the machine is, or fails at MAX with what it got. Returns
 # ctxprof-go's exit status; $sampled is the seconds it sampled.
 sample_until() {
-	local min=$1 max=$2 check=$3 err=$4 out=$5 start
+	local min=$1 max=$2 check=$3 err=$4 out=$5
 	shift 5
 	ctxprof_start "$err" "$out" "$@" -i 1 -d "$max" || return
-	start=$SECONDS
-	sleep "$min"
-	while kill -0 "$ctxprof" 2>/dev/null && [ $((SECONDS - start)) -lt "$max" ] && ! "$check" "$out"; do
+	samples_wait "$min" "$max" "$check" "$out"
+	ctxprof_stop
+}
+
+# samples_wait MIN MAX CHECK OUT: the waiting of sample_until, for a
+# ctxprof-go already started (with -i 1) by ctxprof_start.
+samples_wait() {
+	local start=$SECONDS
+	sleep "$1"
+	while kill -0 "$ctxprof" 2>/dev/null && [ $((SECONDS - start)) -lt "$2" ] && ! "$3" "$4"; do
 		sleep 1
 	done
 	sampled=$((SECONDS - start))
-	ctxprof_stop
 }
 
 # share_verdict NAME RIGHT TOTAL DETAIL: ok when RIGHT is at least 97% of TOTAL.
