@@ -58,7 +58,7 @@ cost_per_sample() {
 	local t time=0 runs=0 n=0 start
 	"$1" -d 600s >/dev/null 2>&1 &
 	t=$!
-	if ctxprof_start "$work/cost.err" "$work/cost.jsonl" -p "$t" -F 999 -i 1 -d 300 >&2; then
+	if ctxprof_start "$work/cost.err" "$work/cost.jsonl" -p "$t" -F 999 -i 1 -d 300; then
 		start=$SECONDS
 		sleep 3
 		while [ "$(jq -s 'map(.samples) | add // 0' "$work/cost.jsonl")" -lt 2000 ] &&
@@ -84,7 +84,7 @@ idle_cost() {
 	local t time=0 runs=0
 	"$(go_build "$1" plain leafy)" -wait-usr1 -d 600s 2>/dev/null &
 	t=$!
-	if ctxprof_start "$work/idle.err" /dev/null -p "$t" -F 999 -d 300 >&2; then
+	if ctxprof_start "$work/idle.err" /dev/null -p "$t" -F 999 -d 300; then
 		sleep 3
 		read -r time runs < <(run_stats "$ctxprof")
 		ctxprof_stop

@@ -28,7 +28,8 @@ e2e_setup() {
 }
 
 # ctxprof_start ERR OUT ARGS...: starts ctxprof-go ARGS -o OUT 2>ERR in the
-# background ($ctxprof holds its pid) and returns once it samples. Its
+# background ($ctxprof holds its pid; its stdout is the caller's) and
+# returns once it samples, with a note on stderr. Its
 # start-up (BPF verification above all) takes from under a second to ten
 # seconds and more on a busy machine, so whatever a test times or counts
 # starts from here, never from a guess. If it exits first, returns its exit
@@ -52,7 +53,7 @@ ctxprof_start() {
 		fi
 		sleep 0.1
 	done
-	echo "# ctxprof-go ready after $((SECONDS - start)) s"
+	echo "# ctxprof-go ready after $((SECONDS - start)) s" >&2
 }
 
 # ctxprof_stop: SIGINT to the ctxprof-go of ctxprof_start; its exit status.
