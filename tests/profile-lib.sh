@@ -29,15 +29,18 @@ e2e_setup() {
 
 # ctxprof_start ERR OUT ARGS...: starts ctxprof-go ARGS -o OUT 2>ERR in the
 # background ($ctxprof holds its pid; its stdout is the caller's) and
-# returns once it samples, with a note on stderr. Its
-# start-up (BPF verification above all) takes from under a second to ten
-# seconds and more on a busy machine, so whatever a test times or counts
-# starts from here, never from a guess. If it exits first, returns its exit
-# status (1 for 0); if it is not ready after READY_LIMIT seconds (default
-# 300), kills it and returns 124.
+# returns once it samples, with a note on stderr. Its start-up (BPF
+# verification above all) takes from under a second to ten seconds and
+# more on a busy machine, so whatever a test times or counts starts from
+# here, never from a guess. If it exits first, returns its exit status (1
+# for 0); if it is not ready after READY_LIMIT seconds (default 300), kills
+# it and returns 124.
 ctxprof_start() {
 	local err=$1 out=$2 start=$SECONDS rc
 	shift 2
+	# emptied first: the files of a previous run must not pass for this one's
+	: >"$err"
+	: >"$out"
 	"$CTXPROF" "$@" -o "$out" 2>"$err" &
 	ctxprof=$!
 	until grep -q 'Ctrl-C to stop' "$err" 2>/dev/null; do
