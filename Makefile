@@ -90,7 +90,7 @@ ctxprof-go: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(LIB_OBJS) | $(OUTPUT)/tests
 	$(call msg,TEST,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -Ioffsets -Icmd $< $(LIB_OBJS) $(LDLIBS) -o $@
 
@@ -103,7 +103,7 @@ $(SAN_OUTPUT)/ctxprof-go: $(SAN_CMD_OBJS) $(SAN_LIB_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CLANG) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
 
-$(SAN_OUTPUT)/tests/%: tests/unit/%.c $(SAN_LIB_OBJS) | $(SAN_OUTPUT)/tests
+$(SAN_OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(SAN_LIB_OBJS) | $(SAN_OUTPUT)/tests
 	$(call msg,TEST-SAN,$@)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -Ioffsets -Icmd $< $(SAN_LIB_OBJS) $(LDLIBS) -o $@
 

@@ -14,7 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 v=$(go_toolchains | tail -n 1)
-good=$(go_build "$v" plain) || { not_ok "build of testdata/traced with go$v"; exit 0; }
+good=$(go_build "$v" plain) || { not_ok "build of testdata/traced with go$v"; done_testing; }
 
 printf 'package main\nfunc main() {}\n' >"$work/text.go"
 : >"$work/empty"
@@ -95,3 +95,4 @@ case_ "readable and missing together" 2 "No such file" "$good" "$work/does-not-e
 case_ "no arguments" 2 "no binary given"
 case_ "unknown option" 2 "Usage: ctxprof-go check" --frobnicate "$good"
 case_ "help" 0 "Examples:" --help
+done_testing

@@ -33,3 +33,4 @@ for v in $(go_toolchains); do
 	done
 done
 rm -f /tmp/ctxprof-check-debian.err
+done_testing

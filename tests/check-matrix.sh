@@ -172,3 +172,4 @@ for v in $versions; do
 	check_eq "go$v leafy (runtime/pprof linked, no labels): supported, DWARF, the release's labels layout" \
 		"true dwarf $want_layout false $([ "$want_layout" = map ] && echo 272 || echo 32)" "$got"
 done
+done_testing

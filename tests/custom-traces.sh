@@ -36,7 +36,7 @@ if ! clang -g -O2 -target bpf -D__TARGET_ARCH_x86 -I"$OUTPUT" -c \
 	! gcc -O2 -Wall "$TOP/testdata/custom/loader.c" -o "$ex/loader" -lbpf ||
 	! gcc -O1 -g -fno-omit-frame-pointer "$TOP/testdata/custom/report_trace.c" -o "$ex/report_trace"; then
 	not_ok "building testdata/custom failed"
-	exit 0
+	done_testing
 fi
 ok "testdata/custom builds: example_tailcall.bpf.o, loader, report_trace"
 
@@ -102,24 +102,6 @@ check_report_records() {
 	done
 }
 
-# start_ctxprof ERRFILE OUTFILE ARGS...: runs ctxprof-go in the background until it is ready
-start_ctxprof() {
-	local err=$1 out=$2 i
-	shift 2
-	"$CTXPROF" "$@" -o "$out" 2>"$err" &
-	cp=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -qs 'Ctrl-C to stop' "$err" && return 0
-		kill -0 "$cp" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-stop_ctxprof() {
-	kill -INT "$cp" 2>/dev/null
-	wait "$cp"
-}
-
 # the mount: with nothing on /sys/fs/bpf, --pin mounts it
 if mountpoint -q /sys/fs/bpf && [ -z "$(ls -A /sys/fs/bpf | grep -v -e '^maps.debug$' -e '^progs.debug$')" ]; then
 	umount /sys/fs/bpf
@@ -132,9 +114,9 @@ else
 fi
 
 # 1. the tail call
-if ! start_ctxprof "$work/pin.err" "$work/pin.jsonl" --pin "$pindir"; then
+if ! ctxprof_start "$work/pin.err" "$work/pin.jsonl" --pin "$pindir"; then
 	not_ok "ctxprof-go --pin $pindir did not start: $(tr '\n' ' ' <"$work/pin.err")"
-	exit 0
+	done_testing
 fi
 if [ -n "$mounted_by_us" ]; then
 	if mountpoint -q /sys/fs/bpf && grep -q 'mounted bpffs' "$work/pin.err"; then
@@ -150,7 +132,7 @@ prog_id=$(bpftool prog show pinned "$pindir/custom__generic" -j | jq .id)
 # a second instance must not take over, or touch, the live pins
 "$CTXPROF" --pin "$pindir" -d 1 -o /dev/null 2>"$work/second.err"
 rc=$?
-if [ "$rc" -ne 0 ] && grep -q "pinned by a running ctxprof-go (pid $cp)" "$work/second.err" &&
+if [ "$rc" -ne 0 ] && grep -q "pinned by a running ctxprof-go (pid $ctxprof)" "$work/second.err" &&
 	[ "$(bpftool prog show pinned "$pindir/custom__generic" -j | jq .id)" = "$prog_id" ]; then
 	ok "a second --pin on live pins is refused ($(head -n 1 "$work/second.err")), pins untouched"
 else
@@ -159,8 +141,10 @@ fi
 
 "$ex/loader" "$pindir" "$ex/example_tailcall.bpf.o" "$ex/report_trace" >"$work/loader.out" 2>&1 &
 lp=$!
-for ((i = 0; i < 50; i++)); do
+# its BPF load, like ctxprof-go's, can take many seconds on a busy machine
+for ((i = 0; i < 3000; i++)); do
 	grep -qs ready "$work/loader.out" && break
+	kill -0 "$lp" 2>/dev/null || break
 	sleep 0.1
 done
 if ! grep -q ready "$work/loader.out"; then
@@ -170,7 +154,7 @@ else
 	sleep 0.5
 	kill -INT "$lp"
 	wait "$lp"
-	stop_ctxprof
+	ctxprof_stop
 	check_report_records "tail call: custom records of report_trace" custom "$work/pin.jsonl"
 	if [ ! -e "$pindir/custom__generic" ] && [ ! -e "$pindir/custom_context_map" ]; then
 		ok "the pins are gone after exit"
@@ -180,16 +164,16 @@ else
 fi
 
 # stale pins, left by an instance that was killed, are replaced
-start_ctxprof "$work/k.err" /dev/null --pin "$pindir"
-kill -9 "$cp"
-wait "$cp" 2>/dev/null
-if [ -e "$pindir/custom__generic" ] && start_ctxprof "$work/stale.err" /dev/null --pin "$pindir" &&
+ctxprof_start "$work/k.err" /dev/null --pin "$pindir"
+kill -9 "$ctxprof"
+wait "$ctxprof" 2>/dev/null
+if [ -e "$pindir/custom__generic" ] && ctxprof_start "$work/stale.err" /dev/null --pin "$pindir" &&
 	grep -q 'replaced the stale pin' "$work/stale.err"; then
 	ok "pins of a killed instance are replaced: $(grep -m1 stale "$work/stale.err")"
 else
 	not_ok "stale pins: $(tr '\n' ' ' <"$work/stale.err" 2>/dev/null)"
 fi
-stop_ctxprof
+ctxprof_stop
 
 "$CTXPROF" --pin "$work/not-bpffs" -d 1 -o /dev/null 2>"$work/nobpffs.err"
 rc=$?
@@ -200,10 +184,10 @@ else
 fi
 
 # 2. --uprobe on the C function
-if start_ctxprof "$work/c.err" "$work/c.jsonl" --uprobe "$ex/report_trace:report_trace"; then
+if ctxprof_start "$work/c.err" "$work/c.jsonl" --uprobe "$ex/report_trace:report_trace"; then
 	run_report_trace
 	sleep 0.5
-	stop_ctxprof
+	ctxprof_stop
 	check_report_records "--uprobe report_trace:report_trace (C, RDI)" uprobe "$work/c.jsonl"
 else
 	not_ok "ctxprof-go --uprobe on report_trace did not start: $(tr '\n' ' ' <"$work/c.err")"
@@ -221,14 +205,18 @@ for v in $(printf '%s\n' "$first" "$last" | sort -u); do
 	for var in plain stripped; do
 		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
 		args+=(--uprobe "$bin:main.burnDo")
-		nice -n 10 "$bin" -d 30s -slice 3ms 2>/dev/null &
+		nice -n 10 "$bin" -d 600s -slice 3ms 2>/dev/null &
 		pids+=($!)
 		name_of[$!]="go$v $var"
 	done
 done
-if start_ctxprof "$work/go.err" "$work/go.jsonl" "${args[@]}"; then
-	sleep 3
-	stop_ctxprof
+# enough OUT: 10 records for each target, the bound checked below
+enough() {
+	jq -s -e --argjson n "${#pids[@]}" 'group_by(.pid) | length == $n and all(.[]; length >= 10)' "$1" >/dev/null 2>&1
+}
+if ctxprof_start "$work/go.err" "$work/go.jsonl" "${args[@]}" -i 1; then
+	samples_wait 3 120 enough "$work/go.jsonl"
+	ctxprof_stop
 	kill "${pids[@]}" 2>/dev/null
 	for p in "${pids[@]}"; do
 		got=$(jq -s -c --argjson pid "$p" '[.[] | select(.pid == $pid)] |
@@ -244,10 +232,10 @@ else
 fi
 
 # 4. a burst: every event reported or counted as lost
-if start_ctxprof "$work/burst.err" "$work/burst.jsonl" --uprobe "$ex/report_trace:report_trace"; then
+if ctxprof_start "$work/burst.err" "$work/burst.jsonl" --uprobe "$ex/report_trace:report_trace"; then
 	"$ex/report_trace" 100000 >/dev/null
 	sleep 0.5
-	stop_ctxprof
+	ctxprof_stop
 	line=$(grep 'custom-trace and uprobe events' "$work/burst.err")
 	read -r seen reported lost unwritten < <(sed -n \
 		's/.*: \([0-9]*\) custom-trace and uprobe events: \([0-9]*\) reported, \([0-9]*\) lost.*, \([0-9]*\) not written/\1 \2 \3 \4/p' \
@@ -270,3 +258,4 @@ check_eq "--uprobe on a missing symbol fails" "1 yes" "$rc $(grep -q 'no_such_fu
 "$CTXPROF" --uprobe "/nonexistent:main.main" -d 1 -o /dev/null 2>"$work/e2.err"
 rc=$?
 check_eq "--uprobe on a missing binary fails" "1 yes" "$rc $(grep -q '/nonexistent' "$work/e2.err" && echo yes)"
+done_testing

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # lib.sh: shared helpers for the test scripts: TAP-style verdicts and testdata builds.
 # Sourced, not run. Verdict lines are "ok - ...", "not ok - ..." and "ok - ... # SKIP why";
-# tests/run.sh counts them.
+# a script ends with done_testing, which prints the plan "1..N"; tests/run.sh
+# checks the plan against the verdicts it saw.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUTPUT=${OUTPUT:-$TOP/.output}
@@ -12,9 +13,30 @@ BUILDS=$OUTPUT/testdata
 export GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-trimpath GOTELEMETRY=off
 export GOCACHE=$OUTPUT/gocache GOPATH=$OUTPUT/gopath GOENV=off
 
-ok() { printf 'ok - %s\n' "$*"; }
-not_ok() { printf 'not ok - %s\n' "$*"; }
-skip() { printf 'ok - %s # SKIP %s\n' "$1" "$2"; }
+# Every verdict also appends one byte to a file (o: ok or skip, n: not ok),
+# so that those printed from subshells and pipelines count too. The file is
+# unlinked at once: it lives as long as the open descriptor, and a script
+# that dies leaves nothing behind.
+tap_file=$(mktemp)
+exec {TAP_FD}>>"$tap_file"
+rm -f "$tap_file"
+unset tap_file
+
+ok() { printf 'ok - %s\n' "$*"; printf o >&"$TAP_FD"; }
+not_ok() { printf 'not ok - %s\n' "$*"; printf n >&"$TAP_FD"; }
+skip() { printf 'ok - %s # SKIP %s\n' "$1" "$2"; printf o >&"$TAP_FD"; }
+
+# done_testing: the plan, "1..N" for the N verdicts printed, and the exit:
+# 1 if any of them failed. A script ends with it, also when it stops early;
+# tests/run.sh fails a script whose plan is missing or wrong, so checks
+# lost to a script dying half-way cannot go unseen.
+done_testing() {
+	local counts
+	counts=$(cat "/dev/fd/$TAP_FD")
+	printf '1..%d\n' "${#counts}"
+	[[ $counts != *n* ]]
+	exit
+}
 # check NAME EXPECTED ACTUAL: one verdict comparing two values
 check_eq() {
 	if [ "$2" = "$3" ]; then
@@ -24,11 +46,15 @@ check_eq() {
 	fi
 }
 
-# Installed Go toolchains, oldest first, as "1.19 1.21 ...".
+# Installed Go toolchains, oldest first, as "1.19 1.21 ...". Versions named
+# in CTXPROF_HIDE_GO ("1.26 1.27") count as not installed: that is how the
+# tests are tried on a machine that lacks them.
 go_toolchains() {
-	local d
+	local d v
 	for d in /usr/lib/go-1.*; do
-		[ -x "$d/bin/go" ] && printf '%s\n' "${d#/usr/lib/go-}"
+		v=${d#/usr/lib/go-}
+		[[ " ${CTXPROF_HIDE_GO:-} " == *" $v "* ]] && continue
+		[ -x "$d/bin/go" ] && printf '%s\n' "$v"
 	done | sort -t. -k1,1n -k2,2n
 }
 

@@ -3,7 +3,9 @@
 # outputs.sh: --pprof, -f/--folded and `ctxprof-go convert` against the JSON lines they come from.
 #
 # One run samples testdata/traced from the newest and oldest toolchain,
-# plain and stripped, with --pprof and -f (JSON lines to -o). Then:
+# plain and stripped, with --pprof and -f (JSON lines to -o), for 5 s and
+# until every target has main.burnDo samples and all six trace IDs (null
+# included) have records. Then:
 # - the live pprof file and the one `convert` makes from the run's JSON lines
 #   open in `go tool pprof` of every installed toolchain and have the same
 #   samples (`-raw`, compared whole);
@@ -30,15 +32,28 @@ declare -A name_of
 for v in $(printf '%s\n' "$first" "$last" | sort -u); do
 	for var in plain stripped; do
 		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
-		nice -n 10 "$bin" -d 30s 2>/dev/null &
+		nice -n 10 "$bin" -d 600s 2>/dev/null &
 		pids+=($!)
 		name_of[$!]="go$v $var"
 	done
 done
-sleep 0.5
-"$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 5 -i 2 --pprof "$work/live.pb.gz" -f \
-	-o "$work/live.jsonl" >"$work/live.folded" 2>"$work/err"
-check_eq "ctxprof-go --pprof -f -o exits" 0 "$?"
+# enough OUT: what the checks below look up: records of every target, with
+# main.burnDo frames, and of the five trace IDs and null
+enough() {
+	jq -s -e --argjson n "${#pids[@]}" '
+		(group_by(.pid) | length == $n and all(.[]; any(.[].stacks[].frames[]; .func == "main.burnDo"))) and
+		([.[].trace_id] | unique | length >= 6)' "$1" >/dev/null 2>&1
+}
+if ctxprof_start "$work/err" "$work/live.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 300 -i 2 \
+	--pprof "$work/live.pb.gz" -f >"$work/live.folded"; then
+	samples_wait 5 120 enough "$work/live.jsonl"
+	echo "# sampled for $sampled s"
+	ctxprof_stop
+	rc=$?
+else
+	rc=$?
+fi
+check_eq "ctxprof-go --pprof -f -o exits" 0 "$rc"
 kill "${pids[@]}" 2>/dev/null
 total=$(jq -s 'map(.samples) | add' "$work/live.jsonl")
 echo "# $total samples in $(wc -l <"$work/live.jsonl") records"
@@ -144,3 +159,4 @@ for case in "bad1:3:invalid JSON on line 3" "bad2:1:a record without stacks" "ba
 		not_ok "convert, $what: exit $rc, $(tr '\n' ' ' <"$work/$f.err"), output $([ -e "$work/out.pb.gz" ] && echo written || echo none)"
 	fi
 done
+done_testing

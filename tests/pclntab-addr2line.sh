@@ -125,3 +125,4 @@ for v in $(go_toolchains); do
 		agree "Debian's stripped /usr/lib/go-$v/bin/$b" "$v" "/usr/lib/go-$v/bin/$b"
 	done
 done
+done_testing

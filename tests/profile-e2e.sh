@@ -25,6 +25,10 @@ src=$TOP/testdata/traced/main.go
 mix_first=$(grep -n '^func mix(' "$src" | cut -d: -f1)
 mix_last=$(awk -v f="$mix_first" 'NR > f && /^}/ { print NR; exit }' "$src")
 mix_call=$(grep -n 'sink += mix(' "$src" | cut -d: -f1)
+# jq: samples in GC work charged to traceAlloc, the allocating job's trace
+GC_JQ='def gc_samples: [ .[] | select(.trace_id == "8f3d6b7a1a5e6f9bac4d5e6f70819203") | .stacks[] |
+	select(any(.frames[]; .func | test("^runtime\\.(gcAssistAlloc|gcDrain|scanobject|greyobject|markroot|gcmarknewobject|wbBuf)"))) |
+	.samples ] | add // 0;'
 declare -A label_of bins
 # build everything first: the targets must all be running when sampling starts
 for v in $(go_toolchains); do
@@ -35,19 +39,30 @@ done
 for name in "${!bins[@]}"; do
 	[ -n "${bins[$name]}" ] || continue
 	# niced: 84 spinning threads on 2 CPUs would starve ctxprof-go itself
-	nice -n 10 "${bins[$name]}" -d 40s 2>/dev/null &
+	nice -n 10 "${bins[$name]}" -d 600s 2>/dev/null &
 	pids+=($!)
 	label_of[$!]=$name
 done
-sleep 0.5
-echo "# sampling ${#pids[@]} targets for 8 s at 999 Hz"
-"$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 8 -i 60 -o "$work/out.jsonl" 2>"$work/err"
+
+# enough OUT: every target has reached the sample counts the checks below
+# need: 20 in each burn function and in main.mix, and a GC sample under
+# traceAlloc. How long that takes depends on how busy the machine is.
+enough() {
+	jq -s -e --argjson want "$want" --argjson n "${#pids[@]}" "def jobs: $JOBS_JQ; $GC_JQ"'
+		group_by(.pid) | length == $n and all(.[];
+			(jobs | length == 6 and all(.[]; .total >= 20)) and
+			([.[].stacks[] | select(any(.frames[]; .func == "main.mix")) | .samples] | add // 0) >= 20 and
+			gc_samples >= 1)' "$1" >/dev/null 2>&1
+}
+echo "# sampling ${#pids[@]} targets at 999 Hz for 8 s, then until each has enough samples (at most 120 s)"
+sample_until 8 120 enough "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999
 rc=$?
 check_eq "ctxprof-go with ${#pids[@]} targets exits" 0 "$rc"
+echo "# sampled for ${sampled:-0} s"
 sed 's/^/# /' "$work/err"
 if ! jq -e . "$work/out.jsonl" >/dev/null; then
 	not_ok "output is not valid JSON lines"
-	exit 0
+	done_testing
 fi
 ok "every output line is valid JSON ($(wc -l <"$work/out.jsonl") records)"
 
@@ -79,9 +94,7 @@ for pid in "${pids[@]}"; do
 	check_eq "$name span IDs, nested merge, twelve labels" \
 		"00f067aa0ba902b7 /do, acme /nested, a1b2c3d4e5f60718 /set, 12 value-10" "$got"
 	# GC work on the system stack, charged to the goroutine that allocates
-	gc=$(jq -s -r '[ .[] | select(.trace_id == "8f3d6b7a1a5e6f9bac4d5e6f70819203") | .stacks[] |
-		select(any(.frames[]; .func | test("^runtime\\.(gcAssistAlloc|gcDrain|scanobject|greyobject|markroot|gcmarknewobject|wbBuf)"))) |
-		.samples ] | add // 0' "$work/p.jsonl")
+	gc=$(jq -s -r "$GC_JQ gc_samples" "$work/p.jsonl")
 	if [ "$gc" -gt 0 ]; then
 		ok "$name: $gc samples in GC work carry the allocating goroutine's trace ID"
 	else
@@ -103,3 +116,4 @@ for pid in "${pids[@]}"; do
 		not_ok "$name: main.mix as an inlined frame above main.spin:$mix_call: $right samples right, $wrong wrong"
 	fi
 done
+done_testing

@@ -12,10 +12,10 @@ set -uo pipefail
 
 e2e_setup "recording errors"
 v=$(go_toolchains | tail -n 1)
-bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; exit 0; }
-"$bin" -d 60s 2>/dev/null &
+bin=$(go_build "$v" plain) || { not_ok "build go$v plain"; done_testing; }
+"$bin" -d 600s 2>/dev/null &
 go_pid=$!
-sleep 60 &
+sleep 600 &
 sleep_pid=$!
 
 # refuses NAME WANT_EXIT REGEX CMD...: exit status and message
@@ -57,7 +57,7 @@ ver=$(go_version_of "$v" "$stripped")
 at=$(grep -obUa -- "$ver" "$work/go199" | awk -F: -v lo="$off" -v hi="$((off + size))" '$1 >= lo && $1 < hi { print $1; exit }')
 if [ -n "$at" ]; then
 	printf 'go1.99' | dd of="$work/go199" bs=1 seek="$at" conv=notrunc status=none
-	"$work/go199" -d 60s 2>/dev/null &
+	"$work/go199" -d 600s 2>/dev/null &
 	p=$!
 	refuses "unsupported Go version (go1.99 build info, stripped)" 1 \
 		"unsupported Go build: .*Go 1.99 .*not in the golayout table, which covers 1.17 to" \
@@ -80,3 +80,4 @@ else
 	not_ok "--help: $out"
 fi
 check_eq "--version" "ctxprof-go" "$("$CTXPROF" --version | awk '{ print $1 }')"
+done_testing

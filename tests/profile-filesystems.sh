@@ -68,8 +68,8 @@ mount_image() {
 }
 
 v=$(go_toolchains | tail -n 1)
-plain=$(go_build "$v" plain) || { not_ok "build go$v plain"; exit 0; }
-cgo=$(go_build "$v" cgo) || { not_ok "build go$v cgo"; exit 0; }
+plain=$(go_build "$v" plain) || { not_ok "build go$v plain"; done_testing; }
+cgo=$(go_build "$v" cgo) || { not_ok "build go$v cgo"; done_testing; }
 echo "# testdata/traced built by go$v, plain and cgo"
 
 declare -A kind_of
@@ -173,7 +173,7 @@ else
 fi
 
 if [ "${#names[@]}" -eq 0 ]; then
-	exit 0
+	done_testing
 fi
 
 declare -A pid_of
@@ -204,7 +204,7 @@ for k in "${!names[@]}"; do
 	echo "# $name (pid $pid): st_dev" \
 		"$(stat -L -c %Hd:%Ld /proc/$pid/exe), super block ${dev:-unknown}"
 done
-[ "${#pids[@]}" -gt 0 ] || exit 0
+[ "${#pids[@]}" -gt 0 ] || done_testing
 echo "# sampling ${#pids[@]} targets for 8 s at 999 Hz"
 "$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 8 -i 60 -o "$work/out.jsonl" 2>"$work/err"
 rc=$?
@@ -245,3 +245,4 @@ for name in "${started[@]}"; do
 		not_ok "$name (pid $pid): $all samples, $named; short: $short"
 	fi
 done
+done_testing

@@ -8,14 +8,16 @@
 # large make([]byte) results).
 #
 # 1. True callers: leafy built by every installed toolchain, plain and
-#    stripped, all sampled at once at 999 Hz. In at least 99% of the samples
+#    stripped, all sampled at once at 999 Hz, for 8 s and on until each
+#    has 50 samples in each leaf. In at least 99% of the samples
 #    whose leaf is one of the two, the next Go function (the first frame
 #    not inlined into another) is a true caller: main.workKilo for spinLeaf;
 #    for memclrNoHeapPointers, a function whose code calls it, found in the
 #    disassembly of the unstripped build.
 # 2. Agreement with Go's own profiler: leafy from the newest toolchain and
 #    the oldest from 1.21 on writes a runtime/pprof CPU profile of itself while ctxprof-go
-#    samples it. For the 20 most frequent (leaf, caller) pairs of Go's
+#    samples it; its work, a fixed number of rounds, starts once
+#    ctxprof-go samples, so both see all of it. For the 20 most frequent (leaf, caller) pairs of Go's
 #    profile (`go tool pprof -traces`), the shares of all samples agree within
 #    3 percentage points. The run has GODEBUG=asyncpreemptoff=1: with
 #    asynchronous preemption, Go's signal-based profiler charges about 3% of
@@ -55,14 +57,25 @@ done
 pids=()
 for name in "${!bins[@]}"; do
 	[ -n "${bins[$name]}" ] || continue
-	nice -n 10 "${bins[$name]}" -d 30s -workers 1 2>/dev/null &
+	nice -n 10 "${bins[$name]}" -d 600s -workers 1 2>/dev/null &
 	pids+=($!)
 	label_of[$!]=$name
 done
-sleep 0.5
-echo "# sampling ${#pids[@]} leafy processes for 8 s at 999 Hz"
-"$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 8 -i 60 -o "$work/all.jsonl" 2>"$work/err"
+# leaf_samples OUT LEAF: the fewest samples in LEAF of any target
+leaf_samples() {
+	jq -s --arg leaf "$2" --argjson n "${#pids[@]}" '
+		group_by(.pid) | if length < $n then 0 else
+		map([.[].stacks[] | select(.frames[0].func == $leaf) | .samples] | add // 0) | min end' "$1"
+}
+# enough OUT: every target has 50 samples in each leaf, the bound checked below
+enough() {
+	[ "$(leaf_samples "$1" main.spinLeaf)" -ge 50 ] &&
+		[ "$(leaf_samples "$1" runtime.memclrNoHeapPointers)" -ge 50 ]
+}
+echo "# sampling ${#pids[@]} leafy processes at 999 Hz for 8 s, then until each has 50 samples in each leaf (at most 120 s)"
+sample_until 8 120 enough "$work/err" "$work/all.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999
 check_eq "ctxprof-go with ${#pids[@]} targets exits" 0 "$?"
+echo "# sampled for ${sampled:-0} s"
 sed 's/^/# /' "$work/err" | tail -n 1
 kill "${pids[@]}" 2>/dev/null
 wait 2>/dev/null
@@ -112,12 +125,19 @@ oldest=$(go_toolchains | awk -F. '$2 >= 21' | head -n 1)
 [ -z "$oldest" ] || [ "$oldest" = "$versions" ] || versions="$oldest $versions"
 for v in $versions; do
 	bin=$(go_build "$v" plain leafy) || continue
-	# both profilers see the whole run: it idles until ctxprof-go is attached
-	GODEBUG=asyncpreemptoff=1 "$bin" -delay 1s -d 12s -cpuprofile "$work/go.prof" 2>/dev/null &
+	# both profilers see the whole run: it idles until ctxprof-go samples;
+	# and a fixed amount of work (2,000 rounds per worker, about 17 s of
+	# CPU in all) gives both the same number of samples however busy the
+	# machine is
+	GODEBUG=asyncpreemptoff=1 "$bin" -wait-usr1 -rounds 2000 -d 600s -cpuprofile "$work/go.prof" 2>/dev/null &
 	p=$!
-	sleep 0.2
-	"$CTXPROF" -p "$p" -F 999 -i 60 -o "$work/one.jsonl" 2>/dev/null
+	if ! ctxprof_start "$work/one.err" "$work/one.jsonl" -p "$p" -F 999 -i 60; then
+		not_ok "go$v: ctxprof-go did not start: $(tr '\n' ' ' <"$work/one.err")"
+		continue
+	fi
+	kill -USR1 "$p"
 	wait "$p"
+	wait "$ctxprof"
 	pprof_pairs "/usr/lib/go-$v/bin/go" "$work/go.prof" |
 		awk '{ c[$2 " " $3] += $1; t += $1 } END { for (k in c) printf "%.3f %s\n", 100 * c[k] / t, k }' |
 		sort -rn | head -n 20 >"$work/go.top"
@@ -139,11 +159,14 @@ done
 # 3. the repair is what puts the caller back
 v=$(go_toolchains | tail -n 1)
 bin=$(go_build "$v" plain leafy)
-"$bin" -d 8s 2>/dev/null &
+"$bin" -d 600s 2>/dev/null &
 p=$!
-sleep 0.5
-"$CTXPROF" -p "$p" -F 999 -d 4 --no-leaf-repair -o "$work/raw.jsonl" 2>/dev/null
-wait "$p"
+# enough OUT: 50 samples in main.spinLeaf, the bound checked below
+enough() {
+	[ "$(jq -s '[.[].stacks[] | select(.frames[0].func == "main.spinLeaf") | .samples] | add // 0' "$1")" -ge 50 ]
+}
+sample_until 4 120 enough "$work/raw.err" "$work/raw.jsonl" -p "$p" -F 999 --no-leaf-repair
+kill "$p"
 read -r with_kilo total < <(jq -s -r --argjson pid "$p" "$LEAF_JQ" "$work/raw.jsonl" |
 	awk '$2 == "main.spinLeaf" { t += $1; if ($3 == "main.workKilo") k += $1 } END { print k + 0, t + 0 }')
 if [ "$total" -ge 50 ] && [ "$with_kilo" -eq 0 ]; then
@@ -151,3 +174,4 @@ if [ "$total" -ge 50 ] && [ "$with_kilo" -eq 0 ]; then
 else
 	not_ok "go$v --no-leaf-repair: $with_kilo of $total spinLeaf samples show main.workKilo"
 fi
+done_testing

@@ -21,10 +21,73 @@ e2e_setup() {
 	local why
 	if ! why=$(e2e_capable); then
 		skip "$1" "$why"
-		exit 0
+		done_testing
 	fi
 	work=$(mktemp -d)
 	trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+}
+
+# ctxprof_start ERR OUT ARGS...: starts ctxprof-go ARGS -o OUT 2>ERR in the
+# background ($ctxprof holds its pid; its stdout is the caller's) and
+# returns once it samples, with a note on stderr. Its start-up (BPF
+# verification above all) takes from under a second to ten seconds and
+# more on a busy machine, so whatever a test times or counts starts from
+# here, never from a guess. If it exits first, returns its exit status (1
+# for 0); if it is not ready after READY_LIMIT seconds (default 300), kills
+# it and returns 124.
+ctxprof_start() {
+	local err=$1 out=$2 start=$SECONDS rc
+	shift 2
+	# emptied first: the files of a previous run must not pass for this one's
+	: >"$err"
+	: >"$out"
+	"$CTXPROF" "$@" -o "$out" 2>"$err" &
+	ctxprof=$!
+	until grep -q 'Ctrl-C to stop' "$err" 2>/dev/null; do
+		if ! kill -0 "$ctxprof" 2>/dev/null; then
+			wait "$ctxprof"
+			rc=$?
+			return $((rc ? rc : 1))
+		fi
+		if [ $((SECONDS - start)) -ge "${READY_LIMIT:-300}" ]; then
+			kill "$ctxprof" 2>/dev/null
+			wait "$ctxprof"
+			return 124
+		fi
+		sleep 0.1
+	done
+	echo "# ctxprof-go ready after $((SECONDS - start)) s" >&2
+}
+
+# ctxprof_stop: SIGINT to the ctxprof-go of ctxprof_start; its exit status.
+ctxprof_stop() {
+	kill -INT "$ctxprof" 2>/dev/null
+	wait "$ctxprof"
+}
+
+# sample_until MIN MAX CHECK ERR OUT ARGS...: ctxprof-go ARGS with records
+# flushed every second to OUT, from the moment it samples, for at least MIN
+# seconds and then until the command CHECK OUT succeeds, or MAX seconds have
+# passed. A test that needs so many samples of each kind gets them however
+# busy the machine is, or fails at MAX with what it got. Returns
+# ctxprof-go's exit status; $sampled is the seconds it sampled.
+sample_until() {
+	local min=$1 max=$2 check=$3 err=$4 out=$5
+	shift 5
+	ctxprof_start "$err" "$out" "$@" -i 1 -d "$max" || return
+	samples_wait "$min" "$max" "$check" "$out"
+	ctxprof_stop
+}
+
+# samples_wait MIN MAX CHECK OUT: the waiting of sample_until, for a
+# ctxprof-go already started (with -i 1) by ctxprof_start.
+samples_wait() {
+	local start=$SECONDS
+	sleep "$1"
+	while kill -0 "$ctxprof" 2>/dev/null && [ $((SECONDS - start)) -lt "$2" ] && ! "$3" "$4"; do
+		sleep 1
+	done
+	sampled=$((SECONDS - start))
 }
 
 # share_verdict NAME RIGHT TOTAL DETAIL: ok when RIGHT is at least 97% of TOTAL.

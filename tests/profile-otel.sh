@@ -5,9 +5,10 @@
 # Builds: testdata/otelserver in GOPATH mode (GO111MODULE=off
 # GOPATH=/usr/share/gocode) against Debian's golang-opentelemetry-otel-dev
 # (>= 1.31) and golang-opentelemetry-contrib-dev (otelhttp), with the newest
-# installed Go >= 1.22 that builds it, pure Go. curl sends requests for 5 s
-# from three clients in parallel, cycling over three trace IDs in W3C
-# traceparent headers, while ctxprof-go samples the server at 499 Hz. The
+# installed Go >= 1.22 that builds it, pure Go. curl sends requests from
+# three clients in parallel, cycling over three trace IDs in W3C
+# traceparent headers, while ctxprof-go samples the server at 499 Hz: for
+# 5 s, and on until each trace has 50 samples in main.handleWork. The
 # expected values come from the test (the trace IDs it sends) and from the
 # server's replies (the server span ID otelhttp started for each request):
 # every trace has samples in main.handleWork, no such sample carries a trace
@@ -57,10 +58,10 @@ otel_build() {
 	printf '%s\n' "$out"
 }
 
-# wait_for FILE REGEX PID: waits up to 10 s for a line in FILE, while PID lives.
+# wait_for FILE REGEX PID: waits for a line in FILE while PID lives, 300 s at most.
 wait_for() {
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 3000); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
 		kill -0 "$3" 2>/dev/null || return 1
 		sleep 0.1
@@ -68,15 +69,15 @@ wait_for() {
 	return 1
 }
 
-# client N END_US PORT: requests until END_US (microseconds since the epoch),
-# starting at trace N; one line per request: sent trace, sent parent span ID,
-# the server's reply (its trace ID and server span ID), HTTP status.
+# client N STOP PORT: requests until the file STOP exists, starting at
+# trace N; one line per request: sent trace, sent parent span ID, the
+# server's reply (its trace ID and server span ID), HTTP status.
 client() {
-	local n=$1 end=$2 port=$3 i=0 t parent reply
-	while [ "${EPOCHREALTIME/./}" -lt "$end" ]; do
+	local n=$1 stop=$2 port=$3 i=0 t parent reply
+	while [ ! -e "$stop" ]; do
 		t=${TRACES[(n + i) % 3]}
 		parent=$(printf '%08x%08x' "$((n + 1))" "$i")
-		reply=$(curl -sS --max-time 5 -H "traceparent: 00-$t-$parent-01" \
+		reply=$(curl -sS --max-time 120 -H "traceparent: 00-$t-$parent-01" \
 			-w ' %{http_code}' "http://127.0.0.1:$port/work" 2>&1 | tr '\n' ' ')
 		printf '%s %s %s\n' "$t" "$parent" "$reply"
 		i=$((i + 1))
@@ -86,11 +87,11 @@ client() {
 e2e_setup "OpenTelemetry end-to-end sampling"
 if why=$(otel_missing); then
 	skip "OpenTelemetry end-to-end sampling" "$why"
-	exit 0
+	done_testing
 fi
 if ! command -v curl >/dev/null; then
 	skip "OpenTelemetry end-to-end sampling" "curl is not installed"
-	exit 0
+	done_testing
 fi
 
 
@@ -106,7 +107,7 @@ done
 if [ -z "$gov" ]; then
 	not_ok "testdata/otelserver builds with no installed Go >= 1.22"
 	sed 's/^/# /' "$work/build.log" | tail -n 20
-	exit 0
+	done_testing
 fi
 otelver=$(dpkg-query -W -f='${Version}' golang-opentelemetry-otel-dev)
 contribver=$(dpkg-query -W -f='${Version}' golang-opentelemetry-contrib-dev)
@@ -114,33 +115,40 @@ ok "testdata/otelserver built with $(go_version_of "$gov" "$bin") (GOPATH mode),
 syms=$("/usr/lib/go-$gov/bin/go" tool nm "$bin" | awk '$2 == "T" && $3 == "main.handleWork"' | wc -l)
 check_eq "main.handleWork is a function of its own in the binary (text symbols, not inlined)" 1 "$syms"
 
-"$bin" -d 60s >"$work/server.out" 2>"$work/server.err" &
+"$bin" -d 600s >"$work/server.out" 2>"$work/server.err" &
 srv=$!
 if ! wait_for "$work/server.out" '^listening on 127\.0\.0\.1:[0-9]*$' "$srv"; then
 	not_ok "otelserver did not start listening"
 	sed 's/^/# /' "$work/server.out" "$work/server.err"
-	exit 0
+	done_testing
 fi
 port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/server.out")
 
-"$CTXPROF" -p "$srv" -d 6 -F 499 -o "$work/out.jsonl" 2>"$work/err" &
-prof=$!
-if ! wait_for "$work/err" '^ctxprof-go: sampling' "$prof"; then
+# enough OUT: every trace has MIN_SAMPLES samples in main.handleWork
+enough() {
+	jq -s -e --argjson min "$MIN_SAMPLES" --argjson sent "$(printf '%s\n' "${TRACES[@]}" | jq -R . | jq -s .)" '
+		[ .[] as $r | $r.stacks[] | select(any(.frames[]; .func == "main.handleWork")) |
+		  {t: $r.trace_id, n: .samples} ] as $w |
+		all($sent[]; . as $t | ($w | map(select(.t == $t) | .n) | add // 0) >= $min)' "$1" >/dev/null 2>&1
+}
+if ! ctxprof_start "$work/err" "$work/out.jsonl" -p "$srv" -F 499 -i 1 -d 300; then
 	not_ok "ctxprof-go did not start sampling pid $srv"
 	sed 's/^/# /' "$work/err"
-	exit 0
+	done_testing
 fi
-echo "# otelserver pid $srv on 127.0.0.1:$port; 3 curl clients for 5 s while ctxprof-go samples 6 s at 499 Hz"
-end=$(( ${EPOCHREALTIME/./} + 5000000 ))
+echo "# otelserver pid $srv on 127.0.0.1:$port; 3 curl clients for 5 s, then until each trace has $MIN_SAMPLES samples in main.handleWork (at most 120 s), while ctxprof-go samples at 499 Hz"
 clients=()
 for n in 0 1 2; do
-	client "$n" "$end" "$port" >"$work/client.$n" &
+	client "$n" "$work/stop" "$port" >"$work/client.$n" &
 	clients+=($!)
 done
+samples_wait 5 120 enough "$work/out.jsonl"
+touch "$work/stop"
 wait "${clients[@]}"
-wait "$prof"
+ctxprof_stop
 rc=$?
 check_eq "ctxprof-go -p $srv exits" 0 "$rc"
+echo "# clients ran ${sampled} s"
 sed 's/^/# /' "$work/err"
 
 # requests: the server must have seen each trace ID the client sent
@@ -151,7 +159,7 @@ check_eq "requests answered 200 with the trace ID from traceparent" "$nreq/$nreq
 
 if ! jq -e . "$work/out.jsonl" >/dev/null; then
 	not_ok "output is not valid JSON lines"
-	exit 0
+	done_testing
 fi
 ok "every output line is valid JSON ($(wc -l <"$work/out.jsonl") records)"
 
@@ -200,3 +208,4 @@ check_eq "main.handleWork samples whose span_id is not the server span of a requ
 check_eq "main.handleWork samples whose span_id is the client's parent span" 0 "$parentspan"
 routes=$(jq -r 'map(select(.trace != null) | .route) | unique | join(",")' "$work/work.json")
 check_eq "route label of traced main.handleWork samples" "/work" "$routes"
+done_testing

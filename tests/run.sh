@@ -10,16 +10,29 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+out=$(mktemp)
+trap 'rm -f "$log" "$out"' EXIT
 
-run() { # run NAME CMD...: one test program, its verdict lines kept
-	local rc
-	printf '# %s\n' "$1"
+# run NAME CMD...: one test program, its verdict lines kept. It fails, with
+# a verdict of its own, when it exits non-zero without having said why in a
+# failed verdict, or when its plan ("1..N", at the end) is missing or does
+# not count the verdicts it printed: a script that died half-way.
+run() {
+	local name=$1 rc verdicts plan failed
+	printf '# %s\n' "$name"
 	shift
-	"$@" 2>&1 | tee -a "$log"
+	"$@" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
-	if [ "$rc" -ne 0 ] && [ "$rc" -ne 1 ]; then
-		echo "not ok - $1 exited with status $rc" | tee -a "$log"
+	grep -E '^(not )?ok( |$)' "$out" >>"$log"
+	verdicts=$(grep -cE '^(not )?ok( |$)' "$out")
+	failed=$(grep -c '^not ok' "$out")
+	plan=$(grep -E '^1\.\.[0-9]+$' "$out" | tail -n 1)
+	if [ -z "$plan" ]; then
+		echo "not ok - $name: no plan (1..N) after $verdicts verdicts; exit status $rc" | tee -a "$log"
+	elif [ "${plan#1..}" -ne "$verdicts" ]; then
+		echo "not ok - $name: plan $plan, but $verdicts verdicts printed; exit status $rc" | tee -a "$log"
+	elif [ "$rc" -ne 0 ] && ! { [ "$rc" -eq 1 ] && [ "$failed" -gt 0 ]; }; then
+		echo "not ok - $name: exited with status $rc after $verdicts verdicts, $failed failed" | tee -a "$log"
 	fi
 }
 

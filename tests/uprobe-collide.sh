@@ -51,7 +51,7 @@ want_json_collide() {
 want=$(want_json_collide)
 if [ "$(jq 'length' <<<"$want" 2>/dev/null)" != 8 ]; then
 	not_ok "could not read 8 contexts and trace IDs from $src: $want"
-	exit 0
+	done_testing
 fi
 
 # One line per record (uprobe) or per stack (sampling): what was checked,
@@ -152,3 +152,4 @@ for v in $(printf '%s\n' "$first" "$last" | sort -u); do
 	other=$(jq -c '.other' <<<"$sums")
 	check_eq "$name: no record of another origin" '[]' "$other"
 done
+done_testing

@@ -12,10 +12,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -56,7 +58,8 @@ func main() {
 	workers := flag.Int("workers", 2, "worker goroutines")
 	profile := flag.String("cpuprofile", "", "also write runtime/pprof's CPU profile here")
 	rate := flag.Int("rate", 1000, "runtime/pprof's sampling rate, Hz")
-	delay := flag.Duration("delay", 0, "wait this long before working (for a profiler to attach)")
+	rounds := flag.Int("rounds", 0, "stop after this many rounds of work per worker, whatever -d says")
+	wait := flag.Bool("wait-usr1", false, "wait for SIGUSR1 before working (for a profiler to attach)")
 	flag.Parse()
 	fmt.Fprintf(os.Stderr, "leafy: pid %d\n", os.Getpid())
 
@@ -82,14 +85,18 @@ func main() {
 	// preemption, which shows up as runtime.asyncPreempt samples
 	debug.SetGCPercent(1000)
 	keep = make([][]byte, *workers)
-	time.Sleep(*delay)
+	if *wait {
+		usr1 := make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		<-usr1
+	}
 	deadline := time.Now().Add(*dur)
 	var wg sync.WaitGroup
 	for w := 0; w < *workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
+			for n := 0; time.Now().Before(deadline) && (*rounds == 0 || n < *rounds); n++ {
 				workKilo()
 				clearBig(w)
 				// a goroutine that runs 10 ms without a safe point gets an

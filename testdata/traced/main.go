@@ -12,6 +12,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"strconv"
 	"sync"
@@ -133,12 +134,24 @@ func main() {
 	workers := flag.Int("workers", 4, "worker goroutines")
 	execAfter := flag.Duration("exec-after", 0, "then become a shell busy loop (exec), for tests of targets that change")
 	flag.Parse()
-	if *execAfter > 0 {
-		time.AfterFunc(*execAfter, func() {
-			loop := "i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done"
-			syscall.Exec("/bin/sh", []string{"sh", "-c", loop}, os.Environ())
-		})
+	becomeShell := func() {
+		loop := "i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done"
+		syscall.Exec("/bin/sh", []string{"sh", "-c", loop}, os.Environ())
 	}
+	if *execAfter > 0 {
+		time.AfterFunc(*execAfter, becomeShell)
+	}
+	// SIGUSR1 ends the program (exit 0) and SIGUSR2 makes it exec the
+	// shell, when a test says so: a test that waits for a profiler to
+	// start cannot know in advance how long that takes on a busy machine
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2)
+	go func() {
+		if <-sig == syscall.SIGUSR2 {
+			becomeShell()
+		}
+		os.Exit(0)
+	}()
 	fmt.Fprintf(os.Stderr, "traced: pid %d, %d bytes of C thread-locals\n", os.Getpid(), cThreadLocals())
 
 	deadline := time.Now().Add(*dur)

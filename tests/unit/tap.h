@@ -17,6 +17,14 @@ static inline int *tap_failures(void)
 	return &failures;
 }
 
+/* Verdicts printed so far, for the plan that tap_done prints. */
+static inline int *tap_verdicts(void)
+{
+	static int verdicts;
+
+	return &verdicts;
+}
+
 /*
  * printf into one shared buffer, for building a description in place:
  * check_int(desc("lookup 0x%llx", pc), ...). One description at a time.
@@ -35,6 +43,7 @@ static inline const char *desc(const char *fmt, ...)
 /* The one place a verdict is printed; GOT is what the check saw. */
 static inline bool verdict(bool pass, const char *what, const char *expected, const char *got)
 {
+	(*tap_verdicts())++;
 	if (pass) {
 		printf("ok - %s: %s\n", what, got);
 	} else {
@@ -88,6 +97,7 @@ static inline bool check(bool cond, const char *what, const char *expected, cons
 
 static inline void skip(const char *what, const char *why)
 {
+	(*tap_verdicts())++;
 	printf("ok - %s # SKIP %s\n", what, why);
 }
 
@@ -105,9 +115,15 @@ static inline uint8_t *dup_exact(const void *p, size_t len)
 	return q;
 }
 
-/* Exit status for main: 1 if any check failed. */
+/*
+ * The plan, "1..N" for the N verdicts printed, and the exit status for
+ * main: 1 if any check failed. tests/run.sh fails a test whose plan is
+ * missing or does not match, which is what a crash half-way leaves.
+ */
 static inline int tap_done(void)
 {
+	printf("1..%d\n", *tap_verdicts());
+	fflush(stdout);
 	return *tap_failures() ? 1 : 0;
 }
 
