@@ -20,12 +20,16 @@ struct {
 	__type(value, struct target_info);
 } targets SEC(".maps");
 
-/* The layout of target T, unless it exec'd or is past the end of its exit (no mm). */
+/*
+ * The layout of target T, unless it exec'd, is in the middle of an exec
+ * (the new program's memory is in place before the exec tracepoint fires),
+ * or is past the end of its exit (no mm).
+ */
 static __always_inline const struct go_layout *target_layout(const struct target_info *t)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 
-	if (t->execed || !task->mm)
+	if (t->execed || !task->mm || BPF_CORE_READ_BITFIELD(task, in_execve))
 		return NULL;
 	return &t->layout;
 }

@@ -208,14 +208,15 @@ static struct proc *lookup(struct processes *p, pid_t pid)
 }
 
 /*
- * PID's entry, new and empty if there was none, if it belonged to an exited
- * process, or when NEW (a fork: whatever was there is another process's).
+ * PID's entry, new and empty if there was none or when NEW (a fork: a pid
+ * comes back only through a fork, so whatever was there is another
+ * process's).
  */
 static struct proc *fresh(struct processes *p, pid_t pid, bool new)
 {
 	struct proc *pr = lookup(p, pid);
 
-	if (pr && !pr->exited && !new)
+	if (pr && !new)
 		return pr;
 	if (pr)
 		proc__free(hashmap__del(p->procs, &pid, sizeof(pid)));
@@ -362,8 +363,15 @@ static void apply(struct processes *p, const struct record *r)
 	switch (r->type) {
 	case PERF_RECORD_COMM:
 		pr = fresh(p, r->pid, false);
-		if (pr)
-			symbolizer__exec(pr->sym, r->time);
+		if (!pr)
+			break;
+		/*
+		 * A thread other than the leader that execs takes over the
+		 * leader's pid, and the leader's exit comes first: the process
+		 * lives on.
+		 */
+		pr->exited = false;
+		symbolizer__exec(pr->sym, r->time);
 		break;
 	case PERF_RECORD_MMAP2:
 		pr = lookup(p, r->pid);

@@ -34,6 +34,8 @@
 #define DEFAULT_FREQ 99
 #define DEFAULT_INTERVAL 10
 #define POLL_MS 100
+/* time spent reading rings before the loop looks at the clock, signals and targets */
+#define READ_BUDGET_NS (200 * 1000000ULL)
 #define NSEC_PER_SEC 1000000000ULL
 /*
  * Ring buffer bytes per CPU: small enough to stay in cache, large enough for
@@ -482,6 +484,13 @@ struct run {
 	FILE *out;
 	const char *out_name; /* for messages: the -o FILE, or "stdout" */
 	bool unflushed; /* events written into OUT's buffer since its last flush */
+	/*
+	 * A ring that never empties (a flood of events) must not hold the
+	 * loop: -d, signals, flushes and the reader's health wait on it.
+	 * Reading stops for this round past this moment.
+	 */
+	uint64_t read_until_ns;
+	uint64_t nread;
 	/* the first failure that loses data (a write, memory): it ends the run */
 	int fail;
 	const char *fail_what;
@@ -541,7 +550,12 @@ static int handle_event(void *ctx, void *data, size_t size)
 		if (ret && ret != -EINVAL)
 			run__fail(r, ret, "count samples for");
 	}
-	return r->fail;
+	if (r->fail)
+		return r->fail;
+	/* the rest of the ring waits for the next round */
+	if (++r->nread % 256 == 0 && now_ns(CLOCK_MONOTONIC) > r->read_until_ns)
+		return -EAGAIN;
+	return 0;
 }
 
 /* Has the reader of F gone away (a closed pipe or socket)? Regular files never say so. */
@@ -928,14 +942,17 @@ int profile__main(int argc, char **argv)
 		fprintf(stderr, "ctxprof-go: recording custom-trace events; Ctrl-C to stop\n");
 
 	while (!exiting && !run.fail) {
+		run.read_until_ns = now_ns(CLOCK_MONOTONIC) + READ_BUDGET_NS;
 		err = ring_buffer__poll(rb, POLL_MS);
-		/* every event before this moment is read below */
+		/* every event before this moment is read below, unless the budget ran out */
 		consumed = now_ns(CLOCK_MONOTONIC);
 		if (err >= 0)
 			err = ring_buffer__consume(rb);
 		if (run.fail)
 			break;
-		if (err < 0 && err != -EINTR) {
+		if (err == -EAGAIN)
+			consumed = 0;
+		else if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "failed to read the ring buffer: %s\n", strerror(-err));
 			goto cleanup;
 		}
@@ -976,6 +993,8 @@ int profile__main(int argc, char **argv)
 	}
 	pins__remove(pins);
 	pins = NULL;
+	/* the probes are gone: what is in the rings is all there is */
+	run.read_until_ns = UINT64_MAX;
 	if (!run.fail)
 		ring_buffer__consume(rb);
 	flush_events(&run);
