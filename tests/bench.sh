@@ -25,6 +25,7 @@
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
 
 RUNS=${RUNS:-11}
 v=$(go_toolchains | tail -n 1)
@@ -46,7 +47,9 @@ median_ms() { # median_ms CMD...: median wall time in ms over RUNS runs
 	done | sort -n | awk '{ a[NR] = $1 } END { printf "%.1f\n", a[int((NR + 1) / 2)] / 1000 }'
 }
 
-pahole -C runtime.g "$bin" 2>/dev/null | grep -q 'struct runtime.g {' ||
+# into a file: a grep -q that stops reading would fail pahole under pipefail
+pahole -C runtime.g "$bin" >"$OUTPUT/bench/pahole.out" 2>/dev/null || true
+grep -q 'struct runtime.g {' "$OUTPUT/bench/pahole.out" ||
 	{ echo "bench: pahole cannot read runtime.g from $bin" >&2; exit 1; }
 "$CTXPROF" check "$bin" >/dev/null || true
 
@@ -112,18 +115,21 @@ profile:hz:999 /pid == $tp/ {
 }
 BT
 sysctl -qw kernel.bpf_stats_enabled=1
-per_run() { jq -r --arg re "$1" '[.[] | select(.name | test($re)) | select(.run_cnt > 0)] |
-	max_by(.run_cnt) | "\(.run_time_ns / .run_cnt) \(.run_cnt)"' "$work/progs.json"; }
+per_run() { jq -r --arg re "$1" '[.[] | select(.name | test($re)) | select((.run_cnt // 0) > 0)] |
+	max_by(.run_cnt) // {run_time_ns: 0, run_cnt: 1} | "\(.run_time_ns / .run_cnt) \(.run_cnt)"' "$work/progs.json"; }
 ROUNDS=${ROUNDS:-3}
 printf '\nBPF cost per sample, go1.24 testdata/traced at 999 Hz, both tools at once, %d rounds:\n' "$ROUNDS"
 for ((r = 1; r <= ROUNDS; r++)); do
-	"$CTXPROF" -p "$tp" -F 999 -d 9 -o /dev/null 2>/dev/null &
-	cp=$!
-	timeout -s INT 9 bpftrace "$work/walk.bt" >/dev/null 2>&1 &
+	# both sample for 5 s once both are on: start-up varies with the machine's load
+	bpftrace "$work/walk.bt" >"$work/bt.out" 2>&1 &
 	bp=$!
-	sleep 7
+	until grep -qs Attaching "$work/bt.out" || ! kill -0 "$bp" 2>/dev/null; do sleep 0.1; done
+	ctxprof_start "$work/c.err" /dev/null -p "$tp" -F 999 2>/dev/null || { status=1; break; }
+	sleep 5
 	bpftool prog show -j >"$work/progs.json"
-	wait "$cp" "$bp" 2>/dev/null || true
+	ctxprof_stop || true
+	kill -INT "$bp" 2>/dev/null || true
+	wait "$bp" 2>/dev/null || true
 	read -r ours ours_n < <(per_run '^on_sample$')
 	read -r theirs theirs_n < <(per_run '^profile|^999$')
 	printf 'round %d: ctxprof-go %6.0f ns (%d runs), bpftrace %6.0f ns (%d runs), ratio %.2f\n' \
@@ -146,16 +152,17 @@ sleep 0.5
 on_sample_ids() { bpftool prog show -j | jq -r '.[] | select(.name == "on_sample") | .id' | sort -n; }
 per_id() { jq -r --argjson id "$1" '.[] | select(.id == $id) | "\(.run_time_ns) \(.run_cnt)"' "$work/progs.json"; }
 pair() { # pair FIRST_OPTS SECOND_OPTS: "TIME_NS RUNS" of each, first line first
-	local a b
-	"$CTXPROF" -p "$tp" -F 999 -d 10 $1 -o /dev/null 2>/dev/null &
-	sleep 2
+	local a b first
+	ctxprof_start "$work/a.err" /dev/null -p "$tp" -F 999 $1 2>/dev/null || return 1
+	first=$ctxprof
 	a=$(on_sample_ids | tail -n 1)
-	"$CTXPROF" -p "$tp" -F 999 -d 8 $2 -o /dev/null 2>/dev/null &
-	sleep 2
+	ctxprof_start "$work/b.err" /dev/null -p "$tp" -F 999 $2 2>/dev/null || return 1
 	b=$(on_sample_ids | tail -n 1)
 	sleep 4
 	bpftool prog show -j >"$work/progs.json"
-	wait $(jobs -p | grep -v "^$tp\$") 2>/dev/null || true
+	ctxprof_stop || true
+	ctxprof=$first
+	ctxprof_stop || true
 	if [ -z "$a" ] || [ -z "$b" ] || [ "$a" = "$b" ]; then
 		echo "bench: a ctxprof-go did not start" >&2
 		return 1
