@@ -51,6 +51,8 @@ struct aggregate {
 	void *repair_ctx;
 	agg_sink_fn sink;
 	void *sink_ctx;
+	agg_progress_fn progress;
+	void *progress_ctx;
 	bool no_json;
 };
 
@@ -83,6 +85,12 @@ void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, siz
 	a->ntrace_keys = ntrace;
 	a->span_keys = span_keys;
 	a->nspan_keys = nspan;
+}
+
+void aggregate__set_progress(struct aggregate *a, agg_progress_fn fn, void *ctx)
+{
+	a->progress = fn;
+	a->progress_ctx = ctx;
 }
 
 void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
@@ -689,15 +697,24 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 
 int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void *ctx)
 {
+	struct hashmap *records = a->records;
 	struct agg_target t;
 	struct collect all;
 	json_t *o;
 	size_t i;
 	int n = 0, ret = 0;
 
-	collect(a->records, &all);
-	if (!all.items)
+	/* samples that arrive while these are written count towards the next flush */
+	a->records = hashmap__new();
+	if (!a->records) {
+		a->records = records;
 		return -ENOMEM;
+	}
+	collect(records, &all);
+	if (!all.items) {
+		hashmap__free(records, record__free);
+		return -ENOMEM;
+	}
 	qsort(all.items, all.n, sizeof(void *), by_record_samples);
 	for (i = 0; i < all.n && !ret; i++) {
 		struct record *r = all.items[i];
@@ -712,6 +729,9 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 		if (!ret)
 			n++;
 		json_decref(o);
+		/* many records take a while: the rings must not fill meanwhile */
+		if (a->progress && i % 64 == 63)
+			a->progress(a->progress_ctx);
 	}
 	/* a line in stdio's buffer is not written yet */
 	errno = 0;
@@ -722,12 +742,9 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	if (ret)
 		n = 0;
 	a->stats.unwritten += all.n - n;
-	hashmap__free(a->records, record__free);
-	a->records = hashmap__new();
+	hashmap__free(records, record__free);
 	a->stats.records += n;
-	if (ret)
-		return ret;
-	return a->records ? n : -ENOMEM;
+	return ret ? ret : n;
 }
 
 void aggregate__stats(const struct aggregate *a, struct agg_stats *out)

@@ -69,6 +69,14 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 			   agg_lookup_fn lookup, void *ctx);
 
 /*
+ * While it writes many records, aggregate__flush calls FN every few dozen,
+ * so that the caller can read its rings: samples added meanwhile count
+ * towards the next flush.
+ */
+typedef void (*agg_progress_fn)(void *ctx);
+void aggregate__set_progress(struct aggregate *a, agg_progress_fn fn, void *ctx);
+
+/*
  * Writes one JSON line per (pid, trace ID, label set) counted since the last
  * flush, most samples first, flushes OUT, and starts over. Returns the
  * number of records, or -errno when one could not be written (OUT failed,

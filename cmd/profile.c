@@ -495,6 +495,7 @@ struct run {
 	int fail;
 	const char *fail_what;
 	struct processes *procs; /* every process's mappings, targets or not */
+	struct ring_buffer *rb;
 };
 
 static void run__fail(struct run *r, int err, const char *what)
@@ -564,6 +565,17 @@ static bool reader_gone(FILE *f)
 	struct pollfd pfd = { .fd = fileno(f), .events = 0 };
 
 	return poll(&pfd, 1, 0) == 1 && pfd.revents & (POLLERR | POLLHUP);
+}
+
+/* Reads the rings between records of a long flush, within the usual budget. */
+static void read_rings(void *ctx)
+{
+	struct run *r = ctx;
+
+	if (r->fail || !r->rb)
+		return;
+	r->read_until_ns = now_ns(CLOCK_MONOTONIC) + READ_BUDGET_NS;
+	ring_buffer__consume(r->rb);
 }
 
 /* Events go out as they come: a reader on a pipe sees them within a poll. */
@@ -838,6 +850,7 @@ int profile__main(int argc, char **argv)
 			    sizeof(default_span_keys) / sizeof(default_span_keys[0]));
 	if (!o.no_leaf_repair)
 		aggregate__repair_leaves(run.agg, lookup_target, &run);
+	aggregate__set_progress(run.agg, read_rings, &run);
 	if (o.pprof || o.folded) {
 		/* the same converter as `ctxprof-go convert`, fed the same records */
 		conv = convert__new();
@@ -925,6 +938,7 @@ int profile__main(int argc, char **argv)
 		nevents++;
 	}
 
+	run.rb = rb;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	/* a reader that went away is an error we report (EPIPE), after cleaning up our pins */
@@ -983,6 +997,7 @@ int profile__main(int argc, char **argv)
 			break;
 	}
 	/* stop sampling and probing, then read what is already in flight */
+	run.rb = NULL;
 	for (i = 0; i < ncpus; i++) {
 		bpf_link__destroy(links[i]);
 		links[i] = NULL;
