@@ -1,0 +1,868 @@
+// SPDX-License-Identifier: GPL-2.0
+/* session.c: one recording: its BPF programs, a target set that grows and shrinks, the run loop and the report. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "../bpf/ctxprof.h"
+#include "ctxprof.skel.h"
+#include "aggregate.h"
+#include "binaries.h"
+#include "convert.h"
+#include "custom.h"
+#include "hashmap.h"
+#include "processes.h"
+#include "session.h"
+#include "../offsets/go_binary.h"
+
+#define POLL_MS 100
+#define NSEC_PER_SEC 1000000000ULL
+/* time spent reading rings before the loop looks at the clock, signals and targets */
+#define READ_BUDGET_NS (200 * 1000000ULL)
+
+static const char *const span_keys[] = { AGG_DEFAULT_SPAN_KEYS };
+
+struct target {
+	pid_t pid;
+	int pidfd; /* readable once the process has exited */
+	char comm[32];
+	/* held while sampled: replicas of one binary read its DWARF once */
+	struct go_binary *gb;
+};
+
+struct session {
+	struct session_config cfg;
+	struct ctxprof_bpf *skel;
+	int ncpus;
+	int *ring_fds;
+	struct ring_buffer *rb;
+	struct bpf_link **perf_links; /* per CPU, NULL where none */
+	int nevents;
+	struct bpf_link *uprobe_links[MAX_UPROBES];
+	struct bpf_link *exec_link;
+	struct pins *pins;
+	struct convert *conv;
+	struct aggregate *agg;
+	struct processes *procs; /* every process's mappings, targets or not */
+	struct hashmap *targets; /* pid -> struct target */
+	int nadded; /* targets ever added, for the statistics */
+	uint64_t period_ns;
+	FILE *out;
+	const char *out_name; /* for messages: the -o FILE, or "stdout" */
+	bool unflushed; /* events written into OUT's buffer since its last flush */
+	/*
+	 * A ring that never empties (a flood of events) must not hold the
+	 * loop: -d, signals, flushes and the reader's health wait on it.
+	 * Reading stops for this round past this moment.
+	 */
+	uint64_t read_until_ns;
+	uint64_t nread;
+	bool reading; /* rings may be read between the records of a flush */
+	/* the first failure that loses data (a write, memory): it ends the run */
+	int fail;
+	char fail_msg[PATH_MAX + 64]; /* what failed, for the last line; "" when said already */
+};
+
+static volatile sig_atomic_t exiting;
+
+static void on_signal(int sig)
+{
+	exiting = 1;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* The first failure that loses data; WHAT ("write records to stdout") is said at the end. */
+static void session__fail(struct session *s, int err, const char *what)
+{
+	if (s->fail)
+		return;
+	s->fail = err;
+	snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", what);
+}
+
+static void write_failed(struct session *s, int err)
+{
+	char what[PATH_MAX + 32];
+
+	snprintf(what, sizeof(what), "write records to %s", s->out_name);
+	session__fail(s, err, what);
+}
+
+static struct target *find_target(const struct session *s, pid_t pid)
+{
+	return hashmap__get(s->targets, &pid, sizeof(pid));
+}
+
+static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_target *out)
+{
+	struct session *s = ctx;
+	struct target *t = find_target(s, pid);
+
+	out->comm = t ? t->comm : "";
+	/* events come from any process: its mappings as they were at the event */
+	out->sym = processes__get(s->procs, pid, time_ns);
+	return true;
+}
+
+static int to_converter(void *ctx, json_t *record)
+{
+	char err[256];
+	int ret;
+
+	ret = convert__add(ctx, record, err, sizeof(err));
+	if (ret)
+		fprintf(stderr, "ctxprof-go: a record left out of the converted output: %s\n", err);
+	return ret;
+}
+
+/* One event from the ring; a failure that loses data stops the reading (malformed ones are counted). */
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct sample_event *e = data;
+	struct session *s = ctx;
+	int ret;
+
+	if (size >= offsetof(struct sample_event, labels) && e->origin != ORIGIN_SAMPLING) {
+		ret = aggregate__write_event(s->agg, data, size, s->out, lookup_target, s);
+		if (ret && ret != -EINVAL)
+			write_failed(s, ret);
+		s->unflushed = true;
+	} else {
+		ret = aggregate__add(s->agg, data, size);
+		if (ret && ret != -EINVAL)
+			session__fail(s, ret, "count samples");
+	}
+	if (s->fail)
+		return s->fail;
+	/* the rest of the ring waits for the next round */
+	if (++s->nread % 256 == 0 && now_ns(CLOCK_MONOTONIC) > s->read_until_ns)
+		return -EAGAIN;
+	return 0;
+}
+
+/* Has the reader of F gone away (a closed pipe or socket)? Regular files never say so. */
+static bool reader_gone(FILE *f)
+{
+	struct pollfd pfd = { .fd = fileno(f), .events = 0 };
+
+	return poll(&pfd, 1, 0) == 1 && pfd.revents & (POLLERR | POLLHUP);
+}
+
+/* Reads the rings between records of a long flush, within the usual budget. */
+static void read_rings(void *ctx)
+{
+	struct session *s = ctx;
+
+	if (s->fail || !s->reading)
+		return;
+	s->read_until_ns = now_ns(CLOCK_MONOTONIC) + READ_BUDGET_NS;
+	ring_buffer__consume(s->rb);
+}
+
+/* Events go out as they come: a reader on a pipe sees them within a poll. */
+static void flush_events(struct session *s)
+{
+	if (!s->unflushed || s->fail)
+		return;
+	s->unflushed = false;
+	errno = 0;
+	if (fflush(s->out) != 0)
+		write_failed(s, errno ? -errno : -EIO);
+}
+
+static int read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static void target__free(void *p)
+{
+	struct target *t = p;
+
+	if (!t)
+		return;
+	binaries__put(t->gb);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t);
+}
+
+/* Checks T's process and fills INFO with its layout; -errno with a message. */
+static int check_target(struct session *s, struct target *t, struct target_info *info,
+			struct stat *exe_st)
+{
+	char exe[64], path[PATH_MAX], err[256];
+	pid_t pid = t->pid;
+	ssize_t n;
+	size_t i;
+	int ret;
+
+	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0) {
+		ret = -errno;
+		if (ret == -ESRCH)
+			fprintf(stderr, "pid %d: no such process\n", (int)pid);
+		else
+			fprintf(stderr, "pid %d: failed to open: %s\n", (int)pid, strerror(-ret));
+		return ret;
+	}
+	read_comm(pid, t->comm, sizeof(t->comm));
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	n = readlink(exe, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	if (stat(exe, exe_st) != 0) {
+		ret = -errno;
+		fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid, t->comm,
+			path, strerror(-ret));
+		return ret;
+	}
+	/* shared with the symbolizer, and with other targets running the same file */
+	t->gb = binaries__get(exe, err, sizeof(err));
+	if (!t->gb) {
+		ret = -errno;
+		fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid, t->comm,
+			path, err);
+		return ret;
+	}
+	if (!go_binary__supported(t->gb)) {
+		/* without a version the problem already says it is not Go */
+		fprintf(stderr, "pid %d (%s, %s): %s", (int)pid, t->comm, path,
+			go_binary__version(t->gb) ? "unsupported Go build: " : "");
+		for (i = 0; i < go_binary__nproblems(t->gb); i++)
+			fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(t->gb, i));
+		fputc('\n', stderr);
+		return -ENOTSUP;
+	}
+	go_binary__layout(t->gb, &info->layout);
+	for (i = 0; i < go_binary__nwarnings(t->gb); i++)
+		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)pid, t->comm,
+			go_binary__warning(t->gb, i));
+	if (s->cfg.verbose)
+		fprintf(stderr, "pid %d (%s, %s): %s, offsets from %s, labels %s, g at fs%+lld\n",
+			(int)pid, t->comm, path, go_binary__version(t->gb),
+			go_layout_source__name(go_binary__source(t->gb)),
+			go_labels_layout__name(info->layout.labels_layout) ?: "unknown",
+			(long long)info->layout.tls_g_offset);
+	return 0;
+}
+
+int session__add_target(struct session *s, pid_t pid)
+{
+	struct target_info info = {};
+	struct stat before, after;
+	struct target *t;
+	char exe[64];
+	int ret;
+
+	if (find_target(s, pid))
+		return 0;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	t->pidfd = -1;
+	ret = check_target(s, t, &info, &before);
+	if (ret)
+		goto fail;
+	if (!symbolizer__known(processes__get(s->procs, pid, now_ns(CLOCK_MONOTONIC))))
+		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
+				"addresses\n",
+			(int)pid, t->comm);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid }, &info,
+				BPF_ANY)) {
+		ret = -errno;
+		fprintf(stderr, "pid %d: failed to add to the targets map: %s\n", (int)pid,
+			strerror(-ret));
+		goto fail;
+	}
+	/*
+	 * An exec from now on is marked by the exec tracepoint; one that came
+	 * between reading the executable and adding the layout shows here.
+	 */
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (stat(exe, &after) != 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+		fprintf(stderr, "pid %d (%s): exited or ran another program while being added\n",
+			(int)pid, t->comm);
+		ret = -ESRCH;
+		goto fail;
+	}
+	ret = hashmap__add(s->targets, &pid, sizeof(pid), t);
+	if (ret) {
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+		goto fail;
+	}
+	s->nadded++;
+	return 0;
+fail:
+	target__free(t);
+	return ret;
+}
+
+void session__remove_target(struct session *s, pid_t pid, const char *why)
+{
+	struct target *t = hashmap__del(s->targets, &pid, sizeof(pid));
+
+	if (!t)
+		return;
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+	fprintf(stderr, "ctxprof-go: pid %d (%s) %s\n", (int)pid, t->comm, why);
+	target__free(t);
+}
+
+int session__ntargets(const struct session *s)
+{
+	return hashmap__size(s->targets);
+}
+
+static int online_cpus(bool **online, int *n)
+{
+	int ncpus = libbpf_num_possible_cpus(), a, b, i;
+	char buf[1024], *tok, *save = NULL, *end;
+	FILE *f;
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	*online = calloc(ncpus, sizeof(bool));
+	if (!*online)
+		return -ENOMEM;
+	*n = ncpus;
+	f = fopen("/sys/devices/system/cpu/online", "r");
+	if (!f || !fgets(buf, sizeof(buf), f)) {
+		if (f)
+			fclose(f);
+		for (i = 0; i < ncpus; i++)
+			(*online)[i] = true;
+		return 0;
+	}
+	fclose(f);
+	for (tok = strtok_r(buf, ",\n", &save); tok; tok = strtok_r(NULL, ",\n", &save)) {
+		a = strtol(tok, &end, 10);
+		b = *end == '-' ? strtol(end + 1, &end, 10) : a;
+		for (i = a < 0 ? 0 : a; i <= b && i < ncpus; i++)
+			(*online)[i] = true;
+	}
+	return 0;
+}
+
+static int open_perf_event(int cpu, uint64_t period_ns)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_period = period_ns,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Sets up what the options ask for, before the programs are loaded. */
+static void configure(struct session *s)
+{
+	const struct session_config *c = &s->cfg;
+	int i;
+
+	for (i = 0; i < c->ntrace_keys; i++) {
+		s->skel->rodata->trace_keys[i].len = strlen(c->trace_keys[i]);
+		memcpy(s->skel->rodata->trace_keys[i].name, c->trace_keys[i],
+		       strlen(c->trace_keys[i]));
+	}
+	s->skel->rodata->ntrace_keys = c->ntrace_keys;
+	s->skel->rodata->traced_only = c->traced_only;
+	s->skel->rodata->leaf_repair = c->leaf_repair;
+	bpf_map__set_max_entries(s->skel->maps.events, s->ncpus);
+	bpf_map__set_max_entries(s->skel->maps.targets,
+				 c->max_targets > 1024 ? c->max_targets : 1024);
+	/* only what this run uses is loaded: the verifier's time is start-up time */
+	bpf_program__set_autoload(s->skel->progs.on_sample, c->sampling);
+	bpf_program__set_autoload(s->skel->progs.on_exec, c->sampling);
+	bpf_program__set_autoload(s->skel->progs.uprobe_event, c->nuprobes > 0);
+	bpf_program__set_autoload(s->skel->progs.custom__generic, c->pin_dir != NULL);
+}
+
+/* One ring buffer per CPU, in the events array of maps, all read by one ring_buffer. */
+static int create_rings(struct session *s)
+{
+	int i, err;
+
+	s->ring_fds = calloc(s->ncpus, sizeof(*s->ring_fds));
+	if (!s->ring_fds)
+		return -ENOMEM;
+	for (i = 0; i < s->ncpus; i++)
+		s->ring_fds[i] = -1;
+	for (i = 0; i < s->ncpus; i++) {
+		s->ring_fds[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "ctxprof_ring", 0, 0,
+						s->cfg.ring_kib * 1024, NULL);
+		if (s->ring_fds[i] < 0) {
+			err = -errno;
+			fprintf(stderr, "failed to create ring buffer for CPU %d: %s\n", i,
+				strerror(-err));
+			return err;
+		}
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.events), &i, &s->ring_fds[i], 0)) {
+			err = -errno;
+			fprintf(stderr, "failed to install ring buffer for CPU %d: %s\n", i,
+				strerror(-err));
+			return err;
+		}
+		err = s->rb ? ring_buffer__add(s->rb, s->ring_fds[i], handle_event, s) : 0;
+		if (!s->rb)
+			s->rb = ring_buffer__new(s->ring_fds[i], handle_event, s, NULL);
+		if (!s->rb || err) {
+			err = err ?: -errno;
+			fprintf(stderr, "failed to read ring buffer of CPU %d: %s\n", i,
+				strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+/* The cpu-clock event on every online CPU; a CPU that gives ENODEV is skipped. */
+static int attach_sampling(struct session *s, const bool *online)
+{
+	int i, fd, err;
+
+	for (i = 0; i < s->ncpus; i++) {
+		if (!online[i])
+			continue;
+		fd = open_perf_event(i, s->period_ns);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue;
+			err = -errno;
+			fprintf(stderr, "failed to open perf event on CPU %d: %s\n", i, strerror(-err));
+			return err;
+		}
+		s->perf_links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		if (!s->perf_links[i]) {
+			err = -errno;
+			close(fd);
+			fprintf(stderr, "failed to attach to perf event on CPU %d: %s\n", i,
+				strerror(-err));
+			return err;
+		}
+		s->nevents++;
+	}
+	return 0;
+}
+
+/* The aggregator, and the converter that --pprof and -f read from. */
+static int create_outputs(struct session *s)
+{
+	const struct session_config *c = &s->cfg;
+
+	s->agg = aggregate__new(s->period_ns,
+				(int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
+	if (!s->agg)
+		return -ENOMEM;
+	aggregate__set_keys(s->agg, c->trace_keys, c->ntrace_keys, span_keys,
+			    sizeof(span_keys) / sizeof(span_keys[0]));
+	if (c->leaf_repair)
+		aggregate__repair_leaves(s->agg, lookup_target, s);
+	aggregate__set_progress(s->agg, read_rings, s);
+	if (c->pprof || c->folded) {
+		/* the same converter as `ctxprof-go convert`, fed the same records */
+		s->conv = convert__new();
+		if (!s->conv)
+			return -ENOMEM;
+		/* folded stacks go to stdout; JSON lines then only to -o FILE, if given */
+		aggregate__set_sink(s->agg, to_converter, s->conv, !c->folded || c->output);
+	}
+	return 0;
+}
+
+struct session *session__new(const struct session_config *cfg)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	char errbuf[256];
+	bool *online = NULL;
+	int err, i;
+
+	if (!s) {
+		fprintf(stderr, "out of memory\n");
+		return NULL;
+	}
+	s->cfg = *cfg;
+	s->out = stdout;
+	s->out_name = cfg->output ?: "stdout";
+	s->period_ns = NSEC_PER_SEC / cfg->freq;
+	s->targets = hashmap__new();
+	if (!s->targets) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (cfg->output) {
+		s->out = fopen(cfg->output, "w");
+		if (!s->out) {
+			err = -errno;
+			fprintf(stderr, "failed to open %s: %s\n", cfg->output, strerror(-err));
+			goto fail;
+		}
+	}
+	err = online_cpus(&online, &s->ncpus);
+	if (err) {
+		fprintf(stderr, "failed to list CPUs: %s\n", strerror(-err));
+		goto fail;
+	}
+	s->skel = ctxprof_bpf__open();
+	if (!s->skel) {
+		err = -errno;
+		fprintf(stderr, "failed to open BPF skeleton: %s\n", strerror(-err));
+		goto fail;
+	}
+	configure(s);
+	err = ctxprof_bpf__load(s->skel);
+	if (err) {
+		fprintf(stderr, "failed to load BPF programs: %s\n", strerror(-err));
+		goto fail;
+	}
+	/* mappings are followed before any are read, so that none falls between */
+	s->procs = processes__new(true, errbuf, sizeof(errbuf));
+	if (!s->procs) {
+		fprintf(stderr, "ctxprof-go: warning: %s; frames of processes that exit before "
+				"their events are read will be addresses\n",
+			errbuf);
+		s->procs = processes__new(false, errbuf, sizeof(errbuf));
+		if (!s->procs) {
+			err = -ENOMEM;
+			goto fail;
+		}
+	}
+	err = create_outputs(s);
+	if (!err)
+		err = create_rings(s);
+	if (err)
+		goto fail;
+	if (cfg->pin_dir) {
+		s->pins = pins__create(s->skel, cfg->pin_dir);
+		if (!s->pins) {
+			err = -EINVAL;
+			goto fail;
+		}
+		fprintf(stderr, "ctxprof-go: pinned %s/%s and %s/%s for tail calls\n", cfg->pin_dir,
+			PIN_PROG, cfg->pin_dir, PIN_MAP);
+	}
+	for (i = 0; i < cfg->nuprobes; i++) {
+		s->uprobe_links[i] = uprobe__attach(s->skel, cfg->uprobes[i], cfg->uprobe_abi, i);
+		if (!s->uprobe_links[i]) {
+			err = -EINVAL;
+			goto fail;
+		}
+	}
+	s->perf_links = calloc(s->ncpus, sizeof(*s->perf_links));
+	if (!s->perf_links) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (cfg->sampling) {
+		/* before any target is added: an exec from then on is marked in the kernel */
+		s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
+		if (!s->exec_link) {
+			err = -errno;
+			fprintf(stderr, "failed to attach to the sched_process_exec tracepoint: %s\n",
+				strerror(-err));
+			goto fail;
+		}
+		err = attach_sampling(s, online);
+		if (err)
+			goto fail;
+	}
+	free(online);
+	return s;
+fail:
+	free(online);
+	session__free(s);
+	return NULL;
+}
+
+/* Stops sampling and probing: nothing new reaches the rings after this. */
+static void stop_probes(struct session *s)
+{
+	int i;
+
+	for (i = 0; s->perf_links && i < s->ncpus; i++) {
+		bpf_link__destroy(s->perf_links[i]);
+		s->perf_links[i] = NULL;
+	}
+	for (i = 0; i < MAX_UPROBES; i++) {
+		bpf_link__destroy(s->uprobe_links[i]);
+		s->uprobe_links[i] = NULL;
+	}
+	pins__remove(s->pins);
+	s->pins = NULL;
+}
+
+void session__free(struct session *s)
+{
+	int i;
+
+	if (!s)
+		return;
+	stop_probes(s);
+	bpf_link__destroy(s->exec_link);
+	free(s->perf_links);
+	ring_buffer__free(s->rb);
+	for (i = 0; s->ring_fds && i < s->ncpus; i++) {
+		if (s->ring_fds[i] >= 0)
+			close(s->ring_fds[i]);
+	}
+	free(s->ring_fds);
+	aggregate__free(s->agg);
+	convert__free(s->conv);
+	processes__free(s->procs);
+	if (s->targets)
+		hashmap__free(s->targets, target__free);
+	ctxprof_bpf__destroy(s->skel);
+	if (s->out && s->out != stdout)
+		fclose(s->out);
+	free(s);
+}
+
+static void print_stats(const struct session *s)
+{
+	int ncpus = libbpf_num_possible_cpus(), i, k;
+	__u64 totals[STAT_MAX] = {}, *vals;
+	struct processes_stats ps;
+	struct agg_stats st;
+
+	vals = calloc(ncpus > 0 ? ncpus : 1, sizeof(*vals));
+	for (k = 0; vals && k < STAT_MAX; k++) {
+		if (bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.stats), &k, vals) != 0)
+			continue;
+		for (i = 0; i < ncpus; i++)
+			totals[k] += vals[i];
+	}
+	free(vals);
+	aggregate__stats(s->agg, &st);
+	if (s->cfg.sampling)
+		fprintf(stderr,
+			"ctxprof-go: %llu samples from %d target%s, %llu (%.1f%%) with a trace ID, "
+			"%llu records; lost %llu (ring buffer full), %llu label read errors, "
+			"%llu without their label set, %llu filtered (--traced-only), %llu malformed; "
+			"%llu stacks got back a leaf's caller\n",
+			(unsigned long long)st.samples, s->nadded, s->nadded == 1 ? "" : "s",
+			(unsigned long long)st.traced,
+			st.samples ? 100.0 * st.traced / st.samples : 0.0,
+			(unsigned long long)st.records, (unsigned long long)totals[STAT_LOST_RINGBUF],
+			(unsigned long long)totals[STAT_READ_ERR], (unsigned long long)st.unresolved,
+			(unsigned long long)totals[STAT_FILTERED], (unsigned long long)st.malformed,
+			(unsigned long long)st.repaired);
+	if (totals[STAT_EVENTS])
+		fprintf(stderr,
+			"ctxprof-go: %llu custom-trace and uprobe events: %llu reported, %llu lost "
+			"(ring buffer full), %llu not written\n",
+			(unsigned long long)totals[STAT_EVENTS], (unsigned long long)st.events,
+			(unsigned long long)totals[STAT_EVENTS_LOST],
+			(unsigned long long)(totals[STAT_EVENTS] - totals[STAT_EVENTS_LOST] - st.events));
+	if (totals[STAT_BUSY])
+		fprintf(stderr,
+			"ctxprof-go: %llu samples and events dropped: every work slot of their CPU was "
+			"taken by programs they interrupted\n",
+			(unsigned long long)totals[STAT_BUSY]);
+	processes__stats(s->procs, &ps);
+	if (ps.lost)
+		fprintf(stderr,
+			"ctxprof-go: %llu mmap, exec and exit records lost (perf ring full): frames of "
+			"processes that started meanwhile may stay addresses\n",
+			(unsigned long long)ps.lost);
+	if (totals[STAT_EXECED])
+		fprintf(stderr,
+			"ctxprof-go: %llu samples dropped from targets that no longer ran their Go "
+			"program (an exec, or the end of an exit)\n",
+			(unsigned long long)totals[STAT_EXECED]);
+}
+
+struct reap {
+	struct session *s;
+	pid_t *exited, *execed;
+	size_t nexited, nexeced;
+};
+
+static void check_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct target *t = value;
+	struct reap *r = ctx;
+	struct target_info info;
+	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 0) == 1)
+		r->exited[r->nexited++] = t->pid;
+	/* the kernel side already drops its samples; this says so, once */
+	else if (bpf_map_lookup_elem(bpf_map__fd(r->s->skel->maps.targets), &(__u32){ t->pid },
+				     &info) == 0 &&
+		 info.execed)
+		r->execed[r->nexeced++] = t->pid;
+}
+
+/* Drops targets that exited or exec'd; their last samples are read first. */
+static void reap_targets(struct session *s)
+{
+	size_t n = hashmap__size(s->targets), i;
+	struct reap r = { .s = s };
+
+	if (!n)
+		return;
+	r.exited = calloc(n, sizeof(pid_t));
+	r.execed = calloc(n, sizeof(pid_t));
+	if (r.exited && r.execed)
+		hashmap__foreach(s->targets, check_one, &r);
+	if (r.nexited || r.nexeced)
+		ring_buffer__consume(s->rb);
+	for (i = 0; i < r.nexited; i++)
+		session__remove_target(s, r.exited[i], "exited");
+	for (i = 0; i < r.nexeced; i++)
+		session__remove_target(s, r.execed[i],
+				       "now runs another program (exec); no longer sampled");
+	free(r.exited);
+	free(r.execed);
+}
+
+/* The last of it: probes stopped, rings drained, records, statistics, --pprof and -f. */
+static int finish(struct session *s)
+{
+	const struct session_config *c = &s->cfg;
+	struct agg_stats st;
+	int ret, err = 0;
+
+	s->reading = false;
+	stop_probes(s);
+	/* the probes are gone: what is in the rings is all there is */
+	s->read_until_ns = UINT64_MAX;
+	if (!s->fail)
+		ring_buffer__consume(s->rb);
+	flush_events(s);
+	if (!s->fail && (ret = aggregate__flush(s->agg, s->out, lookup_target, s)) < 0)
+		write_failed(s, ret);
+	print_stats(s);
+	if (s->fail) {
+		aggregate__stats(s->agg, &st);
+		if (*s->fail_msg)
+			fprintf(stderr, "ctxprof-go: failed to %s: %s; %llu records not written\n",
+				s->fail_msg, strerror(-s->fail), (unsigned long long)st.unwritten);
+		return s->fail;
+	}
+	if (c->folded && (ret = convert__write_folded(s->conv, stdout, c->folded_trace_root))) {
+		fprintf(stderr, "ctxprof-go: failed to write folded stacks to stdout: %s\n",
+			strerror(-ret));
+		err = ret;
+	}
+	if (c->pprof) {
+		ret = convert__write_pprof(s->conv, c->pprof);
+		if (ret) {
+			fprintf(stderr, "ctxprof-go: failed to write the pprof profile %s: %s\n",
+				c->pprof, strerror(-ret));
+			err = err ?: ret;
+		} else {
+			fprintf(stderr, "ctxprof-go: wrote the pprof profile %s\n", c->pprof);
+		}
+	}
+	/* the last buffered bytes are written only now, and can fail too */
+	if (s->out != stdout) {
+		ret = fclose(s->out);
+		s->out = stdout;
+		if (ret != 0 && !err) {
+			err = -errno;
+			fprintf(stderr, "ctxprof-go: failed to write records to %s: %s\n", c->output,
+				strerror(-err));
+		}
+	}
+	return err;
+}
+
+int session__run(struct session *s, bool end_with_targets)
+{
+	const struct session_config *c = &s->cfg;
+	uint64_t start, next_flush, deadline = 0, consumed = 0;
+	int err, ntargets = session__ntargets(s);
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	/* a reader that went away is an error we report (EPIPE), after cleaning up our pins */
+	signal(SIGPIPE, SIG_IGN);
+	start = now_ns(CLOCK_MONOTONIC);
+	next_flush = start + (uint64_t)(c->interval * NSEC_PER_SEC);
+	if (c->duration > 0)
+		deadline = start + (uint64_t)(c->duration * NSEC_PER_SEC);
+	if (c->sampling)
+		fprintf(stderr,
+			"ctxprof-go: sampling %d target%s at %lu Hz on %d CPUs%s; Ctrl-C to stop\n",
+			ntargets, ntargets == 1 ? "" : "s", c->freq, s->nevents,
+			c->traced_only ? ", traced goroutines only" : "");
+	else
+		fprintf(stderr, "ctxprof-go: recording custom-trace events; Ctrl-C to stop\n");
+
+	s->reading = true;
+	while (!exiting && !s->fail) {
+		s->read_until_ns = now_ns(CLOCK_MONOTONIC) + READ_BUDGET_NS;
+		err = ring_buffer__poll(s->rb, POLL_MS);
+		/* every event before this moment is read below, unless the budget ran out */
+		consumed = now_ns(CLOCK_MONOTONIC);
+		if (err >= 0)
+			err = ring_buffer__consume(s->rb);
+		if (s->fail)
+			break;
+		if (err == -EAGAIN) {
+			consumed = 0;
+		} else if (err < 0 && err != -EINTR) {
+			fprintf(stderr, "failed to read the ring buffer: %s\n", strerror(-err));
+			session__fail(s, err, "");
+			break;
+		}
+		flush_events(s);
+		/* `ctxprof-go ... | head -1`: stop at once, not at the next write */
+		if (reader_gone(s->out) || (c->folded && reader_gone(stdout)))
+			write_failed(s, -EPIPE);
+		if (s->fail)
+			break;
+		reap_targets(s);
+		if (end_with_targets && !session__ntargets(s)) {
+			fprintf(stderr, "ctxprof-go: every target has exited\n");
+			break;
+		}
+		processes__read(s->procs);
+		if (now_ns(CLOCK_MONOTONIC) >= next_flush) {
+			err = aggregate__flush(s->agg, s->out, lookup_target, s);
+			if (err < 0) {
+				write_failed(s, err);
+				break;
+			}
+			/* written: the mappings of processes gone before then are no longer needed */
+			processes__release(s->procs, consumed);
+			next_flush += (uint64_t)(c->interval * NSEC_PER_SEC);
+		}
+		if (deadline && now_ns(CLOCK_MONOTONIC) >= deadline)
+			break;
+	}
+	return finish(s);
+}
