@@ -149,7 +149,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	struct work *w;
 
 	t = bpf_map_lookup_elem(&targets, &tgid);
-	if (!t)
+	if (!t || !in_cgroup())
 		return 0;
 	l = target_layout(t);
 	if (!l) {
@@ -248,6 +248,8 @@ static __always_inline int emit_event(struct pt_regs *regs, __u32 origin, __u64 
 	struct work *w;
 	__u32 slot;
 
+	if (!in_cgroup())
+		return 0;
 	stat_inc(STAT_EVENTS);
 	w = work_claim(&slot);
 	if (!w) {

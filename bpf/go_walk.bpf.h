@@ -12,6 +12,16 @@ const volatile bool traced_only = false;
 const volatile struct label_key trace_keys[MAX_TRACE_KEYS] = {};
 const volatile __u32 ntrace_keys = 0;
 
+/* --cgroup: the cgroup v2 ID of the subtree to sample and its depth; 0 for every cgroup */
+const volatile __u64 cgroup_id = 0;
+const volatile __u32 cgroup_level = 0;
+
+/* Is the current task in the --cgroup subtree? Its ancestor at that depth is the cgroup. */
+static __always_inline bool in_cgroup(void)
+{
+	return !cgroup_id || bpf_get_current_ancestor_cgroup_id(cgroup_level) == cgroup_id;
+}
+
 /* tgid -> layout of that process's Go runtime; user space sizes it */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -630,6 +630,15 @@ static json_t *record_json(const struct aggregate *a, const struct record *r,
 	json_object_set_new(o, "more_labels", json_boolean(r->flags & RECORD_F_LABELS_CUT));
 	json_object_set_new(o, "pid", json_integer(r->pid));
 	json_object_set_new(o, "comm", json_lossy_string((const uint8_t *)t->comm, strlen(t->comm)));
+	json_object_set_new(o, "container_id", t->container && t->container->id[0] ?
+						       json_string(t->container->id) :
+						       json_null());
+	json_object_set_new(o, "pod_uid", t->container && t->container->pod_uid[0] ?
+						  json_string(t->container->pod_uid) :
+						  json_null());
+	json_object_set_new(o, "ns_pid", t->container && t->container->ns_pid ?
+						 json_integer(t->container->ns_pid) :
+						 json_null());
 	json_object_set_new(o, "origin", json_string("sampling"));
 	json_object_set_new(o, "samples", json_integer(r->samples));
 	json_object_set_new(o, "cpu_ns", json_integer(r->samples * a->period_ns));
@@ -719,6 +728,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	for (i = 0; i < all.n && !ret; i++) {
 		struct record *r = all.items[i];
 
+		memset(&t, 0, sizeof(t));
 		if (!lookup(ctx, r->pid, r->last_ns, &t)) {
 			t.comm = "";
 			t.sym = NULL;

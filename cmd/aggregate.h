@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "../bpf/ctxprof.h"
+#include "container.h"
 #include "symbolizer.h"
 
 struct aggregate;
@@ -17,6 +18,7 @@ struct aggregate;
 /* What the writer needs to know about a process when it prints its records. */
 struct agg_target {
 	const char *comm;
+	const struct container_info *container; /* NULL: none known */
 	struct symbolizer *sym; /* may be NULL: frames are then printed as addresses */
 	uint64_t time_ns; /* the moment whose mappings name the frames */
 };

@@ -11,6 +11,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "container.h"
 #include "hashmap.h"
 #include "processes.h"
 
@@ -45,6 +46,9 @@ struct proc {
 	struct symbolizer *sym;
 	bool exited;
 	uint64_t exit_ns;
+	struct container_info container;
+	bool container_read;
+	char comm[16]; /* as the kernel named it at its exec, or /proc said */
 };
 
 struct processes {
@@ -56,6 +60,8 @@ struct processes {
 	size_t nbatch, cap;
 	uint8_t *wrap; /* a record that wraps around a ring's end, made whole */
 	struct processes_stats stats;
+	processes_exec_fn on_exec;
+	void *on_exec_ctx;
 };
 
 static uint64_t now_ns(void)
@@ -284,6 +290,9 @@ static int take(struct processes *p, const struct perf_event_header *h)
 		if (!r)
 			return -ENOMEM;
 		memcpy(&r->pid, body, 4);
+		r->name = strndup((const char *)body + 8, h->size - sizeof(*h) - 8 - sizeof(*id));
+		if (!r->name)
+			return -ENOMEM;
 		break;
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
@@ -371,7 +380,11 @@ static void apply(struct processes *p, const struct record *r)
 		 * lives on.
 		 */
 		pr->exited = false;
+		pr->container_read = false;
+		snprintf(pr->comm, sizeof(pr->comm), "%s", r->name);
 		symbolizer__exec(pr->sym, r->time);
+		if (p->on_exec)
+			p->on_exec(p->on_exec_ctx, r->pid);
 		break;
 	case PERF_RECORD_MMAP2:
 		pr = lookup(p, r->pid);
@@ -442,6 +455,40 @@ struct symbolizer *processes__get(struct processes *p, pid_t pid, uint64_t time_
 	return pr->sym;
 }
 
+const struct container_info *processes__container(struct processes *p, pid_t pid)
+{
+	struct proc *pr = lookup(p, pid);
+
+	if (!pr && !(pr = fresh(p, pid, false)))
+		return NULL;
+	/* read once, while it lives; a process gone by then is in no known container */
+	if (!pr->container_read) {
+		pr->container_read = true;
+		container__read(pid, &pr->container);
+	}
+	return &pr->container;
+}
+
+const char *processes__comm(struct processes *p, pid_t pid)
+{
+	struct proc *pr = lookup(p, pid);
+	char path[64];
+	FILE *f;
+
+	if (!pr && !(pr = fresh(p, pid, false)))
+		return "";
+	if (!pr->comm[0]) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(pr->comm, sizeof(pr->comm), f))
+				pr->comm[strcspn(pr->comm, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	return pr->comm;
+}
+
 struct release {
 	uint64_t before_ns;
 	pid_t *pids;
@@ -470,6 +517,17 @@ void processes__release(struct processes *p, uint64_t before_ns)
 		proc__free(hashmap__del(p->procs, &rel.pids[i], sizeof(pid_t)));
 	free(rel.pids);
 	p->stats.live = hashmap__size(p->procs);
+}
+
+bool processes__following(const struct processes *p)
+{
+	return p->nrings > 0;
+}
+
+void processes__on_exec(struct processes *p, processes_exec_fn fn, void *ctx)
+{
+	p->on_exec = fn;
+	p->on_exec_ctx = ctx;
 }
 
 void processes__stats(const struct processes *p, struct processes_stats *out)

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "container.h"
 #include "symbolizer.h"
 
 struct processes;
@@ -37,10 +38,30 @@ int processes__read(struct processes *p);
 struct symbolizer *processes__get(struct processes *p, pid_t pid, uint64_t time_ns);
 
 /*
+ * PID's container, pod and pid in its own namespace, read from /proc the
+ * first time it is asked for: empty when it is in none, or was gone by
+ * then. NULL only when out of memory.
+ */
+const struct container_info *processes__container(struct processes *p, pid_t pid);
+
+/* PID's name as its last exec set it, or /proc says the first time it is asked; "" when gone. */
+const char *processes__comm(struct processes *p, pid_t pid);
+
+/*
  * Frees the address spaces of processes that exited before BEFORE_NS:
  * call it once every event up to BEFORE_NS has been read and written.
  */
 void processes__release(struct processes *p, uint64_t before_ns);
+
+/* Whether the kernel reports mmaps, execs and exits (else only /proc is read). */
+bool processes__following(const struct processes *p);
+
+/*
+ * Calls FN for every exec that is read, in order, with the pid of the
+ * process that now runs another program (only while following).
+ */
+typedef void (*processes_exec_fn)(void *ctx, pid_t pid);
+void processes__on_exec(struct processes *p, processes_exec_fn fn, void *ctx);
 
 struct processes_stats {
 	uint64_t records; /* mmap, exec, fork and exit records read */

@@ -33,6 +33,7 @@ static const char *const default_trace_keys[] = { AGG_DEFAULT_TRACE_KEYS };
 
 static const char usage[] =
 	"Usage: ctxprof-go -p PID [OPTIONS] [DURATION]\n"
+	"       ctxprof-go -a [--cgroup PATH] [OPTIONS] [DURATION]\n"
 	"       ctxprof-go --pin DIR | --uprobe BINARY:SYMBOL [OPTIONS] [DURATION]\n"
 	"       ctxprof-go check [--json] BINARY...\n"
 	"\n"
@@ -41,6 +42,9 @@ static const char usage[] =
 	"line per (pid, trace ID, label set) with its stacks, every INTERVAL and at exit.\n"
 	"\n"
 	"  -p, --pid PID[,PID...]  Go process(es) to sample; repeatable\n"
+	"  -a, --all               every Go process on the host, now and as they start\n"
+	"      --cgroup PATH       only processes in this cgroup v2 subtree (a container's\n"
+	"                          directory); filtered in the kernel; with -a or -p\n"
 	"  -F, --frequency HZ      samples per second per CPU (default 99)\n"
 	"  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C or all targets exit)\n"
 	"  -i, --interval SECONDS  print records every SECONDS (default 10)\n"
@@ -73,6 +77,8 @@ static const char usage[] =
 	"Examples:\n"
 	"  ctxprof-go -p $(pidof checkout) -d 30 > cpu.jsonl\n"
 	"  ctxprof-go -p 4242,4243 -F 499 -i 5 -o cpu.jsonl\n"
+	"  ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl\n"
+	"  ctxprof-go --all --cgroup /sys/fs/cgroup/system.slice/docker-$ID.scope 30\n"
 	"  ctxprof-go -p 4242 --trace-key request_id 10\n"
 	"  ctxprof-go -p 4242 -d 30 --pprof cpu.pb.gz > cpu.jsonl; go tool pprof -top cpu.pb.gz\n"
 	"  ctxprof-go -p 4242 -d 30 --folded-trace-root | flamegraph.pl > cpu.svg\n"
@@ -93,6 +99,8 @@ struct options {
 	bool traced_only;
 	bool no_leaf_repair;
 	bool verbose;
+	bool all;
+	const char *cgroup;
 	unsigned long ring_kib; /* per CPU */
 	const char *pprof;
 	bool folded, folded_trace_root;
@@ -155,6 +163,7 @@ enum {
 	OPT_PPROF,
 	OPT_FOLDED_TRACE_ROOT,
 	OPT_RING_KIB,
+	OPT_CGROUP,
 };
 
 static int parse_args(int argc, char **argv, struct options *o)
@@ -175,6 +184,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "pin", required_argument, NULL, OPT_PIN },
 		{ "uprobe", required_argument, NULL, OPT_UPROBE },
 		{ "uprobe-abi", required_argument, NULL, OPT_UPROBE_ABI },
+		{ "all", no_argument, NULL, 'a' },
+		{ "cgroup", required_argument, NULL, OPT_CGROUP },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -186,7 +197,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->freq = DEFAULT_FREQ;
 	o->ring_kib = RINGBUF_PER_CPU_KIB;
 	o->interval = DEFAULT_INTERVAL;
-	while ((c = getopt_long(argc, argv, "p:F:d:i:o:fvhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:aF:d:i:o:fvhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(optarg, o))
@@ -272,6 +283,12 @@ static int parse_args(int argc, char **argv, struct options *o)
 				return 2;
 			}
 			break;
+		case 'a':
+			o->all = true;
+			break;
+		case OPT_CGROUP:
+			o->cgroup = optarg;
+			break;
 		case 'v':
 			o->verbose = true;
 			break;
@@ -292,8 +309,13 @@ static int parse_args(int argc, char **argv, struct options *o)
 			return 2;
 		}
 	}
-	if (!o->npids && !o->pin_dir && !o->nuprobes) {
-		fprintf(stderr, "no target: give -p PID, --pin DIR or --uprobe BINARY:SYMBOL\n\n%s",
+	if (o->all && o->npids) {
+		fprintf(stderr, "--all and -p exclude each other: --all samples every Go process\n");
+		return 2;
+	}
+	if (!o->npids && !o->all && !o->pin_dir && !o->nuprobes) {
+		fprintf(stderr,
+			"no target: give -p PID, --all, --pin DIR or --uprobe BINARY:SYMBOL\n\n%s",
 			usage);
 		return 2;
 	}
@@ -363,7 +385,9 @@ int profile__main(int argc, char **argv)
 			o.trace_keys[o.ntrace_keys++] = default_trace_keys[k];
 	}
 	cfg = (struct session_config){
-		.sampling = o.npids > 0,
+		.sampling = o.npids > 0 || o.all,
+		.all = o.all,
+		.cgroup = o.cgroup,
 		.freq = o.freq,
 		.duration = o.duration,
 		.interval = o.interval,
@@ -381,7 +405,7 @@ int profile__main(int argc, char **argv)
 		.uprobes = o.uprobes,
 		.nuprobes = o.nuprobes,
 		.uprobe_abi = o.uprobe_abi,
-		.max_targets = o.npids,
+		.max_targets = o.all ? MAX_TARGETS : o.npids,
 	};
 	s = session__new(&cfg);
 	if (!s)
@@ -393,6 +417,8 @@ int profile__main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (o.all)
+		session__discover(s);
 	/* events can come from any process: only sampling alone ends with its targets */
 	err = session__run(s, o.npids && !o.pin_dir && !o.nuprobes);
 	session__free(s);

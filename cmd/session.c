@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* session.c: one recording: its BPF programs, a target set that grows and shrinks, the run loop and the report. */
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
@@ -10,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -69,6 +72,11 @@ struct session {
 	uint64_t read_until_ns;
 	uint64_t nread;
 	bool reading; /* rings may be read between the records of a flush */
+	/* --all: what each executable file is, so that each is checked once */
+	struct hashmap *verdicts; /* struct file_key -> enum verdict */
+	pid_t *execs; /* exec'd since the loop last looked */
+	size_t nexecs, capexecs;
+	bool targets_full; /* said once */
 	/* the first failure that loses data (a write, memory): it ends the run */
 	int fail;
 	char fail_msg[PATH_MAX + 64]; /* what failed, for the last line; "" when said already */
@@ -116,9 +124,11 @@ static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_
 	struct session *s = ctx;
 	struct target *t = find_target(s, pid);
 
-	out->comm = t ? t->comm : "";
+	/* a target gone since keeps the name it had */
+	out->comm = t ? t->comm : processes__comm(s->procs, pid);
 	/* events come from any process: its mappings as they were at the event */
 	out->sym = processes__get(s->procs, pid, time_ns);
+	out->container = processes__container(s->procs, pid);
 	return true;
 }
 
@@ -216,9 +226,9 @@ static void target__free(void *p)
 	free(t);
 }
 
-/* Checks T's process and fills INFO with its layout; -errno with a message. */
+/* Checks T's process and fills INFO with its layout; -errno with a message unless QUIET. */
 static int check_target(struct session *s, struct target *t, struct target_info *info,
-			struct stat *exe_st)
+			struct stat *exe_st, bool quiet)
 {
 	char exe[64], path[PATH_MAX], err[256];
 	pid_t pid = t->pid;
@@ -229,6 +239,8 @@ static int check_target(struct session *s, struct target *t, struct target_info 
 	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (t->pidfd < 0) {
 		ret = -errno;
+		if (quiet)
+			return ret;
 		if (ret == -ESRCH)
 			fprintf(stderr, "pid %d: no such process\n", (int)pid);
 		else
@@ -241,19 +253,23 @@ static int check_target(struct session *s, struct target *t, struct target_info 
 	path[n > 0 ? n : 0] = '\0';
 	if (stat(exe, exe_st) != 0) {
 		ret = -errno;
-		fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid, t->comm,
-			path, strerror(-ret));
+		if (!quiet)
+			fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid,
+				t->comm, path, strerror(-ret));
 		return ret;
 	}
 	/* shared with the symbolizer, and with other targets running the same file */
 	t->gb = binaries__get(exe, err, sizeof(err));
 	if (!t->gb) {
 		ret = -errno;
-		fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid, t->comm,
-			path, err);
+		if (!quiet)
+			fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid,
+				t->comm, path, err);
 		return ret;
 	}
 	if (!go_binary__supported(t->gb)) {
+		if (quiet)
+			return -ENOTSUP;
 		/* without a version the problem already says it is not Go */
 		fprintf(stderr, "pid %d (%s, %s): %s", (int)pid, t->comm, path,
 			go_binary__version(t->gb) ? "unsupported Go build: " : "");
@@ -275,7 +291,7 @@ static int check_target(struct session *s, struct target *t, struct target_info 
 	return 0;
 }
 
-int session__add_target(struct session *s, pid_t pid)
+static int add_target(struct session *s, pid_t pid, bool quiet)
 {
 	struct target_info info = {};
 	struct stat before, after;
@@ -290,9 +306,12 @@ int session__add_target(struct session *s, pid_t pid)
 		return -ENOMEM;
 	t->pid = pid;
 	t->pidfd = -1;
-	ret = check_target(s, t, &info, &before);
+	ret = check_target(s, t, &info, &before, quiet);
 	if (ret)
 		goto fail;
+	/* its name and container, while it lives */
+	processes__container(s->procs, pid);
+	processes__comm(s->procs, pid);
 	if (!symbolizer__known(processes__get(s->procs, pid, now_ns(CLOCK_MONOTONIC))))
 		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
 				"addresses\n",
@@ -300,8 +319,11 @@ int session__add_target(struct session *s, pid_t pid)
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid }, &info,
 				BPF_ANY)) {
 		ret = -errno;
-		fprintf(stderr, "pid %d: failed to add to the targets map: %s\n", (int)pid,
-			strerror(-ret));
+		if (!quiet || !s->targets_full)
+			fprintf(stderr, "pid %d: failed to add to the targets map: %s%s\n", (int)pid,
+				strerror(-ret),
+				ret == -E2BIG ? " (it is full: more Go processes than it holds)" : "");
+		s->targets_full = ret == -E2BIG;
 		goto fail;
 	}
 	/*
@@ -311,8 +333,9 @@ int session__add_target(struct session *s, pid_t pid)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	if (stat(exe, &after) != 0 || after.st_dev != before.st_dev || after.st_ino != before.st_ino) {
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
-		fprintf(stderr, "pid %d (%s): exited or ran another program while being added\n",
-			(int)pid, t->comm);
+		if (!quiet)
+			fprintf(stderr, "pid %d (%s): exited or ran another program while being added\n",
+				(int)pid, t->comm);
 		ret = -ESRCH;
 		goto fail;
 	}
@@ -322,10 +345,18 @@ int session__add_target(struct session *s, pid_t pid)
 		goto fail;
 	}
 	s->nadded++;
+	if (quiet && s->cfg.verbose)
+		fprintf(stderr, "ctxprof-go: pid %d (%s, %s) added\n", (int)pid, t->comm,
+			go_binary__version(t->gb));
 	return 0;
 fail:
 	target__free(t);
 	return ret;
+}
+
+int session__add_target(struct session *s, pid_t pid)
+{
+	return add_target(s, pid, false);
 }
 
 void session__remove_target(struct session *s, pid_t pid, const char *why)
@@ -335,8 +366,136 @@ void session__remove_target(struct session *s, pid_t pid, const char *why)
 	if (!t)
 		return;
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
-	fprintf(stderr, "ctxprof-go: pid %d (%s) %s\n", (int)pid, t->comm, why);
+	/* with --all processes come and go all the time: said with -v only */
+	if (!s->cfg.all || s->cfg.verbose)
+		fprintf(stderr, "ctxprof-go: pid %d (%s) %s\n", (int)pid, t->comm, why);
 	target__free(t);
+}
+
+/* An executable file, as this process sees it: the key of what it was found to be. */
+struct file_key {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	time_t mtime; /* a binary rewritten in place is checked again */
+	long mtime_ns;
+};
+
+enum verdict {
+	VERDICT_GO = 1,
+	VERDICT_NOT_GO,
+	VERDICT_UNSUPPORTED,
+};
+
+/*
+ * --all: PID is sampled when it runs a supported Go build. Each file is
+ * checked once: a non-Go file is skipped silently from then on (-v lists
+ * each process), an unsupported Go build gets one note.
+ */
+static void consider(struct session *s, pid_t pid)
+{
+	char exe[64], path[PATH_MAX], comm[32] = "", err[256];
+	struct file_key key = {};
+	struct go_binary *gb;
+	struct stat st;
+	uintptr_t v;
+	ssize_t n;
+	size_t i;
+
+	if (pid == getpid())
+		return;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	/* kernel threads have no executable; a process may be gone already */
+	if (stat(exe, &st) != 0)
+		return;
+	key = (struct file_key){ st.st_dev, st.st_ino, st.st_size, st.st_mtim.tv_sec,
+				 st.st_mtim.tv_nsec };
+	v = (uintptr_t)hashmap__get(s->verdicts, &key, sizeof(key));
+	if (!v) {
+		gb = binaries__get(exe, err, sizeof(err));
+		if (!gb)
+			return;
+		v = !go_binary__version(gb)	     ? VERDICT_NOT_GO :
+		    go_binary__supported(gb) ? VERDICT_GO :
+					       VERDICT_UNSUPPORTED;
+		if (v == VERDICT_UNSUPPORTED) {
+			n = readlink(exe, path, sizeof(path) - 1);
+			path[n > 0 ? n : 0] = '\0';
+			fprintf(stderr, "ctxprof-go: note: %s (%s) is not sampled: unsupported Go build: ",
+				path, go_binary__version(gb));
+			for (i = 0; i < go_binary__nproblems(gb); i++)
+				fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(gb, i));
+			fputc('\n', stderr);
+		}
+		hashmap__add(s->verdicts, &key, sizeof(key), (void *)v);
+		/* held until the target takes its own reference: parsed once */
+		if (v == VERDICT_GO)
+			add_target(s, pid, true);
+		binaries__put(gb);
+		if (v == VERDICT_GO)
+			return;
+	}
+	if (v == VERDICT_GO) {
+		add_target(s, pid, true);
+		return;
+	}
+	if (s->cfg.verbose) {
+		read_comm(pid, comm, sizeof(comm));
+		fprintf(stderr, "ctxprof-go: pid %d (%s): %s, skipped\n", (int)pid, comm,
+			v == VERDICT_NOT_GO ? "not a Go program" : "an unsupported Go build");
+	}
+}
+
+void session__discover(struct session *s)
+{
+	struct dirent *de;
+	DIR *proc;
+	char *end;
+	long pid;
+
+	proc = opendir("/proc");
+	if (!proc) {
+		fprintf(stderr, "ctxprof-go: cannot list /proc: %s\n", strerror(errno));
+		return;
+	}
+	while ((de = readdir(proc))) {
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		consider(s, pid);
+	}
+	closedir(proc);
+}
+
+/* An exec read from the kernel's records: looked at in the loop, outside any flush. */
+static void on_exec(void *ctx, pid_t pid)
+{
+	struct session *s = ctx;
+	size_t cap;
+	pid_t *p;
+
+	if (s->nexecs == s->capexecs) {
+		cap = s->capexecs ? 2 * s->capexecs : 64;
+		p = realloc(s->execs, cap * sizeof(*p));
+		if (!p)
+			return;
+		s->execs = p;
+		s->capexecs = cap;
+	}
+	s->execs[s->nexecs++] = pid;
+}
+
+/* --all: processes that exec'd are what they now run, Go or not. */
+static void handle_execs(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nexecs; i++) {
+		/* a target that execs runs another program: it is checked again */
+		session__remove_target(s, s->execs[i], "ran another program (exec)");
+		consider(s, s->execs[i]);
+	}
+	s->nexecs = 0;
 }
 
 int session__ntargets(const struct session *s)
@@ -386,12 +545,53 @@ static int open_perf_event(int cpu, uint64_t period_ns)
 	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
+/*
+ * --cgroup PATH: its cgroup ID (the directory's inode number on cgroup2fs)
+ * and its depth below the root of the cgroup2 mount, where the sampler
+ * finds it among a task's ancestors. -errno with a message.
+ */
+static int resolve_cgroup(const char *path, __u64 *id, __u32 *level)
+{
+	char buf[PATH_MAX], *slash;
+	struct statfs sf;
+	struct stat st;
+
+	if (statfs(path, &sf) != 0 || stat(path, &st) != 0) {
+		fprintf(stderr, "--cgroup %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (sf.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode) || !realpath(path, buf)) {
+		fprintf(stderr, "--cgroup %s: not a directory of a cgroup v2 file system (see "
+				"/proc/PID/cgroup's 0:: line and mount -t cgroup2)\n",
+			path);
+		return -EINVAL;
+	}
+	*id = st.st_ino;
+	*level = 0;
+	while ((slash = strrchr(buf, '/')) && slash != buf) {
+		*slash = '\0';
+		if (statfs(buf, &sf) != 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
+			break;
+		++*level;
+	}
+	return 0;
+}
+
 /* Sets up what the options ask for, before the programs are loaded. */
-static void configure(struct session *s)
+static int configure(struct session *s)
 {
 	const struct session_config *c = &s->cfg;
-	int i;
+	__u64 cgroup_id;
+	__u32 level;
+	int i, err;
 
+	if (c->cgroup) {
+		err = resolve_cgroup(c->cgroup, &cgroup_id, &level);
+		if (err)
+			return err;
+		s->skel->rodata->cgroup_id = cgroup_id;
+		s->skel->rodata->cgroup_level = level;
+	}
 	for (i = 0; i < c->ntrace_keys; i++) {
 		s->skel->rodata->trace_keys[i].len = strlen(c->trace_keys[i]);
 		memcpy(s->skel->rodata->trace_keys[i].name, c->trace_keys[i],
@@ -408,6 +608,7 @@ static void configure(struct session *s)
 	bpf_program__set_autoload(s->skel->progs.on_exec, c->sampling);
 	bpf_program__set_autoload(s->skel->progs.uprobe_event, c->nuprobes > 0);
 	bpf_program__set_autoload(s->skel->progs.custom__generic, c->pin_dir != NULL);
+	return 0;
 }
 
 /* One ring buffer per CPU, in the events array of maps, all read by one ring_buffer. */
@@ -518,7 +719,8 @@ struct session *session__new(const struct session_config *cfg)
 	s->out_name = cfg->output ?: "stdout";
 	s->period_ns = NSEC_PER_SEC / cfg->freq;
 	s->targets = hashmap__new();
-	if (!s->targets) {
+	s->verdicts = hashmap__new();
+	if (!s->targets || !s->verdicts) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -541,7 +743,9 @@ struct session *session__new(const struct session_config *cfg)
 		fprintf(stderr, "failed to open BPF skeleton: %s\n", strerror(-err));
 		goto fail;
 	}
-	configure(s);
+	err = configure(s);
+	if (err)
+		goto fail;
 	err = ctxprof_bpf__load(s->skel);
 	if (err) {
 		fprintf(stderr, "failed to load BPF programs: %s\n", strerror(-err));
@@ -559,6 +763,8 @@ struct session *session__new(const struct session_config *cfg)
 			goto fail;
 		}
 	}
+	if (cfg->all)
+		processes__on_exec(s->procs, on_exec, s);
 	err = create_outputs(s);
 	if (!err)
 		err = create_rings(s);
@@ -643,6 +849,9 @@ void session__free(struct session *s)
 	processes__free(s->procs);
 	if (s->targets)
 		hashmap__free(s->targets, target__free);
+	if (s->verdicts)
+		hashmap__free(s->verdicts, NULL);
+	free(s->execs);
 	ctxprof_bpf__destroy(s->skel);
 	if (s->out && s->out != stdout)
 		fclose(s->out);
@@ -803,7 +1012,7 @@ static int finish(struct session *s)
 int session__run(struct session *s, bool end_with_targets)
 {
 	const struct session_config *c = &s->cfg;
-	uint64_t start, next_flush, deadline = 0, consumed = 0;
+	uint64_t start, next_flush, next_scan, deadline = 0, consumed = 0;
 	int err, ntargets = session__ntargets(s);
 
 	signal(SIGINT, on_signal);
@@ -812,9 +1021,16 @@ int session__run(struct session *s, bool end_with_targets)
 	signal(SIGPIPE, SIG_IGN);
 	start = now_ns(CLOCK_MONOTONIC);
 	next_flush = start + (uint64_t)(c->interval * NSEC_PER_SEC);
+	next_scan = start + NSEC_PER_SEC;
 	if (c->duration > 0)
 		deadline = start + (uint64_t)(c->duration * NSEC_PER_SEC);
-	if (c->sampling)
+	if (c->all)
+		fprintf(stderr,
+			"ctxprof-go: sampling every Go process%s (%d now) at %lu Hz on %d CPUs%s; "
+			"Ctrl-C to stop\n",
+			c->cgroup ? " of the cgroup" : "", ntargets, c->freq, s->nevents,
+			c->traced_only ? ", traced goroutines only" : "");
+	else if (c->sampling)
 		fprintf(stderr,
 			"ctxprof-go: sampling %d target%s at %lu Hz on %d CPUs%s; Ctrl-C to stop\n",
 			ntargets, ntargets == 1 ? "" : "s", c->freq, s->nevents,
@@ -851,6 +1067,12 @@ int session__run(struct session *s, bool end_with_targets)
 			break;
 		}
 		processes__read(s->procs);
+		handle_execs(s);
+		/* without the kernel's exec records, new processes are found by looking */
+		if (c->all && !processes__following(s->procs) && now_ns(CLOCK_MONOTONIC) >= next_scan) {
+			session__discover(s);
+			next_scan += NSEC_PER_SEC;
+		}
 		if (now_ns(CLOCK_MONOTONIC) >= next_flush) {
 			err = aggregate__flush(s->agg, s->out, lookup_target, s);
 			if (err < 0) {

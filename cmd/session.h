@@ -11,6 +11,8 @@
 /* What the user asked for; the strings must outlive the session. */
 struct session_config {
 	bool sampling; /* CPU samples of targets (cpu-clock perf events on every CPU) */
+	bool all; /* every Go process: those running now, and each one that execs later */
+	const char *cgroup; /* only processes in this cgroup v2 directory's subtree, or NULL */
 	unsigned long freq; /* Hz */
 	double duration; /* seconds; 0: until stopped */
 	double interval; /* seconds between flushes */
@@ -51,6 +53,12 @@ int session__add_target(struct session *s, pid_t pid);
 void session__remove_target(struct session *s, pid_t pid, const char *why);
 /* Targets being sampled now. */
 int session__ntargets(const struct session *s);
+
+/*
+ * --all: every Go process running now (from /proc), each binary checked
+ * once. Later ones are added as they exec, by session__run.
+ */
+void session__discover(struct session *s);
 
 /*
  * Says it is ready ("...; Ctrl-C to stop") and records until the duration
