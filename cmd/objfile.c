@@ -22,6 +22,11 @@
 #include "../offsets/gopclntab.h"
 
 #define MAX_LOADS 16
+/*
+ * Answers kept per file: an agent that runs for days must not grow without
+ * end. Past this, the cache starts over (a few ms to fill again).
+ */
+#define CACHE_MAX 65536
 #define DEBUG_ROOT "/usr/lib/debug"
 
 struct load {
@@ -429,7 +434,19 @@ size_t objfile__frames(struct objfile *of, uint64_t vaddr, const struct frame **
 	static const struct frame unknown = { .func = "?" };
 	struct frames *f;
 
+	if (!of->cache) {
+		*frames = &unknown;
+		return 1;
+	}
 	f = hashmap__get(of->cache, &vaddr, sizeof(vaddr));
+	if (!f && hashmap__size(of->cache) >= CACHE_MAX) {
+		hashmap__free(of->cache, frames__free);
+		of->cache = hashmap__new();
+		if (!of->cache) {
+			*frames = &unknown;
+			return 1;
+		}
+	}
 	if (!f) {
 		f = lookup(of, vaddr);
 		if (!f || hashmap__add(of->cache, &vaddr, sizeof(vaddr), f) != 0) {
@@ -451,9 +468,17 @@ int32_t objfile__sp_delta(struct objfile *of, uint64_t vaddr)
 	GElf_Off off;
 	GElf_Sym sym;
 
+	if (!of->sp_deltas)
+		return -1;
 	d = hashmap__get(of->sp_deltas, &vaddr, sizeof(vaddr));
 	if (d)
 		return *d;
+	if (hashmap__size(of->sp_deltas) >= CACHE_MAX) {
+		hashmap__free(of->sp_deltas, free);
+		of->sp_deltas = hashmap__new();
+		if (!of->sp_deltas)
+			return -1;
+	}
 	if (tab && gopclntab__lookup(tab, vaddr, &fn) == 0) {
 		if (gopclntab__sp_delta(tab, &fn, vaddr, &delta) != 0)
 			delta = -1;

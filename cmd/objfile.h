@@ -39,7 +39,8 @@ bool objfile__vaddr(const struct objfile *of, uint64_t off, uint64_t *vaddr);
  * Names link-time address VADDR: sets *FRAMES to its frames, innermost
  * first (Go functions inlined there, then the function that holds it), and
  * returns how many, at least one. Go code is named from .gopclntab, other
- * code from ELF symbols and DWARF lines. Frames live as long as OF.
+ * code from ELF symbols and DWARF lines. Frames live until the next call
+ * for OF (answers are cached, and the cache is bounded).
  */
 size_t objfile__frames(struct objfile *of, uint64_t vaddr, const struct frame **frames);
 

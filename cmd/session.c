@@ -82,11 +82,16 @@ struct session {
 	char fail_msg[PATH_MAX + 64]; /* what failed, for the last line; "" when said already */
 };
 
-static volatile sig_atomic_t exiting;
+static volatile sig_atomic_t exiting, reopen, report;
 
 static void on_signal(int sig)
 {
-	exiting = 1;
+	if (sig == SIGHUP)
+		reopen = 1;
+	else if (sig == SIGUSR1)
+		report = 1;
+	else
+		exiting = 1;
 }
 
 static uint64_t now_ns(clockid_t clk)
@@ -112,6 +117,35 @@ static void write_failed(struct session *s, int err)
 
 	snprintf(what, sizeof(what), "write records to %s", s->out_name);
 	session__fail(s, err, what);
+}
+
+/*
+ * SIGHUP: -o FILE is closed and opened again, appending, so that logrotate
+ * can move it away. What was written before is flushed and checked first.
+ */
+static void reopen_output(struct session *s)
+{
+	FILE *f;
+
+	if (!s->cfg.output || s->fail)
+		return;
+	errno = 0;
+	if (fclose(s->out) != 0) {
+		s->out = NULL;
+		write_failed(s, errno ? -errno : -EIO);
+	}
+	f = fopen(s->cfg.output, "a");
+	if (!f) {
+		fprintf(stderr, "ctxprof-go: failed to reopen %s: %s\n", s->cfg.output,
+			strerror(errno));
+		session__fail(s, -errno, "");
+		/* nothing more can be written; the statistics still come */
+		s->out = fopen("/dev/null", "w");
+		return;
+	}
+	s->out = f;
+	if (s->cfg.verbose)
+		fprintf(stderr, "ctxprof-go: reopened %s\n", s->cfg.output);
 }
 
 static struct target *find_target(const struct session *s, pid_t pid)
@@ -1017,6 +1051,8 @@ int session__run(struct session *s, bool end_with_targets)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	signal(SIGUSR1, on_signal);
 	/* a reader that went away is an error we report (EPIPE), after cleaning up our pins */
 	signal(SIGPIPE, SIG_IGN);
 	start = now_ns(CLOCK_MONOTONIC);
@@ -1056,6 +1092,14 @@ int session__run(struct session *s, bool end_with_targets)
 			break;
 		}
 		flush_events(s);
+		if (reopen) {
+			reopen = 0;
+			reopen_output(s);
+		}
+		if (report) {
+			report = 0;
+			print_stats(s);
+		}
 		/* `ctxprof-go ... | head -1`: stop at once, not at the next write */
 		if (reader_gone(s->out) || (c->folded && reader_gone(stdout)))
 			write_failed(s, -EPIPE);

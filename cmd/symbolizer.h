@@ -42,7 +42,8 @@ bool symbolizer__known(const struct symbolizer *s);
  * innermost first (Go functions inlined there, then the function that
  * holds it), and returns how many; always at least one. LEAF is true for
  * the interrupted PC; other frames are return addresses, looked up one
- * byte earlier so that they land in the call. Frames live as long as S.
+ * byte earlier so that they land in the call. Frames live until the next
+ * call.
  */
 size_t symbolizer__frames(struct symbolizer *s, uint64_t time_ns, uint64_t addr, bool leaf,
 			  const struct frame **frames);
