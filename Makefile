@@ -36,6 +36,20 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS := $(wildcard bpf/*.h)
 
+# make install: PREFIX, DESTDIR (a staging root, for packages) and each directory
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+# systemd looks in /lib/systemd/system for units of /usr, and in
+# $(PREFIX)/lib/systemd/system for /usr/local's
+ifeq ($(PREFIX),/usr)
+UNITDIR ?= /lib/systemd/system
+else
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+endif
+# the unit and the man page name the installed paths; the sources say /usr/local's
+INSTALL_PATHS := sed -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/usr/local/lib/systemd/system/|$(UNITDIR)/|g'
+
 Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 ifeq ($(V),1)
@@ -43,7 +57,7 @@ Q =
 msg =
 endif
 
-.PHONY: all deps test test-only demo golayout bench fuzz clean help san unit
+.PHONY: all deps test test-only demo golayout bench fuzz clean help san unit install uninstall
 .DELETE_ON_ERROR:
 # keep the BPF object beside its skeleton
 .SECONDARY:
@@ -58,6 +72,9 @@ help:
 	@echo 'make golayout   regenerate golayout/golayout.tsv from every installed Go'
 	@echo 'make bench      time check against pahole on a large Go binary'
 	@echo 'make fuzz       run the libFuzzer targets FUZZ_TIME seconds each (default 60)'
+	@echo 'make install    install the binary, ctxprof-go(8) and ctxprof-go.service'
+	@echo '                (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, UNITDIR)'
+	@echo 'make uninstall  remove what make install put there (not /var/log/ctxprof-go)'
 	@echo 'make clean      remove ./ctxprof-go and .output/'
 	@echo 'V=1             show the commands'
 
@@ -146,6 +163,24 @@ golayout: ctxprof-go
 
 bench: ctxprof-go
 	$(Q)bash tests/bench.sh
+
+install: ctxprof-go | $(OUTPUT)
+	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/ctxprof-go)
+	$(Q)install -D -m 0755 ctxprof-go $(DESTDIR)$(BINDIR)/ctxprof-go
+	$(call msg,INSTALL,$(DESTDIR)$(MANDIR)/man8/ctxprof-go.8)
+	$(Q)$(INSTALL_PATHS) cmd/ctxprof-go.8 > $(OUTPUT)/ctxprof-go.8
+	$(Q)install -D -m 0644 $(OUTPUT)/ctxprof-go.8 $(DESTDIR)$(MANDIR)/man8/ctxprof-go.8
+	$(call msg,INSTALL,$(DESTDIR)$(UNITDIR)/ctxprof-go.service)
+	$(Q)$(INSTALL_PATHS) cmd/ctxprof-go.service > $(OUTPUT)/ctxprof-go.service
+	$(Q)install -D -m 0644 $(OUTPUT)/ctxprof-go.service $(DESTDIR)$(UNITDIR)/ctxprof-go.service
+
+uninstall:
+	$(call msg,RM,$(DESTDIR)$(BINDIR)/ctxprof-go)
+	$(Q)rm -f $(DESTDIR)$(BINDIR)/ctxprof-go
+	$(call msg,RM,$(DESTDIR)$(MANDIR)/man8/ctxprof-go.8)
+	$(Q)rm -f $(DESTDIR)$(MANDIR)/man8/ctxprof-go.8
+	$(call msg,RM,$(DESTDIR)$(UNITDIR)/ctxprof-go.service)
+	$(Q)rm -f $(DESTDIR)$(UNITDIR)/ctxprof-go.service
 
 clean:
 	$(call msg,CLEAN,ctxprof-go $(OUTPUT))

@@ -60,6 +60,7 @@ run "outputs: pprof, folded, convert" bash "$TOP/tests/outputs.sh"
 run "output errors: full devices, closed pipes" bash "$TOP/tests/output-errors.sh"
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"
 run "capacity: 200 targets, small rings" bash "$TOP/tests/capacity.sh"
+run "install: binary, man page, systemd unit" bash "$TOP/tests/install.sh"
 
 failed=$(grep -c '^not ok' "$log")
 skipped=$(grep -c '^ok .*# SKIP' "$log")
