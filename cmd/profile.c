@@ -49,6 +49,8 @@ static const char usage[] =
 	"  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C or all targets exit)\n"
 	"  -i, --interval SECONDS  print records every SECONDS (default 10)\n"
 	"  -o, --output FILE       write records to FILE instead of stdout\n"
+	"      --append            add to -o FILE instead of starting it anew (a service\n"
+	"                          that restarts keeps what it wrote)\n"
 	"      --pprof FILE        also write a gzipped pprof profile to FILE at exit\n"
 	"  -f, --folded            write folded stacks (comm;root;...;leaf COUNT) to stdout\n"
 	"                          at exit; JSON lines then go only to -o FILE, if given\n"
@@ -100,6 +102,7 @@ struct options {
 	bool no_leaf_repair;
 	bool verbose;
 	bool all;
+	bool append;
 	const char *cgroup;
 	unsigned long ring_kib; /* per CPU */
 	const char *pprof;
@@ -164,6 +167,7 @@ enum {
 	OPT_FOLDED_TRACE_ROOT,
 	OPT_RING_KIB,
 	OPT_CGROUP,
+	OPT_APPEND,
 };
 
 static int parse_args(int argc, char **argv, struct options *o)
@@ -186,6 +190,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "uprobe-abi", required_argument, NULL, OPT_UPROBE_ABI },
 		{ "all", no_argument, NULL, 'a' },
 		{ "cgroup", required_argument, NULL, OPT_CGROUP },
+		{ "append", no_argument, NULL, OPT_APPEND },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -288,6 +293,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_CGROUP:
 			o->cgroup = optarg;
+			break;
+		case OPT_APPEND:
+			o->append = true;
 			break;
 		case 'v':
 			o->verbose = true;
@@ -392,6 +400,7 @@ int profile__main(int argc, char **argv)
 		.duration = o.duration,
 		.interval = o.interval,
 		.output = o.output,
+		.append = o.append,
 		.trace_keys = o.trace_keys,
 		.ntrace_keys = o.ntrace_keys,
 		.traced_only = o.traced_only,

@@ -759,7 +759,7 @@ struct session *session__new(const struct session_config *cfg)
 		goto fail;
 	}
 	if (cfg->output) {
-		s->out = fopen(cfg->output, "w");
+		s->out = fopen(cfg->output, cfg->append ? "a" : "w");
 		if (!s->out) {
 			err = -errno;
 			fprintf(stderr, "failed to open %s: %s\n", cfg->output, strerror(-err));

@@ -17,6 +17,7 @@ struct session_config {
 	double duration; /* seconds; 0: until stopped */
 	double interval; /* seconds between flushes */
 	const char *output; /* -o FILE, or NULL for stdout */
+	bool append; /* add to FILE rather than truncate it */
 	const char *const *trace_keys; /* in order of preference */
 	int ntrace_keys;
 	bool traced_only;

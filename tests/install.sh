@@ -90,7 +90,7 @@ fi
 
 # --- the unit ---
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
-check_eq "unit: ExecStart=" "/usr/local/bin/ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl" "$exec_start"
+check_eq "unit: ExecStart=" "/usr/local/bin/ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl --append" "$exec_start"
 if command -v systemd-analyze >/dev/null; then
 	mkdir -p "$tmp/verify"
 	sed "s|^ExecStart=/usr/local/bin/|ExecStart=$stage/usr/local/bin/|" "$unit" >"$tmp/verify/ctxprof-go.service"

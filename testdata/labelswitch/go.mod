@@ -1,0 +1,3 @@
+module ctxprof.test/labelswitch
+
+go 1.17
