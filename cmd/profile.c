@@ -70,7 +70,8 @@ static const char usage[] =
 	"                          argument as the context; repeatable\n"
 	"      --uprobe-abi go|c   where that argument is: RAX (go) or RDI (c); default: go\n"
 	"                          for Go functions of BIN, c for anything else\n"
-	"  -v, --verbose           show libbpf's messages and per-target details\n"
+	"  -v, --verbose           per-target details (layout, processes skipped by --all);\n"
+	"                          twice (-vv): libbpf's own messages too\n"
 	"  -h, --help              show this help\n"
 	"  -V, --version           print the version\n"
 	"\n"
@@ -100,7 +101,7 @@ struct options {
 	int ntrace_keys;
 	bool traced_only;
 	bool no_leaf_repair;
-	bool verbose;
+	int verbose; /* -v: details; -vv: libbpf's messages too */
 	bool all;
 	bool append;
 	const char *cgroup;
@@ -113,12 +114,12 @@ struct options {
 	enum uprobe_abi uprobe_abi;
 };
 
-static bool verbose;
+static int verbose;
 
 /* libbpf's own messages, with -v only: its failures reach the user through ours */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list args)
 {
-	return verbose ? vfprintf(stderr, fmt, args) : 0;
+	return verbose > 1 ? vfprintf(stderr, fmt, args) : 0;
 }
 
 static int parse_seconds(const char *s, double *out)
@@ -298,7 +299,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 			o->append = true;
 			break;
 		case 'v':
-			o->verbose = true;
+			o->verbose++;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -405,7 +406,7 @@ int profile__main(int argc, char **argv)
 		.ntrace_keys = o.ntrace_keys,
 		.traced_only = o.traced_only,
 		.leaf_repair = !o.no_leaf_repair,
-		.verbose = o.verbose,
+		.verbose = o.verbose > 0,
 		.ring_kib = o.ring_kib,
 		.pprof = o.pprof,
 		.folded = o.folded,

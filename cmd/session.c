@@ -317,11 +317,14 @@ static int check_target(struct session *s, struct target *t, struct target_info 
 		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)pid, t->comm,
 			go_binary__warning(t->gb, i));
 	if (s->cfg.verbose)
-		fprintf(stderr, "pid %d (%s, %s): %s, offsets from %s, labels %s, g at fs%+lld\n",
+		fprintf(stderr,
+			"pid %d (%s, %s): %s, offsets from %s, labels %s, g at fs%+lld, g.m %u, "
+			"m.curg %u, g.labels %u, g.goid %u\n",
 			(int)pid, t->comm, path, go_binary__version(t->gb),
 			go_layout_source__name(go_binary__source(t->gb)),
 			go_labels_layout__name(info->layout.labels_layout) ?: "unknown",
-			(long long)info->layout.tls_g_offset);
+			(long long)info->layout.tls_g_offset, info->layout.g_m, info->layout.m_curg,
+			info->layout.g_labels, info->layout.g_goid);
 	return 0;
 }
 

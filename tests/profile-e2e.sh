@@ -55,7 +55,7 @@ enough() {
 			gc_samples >= 1)' "$1" >/dev/null 2>&1
 }
 echo "# sampling ${#pids[@]} targets at 999 Hz for 8 s, then until each has enough samples (at most 120 s)"
-sample_until 8 120 enough "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999
+sample_until 8 120 enough "$work/err" "$work/out.jsonl" -v -p "$(IFS=,; echo "${pids[*]}")" -F 999
 rc=$?
 check_eq "ctxprof-go with ${#pids[@]} targets exits" 0 "$rc"
 echo "# sampled for ${sampled:-0} s"
@@ -66,9 +66,19 @@ if ! jq -e . "$work/out.jsonl" >/dev/null; then
 fi
 ok "every output line is valid JSON ($(wc -l <"$work/out.jsonl") records)"
 
+# diagnose PID: a target whose labels were never read (seen once, in a chroot
+# CI run, never here): what it runs, what check says, and a second run's view
+diagnose() {
+	echo "# pid $1 runs $(readlink "/proc/$1/exe" 2>&1); $(grep -E '^(State|NSpid)' "/proc/$1/status" 2>&1 | tr '\n\t' '  ')"
+	echo "# check: $("$CTXPROF" check --json "/proc/$1/exe" 2>&1 | jq -c '{go_version, source, tls_g_offset, offsets}' 2>&1)"
+	"$CTXPROF" -v -p "$1" -d 2 -o "$work/again.jsonl" 2>&1 | grep -E "^pid $1|samples from" | sed 's/^/# again: /'
+	echo "# again: $(jq -s '[.[] | select(.trace_id != null) | .samples] | add // 0' "$work/again.jsonl") samples with a trace ID"
+}
+
 for pid in "${pids[@]}"; do
 	name="${label_of[$pid]} (pid $pid)"
 	jq -c --argjson pid "$pid" 'select(.pid == $pid)' "$work/out.jsonl" >"$work/p.jsonl"
+	[ "$(jq -s '[.[] | select(.trace_id != null)] | length' "$work/p.jsonl")" -gt 0 ] || diagnose "$pid"
 	stats=$(jq -s --argjson want "$want" "$JOBS_JQ" "$work/p.jsonl")
 	for job in burnDo burnNested burnSet burnMany burnAlloc burnUnlabeled; do
 		read -r total right wrong none < <(jq -r --arg j "main.$job" \
