@@ -27,13 +27,20 @@ struct {
 	__array(values, struct ringbuf);
 } events SEC(".maps");
 
-/* the label set this CPU sent last, so that repeats go out without their labels */
+/*
+ * The label set this CPU sent last, so that repeats go out without their
+ * labels; and where it was (g.labels) in which GC cycle, so that a repeat
+ * of the same set is known without reading it.
+ */
 struct last_labels {
 	__u64 hash;
 	__u32 tgid;
 	__u32 gen;
-	__u32 flags;
+	__u32 flags; /* SAMPLE_F_LABELS_CUT and SAMPLE_F_TRACE of the set */
 	__u32 nlabels;
+	__u64 labels;
+	__u32 cycles;
+	__u32 cycles_ok;
 };
 
 struct {
@@ -72,19 +79,43 @@ static __always_inline __u32 stack_first(__u32 n)
 	return (offsetof(struct sample_event, labels) + n * sizeof(struct go_label)) / 8;
 }
 
+#define SET_FLAGS (SAMPLE_F_LABELS_CUT | SAMPLE_F_TRACE)
+
 static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work *w,
 				   const struct go_layout *l, __u64 pid_tgid)
 {
 	struct sample_event *e = &w->e;
 	__u32 tgid = pid_tgid >> 32, zero = 0, n;
 	struct last_labels *last;
+	bool repeat, known;
 	__u64 wakeup;
-	bool repeat;
 	void *ring;
 	long len;
 
 	start_event(e, pid_tgid, ORIGIN_SAMPLING);
+	last = bpf_map_lookup_elem(&last_sent, &zero);
+	ring = bpf_map_lookup_elem(&events, &e->cpu);
+	if (!last || !ring) {
+		stat_inc(STAT_LOST_RINGBUF);
+		return;
+	}
 	if (go_walk(w, l, 0) < 0) {
+		e->flags |= SAMPLE_F_READ_ERR;
+		stat_inc(STAT_READ_ERR);
+	}
+	/*
+	 * The set this CPU sent last, at the same address, in the same GC
+	 * cycle: it cannot have been freed and made again, so it is the same
+	 * set, and reading it (two reads a label) can be skipped.
+	 */
+	known = !(e->flags & SAMPLE_F_READ_ERR) && w->labels && w->cycles_ok &&
+		last->cycles_ok && last->tgid == tgid && last->labels == w->labels &&
+		last->cycles == w->cycles;
+	if (known) {
+		e->flags |= last->flags & SET_FLAGS;
+		e->nlabels = last->nlabels;
+		e->labels_hash = last->hash;
+	} else if (!(e->flags & SAMPLE_F_READ_ERR) && go_labels(w, l) < 0) {
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	}
@@ -92,16 +123,10 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		stat_inc(STAT_FILTERED);
 		return;
 	}
-	last = bpf_map_lookup_elem(&last_sent, &zero);
-	ring = bpf_map_lookup_elem(&events, &e->cpu);
-	if (!last || !ring) {
-		stat_inc(STAT_LOST_RINGBUF);
-		return;
-	}
 	/* a failed walk may have read half a set: always send it whole */
-	repeat = !(e->flags & SAMPLE_F_READ_ERR) && last->tgid == tgid &&
-		 last->hash == e->labels_hash && last->nlabels == e->nlabels &&
-		 last->flags == (e->flags & SAMPLE_F_LABELS_CUT);
+	repeat = known || (!(e->flags & SAMPLE_F_READ_ERR) && last->tgid == tgid &&
+			   last->hash == e->labels_hash && last->nlabels == e->nlabels &&
+			   (last->flags & SAMPLE_F_LABELS_CUT) == (e->flags & SAMPLE_F_LABELS_CUT));
 	if (repeat) {
 		e->flags |= SAMPLE_F_SAME_LABELS;
 		e->gen = last->gen;
@@ -129,14 +154,20 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		stat_inc(STAT_LOST_RINGBUF);
 		return;
 	}
+	if (e->flags & SAMPLE_F_READ_ERR)
+		return;
 	/* only a set that reached user space can be repeated by reference */
-	if (!repeat && !(e->flags & SAMPLE_F_READ_ERR)) {
+	if (!repeat) {
 		last->hash = e->labels_hash;
 		last->tgid = tgid;
 		last->gen = e->gen;
 		last->nlabels = n;
-		last->flags = e->flags & SAMPLE_F_LABELS_CUT;
+		last->flags = e->flags & SET_FLAGS;
 	}
+	/* the set is this one now, wherever it lives: a repeat found by its hash moves it */
+	last->labels = w->labels;
+	last->cycles = w->cycles;
+	last->cycles_ok = w->cycles_ok;
 }
 
 SEC("perf_event")
@@ -220,7 +251,7 @@ static __always_inline void event(struct pt_regs *regs, struct work *w, __u32 or
 		t = bpf_map_lookup_elem(&targets, &tgid);
 		l = t ? target_layout(t) : NULL;
 	}
-	if (l && go_walk(w, l, 1) < 0)
+	if (l && (go_walk(w, l, 1) < 0 || go_labels(w, l) < 0))
 		e->flags |= SAMPLE_F_READ_ERR;
 	n = e->nlabels;
 	if (n > MAX_LABELS)

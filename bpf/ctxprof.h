@@ -42,6 +42,14 @@ struct go_layout {
 	__u32 hmap_flags;
 	__u32 hmap_oldbuckets;
 	__u32 __pad;
+	/*
+	 * Where runtime.work.cycles is (the GC cycles started), in the
+	 * binary as linked or, in a target's layout, in that process; 0 when
+	 * unknown. While it is unchanged, no object that was reachable can
+	 * have been freed, so a goroutine whose g.labels pointer is the one
+	 * the CPU sent last still has those labels: they need no reading.
+	 */
+	__u64 gc_cycles;
 };
 
 /*

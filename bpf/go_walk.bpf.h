@@ -55,30 +55,31 @@ static __always_inline __u64 buf_word(const struct read_buf *b, __u32 off)
 	return b->words[(off & (MAX_BUCKET_SIZE - 1)) / 8];
 }
 
-static __always_inline __u64 mix(__u64 h, __u64 w)
-{
-	h ^= w;
-	h *= 0x100000001b3ULL;
-	return h ^ (h >> 29);
-}
-
 /*
- * Folds one label into a running 64-bit hash: lengths, then every word of
- * the zero-padded key and value. No branches, so the verifier walks it once.
+ * Folds one label into a running 64-bit hash: lengths, then the words of
+ * the zero-padded key and value that hold bytes (usually two to six of
+ * the 24), one multiply each. It only tells whether a sample repeats the
+ * label set its CPU sent last for the same process.
  */
 static __always_inline __u64 hash_label(__u64 h, const struct go_label *lb)
 {
 	const __u64 *k = (const __u64 *)lb->key, *v = (const __u64 *)lb->value;
+	__u32 kw = ((lb->key_len < MAX_KEY_LEN ? lb->key_len : MAX_KEY_LEN) + 7) / 8;
+	__u32 vw = ((lb->value_len < MAX_VALUE_LEN ? lb->value_len : MAX_VALUE_LEN) + 7) / 8;
 	int i;
 
-	h = mix(h, (__u64)lb->key_len << 32 | lb->value_len);
-#pragma unroll
-	for (i = 0; i < MAX_KEY_LEN / 8; i++)
-		h = mix(h, k[i]);
-#pragma unroll
-	for (i = 0; i < MAX_VALUE_LEN / 8; i++)
-		h = mix(h, v[i]);
-	return h;
+	h = (h ^ ((__u64)lb->key_len << 32 | lb->value_len)) * 0x9e3779b97f4a7c15ULL;
+	for (i = 0; i < MAX_KEY_LEN / 8; i++) {
+		if (i >= kw)
+			break;
+		h = (h ^ k[i]) * 0x100000001b3ULL;
+	}
+	for (i = 0; i < MAX_VALUE_LEN / 8; i++) {
+		if (i >= vw)
+			break;
+		h = (h ^ v[i]) * 0x100000001b3ULL;
+	}
+	return h ^ (h >> 29);
 }
 
 #define BYTES(c) ((c) * 0x0101010101010101ULL)
@@ -291,9 +292,10 @@ static __always_inline int read_labels_map(struct work *wk, const struct go_layo
 
 /*
  * Fills W's event with the goroutine of the current task of a target with
- * layout L, and W->g and W->curg with the running g and m.curg (0 if
- * none); the goid only when WANT_GOID (sampled records do not carry it,
- * and every read counts at 999 Hz). Returns 0, or -1 when a read of target
+ * layout L: W->g and W->curg (0 if none), W->labels (curg.labels) and, when
+ * L knows where, the GC cycle count; the goid only when WANT_GOID (sampled
+ * records do not carry it, and every read counts at 999 Hz). The labels
+ * themselves are go_labels' job. Returns 0, or -1 when a read of target
  * memory failed along the way. Global: verified once per program.
  */
 __noinline int go_walk(struct work *w, const struct go_layout *l, __u32 want_goid)
@@ -301,13 +303,14 @@ __noinline int go_walk(struct work *w, const struct go_layout *l, __u32 want_goi
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 fsbase, g, m, curg, labels;
 	struct sample_event *e;
-	int ret = 0;
 
 	if (!w || !l)
 		return -1;
 	e = &w->e;
 	w->g = 0;
 	w->curg = 0;
+	w->labels = 0;
+	w->cycles_ok = 0;
 	e->trace_rank = MAX_TRACE_KEYS;
 	fsbase = task->thread.fsbase;
 	if (!fsbase || read_user(&g, sizeof(g), fsbase + l->tls_g_offset))
@@ -329,13 +332,22 @@ __noinline int go_walk(struct work *w, const struct go_layout *l, __u32 want_goi
 		return -1;
 	if (read_user(&labels, sizeof(labels), curg + l->g_labels))
 		return -1;
-	if (!labels)
+	w->labels = labels;
+	if (labels && l->gc_cycles)
+		w->cycles_ok = !read_user(&w->cycles, sizeof(w->cycles), l->gc_cycles);
+	return 0;
+}
+
+/* The labels behind W->labels, as go_walk found it: the map's or the slice's. Global, too. */
+__noinline int go_labels(struct work *w, const struct go_layout *l)
+{
+	if (!w || !l || !w->labels)
 		return 0;
 	if (l->labels_layout == GO_LABELS_SLICE)
-		ret = read_labels_slice(e, l, labels, &w->buf);
-	else if (l->labels_layout == GO_LABELS_MAP)
-		ret = read_labels_map(w, l, labels);
-	return ret;
+		return read_labels_slice(&w->e, l, w->labels, &w->buf);
+	if (l->labels_layout == GO_LABELS_MAP)
+		return read_labels_map(w, l, w->labels);
+	return 0;
 }
 
 #endif /* __GO_WALK_BPF_H */

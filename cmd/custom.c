@@ -285,6 +285,9 @@ static __u64 probe_layout(struct ctxprof_bpf *skel, const char *path, struct go_
 	}
 	if (go_binary__layout(gb, &l) != 0)
 		return 0;
+	/* a PIE's address differs in every process: its label sets are then read every time */
+	if (go_binary__pie(gb))
+		l.gc_cycles = 0;
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.probe_layouts), &(__u32){ index }, &l,
 				BPF_ANY)) {
 		fprintf(stderr, "--uprobe %s: labels will not be read: %s\n", path, strerror(errno));

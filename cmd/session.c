@@ -260,6 +260,28 @@ static void target__free(void *p)
 	free(t);
 }
 
+/* A PIE's load bias in PID: where the kernel says its entry is, less the linked entry. */
+static bool load_bias(pid_t pid, uint64_t entry, uint64_t *bias)
+{
+	uint64_t pair[2];
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fread(pair, sizeof(pair), 1, f) == 1 && pair[0]) {
+		if (pair[0] == 9 /* AT_ENTRY */) {
+			fclose(f);
+			*bias = pair[1] - entry;
+			return true;
+		}
+	}
+	fclose(f);
+	return false;
+}
+
 /* Checks T's process and fills INFO with its layout; -errno with a message unless QUIET. */
 static int check_target(struct session *s, struct target *t, struct target_info *info,
 			struct stat *exe_st, bool quiet)
@@ -313,6 +335,14 @@ static int check_target(struct session *s, struct target *t, struct target_info 
 		return -ENOTSUP;
 	}
 	go_binary__layout(t->gb, &info->layout);
+	if (info->layout.gc_cycles && go_binary__pie(t->gb)) {
+		uint64_t bias;
+
+		if (load_bias(pid, go_binary__entry(t->gb), &bias))
+			info->layout.gc_cycles += bias;
+		else
+			info->layout.gc_cycles = 0;
+	}
 	for (i = 0; i < go_binary__nwarnings(t->gb); i++)
 		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)pid, t->comm,
 			go_binary__warning(t->gb, i));

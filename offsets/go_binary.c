@@ -307,6 +307,7 @@ static bool same_offsets(const struct go_layout *a, const struct go_layout *b)
 	struct go_layout x = *a, y = *b;
 
 	x.tls_g_offset = y.tls_g_offset = 0;
+	x.gc_cycles = y.gc_cycles = 0;
 	return memcmp(&x, &y, sizeof(x)) == 0;
 }
 
@@ -331,6 +332,7 @@ static void find_layout(struct go_binary *gb)
 	const struct golayout_row *row = golayout__lookup(gb->major, gb->minor);
 	struct go_dwarf_result dw;
 	char err[ERR_LEN];
+	GElf_Sym sym;
 	__u64 tls = gb->layout.tls_g_offset;
 	int ret = -ENODATA;
 
@@ -376,6 +378,10 @@ static void find_layout(struct go_binary *gb)
 		     golayout__range());
 	}
 	gb->layout.tls_g_offset = tls;
+	gb->layout.gc_cycles = 0;
+	/* a stripped binary has neither; the sampler then reads every label set */
+	if (ret == 0 && dw.work_cycles && elf_image__symbol(gb->img, "runtime.work", &sym) == 0)
+		gb->layout.gc_cycles = sym.st_value + dw.work_cycles;
 	if (gb->source != GO_SOURCE_NONE && layout_problem(&gb->layout))
 		note(&gb->problems, "%s", layout_problem(&gb->layout));
 }
@@ -509,6 +515,13 @@ void go_binary__close(struct go_binary *gb)
 bool go_binary__supported(const struct go_binary *gb)
 {
 	return gb->problems.n == 0 && gb->tls_known && gb->source != GO_SOURCE_NONE;
+}
+
+uint64_t go_binary__entry(const struct go_binary *gb)
+{
+	const GElf_Ehdr *eh = gb->img ? elf_image__ehdr(gb->img) : NULL;
+
+	return eh ? eh->e_entry : 0;
 }
 
 const char *go_binary__path(const struct go_binary *gb)

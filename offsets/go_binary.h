@@ -43,6 +43,8 @@ void go_binary__close(struct go_binary *gb);
 
 bool go_binary__supported(const struct go_binary *gb);
 const char *go_binary__path(const struct go_binary *gb);
+/* The ELF entry point as linked: a PIE's load bias is AT_ENTRY minus this. */
+uint64_t go_binary__entry(const struct go_binary *gb);
 const char *go_binary__version(const struct go_binary *gb); /* "go1.24.4", or NULL */
 const char *go_binary__arch(const struct go_binary *gb); /* "amd64", "arm64", ... or NULL */
 bool go_binary__pie(const struct go_binary *gb);

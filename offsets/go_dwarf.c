@@ -15,13 +15,14 @@
 /* Typedef chains are one or two long in Go's DWARF. */
 #define MAX_TYPEDEFS 8
 
-enum wanted { W_G, W_M, W_LABELMAP, W_MODULEDATA, W_COUNT };
+enum wanted { W_G, W_M, W_LABELMAP, W_MODULEDATA, W_WORK, W_COUNT };
 
 static const char *const wanted_names[W_COUNT] = {
 	[W_G] = "runtime.g",
 	[W_M] = "runtime.m",
 	[W_LABELMAP] = "runtime/pprof.labelMap",
 	[W_MODULEDATA] = "runtime.moduledata",
+	[W_WORK] = "runtime.workType",
 };
 
 #define fail(ret, err, errlen, ...) (set_err(err, errlen, __VA_ARGS__), (ret))
@@ -265,7 +266,8 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 
 	memset(res, 0, sizeof(*res));
 	find_runtime_types(dbg, types, have);
-	if (!complete && (!have[W_G] || !have[W_M] || !have[W_LABELMAP] || !have[W_MODULEDATA]))
+	if (!complete && (!have[W_G] || !have[W_M] || !have[W_LABELMAP] || !have[W_MODULEDATA] ||
+			  !have[W_WORK]))
 		return -EAGAIN;
 	if (!have[W_G] || !have[W_M])
 		return fail(-ENOENT, err, errlen, "DWARF: %s not found in the runtime units%s%s",
@@ -283,6 +285,9 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 	/* Go 1.16 and 1.17 have no gofunc: their funcdata are addresses */
 	if (have[W_MODULEDATA])
 		member(&types[W_MODULEDATA], "gofunc", &res->md_gofunc, NULL);
+	/* the GC cycle count: a plain uint32, or an atomic.Uint32 whose value comes first */
+	if (have[W_WORK] && member(&types[W_WORK], "cycles", &res->work_cycles, NULL) != 0)
+		res->work_cycles = 0;
 	if (!have[W_LABELMAP])
 		return 0;
 	ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);

@@ -20,6 +20,8 @@ struct go_dwarf_result {
 	bool have_labels_type;
 	/* runtime.moduledata.gofunc, where inlining trees are found (Go 1.18+); 0 if absent */
 	__u32 md_gofunc;
+	/* runtime.workType.cycles, the number of GC cycles started; 0 if absent */
+	__u32 work_cycles;
 };
 
 /*

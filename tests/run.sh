@@ -59,6 +59,7 @@ run "uprobe events and samples colliding" bash "$TOP/tests/uprobe-collide.sh"
 run "outputs: pprof, folded, convert" bash "$TOP/tests/outputs.sh"
 run "output errors: full devices, closed pipes" bash "$TOP/tests/output-errors.sh"
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"
+run "label sets switching under a busy GC" bash "$TOP/tests/profile-labelswitch.sh"
 run "capacity: 200 targets, small rings" bash "$TOP/tests/capacity.sh"
 run "install: binary, man page, systemd unit" bash "$TOP/tests/install.sh"
 
