@@ -10,6 +10,9 @@
 #    first label, ustack), both sampling testdata/traced (go1.24) at 999 Hz
 #    at the same time. Must be <= 1.0. Then ctxprof-go with and without
 #    --no-leaf-repair at once: the words at SP cost at most 20% more.
+#    2c. The same on testdata/labelswitch (label sets of 1 to 12 labels
+#    changing every 3 ms) in both labels layouts (go1.21 map, go1.24
+#    slice): must be <= 0.7, aim 0.5.
 # 3. Slowdown of testdata/cpubench (go1.24, fixed work on every CPU) under
 #    ctxprof-go -F 999 and under perf record -F 999 -g, from paired runs.
 # 4. ctxprof-go's own CPU time while sampling a busy target at 99 and 999 Hz.
@@ -184,6 +187,62 @@ repair=$(awk '{ print 100 * ($1 / $2 - 1) }' "$work/repair" | sort -n | awk '{ a
 printf 'median: %s%%  (must be at most +20%%)\n' "$repair"
 awk -v r="$repair" 'BEGIN { exit !(r <= 20) }' || status=1
 kill "$tp" 2>/dev/null || true
+
+# 2c. the same comparison on label sets that change every few ms (1 to 12
+# labels, a fresh trace ID per request: testdata/labelswitch), in both
+# labels layouts: go1.21 (a map) and go1.24 (a slice). bpftrace reads one
+# label: the first slot of the first bucket, or the first slice element.
+bt_one_label() { # bt_one_label PID LAYOUT G_LABELS: the bpftrace program
+	local first
+	if [ "$2" = map ]; then
+		first='$hmap = *(uint64 *)uptr($labels); $b = *(uint64 *)uptr($hmap + 16);
+	@[str(uptr(*(uint64 *)uptr($b + 136)), *(uint64 *)uptr($b + 144)), ustack] = count();'
+	else
+		first='$first = *(uint64 *)uptr($labels);
+	@[str(uptr(*(uint64 *)uptr($first + 16)), *(uint64 *)uptr($first + 24)), ustack] = count();'
+	fi
+	cat <<BT
+profile:hz:999 /pid == $1/ {
+	\$g = *(uint64 *)uptr(curtask->thread.fsbase - 8);
+	\$m = *(uint64 *)uptr(\$g + 48);
+	\$curg = *(uint64 *)uptr(\$m + 192);
+	\$labels = *(uint64 *)uptr(\$curg + $3);
+	$first
+}
+BT
+}
+printf '\nBPF cost per sample on label sets switching every 3 ms (testdata/labelswitch), 999 Hz, %d rounds:\n' "$ROUNDS"
+for spec in "1.21 map" "1.24 slice"; do
+	read -r lv layout <<<"$spec"
+	lbin=$(go_build "$lv" plain labelswitch)
+	glabels=$("$CTXPROF" check --json "$lbin" | jq '.offsets["g.labels"]')
+	"$lbin" -d 600s -workers 2 2>/dev/null &
+	tp=$!
+	sleep 0.5
+	bt_one_label "$tp" "$layout" "$glabels" >"$work/one.bt"
+	: >"$work/lrounds"
+	for ((r = 1; r <= ROUNDS; r++)); do
+		bpftrace "$work/one.bt" >"$work/bt.out" 2>&1 &
+		bp=$!
+		until grep -qs Attaching "$work/bt.out" || ! kill -0 "$bp" 2>/dev/null; do sleep 0.1; done
+		ctxprof_start "$work/c.err" /dev/null -p "$tp" -F 999 2>/dev/null || { status=1; break; }
+		sleep 5
+		bpftool prog show -j >"$work/progs.json"
+		ctxprof_stop || true
+		while kill -INT "$bp" 2>/dev/null; do sleep 0.3; done
+		wait "$bp" 2>/dev/null || true
+		read -r ours ours_n < <(per_run '^on_sample$')
+		read -r theirs theirs_n < <(per_run '^profile|^999$')
+		printf 'go%s (%s labels) round %d: ctxprof-go %6.0f ns (%d runs), bpftrace %6.0f ns (%d runs), ratio %.2f\n' \
+			"$lv" "$layout" "$r" "$ours" "$ours_n" "$theirs" "$theirs_n" \
+			"$(awk -v a="$ours" -v b="$theirs" 'BEGIN { print a / b }')"
+		echo "$ours $theirs" >>"$work/lrounds"
+	done
+	kill "$tp" 2>/dev/null || true
+	lratio=$(awk '{ print $1 / $2 }' "$work/lrounds" | sort -n | awk '{ a[NR] = $1 } END { printf "%.2f", a[int((NR + 1) / 2)] }')
+	printf 'go%s (%s labels) median ratio: %s  (must be <= 0.7, aim 0.5)\n' "$lv" "$layout" "$lratio"
+	awk -v r="$lratio" 'BEGIN { exit !(r <= 0.7) }' || status=1
+done
 
 # 3. slowdown of a CPU-bound Go program, paired runs
 bench=$(go_build 1.24 plain cpubench)
