@@ -57,7 +57,7 @@ Q =
 msg =
 endif
 
-.PHONY: all deps test test-only demo golayout bench fuzz clean help san unit install uninstall
+.PHONY: all deps test test-only demo golayout bench soak fuzz clean help san unit install uninstall
 .DELETE_ON_ERROR:
 # keep the BPF object beside its skeleton
 .SECONDARY:
@@ -70,7 +70,8 @@ help:
 	@echo 'make test       deps, build, then every test (end-to-end ones need root)'
 	@echo 'make demo       deps, build, then check the Go binaries on this machine'
 	@echo 'make golayout   regenerate golayout/golayout.tsv from every installed Go'
-	@echo 'make bench      time check against pahole on a large Go binary'
+	@echo 'make bench      ctxprof-go against pahole, go tool addr2line, bpftrace and perf'
+	@echo 'make soak       ctxprof-go --all for 10 min of Go processes coming and going'
 	@echo 'make fuzz       run the libFuzzer targets FUZZ_TIME seconds each (default 60)'
 	@echo 'make install    install the binary, ctxprof-go(8) and ctxprof-go.service'
 	@echo '                (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, UNITDIR)'
@@ -163,6 +164,10 @@ golayout: ctxprof-go
 
 bench: ctxprof-go
 	$(Q)bash tests/bench.sh
+
+# not part of `make test`: ten minutes of processes coming and going under --all
+soak: ctxprof-go
+	$(Q)bash tests/soak.sh
 
 install: ctxprof-go | $(OUTPUT)
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/ctxprof-go)
