@@ -25,6 +25,8 @@
 #    worker each, niced, as in tests/capacity.sh): start to "Ctrl-C to
 #    stop" must be <= 2 s. Lines are time-stamped by the shell as they
 #    arrive on a pipe ($EPOCHREALTIME, no fork per line).
+# 6. --all: start-up with 200 Go processes of 10 distinct binaries (<= 2 s),
+#    and the time from a new process's exec to its first sample.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -378,4 +380,54 @@ else
 	awk -v t="$many" 'BEGIN { exit !(t <= 2000) }' || status=1
 fi
 printf '%d targets (testdata/traced go1.24, one worker each, niced), start to "Ctrl-C to stop": %s ms (must be <= 2000)\n' "$N" "$many"
+
+# 6. --all: 200 processes of 10 distinct binaries found and recording, and
+# how soon a process started later is sampled
+mapfile -t tc < <(go_toolchains)
+kinds=()
+for v in "${tc[@]}"; do kinds+=("$(go_build "$v" plain)"); done
+for v in "${tc[@]}"; do
+	[ "${#kinds[@]}" -ge 10 ] && break
+	kinds+=("$(go_build "$v" stripped)")
+done
+pids=()
+for ((i = 0; i < N; i++)); do
+	nice -n 10 "${kinds[i % ${#kinds[@]}]}" -d 600s -workers 1 2>/dev/null &
+	pids+=($!)
+done
+sleep 1
+many_all=$(ready_ms 'Ctrl-C to stop' "$CTXPROF" --all -d 60 -o /dev/null)
+kill "${pids[@]}" 2>/dev/null || true
+wait "${pids[@]}" 2>/dev/null || true
+printf '\n--all with %d Go processes of %d distinct binaries running, start to "Ctrl-C to stop" (all added): %s ms (must be <= 2000)\n' \
+	"$N" "${#kinds[@]}" "$many_all"
+if [ "$many_all" = none ]; then
+	status=1
+else
+	awk -v t="$many_all" 'BEGIN { exit !(t <= 2000) }' || status=1
+fi
+
+# from exec to first sample: a process started after ctxprof-go --all is
+# ready; its records' "start" (the first sample's time) against the moment
+# just before its exec, median of 5
+: >"$work/latency"
+for ((i = 1; i <= 5; i++)); do
+	ctxprof_start "$work/l.err" "$work/l.jsonl" --all -F 999 -i 1 2>/dev/null || { status=1; break; }
+	t0=$EPOCHREALTIME
+	"$traced" -d 3s -workers 1 2>/dev/null &
+	lp=$!
+	wait "$lp" 2>/dev/null || true
+	ctxprof_stop || true
+	first=$(jq -s -r --argjson p "$lp" '[.[] | select(.pid == $p) | .start] | min // empty' "$work/l.jsonl")
+	if [ -z "$first" ]; then
+		echo "bench: a process started after --all was never sampled" >&2
+		status=1
+		continue
+	fi
+	# RFC 3339 with microseconds, UTC
+	first_us=$(date -u -d "${first%Z}" +%s%6N 2>/dev/null)
+	awk -v a="$(usec "$t0")" -v b="$first_us" 'BEGIN { printf "%.1f\n", (b - a) / 1000 }' >>"$work/latency"
+done
+printf 'from exec to the first sample of a process started under --all: %s ms (median of 5; runs: %s)\n' \
+	"$(median_of <"$work/latency")" "$(tr '\n' ' ' <"$work/latency")"
 exit $status
