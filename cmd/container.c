@@ -111,6 +111,25 @@ void container__parse_cgroup(const char *text, struct container_info *out)
 	}
 }
 
+bool container__cgroup_within(const char *text, const char *dir)
+{
+	const char *line, *nl;
+	size_t n = strlen(dir), len;
+
+	while (n && dir[n - 1] == '/')
+		n--;
+	for (line = text; line && *line; line = nl ? nl + 1 : NULL) {
+		nl = strchr(line, '\n');
+		if (strncmp(line, "0::", 3))
+			continue;
+		line += 3;
+		len = nl ? (size_t)(nl - line) : strlen(line);
+		/* the directory itself, or one below it: "/a/b" holds "/a/b/c", not "/a/bc" */
+		return len >= n && !strncmp(line, dir, n) && (len == n || line[n] == '/');
+	}
+	return false;
+}
+
 pid_t container__parse_nspid(const char *status)
 {
 	const char *p = strstr(status, "\nNSpid:");

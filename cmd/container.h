@@ -28,6 +28,14 @@ void container__parse_cgroup(const char *text, struct container_info *out);
 /* Parses the NSpid line of a /proc/PID/status file: the last pid, when there are several. */
 pid_t container__parse_nspid(const char *status);
 
+/*
+ * Whether the unified hierarchy's line ("0::PATH") of a /proc/PID/cgroup
+ * text puts the process in directory DIR or below it. DIR is relative to
+ * the cgroup2 mount, with a leading '/' ("/system.slice/x.scope"); "" or
+ * "/" is the root, which holds everything.
+ */
+bool container__cgroup_within(const char *text, const char *dir);
+
 /* Reads both for PID; -errno when the process is gone (OUT is then empty). */
 int container__read(pid_t pid, struct container_info *out);
 

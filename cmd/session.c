@@ -22,6 +22,7 @@
 #include "ctxprof.skel.h"
 #include "aggregate.h"
 #include "binaries.h"
+#include "container.h"
 #include "convert.h"
 #include "custom.h"
 #include "hashmap.h"
@@ -77,6 +78,7 @@ struct session {
 	pid_t *execs; /* exec'd since the loop last looked */
 	size_t nexecs, capexecs;
 	bool targets_full; /* said once */
+	char *cgroup_dir; /* --cgroup PATH below its cgroup2 mount, for --all */
 	/* the first failure that loses data (a write, memory): it ends the run */
 	int fail;
 	char fail_msg[PATH_MAX + 64]; /* what failed, for the last line; "" when said already */
@@ -343,7 +345,8 @@ static int check_target(struct session *s, struct target *t, struct target_info 
 		else
 			info->layout.gc_cycles = 0;
 	}
-	for (i = 0; i < go_binary__nwarnings(t->gb); i++)
+	/* --all says them once per file, in consider() */
+	for (i = 0; !quiet && i < go_binary__nwarnings(t->gb); i++)
 		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)pid, t->comm,
 			go_binary__warning(t->gb, i));
 	if (s->cfg.verbose)
@@ -455,6 +458,31 @@ enum verdict {
 };
 
 /*
+ * --all --cgroup: only processes of the cgroup become targets. The sampler
+ * filters by cgroup anyway; this keeps the rest of the host out of the
+ * target set (mappings, symbols, statistics). A process joins its
+ * container's cgroup before it execs the container's program, so an exec
+ * finds it there.
+ */
+static bool in_cgroup(const struct session *s, pid_t pid)
+{
+	char path[64], buf[4096];
+	size_t n;
+	FILE *f;
+
+	if (!s->cgroup_dir)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return container__cgroup_within(buf, s->cgroup_dir);
+}
+
+/*
  * --all: PID is sampled when it runs a supported Go build. Each file is
  * checked once: a non-Go file is skipped silently from then on (-v lists
  * each process), an unsupported Go build gets one note.
@@ -469,7 +497,7 @@ static void consider(struct session *s, pid_t pid)
 	ssize_t n;
 	size_t i;
 
-	if (pid == getpid())
+	if (pid == getpid() || !in_cgroup(s, pid))
 		return;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	/* kernel threads have no executable; a process may be gone already */
@@ -485,9 +513,17 @@ static void consider(struct session *s, pid_t pid)
 		v = !go_binary__version(gb)	     ? VERDICT_NOT_GO :
 		    go_binary__supported(gb) ? VERDICT_GO :
 					       VERDICT_UNSUPPORTED;
+		n = readlink(exe, path, sizeof(path) - 1);
+		path[n > 0 ? n : 0] = '\0';
+		/*
+		 * A host runs many Go programs that never set labels (the go
+		 * command, its compiler): sampled all the same, and said once
+		 * per file with -v only.
+		 */
+		for (i = 0; v == VERDICT_GO && s->cfg.verbose && i < go_binary__nwarnings(gb); i++)
+			fprintf(stderr, "ctxprof-go: %s (%s): warning: %s\n", path,
+				go_binary__version(gb), go_binary__warning(gb, i));
 		if (v == VERDICT_UNSUPPORTED) {
-			n = readlink(exe, path, sizeof(path) - 1);
-			path[n > 0 ? n : 0] = '\0';
 			fprintf(stderr, "ctxprof-go: note: %s (%s) is not sampled: unsupported Go build: ",
 				path, go_binary__version(gb));
 			for (i = 0; i < go_binary__nproblems(gb); i++)
@@ -617,9 +653,9 @@ static int open_perf_event(int cpu, uint64_t period_ns)
  * and its depth below the root of the cgroup2 mount, where the sampler
  * finds it among a task's ancestors. -errno with a message.
  */
-static int resolve_cgroup(const char *path, __u64 *id, __u32 *level)
+static int resolve_cgroup(const char *path, __u64 *id, __u32 *level, char **rel)
 {
-	char buf[PATH_MAX], *slash;
+	char buf[PATH_MAX], full[PATH_MAX], *slash;
 	struct statfs sf;
 	struct stat st;
 
@@ -635,13 +671,20 @@ static int resolve_cgroup(const char *path, __u64 *id, __u32 *level)
 	}
 	*id = st.st_ino;
 	*level = 0;
+	strcpy(full, buf);
 	while ((slash = strrchr(buf, '/')) && slash != buf) {
 		*slash = '\0';
 		if (statfs(buf, &sf) != 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
 			break;
 		++*level;
 	}
-	return 0;
+	/* the path below the mount, as /proc/PID/cgroup's 0:: line names it */
+	slash = full + strlen(full);
+	for (__u32 i = 0; i < *level; i++)
+		while (--slash > full && *slash != '/')
+			;
+	*rel = strdup(*level ? slash : "/");
+	return *rel ? 0 : -ENOMEM;
 }
 
 /* Sets up what the options ask for, before the programs are loaded. */
@@ -653,7 +696,7 @@ static int configure(struct session *s)
 	int i, err;
 
 	if (c->cgroup) {
-		err = resolve_cgroup(c->cgroup, &cgroup_id, &level);
+		err = resolve_cgroup(c->cgroup, &cgroup_id, &level, &s->cgroup_dir);
 		if (err)
 			return err;
 		s->skel->rodata->cgroup_id = cgroup_id;
@@ -919,6 +962,7 @@ void session__free(struct session *s)
 	if (s->verdicts)
 		hashmap__free(s->verdicts, NULL);
 	free(s->execs);
+	free(s->cgroup_dir);
 	ctxprof_bpf__destroy(s->skel);
 	if (s->out && s->out != stdout)
 		fclose(s->out);

@@ -79,21 +79,7 @@ for pid in "${pids[@]}"; do
 	name="${label_of[$pid]} (pid $pid)"
 	jq -c --argjson pid "$pid" 'select(.pid == $pid)' "$work/out.jsonl" >"$work/p.jsonl"
 	[ "$(jq -s '[.[] | select(.trace_id != null)] | length' "$work/p.jsonl")" -gt 0 ] || diagnose "$pid"
-	stats=$(jq -s --argjson want "$want" "$JOBS_JQ" "$work/p.jsonl")
-	for job in burnDo burnNested burnSet burnMany burnAlloc burnUnlabeled; do
-		read -r total right wrong none < <(jq -r --arg j "main.$job" \
-			'map(select(.job == $j))[0] // {total:0,right:0,wrong:0,none:0} |
-			 "\(.total) \(.right) \(.wrong) \(.none)"' <<<"$stats")
-		if [ "$total" -lt 20 ]; then
-			not_ok "$name $job: only $total samples"
-			continue
-		fi
-		if [ "$wrong" -ne 0 ]; then
-			not_ok "$name $job: $wrong of $total samples carry another trace ID"
-			continue
-		fi
-		share_verdict "$name $job" "$right" "$total" ", 0 wrong, $none without"
-	done
+	job_verdicts "$name" "$work/p.jsonl" 20
 	# labels besides the trace ID
 	got=$(jq -s -r '
 		def rec(t): map(select(.trace_id == t)) | first // {};

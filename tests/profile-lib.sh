@@ -131,6 +131,35 @@ want_json() {
 		  "main.burnMany": $many, "main.burnAlloc": $alloc, "main.burnUnlabeled": null}'
 }
 
+# job_verdicts NAME JSONL MIN: one verdict per burn function of testdata/traced
+# in JSONL (one target's records): at least MIN samples, none with another
+# job's trace ID, and at least 97% with its own.
+job_verdicts() {
+	local name=$1 stats job total right wrong none
+	stats=$(jq -s --argjson want "$(want_json)" "$JOBS_JQ" "$2")
+	for job in burnDo burnNested burnSet burnMany burnAlloc burnUnlabeled; do
+		read -r total right wrong none < <(jq -r --arg j "main.$job" \
+			'map(select(.job == $j))[0] // {total:0,right:0,wrong:0,none:0} |
+			 "\(.total) \(.right) \(.wrong) \(.none)"' <<<"$stats")
+		if [ "$total" -lt "$3" ]; then
+			not_ok "$name $job: only $total samples"
+		elif [ "$wrong" -ne 0 ]; then
+			not_ok "$name $job: $wrong of $total samples carry another trace ID"
+		else
+			share_verdict "$name $job" "$right" "$total" ", 0 wrong, $none without"
+		fi
+	done
+}
+
+# jobs_enough MIN NPIDS JSONL: every one of NPIDS targets in JSONL has MIN
+# samples in each of the six burn functions
+jobs_enough() {
+	jq -s -e --argjson want "$(want_json)" --argjson n "$2" --argjson min "$1" "def jobs: $JOBS_JQ;"'
+		group_by(.pid) | length >= $n and
+		(map(select(jobs | length == 6 and all(.[]; .total >= $min))) | length) >= $n' \
+		"$3" >/dev/null 2>&1
+}
+
 # records_hold_stats JSONL ERR: "same" when the records' samples add up to
 # the statistics line's count, else what each says
 records_hold_stats() {

@@ -46,6 +46,18 @@ int main(void)
 	expect("no newline at the end", "0::/system.slice/docker-" ID ".scope", ID, "");
 	expect("empty", "", "", "");
 
+	check_int("cgroup: the directory itself", 1,
+		  container__cgroup_within("0::/system.slice/docker-" ID ".scope\n",
+					   "/system.slice/docker-" ID ".scope"));
+	check_int("cgroup: below it, the v2 line after v1 lines", 1,
+		  container__cgroup_within("4:memory:/x\n0::/kubepods.slice/a/b.scope\n", "/kubepods.slice/"));
+	check_int("cgroup: a sibling whose name starts alike", 0,
+		  container__cgroup_within("0::/system.slice/ab\n", "/system.slice/a"));
+	check_int("cgroup: the parent", 0,
+		  container__cgroup_within("0::/system.slice\n", "/system.slice/a"));
+	check_int("cgroup: the root holds everything", 1, container__cgroup_within("0::/a/b\n", "/"));
+	check_int("cgroup: no v2 line (a pure v1 host)", 0,
+		  container__cgroup_within("4:memory:/system.slice/a\n", "/system.slice/a"));
 	check_int("NSpid of a host process", 0,
 		  container__parse_nspid("\nName:\ttraced\nNSpid:\t4242\nNStgid:\t4242\n"));
 	check_int("NSpid in a PID namespace", 1,
