@@ -299,16 +299,51 @@ static const struct go_label *find_key(const struct record *r, const char *const
 	return NULL;
 }
 
-/* Trace and span IDs from R's labels: a key whose value is not hex of the right length gives none. */
+/*
+ * A span ID written as a decimal u64 (dd-trace-go's "span id"), big-endian
+ * into OUT, as its 16 hex digits read; false unless 1 to 20 digits that fit.
+ */
+static bool pack_decimal(const struct go_label *l, uint8_t out[SPAN_ID_LEN])
+{
+	uint64_t v = 0;
+	uint32_t i;
+	int d;
+
+	if (l->value_len == 0 || l->value_len > 20)
+		return false;
+	for (i = 0; i < l->value_len; i++) {
+		if (l->value[i] < '0' || l->value[i] > '9')
+			return false;
+		d = l->value[i] - '0';
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	for (i = 0; i < SPAN_ID_LEN; i++)
+		out[i] = v >> (8 * (SPAN_ID_LEN - 1 - i));
+	return true;
+}
+
+/*
+ * Trace and span IDs from R's labels: a key whose value is not hex of the
+ * right length gives none. Datadog's "span id" is decimal; other span keys
+ * are 16 hex digits, or else decimal (a 16-digit decimal value there reads
+ * as hex).
+ */
 static void find_ids(const struct aggregate *a, struct record *r)
 {
 	const struct go_label *l;
+	bool dec;
 
 	l = find_key(r, a->trace_keys, a->ntrace_keys);
 	if (l && pack_hex(l, r->trace_id, TRACE_ID_LEN))
 		r->flags |= RECORD_F_TRACE;
 	l = find_key(r, a->span_keys, a->nspan_keys);
-	if (l && pack_hex(l, r->span_id, SPAN_ID_LEN))
+	if (!l)
+		return;
+	dec = l->key_len == 7 && !memcmp(l->key, "span id", 7);
+	if (dec ? pack_decimal(l, r->span_id) || pack_hex(l, r->span_id, SPAN_ID_LEN) :
+		  pack_hex(l, r->span_id, SPAN_ID_LEN) || pack_decimal(l, r->span_id))
 		r->flags |= RECORD_F_SPAN;
 }
 

@@ -33,12 +33,12 @@ struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns);
 void aggregate__free(struct aggregate *a);
 
 /* The label keys design.md names, in order of preference: the first one present decides. */
-#define AGG_DEFAULT_TRACE_KEYS "otel.traceid", "otel_traceid", "trace_id"
-#define AGG_DEFAULT_SPAN_KEYS "span_id", "otel.spanid"
+#define AGG_DEFAULT_TRACE_KEYS "otel.traceid", "otel_traceid", "trace_id", "trace id"
+#define AGG_DEFAULT_SPAN_KEYS "span_id", "otel.spanid", "span id"
 
 /*
  * The keys whose labels hold the trace ID (32 hex digits) and the span ID
- * (16 hex digits), in order of preference; the arrays must outlive A.
+ * (16 hex digits, or a decimal u64 as Datadog writes it), in order of preference; the arrays must outlive A.
  * Until set, the defaults above.
  */
 void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,

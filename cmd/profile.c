@@ -56,7 +56,7 @@ static const char usage[] =
 	"                          at exit; JSON lines then go only to -o FILE, if given\n"
 	"      --folded-trace-root like -f, with the trace ID as the root frame\n"
 	"      --trace-key KEY     label holding the trace ID; repeatable, first match wins\n"
-	"                          (default: otel.traceid, otel_traceid, trace_id)\n"
+	"                          (default: otel.traceid, otel_traceid, trace_id, trace id)\n"
 	"      --traced-only       drop samples whose goroutine has no trace ID\n"
 	"      --ring-kib KIB      ring buffer per CPU (default 256; a power of two); a full\n"
 	"                          one loses samples, counted in the statistics line\n"

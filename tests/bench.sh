@@ -26,7 +26,8 @@
 #    stop" must be <= 2 s. Lines are time-stamped by the shell as they
 #    arrive on a pipe ($EPOCHREALTIME, no fork per line).
 # 6. --all: start-up with 200 Go processes of 10 distinct binaries (<= 2 s),
-#    and the time from a new process's exec to its first sample.
+#    the time from a new process's exec to its first sample, and the share
+#    of its CPU time in its first 2 s that was sampled (>= 0.8).
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -408,18 +409,22 @@ else
 fi
 
 # from exec to first sample: a process started after ctxprof-go --all is
-# ready; its records' "start" (the first sample's time) against the moment
-# just before its exec, median of 5
+# ready, living 2 s; its records' "start" (the first sample's time) against
+# the moment just before its exec, median of 5. And the share of its CPU
+# time (user + sys, from the shell's rusage of the child it waited for)
+# that its samples account for: samples x period / CPU time, >= 0.8.
 : >"$work/latency"
+: >"$work/captured"
+TIMEFORMAT='%3U %3S'
 for ((i = 1; i <= 5; i++)); do
 	ctxprof_start "$work/l.err" "$work/l.jsonl" --all -F 999 -i 1 2>/dev/null || { status=1; break; }
 	t0=$EPOCHREALTIME
-	"$traced" -d 3s -workers 1 2>/dev/null &
-	lp=$!
-	wait "$lp" 2>/dev/null || true
+	read -r user sys < <({ time { "$traced" -d 2s -workers 1 >/dev/null 2>&1 & echo $! >"$work/lp"; wait; }; } 2>&1)
+	lp=$(cat "$work/lp")
 	ctxprof_stop || true
-	first=$(jq -s -r --argjson p "$lp" '[.[] | select(.pid == $p) | .start] | min // empty' "$work/l.jsonl")
-	if [ -z "$first" ]; then
+	read -r first cpu_ns < <(jq -s -r --argjson p "$lp" 'map(select(.pid == $p)) |
+		"\(map(.start) | min // "none") \(map(.cpu_ns) | add // 0)"' "$work/l.jsonl")
+	if [ "$first" = none ]; then
 		echo "bench: a process started after --all was never sampled" >&2
 		status=1
 		continue
@@ -427,7 +432,12 @@ for ((i = 1; i <= 5; i++)); do
 	# RFC 3339 with microseconds, UTC
 	first_us=$(date -u -d "${first%Z}" +%s%6N 2>/dev/null)
 	awk -v a="$(usec "$t0")" -v b="$first_us" 'BEGIN { printf "%.1f\n", (b - a) / 1000 }' >>"$work/latency"
+	awk -v n="$cpu_ns" -v u="$user" -v s="$sys" 'BEGIN { printf "%.3f\n", n / 1e9 / (u + s) }' >>"$work/captured"
 done
+captured=$(median_of <"$work/captured")
 printf 'from exec to the first sample of a process started under --all: %s ms (median of 5; runs: %s)\n' \
 	"$(median_of <"$work/latency")" "$(tr '\n' ' ' <"$work/latency")"
+printf 'share of its CPU time (2 s of life) in its samples: %s (median of 5; runs: %s; must be >= 0.8)\n' \
+	"$captured" "$(tr '\n' ' ' <"$work/captured")"
+awk -v c="${captured:-0}" 'BEGIN { exit !(c >= 0.8) }' || status=1
 exit $status

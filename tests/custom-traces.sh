@@ -156,6 +156,7 @@ else
 	wait "$lp"
 	ctxprof_stop
 	check_report_records "tail call: custom records of report_trace" custom "$work/pin.jsonl"
+	schema_verdict "tail call: custom records" "$work/pin.jsonl"
 	if [ ! -e "$pindir/custom__generic" ] && [ ! -e "$pindir/custom_context_map" ]; then
 		ok "the pins are gone after exit"
 	else
@@ -227,6 +228,7 @@ if ctxprof_start "$work/go.err" "$work/go.jsonl" "${args[@]}" -i 1; then
 			"{\"enough\":true,\"origin\":[\"uprobe\"],\"contexts\":[3000000],\"traces\":[\"${c[traceDo]}\"],\"leaf\":[\"main.burnDo\"],\"caller\":[\"main.jobDo.func1\"],\"goid\":true}" \
 			"$got"
 	done
+	schema_verdict "--uprobe records of Go functions" "$work/go.jsonl"
 else
 	not_ok "ctxprof-go --uprobe on main.burnDo did not start: $(tr '\n' ' ' <"$work/go.err")"
 fi

@@ -10,7 +10,7 @@ set -euo pipefail
 
 PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool
 	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq xxd binutils dwarves curl util-linux
-	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc strace)
+	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc strace python3-jsonschema)
 # The OpenTelemetry Go SDK for tests/profile-otel.sh, as Go sources (arch all),
 # built in GOPATH mode. bookworm's versions are too old, so each is named from
 # trixie; the rest of what they need resolves from bookworm.

@@ -110,6 +110,7 @@ for v in $(go_toolchains | sed -n '1p;$p' | sort -u); do
 	wait "$p" 2>/dev/null
 	if jq -e . "$work/out.jsonl" >/dev/null 2>&1 && [ -s "$work/out.jsonl" ]; then
 		ok "go$v: every one of $(wc -l <"$work/out.jsonl") lines parses with jq"
+		schema_verdict "go$v hostile labels" "$work/out.jsonl"
 	else
 		not_ok "go$v: output is not valid JSON lines"
 		continue

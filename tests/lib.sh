@@ -46,6 +46,18 @@ check_eq() {
 	fi
 }
 
+# schema_verdict NAME JSONL...: every line is a record that the README's
+# schema, cmd/record.schema.json, allows (Debian's python3-jsonschema)
+schema_verdict() {
+	local name=$1 out
+	shift
+	if out=$(/usr/bin/python3 "$TOP/tests/validate-records.py" "$TOP/cmd/record.schema.json" "$@" 2>&1); then
+		ok "$name: $(tail -n 1 <<<"$out") (cmd/record.schema.json)"
+	else
+		not_ok "$name: cmd/record.schema.json: $(tr '\n' ' ' <<<"$out")"
+	fi
+}
+
 # Installed Go toolchains, oldest first, as "1.19 1.21 ...". Versions named
 # in CTXPROF_HIDE_GO ("1.26 1.27") count as not installed: that is how the
 # tests are tried on a machine that lacks them.

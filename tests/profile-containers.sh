@@ -160,6 +160,7 @@ for f in all one; do
 		done_testing
 	fi
 done
+schema_verdict "records with container_id, pod_uid and ns_pid" "$work/all.jsonl"
 
 # fields_of JSONL PID: the distinct container_id, pod_uid and ns_pid of PID's records
 fields_of() {

@@ -65,6 +65,7 @@ if ! jq -e . "$work/out.jsonl" >/dev/null; then
 	done_testing
 fi
 ok "every output line is valid JSON ($(wc -l <"$work/out.jsonl") records)"
+schema_verdict "every toolchain's records" "$work/out.jsonl"
 
 # diagnose PID: a target whose labels were never read (seen once, in a chroot
 # CI run, never here): what it runs, what check says, and a second run's view

@@ -199,9 +199,60 @@ static void test_hostile_labels(void)
 	aggregate__free(a);
 }
 
+/* One goroutine's labels, one key/value pair per route, in and out: its trace_id and span_id. */
+static void expect_ids(const char *what, const char *tkey, const char *tval, const char *skey,
+		       const char *sval, const char *want_trace, const char *want_span)
+{
+	struct aggregate *a = aggregate__new(PERIOD, 0);
+	struct sample_event *e;
+	json_t *all, *r, *v;
+
+	memset(buf, 0, sizeof(buf));
+	e = event(0, 1, SAMPLE_F_CURG, 3);
+	label(e, 0, tkey, strlen(tkey), tval, strlen(tval));
+	label(e, 1, skey, strlen(skey), sval, strlen(sval));
+	label(e, 2, "route", 5, what, strlen(what));
+	aggregate__add(a, buf, size_of(e));
+	all = flush(a);
+	r = record_with(all, what);
+	v = json_object_get(r, "trace_id");
+	check_str(desc("%s: trace_id", what), want_trace ?: "null",
+		  json_is_string(v) ? json_string_value(v) : "null");
+	v = json_object_get(r, "span_id");
+	check_str(desc("%s: span_id", what), want_span ?: "null",
+		  json_is_string(v) ? json_string_value(v) : "null");
+	v = json_object_get(json_object_get(r, "labels"), skey);
+	check_str(desc("%s: the span label is kept as it was", what), sval, json_string_value(v) ?: "");
+	json_decref(all);
+	aggregate__free(a);
+}
+
+static void test_conventions(void)
+{
+	expect_ids("Datadog", "trace id", TRACE, "span id", "1234567890123456789", TRACE,
+		   "112210f47de98115");
+	expect_ids("Datadog, 16 decimal digits", "trace id", TRACE, "span id", "1000000000000000",
+		   TRACE, "00038d7ea4c68000");
+	expect_ids("Datadog, u64 max", "trace id", TRACE, "span id", "18446744073709551615", TRACE,
+		   "ffffffffffffffff");
+	expect_ids("Datadog, past u64", "trace id", TRACE, "span id", "18446744073709551616", TRACE,
+		   NULL);
+	expect_ids("Grafana", "trace_id", TRACE, "span_id", "00f067aa0ba902b7", TRACE,
+		   "00f067aa0ba902b7");
+	expect_ids("Grafana, 16 decimal digits are hex there", "trace_id", TRACE, "span_id",
+		   "1000000000000000", TRACE, "1000000000000000");
+	expect_ids("otel.spanid in decimal", "otel_traceid", TRACE, "otel.spanid", "42", TRACE,
+		   "000000000000002a");
+	expect_ids("a span ID that is neither", "otel.traceid", TRACE, "span id", "12ab", TRACE, NULL);
+	expect_ids("a negative span ID", "otel.traceid", TRACE, "span id", "-1", TRACE, NULL);
+	expect_ids("a trace ID in decimal is none", "trace id", "1234", "span_id", "00f067aa0ba902b7",
+		   NULL, "00f067aa0ba902b7");
+}
+
 int main(void)
 {
 	test_references_and_stale_bytes();
 	test_hostile_labels();
+	test_conventions();
 	return tap_done();
 }

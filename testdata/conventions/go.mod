@@ -1,0 +1,3 @@
+module ctxprof.test/conventions
+
+go 1.17
