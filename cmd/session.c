@@ -43,6 +43,7 @@ struct target {
 	char comm[32];
 	/* held while sampled: replicas of one binary read its DWARF once */
 	struct go_binary *gb;
+	bool pending; /* its name, container and mappings are still to be read */
 };
 
 struct session {
@@ -61,6 +62,7 @@ struct session {
 	struct processes *procs; /* every process's mappings, targets or not */
 	struct hashmap *targets; /* pid -> struct target */
 	int nadded; /* targets ever added, for the statistics */
+	int npending; /* targets added since describe_pending last ran */
 	uint64_t period_ns;
 	FILE *out;
 	const char *out_name; /* for messages: the -o FILE, or "stdout" */
@@ -361,6 +363,35 @@ static int check_target(struct session *s, struct target *t, struct target_info 
 	return 0;
 }
 
+/* A target's name, container and mappings, read now while the process lives. */
+static void describe(struct session *s, struct target *t)
+{
+	processes__container(s->procs, t->pid);
+	processes__comm(s->procs, t->pid);
+	if (!symbolizer__known(processes__get(s->procs, t->pid, now_ns(CLOCK_MONOTONIC))))
+		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
+				"addresses\n",
+			(int)t->pid, t->comm);
+	t->pending = false;
+}
+
+static void describe_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct target *t = value;
+
+	if (t->pending)
+		describe(ctx, t);
+}
+
+/* Targets added by --all since the loop last looked: described now. */
+static void describe_pending(struct session *s)
+{
+	if (s->npending) {
+		hashmap__foreach(s->targets, describe_one, s);
+		s->npending = 0;
+	}
+}
+
 static int add_target(struct session *s, pid_t pid, bool quiet)
 {
 	struct target_info info = {};
@@ -379,13 +410,15 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	ret = check_target(s, t, &info, &before, quiet);
 	if (ret)
 		goto fail;
-	/* its name and container, while it lives */
-	processes__container(s->procs, pid);
-	processes__comm(s->procs, pid);
-	if (!symbolizer__known(processes__get(s->procs, pid, now_ns(CLOCK_MONOTONIC))))
-		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
-				"addresses\n",
-			(int)pid, t->comm);
+	/*
+	 * --all defers the rest (its name, container and mappings, read from
+	 * /proc while it lives) to the loop, right after: on a busy host with
+	 * hundreds of Go processes, sampling them all starts sooner.
+	 */
+	if (quiet)
+		t->pending = true;
+	else
+		describe(s, t);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid }, &info,
 				BPF_ANY)) {
 		ret = -errno;
@@ -415,6 +448,7 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 		goto fail;
 	}
 	s->nadded++;
+	s->npending += t->pending;
 	if (quiet && s->cfg.verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s, %s) added\n", (int)pid, t->comm,
 			go_binary__version(t->gb));
@@ -1150,6 +1184,7 @@ int session__run(struct session *s, bool end_with_targets)
 			c->traced_only ? ", traced goroutines only" : "");
 	else
 		fprintf(stderr, "ctxprof-go: recording custom-trace events; Ctrl-C to stop\n");
+	describe_pending(s);
 
 	s->reading = true;
 	while (!exiting && !s->fail) {
@@ -1189,6 +1224,7 @@ int session__run(struct session *s, bool end_with_targets)
 		}
 		processes__read(s->procs);
 		handle_execs(s);
+		describe_pending(s);
 		/* without the kernel's exec records, new processes are found by looking */
 		if (c->all && !processes__following(s->procs) && now_ns(CLOCK_MONOTONIC) >= next_scan) {
 			session__discover(s);

@@ -24,7 +24,7 @@ refuses() {
 	shift 3
 	out=$("$@" 2>&1 >/dev/null)
 	rc=$?
-	if [ "$rc" -eq "$want" ] && grep -qE "$re" <<<"$out"; then
+	if [ "$rc" -eq "$want" ] && grep -qE -- "$re" <<<"$out"; then
 		ok "$name: exit $rc: $(head -n 1 <<<"$out")"
 	else
 		not_ok "$name: exit $rc (want $want), message: $out"
@@ -71,6 +71,11 @@ refuses "no -p" 2 "no target: give -p PID" "$CTXPROF" -d 1
 refuses "bad frequency" 2 "invalid frequency" "$CTXPROF" -p "$go_pid" -F 0
 refuses "bad PID" 2 "invalid PID 'abc'" "$CTXPROF" -p abc
 refuses "bad duration" 2 "invalid duration" "$CTXPROF" -p "$go_pid" -d -3
+refuses "--all with -p" 2 "--all and -p exclude each other" "$CTXPROF" --all -p "$go_pid" -d 1
+refuses "--cgroup that is not a cgroup v2 directory" 1 "--cgroup /tmp: not a directory of a cgroup v2 file system" \
+	"$CTXPROF" --all --cgroup /tmp -d 1
+refuses "--cgroup that does not exist" 1 "--cgroup /nonexistent: No such file or directory" \
+	"$CTXPROF" --all --cgroup /nonexistent -d 1
 refuses "too many trace keys" 2 "at most 4 --trace-key" "$CTXPROF" -p "$go_pid" \
 	--trace-key a --trace-key b --trace-key c --trace-key d --trace-key e
 out=$("$CTXPROF" --help)

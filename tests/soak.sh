@@ -26,7 +26,7 @@ for v in "${versions[@]}"; do
 done
 echo "# ${#bins[@]} binaries (go${versions[*]}), 20 processes up, $SHORT short-lived over $SOAK_SECONDS s"
 
-ctxprof_start "$work/err" "$work/out.jsonl" --all -F 99 -i 10 -d "$((SOAK_SECONDS + 30))" ||
+ctxprof_start "$work/err" "$work/out.jsonl" -v --all -F 99 -i 10 -d "$((SOAK_SECONDS + 30))" ||
 	{ not_ok "ctxprof-go --all did not start: $(tr '\n' ' ' <"$work/err")"; done_testing; }
 keep=()
 for ((i = 0; i < 20; i++)); do
@@ -46,7 +46,7 @@ while [ $((SECONDS - start)) -lt "$SOAK_SECONDS" ]; do
 	# the next short-lived processes due by now
 	while [ "$started" -lt "$SHORT" ] && [ $((started * SOAK_SECONDS / SHORT)) -le "$t" ]; do
 		"${bins[started % ${#bins[@]}]}" -d "$((1 + started % 4))s" -workers 1 2>/dev/null &
-		echo "$!" >>"$work/short.pids"
+		echo "$! $t $((1 + started % 4)) ${bins[started % ${#bins[@]}]}" >>"$work/short.pids"
 		started=$((started + 1))
 	done
 	if [ "$t" -ge "$next_sample" ]; then
@@ -79,7 +79,11 @@ if [ -n "$base_fds" ] && [ $((max_fds - base_fds)) -le 4 ] && [ $((base_fds - mi
 else
 	not_ok "open fds after warm-up moved from ${base_fds:-?} to between ${min_fds:-?} and ${max_fds:-?}"
 fi
-missing=$(jq -s -r --slurpfile p <(jq -R 'tonumber' "$work/short.pids") \
-	'([.[].pid] | unique) as $seen | [$p[] | select(. as $x | $seen | index($x) | not)] | length' "$work/out.jsonl")
-check_eq "short-lived processes without records (of $started)" 0 "$missing"
+missing=$(jq -s -r --slurpfile p <(awk '{ print $1 }' "$work/short.pids") \
+	'([.[].pid] | unique) as $seen | [$p[] | select(. as $x | $seen | index($x) | not)] | join(" ")' "$work/out.jsonl")
+for pid in $missing; do
+	awk -v p="$pid" '$1 == p { print "# no records: pid " $1 ", started at t=" $2 " s for " $3 " s: " $4 }' "$work/short.pids"
+	grep -F "pid $pid " "$work/err" | sed 's/^/#   /'
+done
+check_eq "short-lived processes without records (of $started)" 0 "$(wc -w <<<"$missing")"
 done_testing

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0
+// httpserver: a plain net/http server, with no tracing library and no labels, that burns CPU per request.
+//
+// One port serves HTTP/1.1 and h2c (golang.org/x/net/http2/h2c, prior
+// knowledge or Upgrade), another HTTP/1.1 and HTTP/2 over TLS with a
+// self-signed certificate made at start. /work burns -burn of CPU in
+// main.handleBurn, then as long again in main.childBurn, on a goroutine the
+// handler starts and waits for. The reply names the protocol and the
+// traceparent header the handler saw, so that a test knows what was sent
+// where. Built in GOPATH mode against Debian's golang-golang-x-net-dev.
+package main
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"flag"
+	"fmt"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/h2c"
+)
+
+var sink uint64
+
+func spin(d time.Duration, mul uint64) uint64 {
+	x := mul
+	for start := time.Now(); time.Since(start) < d; {
+		for i := 0; i < 100000; i++ {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+		}
+	}
+	return x
+}
+
+//go:noinline
+func handleBurn(d time.Duration) uint64 { return spin(d, 0x9e3779b97f4a7c15) }
+
+//go:noinline
+func childBurn(d time.Duration) uint64 { return spin(d, 0xbf58476d1ce4e5b9) }
+
+func work(burn time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		x := handleBurn(burn)
+		done := make(chan uint64)
+		go func() { done <- childBurn(burn) }()
+		x ^= <-done
+		sink += x
+		fmt.Fprintf(w, "%s %s\n", r.Proto, r.Header.Get("traceparent"))
+	}
+}
+
+// selfSigned makes a certificate for 127.0.0.1 that lives as long as the process.
+func selfSigned() (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "httpserver"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
+}
+
+func main() {
+	life := flag.Duration("d", 0, "exit after this long (0: run until killed)")
+	burn := flag.Duration("burn", 20*time.Millisecond, "CPU per request, in the handler and again in its goroutine")
+	flag.Parse()
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/work", work(*burn))
+
+	plain, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "httpserver:", err)
+		os.Exit(1)
+	}
+	secure, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "httpserver:", err)
+		os.Exit(1)
+	}
+	cert, err := selfSigned()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "httpserver: certificate:", err)
+		os.Exit(1)
+	}
+	h1 := &http.Server{Handler: h2c.NewHandler(mux, &http2.Server{})}
+	h2 := &http.Server{Handler: mux, TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert}}}
+	// ServeTLS offers h2 by ALPN, through net/http's own HTTP/2 server
+	go func() { fmt.Fprintln(os.Stderr, "httpserver:", h1.Serve(plain)) }()
+	go func() { fmt.Fprintln(os.Stderr, "httpserver:", h2.ServeTLS(secure, "", "")) }()
+	fmt.Printf("http %s\nhttps %s\n", plain.Addr(), secure.Addr())
+	if *life > 0 {
+		time.Sleep(*life)
+		return
+	}
+	select {}
+}
