@@ -208,7 +208,12 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
 
-	if (t)
+	if (!t)
+		return 0;
+	if (t->exe_ino && BPF_CORE_READ(bprm, file, f_inode, i_ino) == t->exe_ino)
+		/* where the runtime's variables are depends on the load address */
+		t->layout.gc_cycles = 0;
+	else
 		t->execed = 1;
 	return 0;
 }

@@ -152,6 +152,15 @@ struct target_info {
 	struct go_layout layout;
 	__u32 execed;
 	__u32 __pad;
+	/*
+	 * The inode number of the executable user space checked. The exec
+	 * record that makes user space add a process comes out before the exec
+	 * tracepoint fires: an exec of this same file is that exec, caught
+	 * late, and leaves the layout valid. Inode numbers agree where devices
+	 * do not (btrfs); a mismatch only costs the samples until user space
+	 * sees the exec.
+	 */
+	__u64 exe_ino;
 };
 
 /*

@@ -410,6 +410,7 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	ret = check_target(s, t, &info, &before, quiet);
 	if (ret)
 		goto fail;
+	info.exe_ino = before.st_ino;
 	/*
 	 * --all defers the rest (its name, container and mappings, read from
 	 * /proc while it lives) to the loop, right after: on a busy host with
