@@ -145,6 +145,12 @@ job_verdicts() {
 			not_ok "$name $job: only $total samples"
 		elif [ "$wrong" -ne 0 ]; then
 			not_ok "$name $job: $wrong of $total samples carry another trace ID"
+			# what they were: the trace, the labels and the stack
+			jq -c --arg j "main.$job" --argjson want "$(want_json)" '. as $r | .stacks[] |
+				select(([.frames[].func | select(. as $f | $want | has($f))] | first) == $j and
+				       $r.trace_id != null and $r.trace_id != $want[$j]) |
+				{trace: $r.trace_id, labels: $r.labels, n: .samples,
+				 frames: [.frames[] | "\(.func):\(.line)"]}' "$2" | sed 's/^/#   /'
 		else
 			share_verdict "$name $job" "$right" "$total" ", 0 wrong, $none without"
 		fi
