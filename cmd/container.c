@@ -167,6 +167,14 @@ static int slurp(const char *path, char *buf, size_t size)
 	return 0;
 }
 
+bool container__in_cgroup(pid_t pid, const char *dir)
+{
+	char path[64], buf[4096];
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	return slurp(path, buf, sizeof(buf)) == 0 && container__cgroup_within(buf, dir);
+}
+
 int container__read(pid_t pid, struct container_info *out)
 {
 	char path[64], buf[8192];

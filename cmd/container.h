@@ -36,6 +36,9 @@ pid_t container__parse_nspid(const char *status);
  */
 bool container__cgroup_within(const char *text, const char *dir);
 
+/* The same for process PID, from /proc/PID/cgroup; false when it is gone. */
+bool container__in_cgroup(pid_t pid, const char *dir);
+
 /* Reads both for PID; -errno when the process is gone (OUT is then empty). */
 int container__read(pid_t pid, struct container_info *out);
 

@@ -501,20 +501,7 @@ enum verdict {
  */
 static bool in_cgroup(const struct session *s, pid_t pid)
 {
-	char path[64], buf[4096];
-	size_t n;
-	FILE *f;
-
-	if (!s->cgroup_dir)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return container__cgroup_within(buf, s->cgroup_dir);
+	return !s->cgroup_dir || container__in_cgroup(pid, s->cgroup_dir);
 }
 
 /*
@@ -690,7 +677,8 @@ static int open_perf_event(int cpu, uint64_t period_ns)
  */
 static int resolve_cgroup(const char *path, __u64 *id, __u32 *level, char **rel)
 {
-	char buf[PATH_MAX], full[PATH_MAX], *slash;
+	char buf[PATH_MAX], parent[PATH_MAX], *slash;
+	size_t below; /* where buf's path below the cgroup2 mount starts */
 	struct statfs sf;
 	struct stat st;
 
@@ -706,19 +694,17 @@ static int resolve_cgroup(const char *path, __u64 *id, __u32 *level, char **rel)
 	}
 	*id = st.st_ino;
 	*level = 0;
-	strcpy(full, buf);
-	while ((slash = strrchr(buf, '/')) && slash != buf) {
+	below = strlen(buf);
+	strcpy(parent, buf);
+	while ((slash = strrchr(parent, '/')) && slash != parent) {
 		*slash = '\0';
-		if (statfs(buf, &sf) != 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
+		if (statfs(parent, &sf) != 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
 			break;
 		++*level;
+		below = slash - parent;
 	}
 	/* the path below the mount, as /proc/PID/cgroup's 0:: line names it */
-	slash = full + strlen(full);
-	for (__u32 i = 0; i < *level; i++)
-		while (--slash > full && *slash != '/')
-			;
-	*rel = strdup(*level ? slash : "/");
+	*rel = strdup(*level ? buf + below : "/");
 	return *rel ? 0 : -ENOMEM;
 }
 

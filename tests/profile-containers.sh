@@ -30,9 +30,7 @@ cleanup() {
 	for ((i = ${#cgroups[@]} - 1; i >= 0; i--)); do
 		rmdir "${cgroups[i]}" 2>/dev/null
 	done
-	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-		umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}"
-	done
+	unmount_all
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -31,13 +31,10 @@ e2e_setup "targets on ext4, btrfs, overlayfs and tmpfs"
 mounts=() # mount points, innermost last
 
 cleanup() {
-	local i
 	kill $(jobs -p) 2>/dev/null
 	wait 2>/dev/null
 	# mount -o loop sets autoclear: the loop device goes with the umount
-	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
-		umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}"
-	done
+	unmount_all
 	rm -rf "$work"
 }
 trap cleanup EXIT

@@ -27,6 +27,15 @@ e2e_setup() {
 	trap 'kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 }
 
+# unmount_all: unmounts the mount points in $mounts, innermost (last) first;
+# a busy one lazily
+unmount_all() {
+	local i
+	for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+		umount "${mounts[i]}" 2>/dev/null || umount -l "${mounts[i]}"
+	done
+}
+
 # ctxprof_start ERR OUT ARGS...: starts ctxprof-go ARGS -o OUT 2>ERR in the
 # background ($ctxprof holds its pid; its stdout is the caller's) and
 # returns once it samples, with a note on stderr. Its start-up (BPF
