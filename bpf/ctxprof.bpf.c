@@ -6,6 +6,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "go_walk.bpf.h"
+#include "traceparent.bpf.h"
 #include "ustack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -79,13 +80,14 @@ static __always_inline __u32 stack_first(__u32 n)
 	return (offsetof(struct sample_event, labels) + n * sizeof(struct go_label)) / 8;
 }
 
-#define SET_FLAGS (SAMPLE_F_LABELS_CUT | SAMPLE_F_TRACE)
+#define SET_FLAGS (SAMPLE_F_LABELS_CUT | SAMPLE_F_TRACE | SAMPLE_F_TRACEPARENT)
 
 static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work *w,
 				   const struct go_layout *l, __u64 pid_tgid)
 {
 	struct sample_event *e = &w->e;
 	__u32 tgid = pid_tgid >> 32, zero = 0, n;
+	const struct trace_ctx *tc = NULL;
 	struct last_labels *last;
 	bool repeat, known;
 	__u64 wakeup;
@@ -102,15 +104,18 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 	if (go_walk(w, l, 0) < 0) {
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
+	} else {
+		tc = sampled_ctx(l, tgid, w->curg);
 	}
 	/*
 	 * The set this CPU sent last, at the same address, in the same GC
 	 * cycle: it cannot have been freed and made again, so it is the same
-	 * set, and reading it (two reads a label) can be skipped.
+	 * set, and reading it (two reads a label) can be skipped. A request's
+	 * context is part of the set, and is never known that way.
 	 */
 	known = !(e->flags & SAMPLE_F_READ_ERR) && w->labels && w->cycles_ok &&
 		last->cycles_ok && last->tgid == tgid && last->labels == w->labels &&
-		last->cycles == w->cycles;
+		last->cycles == w->cycles && !tc && !(last->flags & SAMPLE_F_TRACEPARENT);
 	if (known) {
 		e->flags |= last->flags & SET_FLAGS;
 		e->nlabels = last->nlabels;
@@ -119,6 +124,8 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	}
+	if (tc && !(e->flags & SAMPLE_F_READ_ERR))
+		add_traceparent(e, tc);
 	if (traced_only && !(e->flags & SAMPLE_F_TRACE)) {
 		stat_inc(STAT_FILTERED);
 		return;
@@ -126,7 +133,8 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 	/* a failed walk may have read half a set: always send it whole */
 	repeat = known || (!(e->flags & SAMPLE_F_READ_ERR) && last->tgid == tgid &&
 			   last->hash == e->labels_hash && last->nlabels == e->nlabels &&
-			   (last->flags & SAMPLE_F_LABELS_CUT) == (e->flags & SAMPLE_F_LABELS_CUT));
+			   (last->flags & (SAMPLE_F_LABELS_CUT | SAMPLE_F_TRACEPARENT)) ==
+				   (e->flags & (SAMPLE_F_LABELS_CUT | SAMPLE_F_TRACEPARENT)));
 	if (repeat) {
 		e->flags |= SAMPLE_F_SAME_LABELS;
 		e->gen = last->gen;
@@ -215,6 +223,32 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		t->layout.gc_cycles = 0;
 	else
 		t->execed = 1;
+	return 0;
+}
+
+/*
+ * The traceparent source: the start of a request's handler, and the end of
+ * an HTTP/1.1 request, whose connection's goroutine serves the next one.
+ */
+SEC("uprobe")
+int http_request(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, slot;
+	const struct target_info *t;
+	const struct go_layout *l;
+	struct work *w;
+
+	t = bpf_map_lookup_elem(&targets, &tgid);
+	l = t ? target_layout(t) : NULL;
+	if (!l || !l->hdr.map)
+		return 0;
+	w = work_claim(&slot);
+	if (!w) {
+		stat_inc(STAT_BUSY);
+		return 0;
+	}
+	http_begin(ctx, w, l, tgid);
+	work_release(slot);
 	return 0;
 }
 

@@ -11,6 +11,43 @@
 #define GO_LABELS_MAP 1 /* Go <= 1.23: *labelMap -> *hmap with string buckets */
 #define GO_LABELS_SLICE 2 /* Go >= 1.24: labelMap{ list []label } */
 
+/* How a Go map is laid out: net/http.Header, map[string][]string, for the traceparent source. */
+#define GO_MAP_HMAP 1 /* Go <= 1.23: *hmap -> buckets of 8 slots */
+#define GO_MAP_SWISS 2 /* Go >= 1.24: *maps.Map -> one group, or a directory of tables of groups */
+
+/*
+ * The traceparent source: where a served request's headers are, in
+ * net/http.Request.Header, a map[string][]string. map is GO_MAP_* or 0
+ * when the binary serves no net/http or its layout is unknown: then no
+ * probe is attached and no sample looks for a request.
+ */
+struct go_header_layout {
+	__u32 map;
+	__u32 req_header; /* net/http.Request.Header */
+	/* GO_MAP_HMAP: hash<string,[]string> and bucket<string,[]string> */
+	__u32 hh_b;
+	__u32 hh_flags;
+	__u32 hh_buckets;
+	__u32 hh_oldbuckets;
+	__u32 hb_size;
+	__u32 hb_tophash;
+	__u32 hb_keys;
+	__u32 hb_values;
+	__u32 hb_overflow;
+	/* GO_MAP_SWISS: maps.Map, table, group<string,[]string> and its slot */
+	__u32 sm_dir_ptr;
+	__u32 sm_dir_len;
+	__u32 st_groups; /* table.groups.data */
+	__u32 st_mask; /* table.groups.lengthMask */
+	__u32 sg_size;
+	__u32 sg_ctrl;
+	__u32 sg_slots;
+	__u32 ss_size;
+	__u32 ss_key;
+	__u32 ss_elem;
+	__u32 __pad;
+};
+
 /*
  * Everything the sampler needs to walk fsbase -> g -> m -> curg -> labels in
  * one target process. Offsets are in bytes. tls_g_offset is the signed offset
@@ -41,7 +78,8 @@ struct go_layout {
 	/* GO_LABELS_MAP, for a map caught mid-growth */
 	__u32 hmap_flags;
 	__u32 hmap_oldbuckets;
-	__u32 __pad;
+	__u32 g_parent_goid; /* Go >= 1.21: the goid of the goroutine that started this one */
+	struct go_header_layout hdr;
 	/*
 	 * Where runtime.work.cycles is (the GC cycles started), in the
 	 * binary as linked or, in a target's layout, in that process; 0 when
@@ -108,6 +146,13 @@ struct go_label {
  * at SP + the function's SP delta, which user space knows from .gopclntab.
  */
 #define SAMPLE_F_TOP_WORDS (1U << 7)
+/*
+ * The last label is no label: its value is the traceparent header of the
+ * request the goroutine (or, Go >= 1.21, the one that started it) serves,
+ * and its key is empty. User space takes the trace ID from it when the
+ * labels hold none.
+ */
+#define SAMPLE_F_TRACEPARENT (1U << 8)
 
 /*
  * One sample as it crosses the ring buffer. Only what was filled is sent:
@@ -171,6 +216,31 @@ struct target_info {
 #define UPROBE_COOKIE_C 1ULL
 #define MAX_UPROBES 64
 
+/*
+ * The traceparent source. A uprobe at the start of a request's handler
+ * stores the request's header under the serving goroutine's goid (never its
+ * g: g structs are reused); the end of an HTTP/1.1 request deletes it.
+ * Only the version-00 form's 55 characters are kept; user space parses them.
+ */
+#define TRACEPARENT_LEN 55
+#define MAX_HDR_VISITS 16 /* buckets or groups read per header map */
+#define MAX_HDR_DIR 8 /* swiss tables read per header map */
+
+struct goid_key {
+	__u32 tgid;
+	__u32 __pad;
+	__u64 goid;
+};
+
+struct trace_ctx {
+	__u8 traceparent[TRACEPARENT_LEN + 1];
+};
+
+/* The register a probed function takes its *http.Request in: the attach cookie. */
+#define HTTP_PROBE_REQ_RDI 1 /* net/http.serverHandler.ServeHTTP(sh, rw, req) */
+#define HTTP_PROBE_REQ_RCX 2 /* x/net/http2.(*serverConn).runHandler(sc, rw, req, handler) */
+#define HTTP_PROBE_END 3 /* net/http.(*response).finishRequest: the request is done */
+
 /* A label key the sampler looks for, zero-padded so that it compares as words. */
 struct label_key {
 	__u32 len;
@@ -190,6 +260,9 @@ enum ctxprof_stat {
 	STAT_EVENTS_LOST, /* of those, lost to a full ring buffer */
 	STAT_EXECED, /* samples of a target no longer running its file (exec, exit): dropped */
 	STAT_BUSY, /* every work slot of the CPU was taken by interrupted programs: dropped */
+	STAT_HTTP_BEGIN, /* requests whose handler started, with or without a traceparent */
+	STAT_HTTP_TRACED, /* of those, with a traceparent stored */
+	STAT_HTTP_ERR, /* of those, whose headers could not be read */
 	STAT_MAX,
 };
 

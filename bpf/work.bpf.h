@@ -57,6 +57,20 @@ struct map_walk {
 	__u32 __pad;
 };
 
+/*
+ * A search of a net/http.Header map for the traceparent. Go <= 1.23: n
+ * buckets at base, then nold old ones; cur is an overflow bucket to read
+ * next. Go >= 1.24: nold directory entries at old, the current table cur
+ * with n groups at base; or, with no directory, the one group at base.
+ */
+struct hdr_walk {
+	__u64 base, old, cur;
+	__u32 n, idx, nold, oidx;
+	__s32 err;
+	__u32 found;
+	struct trace_ctx ctx;
+};
+
 struct work {
 	struct sample_event e;
 	struct read_buf buf;
@@ -68,6 +82,7 @@ struct work {
 	__u32 cycles_ok; /* and whether that read worked */
 	struct fp_walk fw;
 	struct map_walk mw;
+	struct hdr_walk hw;
 };
 
 /* What a bpf_loop step gets: it must point to the BPF stack, where pointers keep their type. */

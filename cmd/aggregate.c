@@ -13,6 +13,7 @@
 #define RECORD_F_LABELS_CUT SAMPLE_F_LABELS_CUT
 #define RECORD_F_TRACE (1U << 16) /* trace_id holds a packed 32-hex trace ID */
 #define RECORD_F_SPAN (1U << 17) /* span_id holds a packed 16-hex span ID */
+#define RECORD_F_TRACEPARENT (1U << 18) /* both came from the request's traceparent */
 
 #define TRACE_ID_LEN (TRACE_HEX_LEN / 2)
 #define SPAN_ID_LEN 8
@@ -20,7 +21,7 @@
 struct record {
 	uint32_t pid;
 	uint32_t flags;
-	uint8_t trace_id[TRACE_ID_LEN]; /* from the labels: the key does not hold it */
+	uint8_t trace_id[TRACE_ID_LEN]; /* from the labels or the traceparent */
 	uint8_t span_id[SPAN_ID_LEN];
 	uint32_t nlabels;
 	struct go_label labels[MAX_LABELS]; /* sorted by key, then value */
@@ -33,6 +34,7 @@ struct record {
 struct cpu_labels {
 	uint32_t tgid;
 	uint32_t gen;
+	uint32_t flags; /* SAMPLE_F_TRACEPARENT of the set */
 	uint32_t nlabels;
 	struct go_label labels[MAX_LABELS];
 };
@@ -42,6 +44,7 @@ struct aggregate {
 	size_t ntrace_keys;
 	const char *const *span_keys;
 	size_t nspan_keys;
+	bool no_labels, no_traceparent; /* --trace-sources without them */
 	uint64_t period_ns;
 	int64_t mono_to_real_ns;
 	struct hashmap *records; /* record key -> struct record */
@@ -77,6 +80,12 @@ static int emit(struct aggregate *a, json_t *o, FILE *out)
 
 static const char *const default_trace_keys[] = { AGG_DEFAULT_TRACE_KEYS };
 static const char *const default_span_keys[] = { AGG_DEFAULT_SPAN_KEYS };
+
+void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent)
+{
+	a->no_labels = !labels;
+	a->no_traceparent = !traceparent;
+}
 
 void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,
 			 const char *const *span_keys, size_t nspan)
@@ -203,6 +212,12 @@ static size_t record_key(const struct record *r, uint8_t *buf)
 	memcpy(p + 4, &r->flags, 4);
 	memcpy(p + 8, &r->nlabels, 4);
 	p += 12;
+	/* a traceparent's IDs are no label: they tell records apart on their own */
+	if (r->flags & RECORD_F_TRACEPARENT) {
+		memcpy(p, r->trace_id, TRACE_ID_LEN);
+		memcpy(p + TRACE_ID_LEN, r->span_id, SPAN_ID_LEN);
+		p += TRACE_ID_LEN + SPAN_ID_LEN;
+	}
 	for (i = 0; i < r->nlabels; i++) {
 		const struct go_label *l = &r->labels[i];
 
@@ -223,7 +238,7 @@ static size_t record_key(const struct record *r, uint8_t *buf)
  * are remembered exactly when the BPF side remembers them: walk succeeded.
  */
 static const struct go_label *resolve_labels(struct aggregate *a, const struct sample_event *e,
-					     uint32_t *n)
+					     uint32_t *n, uint32_t *flags)
 {
 	struct cpu_labels *c = hashmap__get(a->cpus, &e->cpu, sizeof(e->cpu));
 
@@ -231,6 +246,7 @@ static const struct go_label *resolve_labels(struct aggregate *a, const struct s
 		if (!c || c->tgid != e->tgid || c->gen != e->gen)
 			return NULL;
 		*n = c->nlabels;
+		*flags = c->flags;
 		return c->labels;
 	}
 	/* events of custom traces are always whole, and never referred to */
@@ -243,15 +259,17 @@ static const struct go_label *resolve_labels(struct aggregate *a, const struct s
 		if (c) {
 			c->tgid = e->tgid;
 			c->gen = e->gen;
+			c->flags = e->flags & SAMPLE_F_TRACEPARENT;
 			c->nlabels = e->nlabels;
 			memcpy(c->labels, e->labels, e->nlabels * sizeof(e->labels[0]));
 		}
 	}
 	*n = e->nlabels;
+	*flags = e->flags & SAMPLE_F_TRACEPARENT;
 	return e->labels;
 }
 
-#define MAX_RECORD_KEY (12 + MAX_LABELS * sizeof(struct go_label))
+#define MAX_RECORD_KEY (12 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
 
 static int hexval(uint8_t c)
 {
@@ -347,6 +365,48 @@ static void find_ids(const struct aggregate *a, struct record *r)
 		r->flags |= RECORD_F_SPAN;
 }
 
+/* N digits of lowercase hex, as W3C Trace Context requires, packed into OUT. */
+static bool pack_lower_hex(const uint8_t *s, size_t n, uint8_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if ((s[i] < '0' || s[i] > '9') && (s[i] < 'a' || s[i] > 'f'))
+			return false;
+		out[i / 2] = (i % 2 ? out[i / 2] << 4 : 0) | hexval(s[i]);
+	}
+	return true;
+}
+
+static bool all_zero(const uint8_t *b, size_t n)
+{
+	while (n--) {
+		if (*b++)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A traceparent header, "VV-<32 hex trace ID>-<16 hex parent span ID>-FF":
+ * its IDs into R. False for what W3C Trace Context calls invalid in its
+ * first 55 characters: version ff, anything but lowercase hex, an all-zero ID.
+ */
+static bool parse_traceparent(const struct go_label *l, struct record *r)
+{
+	uint8_t ver, flags, trace[TRACE_ID_LEN], span[SPAN_ID_LEN];
+	const uint8_t *v = l->value;
+
+	if (l->value_len != TRACEPARENT_LEN || v[2] != '-' || v[35] != '-' || v[52] != '-' ||
+	    !pack_lower_hex(v, 2, &ver) || ver == 0xff || !pack_lower_hex(v + 53, 2, &flags) ||
+	    !pack_lower_hex(v + 3, 2 * TRACE_ID_LEN, trace) || all_zero(trace, TRACE_ID_LEN) ||
+	    !pack_lower_hex(v + 36, 2 * SPAN_ID_LEN, span) || all_zero(span, SPAN_ID_LEN))
+		return false;
+	memcpy(r->trace_id, trace, TRACE_ID_LEN);
+	memcpy(r->span_id, span, SPAN_ID_LEN);
+	return true;
+}
+
 /*
  * Checks an event and fills TMP with its record's identity (pid, IDs, sorted
  * labels); *STACK and *NFRAMES get its stack, its leaf's caller put back
@@ -355,8 +415,8 @@ static void find_ids(const struct aggregate *a, struct record *r)
 static int parse_event(struct aggregate *a, const struct sample_event *e, size_t size,
 		       struct record *tmp, const uint64_t **stack, size_t *nframes, uint64_t *buf)
 {
-	const struct go_label *labels;
-	uint32_t nlabels, i;
+	const struct go_label *labels, *tp = NULL;
+	uint32_t nlabels, i, set_flags = 0;
 
 	if (size < offsetof(struct sample_event, labels) || e->nlabels > MAX_LABELS ||
 	    e->stack_bytes > sizeof(e->stack_room) || e->stack_bytes % 8 ||
@@ -369,7 +429,7 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 	*stack = (const uint64_t *)&e->labels[e->nlabels];
 	*nframes = e->stack_bytes / 8;
 	*stack = repaired_stack(a, e, *stack, nframes, buf);
-	labels = resolve_labels(a, e, &nlabels);
+	labels = resolve_labels(a, e, &nlabels, &set_flags);
 	memset(tmp, 0, sizeof(*tmp));
 	tmp->pid = e->tgid;
 	if (e->flags & SAMPLE_F_READ_ERR) {
@@ -379,6 +439,9 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 		/* repeats a set whose full event we never saw (lost, or before we started) */
 		a->stats.unresolved++;
 	} else {
+		/* the sampler put the request's traceparent after the labels */
+		if ((set_flags & SAMPLE_F_TRACEPARENT) && nlabels && !labels[nlabels - 1].key_len)
+			tp = &labels[--nlabels];
 		tmp->flags = e->flags & RECORD_F_LABELS_CUT;
 		tmp->nlabels = nlabels;
 		for (i = 0; i < nlabels; i++) {
@@ -390,7 +453,14 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 			       MAX_VALUE_LEN - value_bytes(&labels[i]));
 		}
 		qsort(tmp->labels, tmp->nlabels, sizeof(tmp->labels[0]), label_cmp);
-		find_ids(a, tmp);
+		if (!a->no_labels)
+			find_ids(a, tmp);
+		/* labels win; a bad header is no trace ID, and no label either */
+		if (tp && !a->no_traceparent && !(tmp->flags & RECORD_F_TRACE) &&
+		    parse_traceparent(tp, tmp)) {
+			tmp->flags &= ~RECORD_F_SPAN;
+			tmp->flags |= RECORD_F_TRACE | RECORD_F_SPAN | RECORD_F_TRACEPARENT;
+		}
 	}
 	tmp->first_ns = e->time_ns;
 	tmp->last_ns = e->time_ns;
@@ -643,8 +713,12 @@ static json_t *record_json(const struct aggregate *a, const struct record *r,
 	if (r->flags & RECORD_F_TRACE) {
 		hex(r->trace_id, TRACE_ID_LEN, buf);
 		json_object_set_new(o, "trace_id", json_string(buf));
+		json_object_set_new(o, "trace_source",
+				    json_string(r->flags & RECORD_F_TRACEPARENT ? "traceparent" :
+										  "label"));
 	} else {
 		json_object_set_new(o, "trace_id", json_null());
+		json_object_set_new(o, "trace_source", json_null());
 	}
 	if (r->flags & RECORD_F_SPAN) {
 		hex(r->span_id, SPAN_ID_LEN, buf);

@@ -41,6 +41,13 @@ void aggregate__free(struct aggregate *a);
  * (16 hex digits, or a decimal u64 as Datadog writes it), in order of preference; the arrays must outlive A.
  * Until set, the defaults above.
  */
+/*
+ * Which sources may give a record its trace ID (both by default): the
+ * labels, and the traceparent of the request the goroutine serves, taken
+ * only when the labels give none.
+ */
+void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent);
+
 void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,
 			 const char *const *span_keys, size_t nspan);
 

@@ -57,6 +57,32 @@ static json_t *offsets_json(const struct go_layout *l, uint32_t md_gofunc)
 		json_object_set_new(o, "label.key", json_integer(l->label_key));
 		json_object_set_new(o, "label.value", json_integer(l->label_value));
 	}
+	if (l->g_parent_goid)
+		json_object_set_new(o, "g.parentGoid", json_integer(l->g_parent_goid));
+	if (l->hdr.map)
+		json_object_set_new(o, "http.Request.Header", json_integer(l->hdr.req_header));
+	if (l->hdr.map == GO_MAP_HMAP) {
+		json_object_set_new(o, "Header.hmap.B", json_integer(l->hdr.hh_b));
+		json_object_set_new(o, "Header.hmap.flags", json_integer(l->hdr.hh_flags));
+		json_object_set_new(o, "Header.hmap.buckets", json_integer(l->hdr.hh_buckets));
+		json_object_set_new(o, "Header.hmap.oldbuckets", json_integer(l->hdr.hh_oldbuckets));
+		json_object_set_new(o, "Header.bucket.size", json_integer(l->hdr.hb_size));
+		json_object_set_new(o, "Header.bucket.tophash", json_integer(l->hdr.hb_tophash));
+		json_object_set_new(o, "Header.bucket.keys", json_integer(l->hdr.hb_keys));
+		json_object_set_new(o, "Header.bucket.values", json_integer(l->hdr.hb_values));
+		json_object_set_new(o, "Header.bucket.overflow", json_integer(l->hdr.hb_overflow));
+	} else if (l->hdr.map == GO_MAP_SWISS) {
+		json_object_set_new(o, "Header.map.dirPtr", json_integer(l->hdr.sm_dir_ptr));
+		json_object_set_new(o, "Header.map.dirLen", json_integer(l->hdr.sm_dir_len));
+		json_object_set_new(o, "Header.table.groups", json_integer(l->hdr.st_groups));
+		json_object_set_new(o, "Header.table.lengthMask", json_integer(l->hdr.st_mask));
+		json_object_set_new(o, "Header.group.size", json_integer(l->hdr.sg_size));
+		json_object_set_new(o, "Header.group.ctrl", json_integer(l->hdr.sg_ctrl));
+		json_object_set_new(o, "Header.group.slots", json_integer(l->hdr.sg_slots));
+		json_object_set_new(o, "Header.slot.size", json_integer(l->hdr.ss_size));
+		json_object_set_new(o, "Header.slot.key", json_integer(l->hdr.ss_key));
+		json_object_set_new(o, "Header.slot.elem", json_integer(l->hdr.ss_elem));
+	}
 	/* where the symbolizer finds inlining trees */
 	if (md_gofunc)
 		json_object_set_new(o, "moduledata.gofunc", json_integer(md_gofunc));
@@ -77,6 +103,27 @@ static json_t *notes_json(const struct go_binary *gb, size_t n,
 	for (i = 0; i < n; i++)
 		json_array_append_new(a, json_string(get(gb, i)));
 	return a;
+}
+
+static const char *header_map_name(__u32 map)
+{
+	return map == GO_MAP_HMAP ? "hmap" : map == GO_MAP_SWISS ? "swiss" : NULL;
+}
+
+/* Each trace source: can this binary give trace IDs from it, and if not, why not. */
+static json_t *sources_json(const struct go_binary *gb)
+{
+	json_t *o = json_object();
+	const char *why;
+	int src;
+
+	for (src = 0; src < TRACE_SOURCE_COUNT; src++) {
+		why = go_binary__trace_source_problem(gb, src);
+		json_object_set_new(o, trace_source__name(src),
+				    json_pack("{s:b, s:o}", "supported", !why, "reason",
+					      why ? json_string(why) : json_null()));
+	}
+	return o;
 }
 
 /* What `check --json` prints for a file that could be read. */
@@ -102,6 +149,8 @@ static json_t *report_json(const struct go_binary *gb)
 	json_object_set_new(o, "labels_layout", str_or_null(ok ? go_labels_layout__name(l.labels_layout) : NULL));
 	json_object_set_new(o, "offsets", ok ? offsets_json(&l, go_binary__md_gofunc(gb)) : json_null());
 	json_object_set_new(o, "sets_labels", json_boolean(go_binary__sets_labels(gb)));
+	json_object_set_new(o, "header_map", str_or_null(ok ? header_map_name(l.hdr.map) : NULL));
+	json_object_set_new(o, "trace_sources", sources_json(gb));
 	json_object_set_new(o, "inlining", json_boolean(go_binary__pclntab(gb) &&
 							 gopclntab__has_inlining(go_binary__pclntab(gb))));
 	json_object_set_new(o, "problems", notes_json(gb, go_binary__nproblems(gb), go_binary__problem));
@@ -112,10 +161,11 @@ static json_t *report_json(const struct go_binary *gb)
 /* For a file that could not be read: same shape, so one jq filter serves every line. */
 static json_t *io_error_json(const char *path, const char *err)
 {
-	json_t *o = json_pack("{s:s, s:b, s:n, s:n, s:n, s:b, s:b, s:b, s:b, s:n, s:n, s:n, s:n, s:b}",
+	json_t *o = json_pack("{s:s, s:b, s:n, s:n, s:n, s:b, s:b, s:b, s:b, s:n, s:n, s:n, s:n, s:b, s:n, s:n}",
 			      "path", path, "supported", 0, "go_version", "arch", "source", "pie",
 			      0, "cgo", 0, "dwarf", 0, "symtab", 0, "tls_g_offset", "tls_source",
-			      "labels_layout", "offsets", "sets_labels", 0);
+			      "labels_layout", "offsets", "sets_labels", 0, "header_map",
+			      "trace_sources");
 
 	json_object_set_new(o, "problems", json_pack("[s]", err));
 	json_object_set_new(o, "warnings", json_array());

@@ -416,7 +416,7 @@ static void folded_lines(struct convert *c, json_t *rec, json_t *frames, uint64_
 
 int convert__add(struct convert *c, json_t *rec, char *err, size_t errlen)
 {
-	const char *trace, *span, *k;
+	const char *trace, *span, *source, *k;
 	uint64_t pid, per_sample = 0;
 	json_t *st, *frames, *v;
 	struct sample *s;
@@ -441,6 +441,8 @@ int convert__add(struct convert *c, json_t *rec, char *err, size_t errlen)
 	}
 	trace = json_string_value(json_object_get(rec, "trace_id"));
 	span = json_string_value(json_object_get(rec, "span_id"));
+	/* older records have none */
+	source = json_string_value(json_object_get(rec, "trace_source"));
 	json_array_foreach(json_object_get(rec, "stacks"), i, st) {
 		uint64_t n = json_integer_value(json_object_get(st, "samples"));
 
@@ -452,7 +454,7 @@ int convert__add(struct convert *c, json_t *rec, char *err, size_t errlen)
 		s->values[0] = n;
 		s->values[1] = n * per_sample;
 		s->locs = calloc(json_array_size(frames) + 1, sizeof(*s->locs));
-		nl = json_object_size(json_object_get(rec, "labels")) + 5;
+		nl = json_object_size(json_object_get(rec, "labels")) + 6;
 		s->labels = calloc(nl, sizeof(*s->labels));
 		if (!s->locs || !s->labels)
 			return fail("out of memory");
@@ -462,9 +464,13 @@ int convert__add(struct convert *c, json_t *rec, char *err, size_t errlen)
 			s->labels[s->nlabels++] = (struct label){ str_index(c, "trace_id"), str_index(c, trace) };
 		if (span)
 			s->labels[s->nlabels++] = (struct label){ str_index(c, "span_id"), str_index(c, span) };
-		/* every goroutine label; the trace and span IDs above stand for their own keys */
+		if (source)
+			s->labels[s->nlabels++] =
+				(struct label){ str_index(c, "trace_source"), str_index(c, source) };
+		/* every goroutine label; the IDs above stand for their own keys */
 		json_object_foreach(json_object_get(rec, "labels"), k, v) {
-			if (!strcmp(k, "trace_id") || !strcmp(k, "span_id") || !strcmp(k, "pid") ||
+			if (!strcmp(k, "trace_id") || !strcmp(k, "span_id") ||
+			    !strcmp(k, "trace_source") || !strcmp(k, "pid") ||
 			    !strcmp(k, "goid") || !strcmp(k, "context"))
 				continue;
 			s->labels[s->nlabels++] = (struct label){ str_index(c, k),

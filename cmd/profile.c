@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "../bpf/ctxprof.h"
+#include "../offsets/go_binary.h"
 #include "aggregate.h"
 #include "custom.h"
 #include "profile.h"
@@ -58,6 +59,10 @@ static const char usage[] =
 	"      --trace-key KEY     label holding the trace ID; repeatable, first match wins\n"
 	"                          (default: otel.traceid, otel_traceid, trace_id, trace id)\n"
 	"      --traced-only       drop samples whose goroutine has no trace ID\n"
+	"      --trace-sources LIST  where trace IDs come from, comma-separated (default:\n"
+	"                          all): label (goroutine labels), traceparent (the W3C\n"
+	"                          header of the net/http request a goroutine serves),\n"
+	"                          otel-sdk (not read yet); labels win over the others\n"
 	"      --ring-kib KIB      ring buffer per CPU (default 256; a power of two); a full\n"
 	"                          one loses samples, counted in the statistics line\n"
 	"      --no-leaf-repair    keep stacks as the frame-pointer walk gives them: a Go\n"
@@ -83,11 +88,13 @@ static const char usage[] =
 	"  ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl\n"
 	"  ctxprof-go --all --cgroup /sys/fs/cgroup/system.slice/docker-$ID.scope 30\n"
 	"  ctxprof-go -p 4242 --trace-key request_id 10\n"
+	"  ctxprof-go -p $(pidof api) --trace-sources traceparent -d 30 > cpu.jsonl\n"
 	"  ctxprof-go -p 4242 -d 30 --pprof cpu.pb.gz > cpu.jsonl; go tool pprof -top cpu.pb.gz\n"
 	"  ctxprof-go -p 4242 -d 30 --folded-trace-root | flamegraph.pl > cpu.svg\n"
 	"  ctxprof-go --uprobe ./server:main.handleQuery -o events.jsonl\n"
 	"  ctxprof-go --pin /sys/fs/bpf/ctxprof\n"
 	"  jq 'select(.trace_id==\"4bf92f3577b34da6a3ce929d0e0e4736\")' cpu.jsonl\n"
+	"  jq 'select(.trace_source==\"traceparent\")|{trace_id,span_id,cpu_ns}' cpu.jsonl\n"
 	"  jq -s 'group_by(.trace_id)|map({trace_id:.[0].trace_id,ms:(map(.cpu_ns)|add/1e6)})' cpu.jsonl\n";
 
 struct options {
@@ -100,6 +107,7 @@ struct options {
 	const char *trace_keys[MAX_TRACE_KEYS];
 	int ntrace_keys;
 	bool traced_only;
+	unsigned int trace_sources;
 	bool no_leaf_repair;
 	int verbose; /* -v: details; -vv: libbpf's messages too */
 	bool all;
@@ -169,7 +177,30 @@ enum {
 	OPT_RING_KIB,
 	OPT_CGROUP,
 	OPT_APPEND,
+	OPT_TRACE_SOURCES,
 };
+
+/* --trace-sources: names into a set of 1 << TRACE_SOURCE_* bits; -1 on an unknown name. */
+static int parse_sources(const char *list, unsigned int *out)
+{
+	char buf[128], *tok, *save;
+	int src;
+
+	if (!*list || strlen(list) >= sizeof(buf))
+		return -1;
+	strcpy(buf, list);
+	*out = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		for (src = 0; src < TRACE_SOURCE_COUNT; src++) {
+			if (!strcmp(tok, trace_source__name(src)))
+				break;
+		}
+		if (src == TRACE_SOURCE_COUNT)
+			return -1;
+		*out |= 1U << src;
+	}
+	return *out ? 0 : -1;
+}
 
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -181,6 +212,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "trace-key", required_argument, NULL, OPT_TRACE_KEY },
 		{ "traced-only", no_argument, NULL, OPT_TRACED_ONLY },
+		{ "trace-sources", required_argument, NULL, OPT_TRACE_SOURCES },
 		{ "no-leaf-repair", no_argument, NULL, OPT_NO_LEAF_REPAIR },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "folded", no_argument, NULL, 'f' },
@@ -201,6 +233,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	int c;
 
 	o->freq = DEFAULT_FREQ;
+	o->trace_sources = (1U << TRACE_SOURCE_COUNT) - 1;
 	o->ring_kib = RINGBUF_PER_CPU_KIB;
 	o->interval = DEFAULT_INTERVAL;
 	while ((c = getopt_long(argc, argv, "p:aF:d:i:o:fvhV", opts, NULL)) != -1) {
@@ -245,6 +278,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case OPT_TRACED_ONLY:
 			o->traced_only = true;
+			break;
+		case OPT_TRACE_SOURCES:
+			if (parse_sources(optarg, &o->trace_sources)) {
+				fprintf(stderr, "--trace-sources: '%s' is not a list of label, "
+						"traceparent and otel-sdk\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case OPT_NO_LEAF_REPAIR:
 			o->no_leaf_repair = true;
@@ -405,6 +446,7 @@ int profile__main(int argc, char **argv)
 		.trace_keys = o.trace_keys,
 		.ntrace_keys = o.ntrace_keys,
 		.traced_only = o.traced_only,
+		.trace_sources = o.trace_sources,
 		.leaf_repair = !o.no_leaf_repair,
 		.verbose = o.verbose > 0,
 		.ring_kib = o.ring_kib,

@@ -44,6 +44,9 @@ struct target {
 	/* held while sampled: replicas of one binary read its DWARF once */
 	struct go_binary *gb;
 	bool pending; /* its name, container and mappings are still to be read */
+	/* the traceparent source's probes in this process, at its handlers' entries */
+	struct bpf_link *http_links[MAX_HTTP_PROBES];
+	size_t nhttp;
 };
 
 struct session {
@@ -252,12 +255,22 @@ static int read_comm(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+static void detach_http(struct target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nhttp; i++)
+		bpf_link__destroy(t->http_links[i]);
+	t->nhttp = 0;
+}
+
 static void target__free(void *p)
 {
 	struct target *t = p;
 
 	if (!t)
 		return;
+	detach_http(t);
 	binaries__put(t->gb);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
@@ -392,6 +405,65 @@ static void describe_pending(struct session *s)
 	}
 }
 
+/*
+ * The traceparent source in T's process: a uprobe at each handler entry
+ * .gopclntab names, filtered to that process, so that other processes
+ * running the same file never take it. Through /proc/PID/exe, which names
+ * the very file in any mount namespace and on any filesystem.
+ */
+static void attach_http(struct session *s, struct target *t, bool quiet)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	const struct go_http_probe *probes;
+	size_t i, n;
+	char exe[64];
+	int err;
+
+	if (!(s->cfg.trace_sources & (1U << TRACE_SOURCE_TRACEPARENT)))
+		return;
+	n = go_binary__http_probes(t->gb, &probes);
+	if (!n) {
+		if (s->cfg.verbose && go_binary__serves_http(t->gb))
+			fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid,
+				t->comm,
+				go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT));
+		return;
+	}
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+	for (i = 0; i < n; i++) {
+		opts.bpf_cookie = probes[i].cookie;
+		t->http_links[i] = bpf_program__attach_uprobe_opts(
+			s->skel->progs.http_request, t->pid, exe, probes[i].offset, &opts);
+		if (!t->http_links[i]) {
+			err = -errno;
+			if (!quiet || s->cfg.verbose)
+				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+						"no trace IDs from traceparent headers\n",
+					(int)t->pid, t->comm, probes[i].func, strerror(-err));
+			detach_http(t);
+			return;
+		}
+		t->nhttp = i + 1;
+	}
+	if (s->cfg.verbose)
+		fprintf(stderr, "pid %d (%s): traceparent source: %zu probes, from %s\n",
+			(int)t->pid, t->comm, n, probes[0].func);
+}
+
+/* The request contexts a gone process left: its pid may come back, with goids from 1 again. */
+static void forget_contexts(struct session *s, pid_t pid)
+{
+	int fd = bpf_map__fd(s->skel->maps.trace_ctxs);
+	struct goid_key key, next, *prev = NULL;
+
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		if (next.tgid == (__u32)pid)
+			bpf_map_delete_elem(fd, &next);
+		key = next;
+		prev = &key;
+	}
+}
+
 static int add_target(struct session *s, pid_t pid, bool quiet)
 {
 	struct target_info info = {};
@@ -450,6 +522,7 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	}
 	s->nadded++;
 	s->npending += t->pending;
+	attach_http(s, t, quiet);
 	if (quiet && s->cfg.verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s, %s) added\n", (int)pid, t->comm,
 			go_binary__version(t->gb));
@@ -471,6 +544,10 @@ void session__remove_target(struct session *s, pid_t pid, const char *why)
 	if (!t)
 		return;
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+	if (t->nhttp) {
+		detach_http(t);
+		forget_contexts(s, pid);
+	}
 	/* with --all processes come and go all the time: said with -v only */
 	if (!s->cfg.all || s->cfg.verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s) %s\n", (int)pid, t->comm, why);
@@ -731,12 +808,15 @@ static int configure(struct session *s)
 	s->skel->rodata->ntrace_keys = c->ntrace_keys;
 	s->skel->rodata->traced_only = c->traced_only;
 	s->skel->rodata->leaf_repair = c->leaf_repair;
+	s->skel->rodata->want_traceparent = c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT);
 	bpf_map__set_max_entries(s->skel->maps.events, s->ncpus);
 	bpf_map__set_max_entries(s->skel->maps.targets,
 				 c->max_targets > 1024 ? c->max_targets : 1024);
 	/* only what this run uses is loaded: the verifier's time is start-up time */
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->sampling);
 	bpf_program__set_autoload(s->skel->progs.on_exec, c->sampling);
+	bpf_program__set_autoload(s->skel->progs.http_request,
+				  c->sampling && (c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT)));
 	bpf_program__set_autoload(s->skel->progs.uprobe_event, c->nuprobes > 0);
 	bpf_program__set_autoload(s->skel->progs.custom__generic, c->pin_dir != NULL);
 	return 0;

@@ -31,6 +31,7 @@ struct session_config {
 	int nuprobes;
 	enum uprobe_abi uprobe_abi;
 	int max_targets; /* at once: sizes the kernel's targets map */
+	unsigned int trace_sources; /* bit 1 << TRACE_SOURCE_*: where trace IDs may come from */
 };
 
 struct session;

@@ -6,7 +6,10 @@ BEGIN {
 	ncols = split("go verified toolchain labels g_m m_curg g_labels g_goid " \
 		"hmap_count hmap_B hmap_buckets bucket_size bucket_tophash bucket_keys " \
 		"bucket_values bucket_overflow label_list label_size label_key label_value " \
-		"hmap_flags hmap_oldbuckets md_gofunc", cols, " ")
+		"hmap_flags hmap_oldbuckets md_gofunc g_parentGoid headers Request_Header " \
+		"hh_B hh_flags hh_buckets hh_oldbuckets hb_size hb_tophash hb_keys hb_values " \
+		"hb_overflow sm_dir_ptr sm_dir_len st_groups st_mask sg_size sg_ctrl sg_slots " \
+		"ss_size ss_key ss_elem", cols, " ")
 	print "/* generated from golayout/golayout.tsv by golayout/tsv2c.awk: do not edit */"
 	print "static const struct golayout_row rows[] = {"
 	n = 0
@@ -60,8 +63,21 @@ $1 == "go" {
 		num($15, "bucket_values"), num($16, "bucket_overflow")
 	printf "\t\t.label_list = %d, .label_size = %d, .label_key = %d, .label_value = %d,\n", \
 		num($17, "label_list"), num($18, "label_size"), num($19, "label_key"), num($20, "label_value")
-	printf "\t\t.hmap_flags = %d, .hmap_oldbuckets = %d },\n", \
+	printf "\t\t.hmap_flags = %d, .hmap_oldbuckets = %d,\n", \
 		num($21, "hmap_flags"), num($22, "hmap_oldbuckets")
+	if ($25 == "hmap")
+		hdr = "GO_MAP_HMAP"
+	else if ($25 == "swiss")
+		hdr = "GO_MAP_SWISS"
+	else if ($25 == "-")
+		hdr = "0"
+	else
+		die("headers must be 'hmap', 'swiss' or '-'")
+	printf "\t\t.g_parent_goid = %d, .hdr = { .map = %s, .req_header = %d,\n", \
+		num($24, "g_parentGoid"), hdr, num($26, "Request_Header")
+	for (i = 27; i <= ncols; i++)
+		printf "\t\t\t.%s = %d,\n", tolower(cols[i]), num($i, cols[i])
+	printf "\t\t} },\n"
 	printf "\t\t.md_gofunc = %d },\n", num($23, "md_gofunc")
 	n++
 }

@@ -239,6 +239,13 @@ const uint8_t *elf_image__at(const struct elf_image *img, uint64_t vaddr, size_t
 	return NULL;
 }
 
+long elf_image__file_offset(const struct elf_image *img, uint64_t vaddr)
+{
+	const uint8_t *p = elf_image__at(img, vaddr, 1);
+
+	return p ? (long)(p - img->map) : -1;
+}
+
 int elf_image__phdr(const struct elf_image *img, uint32_t type, GElf_Phdr *out)
 {
 	size_t i;

@@ -36,6 +36,9 @@ const uint8_t *elf_image__section_hdr(const struct elf_image *img, const char *n
  */
 const uint8_t *elf_image__at(const struct elf_image *img, uint64_t vaddr, size_t len);
 
+/* The file offset of link-time address VADDR, for a uprobe; -1 when no PT_LOAD segment's file image holds it. */
+long elf_image__file_offset(const struct elf_image *img, uint64_t vaddr);
+
 /* The first program header of TYPE; -ENOENT if none. */
 int elf_image__phdr(const struct elf_image *img, uint32_t type, GElf_Phdr *out);
 

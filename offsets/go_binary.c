@@ -40,6 +40,11 @@ struct go_binary {
 	bool tls_known;
 	struct go_layout layout;
 	__u32 md_gofunc; /* runtime.moduledata.gofunc, 0 if unknown */
+	bool serves_http; /* links net/http's server */
+	/* why a trace source cannot be used, "" when it can */
+	char source_problem[TRACE_SOURCE_COUNT][NOTE_LEN];
+	struct go_http_probe probes[MAX_HTTP_PROBES];
+	size_t nprobes;
 	uint64_t pcln_addr; /* link-time address of the function table */
 	size_t pcln_len;
 	struct notes problems, warnings;
@@ -308,6 +313,9 @@ static bool same_offsets(const struct go_layout *a, const struct go_layout *b)
 
 	x.tls_g_offset = y.tls_g_offset = 0;
 	x.gc_cycles = y.gc_cycles = 0;
+	/* DWARF has the header layout only of a binary that serves HTTP */
+	if (!x.hdr.map || !y.hdr.map)
+		memset(&x.hdr, 0, sizeof(x.hdr)), memset(&y.hdr, 0, sizeof(y.hdr));
 	return memcmp(&x, &y, sizeof(x)) == 0;
 }
 
@@ -327,6 +335,101 @@ static const char *layout_problem(const struct go_layout *l)
 	return NULL;
 }
 
+static void source_problem(struct go_binary *gb, enum trace_source src, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(gb->source_problem[src], NOTE_LEN, fmt, ap);
+	va_end(ap);
+}
+
+/* The header map fits what the probe reads; checked here so that BPF need not. */
+static const char *header_problem(const struct go_header_layout *h)
+{
+	if (h->map == GO_MAP_HMAP &&
+	    (h->hb_size > MAX_BUCKET_SIZE || h->hb_tophash + BUCKET_SLOTS > h->hb_size ||
+	     h->hb_keys + BUCKET_SLOTS * 16 > h->hb_size ||
+	     h->hb_values + BUCKET_SLOTS * 24 > h->hb_size || h->hb_overflow + 8 > h->hb_size))
+		return "its header map bucket does not fit what the probe reads";
+	if (h->map == GO_MAP_SWISS &&
+	    (h->sg_size > MAX_BUCKET_SIZE || h->sg_ctrl + 8 > h->sg_size ||
+	     h->sg_slots + BUCKET_SLOTS * h->ss_size > h->sg_size || h->ss_key + 16 > h->ss_size ||
+	     h->ss_elem + 16 > h->ss_size))
+		return "its header map group does not fit what the probe reads";
+	return NULL;
+}
+
+/*
+ * The functions whose entry the traceparent source probes, found by name in
+ * .gopclntab (stripping keeps it). Go's register ABI: a method's receiver
+ * comes first, then its arguments, in RAX, RBX, RCX, RDI, ...
+ */
+static const struct {
+	const char *name;
+	__u64 cookie;
+	bool required;
+} http_funcs[] = {
+	/* every request of every protocol net/http serves; req after sh and the rw interface */
+	{ "net/http.serverHandler.ServeHTTP", HTTP_PROBE_REQ_RDI, true },
+	/* an HTTP/1.1 request is done: its connection's goroutine may serve another */
+	{ "net/http.(*response).finishRequest", HTTP_PROBE_END, true },
+	/* h2c through golang.org/x/net/http2, which never calls serverHandler */
+	{ "golang.org/x/net/http2.(*serverConn).runHandler", HTTP_PROBE_REQ_RCX, false },
+};
+
+static void find_http(struct go_binary *gb, const struct golayout_row *row,
+		      const struct go_dwarf_result *dw)
+{
+	struct go_header_layout *h = &gb->layout.hdr;
+	struct gopclntab_func fn;
+	long off;
+	size_t i;
+
+	if (!gb->serves_http) {
+		memset(h, 0, sizeof(*h));
+		source_problem(gb, TRACE_SOURCE_TRACEPARENT,
+			       "serves no HTTP with net/http (no net/http.serverHandler.ServeHTTP)");
+		return;
+	}
+	if (dw && dw->layout.hdr.map)
+		*h = dw->layout.hdr;
+	else if (row && row->layout.hdr.map)
+		*h = row->layout.hdr;
+	if (!h->map) {
+		source_problem(gb, TRACE_SOURCE_TRACEPARENT,
+			       "%s%sthe golayout table has no net/http header layout for Go %d.%d",
+			       dw ? dw->http_err : "", dw ? "; " : "", gb->major, gb->minor);
+		return;
+	}
+	if (header_problem(h)) {
+		source_problem(gb, TRACE_SOURCE_TRACEPARENT, "%s", header_problem(h));
+		goto off;
+	}
+	for (i = 0; i < sizeof(http_funcs) / sizeof(http_funcs[0]); i++) {
+		if (!gb->pcln || gopclntab__find(gb->pcln, http_funcs[i].name, &fn) != 0) {
+			if (!http_funcs[i].required)
+				continue;
+			source_problem(gb, TRACE_SOURCE_TRACEPARENT, "no %s in the function table",
+				       http_funcs[i].name);
+			goto off;
+		}
+		off = elf_image__file_offset(gb->img, fn.entry);
+		if (off < 0) {
+			source_problem(gb, TRACE_SOURCE_TRACEPARENT,
+				       "%s is not in a loaded segment", http_funcs[i].name);
+			goto off;
+		}
+		gb->probes[gb->nprobes++] = (struct go_http_probe){
+			.offset = off, .cookie = http_funcs[i].cookie, .func = http_funcs[i].name
+		};
+	}
+	return;
+off:
+	gb->nprobes = 0;
+	memset(h, 0, sizeof(*h));
+}
+
 static void find_layout(struct go_binary *gb)
 {
 	const struct golayout_row *row = golayout__lookup(gb->major, gb->minor);
@@ -337,7 +440,7 @@ static void find_layout(struct go_binary *gb)
 	int ret = -ENODATA;
 
 	if (gb->dwarf) {
-		ret = go_dwarf__read(gb->img, &dw, err, sizeof(err));
+		ret = go_dwarf__read(gb->img, gb->serves_http, &dw, err, sizeof(err));
 		if (ret != 0)
 			note(&gb->warnings, "%s; falling back to the golayout table", err);
 	}
@@ -356,6 +459,8 @@ static void find_layout(struct go_binary *gb)
 			gb->layout.m_curg = dw.layout.m_curg;
 			gb->layout.g_labels = dw.layout.g_labels;
 			gb->layout.g_goid = dw.layout.g_goid;
+			gb->layout.g_parent_goid = dw.layout.g_parent_goid;
+			gb->layout.hdr = dw.layout.hdr;
 		} else if (row && !same_offsets(&gb->layout, &row->layout)) {
 			note(&gb->warnings,
 			     "DWARF offsets differ from the golayout row for Go %d.%d (custom "
@@ -384,6 +489,8 @@ static void find_layout(struct go_binary *gb)
 		gb->layout.gc_cycles = sym.st_value + dw.work_cycles;
 	if (gb->source != GO_SOURCE_NONE && layout_problem(&gb->layout))
 		note(&gb->problems, "%s", layout_problem(&gb->layout));
+	if (gb->source != GO_SOURCE_NONE)
+		find_http(gb, row, ret == 0 ? &dw : NULL);
 }
 
 static const uint8_t *read_image(void *img, uint64_t vaddr, size_t len)
@@ -415,7 +522,7 @@ static void find_funcdata(struct go_binary *gb)
 		row = golayout__lookup(gb->major, gb->minor);
 		if (row)
 			gb->md_gofunc = row->md_gofunc;
-		else if (gb->dwarf && go_dwarf__read(gb->img, &dw, err, sizeof(err)) == 0)
+		else if (gb->dwarf && go_dwarf__read(gb->img, false, &dw, err, sizeof(err)) == 0)
 			gb->md_gofunc = dw.md_gofunc;
 	}
 	if (!gofunc && !gb->md_gofunc) {
@@ -483,12 +590,18 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	}
 	gb->sets_labels = has_func(gb, "runtime/pprof.Do") ||
 			  has_func(gb, "runtime/pprof.SetGoroutineLabels");
+	gb->serves_http = has_func(gb, http_funcs[0].name);
+	if (!gb->sets_labels)
+		source_problem(gb, TRACE_SOURCE_LABEL, "never sets goroutine labels (no "
+						       "runtime/pprof.Do or SetGoroutineLabels)");
+	source_problem(gb, TRACE_SOURCE_OTEL_SDK, "not read by this version of ctxprof-go");
 	find_tls(gb);
 	find_layout(gb);
 	find_funcdata(gb);
-	if (gb->pcln && !gb->sets_labels)
+	if (gb->pcln && !gb->sets_labels && !gb->nprobes)
 		note(&gb->warnings, "never sets goroutine labels (no runtime/pprof.Do or "
-				    "SetGoroutineLabels): no trace IDs will be seen");
+				    "SetGoroutineLabels) and serves no HTTP that ctxprof-go can "
+				    "read a traceparent from: no trace IDs will be seen");
 	return gb;
 }
 
@@ -636,6 +749,37 @@ const char *go_tls_source__name(enum go_tls_source src)
 	default:
 		return NULL;
 	}
+}
+
+bool go_binary__serves_http(const struct go_binary *gb)
+{
+	return gb->serves_http;
+}
+
+size_t go_binary__http_probes(const struct go_binary *gb, const struct go_http_probe **probes)
+{
+	*probes = gb->probes;
+	return go_binary__supported(gb) ? gb->nprobes : 0;
+}
+
+const char *go_binary__trace_source_problem(const struct go_binary *gb, enum trace_source src)
+{
+	if (src >= TRACE_SOURCE_COUNT)
+		return "unknown source";
+	if (!go_binary__supported(gb))
+		return "the binary is not supported";
+	return gb->source_problem[src][0] ? gb->source_problem[src] : NULL;
+}
+
+const char *trace_source__name(enum trace_source src)
+{
+	static const char *const names[TRACE_SOURCE_COUNT] = {
+		[TRACE_SOURCE_LABEL] = "label",
+		[TRACE_SOURCE_TRACEPARENT] = "traceparent",
+		[TRACE_SOURCE_OTEL_SDK] = "otel-sdk",
+	};
+
+	return src < TRACE_SOURCE_COUNT ? names[src] : NULL;
 }
 
 const char *go_labels_layout__name(__u32 layout)

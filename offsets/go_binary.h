@@ -18,6 +18,23 @@ enum go_layout_source {
 	GO_SOURCE_TABLE, /* the golayout/ row for its Go version */
 };
 
+/* Where a sample's trace ID can come from; records name it as trace_source. */
+enum trace_source {
+	TRACE_SOURCE_LABEL, /* a goroutine label: pprof.Do and every tracer's conventions */
+	TRACE_SOURCE_TRACEPARENT, /* the W3C traceparent of the request being served */
+	TRACE_SOURCE_OTEL_SDK, /* a span the OpenTelemetry Go SDK started in the process */
+	TRACE_SOURCE_COUNT,
+};
+
+/* A function entry the traceparent source probes: file offset, and the cookie (HTTP_PROBE_*) */
+struct go_http_probe {
+	uint64_t offset;
+	uint64_t cookie;
+	const char *func;
+};
+
+#define MAX_HTTP_PROBES 3
+
 /* How the g slot in TLS was found. */
 enum go_tls_source {
 	GO_TLS_NONE,
@@ -63,6 +80,13 @@ const struct gopclntab *go_binary__pclntab(const struct go_binary *gb);
 
 /* The layout for the sampler; -EINVAL when the binary is not supported. */
 int go_binary__layout(const struct go_binary *gb, struct go_layout *out);
+
+bool go_binary__serves_http(const struct go_binary *gb); /* links net/http's server */
+/* The probes the traceparent source needs in GB; 0 when it cannot be used. */
+size_t go_binary__http_probes(const struct go_binary *gb, const struct go_http_probe **probes);
+/* NULL when GB can give trace IDs from SRC, else why not. */
+const char *go_binary__trace_source_problem(const struct go_binary *gb, enum trace_source src);
+const char *trace_source__name(enum trace_source src); /* "label", "traceparent", "otel-sdk" */
 
 /* Reasons it is not supported, and things the user should know when it is. */
 size_t go_binary__nproblems(const struct go_binary *gb);

@@ -15,7 +15,7 @@
 /* Typedef chains are one or two long in Go's DWARF. */
 #define MAX_TYPEDEFS 8
 
-enum wanted { W_G, W_M, W_LABELMAP, W_MODULEDATA, W_WORK, W_COUNT };
+enum wanted { W_G, W_M, W_LABELMAP, W_MODULEDATA, W_WORK, W_REQUEST, W_COUNT };
 
 static const char *const wanted_names[W_COUNT] = {
 	[W_G] = "runtime.g",
@@ -23,6 +23,7 @@ static const char *const wanted_names[W_COUNT] = {
 	[W_LABELMAP] = "runtime/pprof.labelMap",
 	[W_MODULEDATA] = "runtime.moduledata",
 	[W_WORK] = "runtime.workType",
+	[W_REQUEST] = "net/http.Request",
 };
 
 #define fail(ret, err, errlen, ...) (set_err(err, errlen, __VA_ARGS__), (ret))
@@ -185,6 +186,81 @@ static int read_slice_layout(Dwarf_Die *st, struct go_layout *l, char *err, size
 		    "DWARF: runtime/pprof.labelMap is neither a map nor a struct holding a slice");
 }
 
+/* The element type of array type ARR, typedefs stripped. */
+static int array_elem(Dwarf_Die *arr, Dwarf_Die *out)
+{
+	if (dwarf_tag(arr) != DW_TAG_array_type || attr_type(arr, out) != 0)
+		return -EINVAL;
+	return strip_typedefs(out);
+}
+
+/* Go <= 1.23: map[string][]string is *hash<string,[]string>, whose buckets hold 8 slots. */
+static int read_header_hmap(Dwarf_Die *hmap, struct go_header_layout *h, char *err, size_t errlen)
+{
+	Dwarf_Die buckets, bucket;
+
+	NEED(member(hmap, "B", &h->hh_b, NULL), "hmap.B of net/http.Header");
+	NEED(member(hmap, "flags", &h->hh_flags, NULL), "hmap.flags of net/http.Header");
+	NEED(member(hmap, "buckets", &h->hh_buckets, &buckets), "hmap.buckets of net/http.Header");
+	NEED(member(hmap, "oldbuckets", &h->hh_oldbuckets, NULL),
+	     "hmap.oldbuckets of net/http.Header");
+	NEED(pointee(&buckets, &bucket), "bucket type of net/http.Header");
+	NEED(member(&bucket, "tophash", &h->hb_tophash, NULL), "bucket.tophash of net/http.Header");
+	NEED(member(&bucket, "keys", &h->hb_keys, NULL), "bucket.keys of net/http.Header");
+	NEED(member(&bucket, "values", &h->hb_values, NULL), "bucket.values of net/http.Header");
+	NEED(member(&bucket, "overflow", &h->hb_overflow, NULL),
+	     "bucket.overflow of net/http.Header");
+	NEED(byte_size(&bucket, &h->hb_size), "bucket byte size of net/http.Header");
+	h->map = GO_MAP_HMAP;
+	return 0;
+}
+
+/*
+ * Go >= 1.24: a swiss map, *maps.Map: dirPtr is one group while dirLen is
+ * 0, else an array of *table, each with groupsReference {data, lengthMask};
+ * a group is a control word and 8 slots of {key, elem}.
+ */
+static int read_header_swiss(Dwarf_Die *m, struct go_header_layout *h, char *err, size_t errlen)
+{
+	Dwarf_Die dir, tabp, tab, groups, data, group, slots, slot;
+	__u32 goff, doff, moff;
+
+	NEED(member(m, "dirPtr", &h->sm_dir_ptr, &dir), "maps.Map.dirPtr of net/http.Header");
+	NEED(member(m, "dirLen", &h->sm_dir_len, NULL), "maps.Map.dirLen of net/http.Header");
+	NEED(pointee(&dir, &tabp) || pointee(&tabp, &tab), "table type of net/http.Header");
+	NEED(member(&tab, "groups", &goff, &groups), "table.groups of net/http.Header");
+	NEED(member(&groups, "data", &doff, &data), "groupsReference.data of net/http.Header");
+	NEED(member(&groups, "lengthMask", &moff, NULL),
+	     "groupsReference.lengthMask of net/http.Header");
+	h->st_groups = goff + doff;
+	h->st_mask = goff + moff;
+	NEED(pointee(&data, &group), "group type of net/http.Header");
+	NEED(member(&group, "ctrl", &h->sg_ctrl, NULL), "group.ctrl of net/http.Header");
+	NEED(member(&group, "slots", &h->sg_slots, &slots), "group.slots of net/http.Header");
+	NEED(byte_size(&group, &h->sg_size), "group byte size of net/http.Header");
+	NEED(array_elem(&slots, &slot), "slot type of net/http.Header");
+	NEED(member(&slot, "key", &h->ss_key, NULL), "slot.key of net/http.Header");
+	NEED(member(&slot, "elem", &h->ss_elem, NULL), "slot.elem of net/http.Header");
+	NEED(byte_size(&slot, &h->ss_size), "slot byte size of net/http.Header");
+	h->map = GO_MAP_SWISS;
+	return 0;
+}
+
+/* net/http.Request.Header, a map[string][]string, for the traceparent source. */
+static int read_http_layout(Dwarf_Die *req, struct go_header_layout *h, char *err, size_t errlen)
+{
+	Dwarf_Die hdr, m;
+	__u32 off;
+
+	NEED(member(req, "Header", &h->req_header, &hdr), "net/http.Request.Header");
+	NEED(pointee(&hdr, &m), "map type of net/http.Header");
+	if (member(&m, "buckets", &off, NULL) == 0)
+		return read_header_hmap(&m, h, err, errlen);
+	if (member(&m, "dirPtr", &off, NULL) == 0)
+		return read_header_swiss(&m, h, err, errlen);
+	return fail(-ENOENT, err, errlen, "DWARF: net/http.Header is neither an hmap nor a swiss map");
+}
+
 static int read_labels_layout(Dwarf_Die *labelmap, struct go_layout *l, char *err, size_t errlen)
 {
 	Dwarf_Die t = *labelmap;
@@ -255,8 +331,8 @@ static void find_runtime_types(Dwarf *dbg, Dwarf_Die found[W_COUNT], bool have[W
 }
 
 /* Everything from the DIEs found so far; -EAGAIN when more of .debug_info may hold the rest. */
-static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, char *err,
-		       size_t errlen)
+static int read_layout(Dwarf *dbg, bool complete, bool want_http, struct go_dwarf_result *res,
+		       char *err, size_t errlen)
 {
 	Dwarf_Die types[W_COUNT], gt, mt;
 	bool have[W_COUNT] = {};
@@ -267,7 +343,7 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 	memset(res, 0, sizeof(*res));
 	find_runtime_types(dbg, types, have);
 	if (!complete && (!have[W_G] || !have[W_M] || !have[W_LABELMAP] || !have[W_MODULEDATA] ||
-			  !have[W_WORK]))
+			  !have[W_WORK] || (want_http && !have[W_REQUEST])))
 		return -EAGAIN;
 	if (!have[W_G] || !have[W_M])
 		return fail(-ENOENT, err, errlen, "DWARF: %s not found in the runtime units%s%s",
@@ -288,6 +364,20 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 	/* the GC cycle count: a plain uint32, or an atomic.Uint32 whose value comes first */
 	if (have[W_WORK] && member(&types[W_WORK], "cycles", &res->work_cycles, NULL) != 0)
 		res->work_cycles = 0;
+	/* Go >= 1.21 */
+	if (member(&gt, "parentGoid", &l->g_parent_goid, NULL) != 0)
+		l->g_parent_goid = 0;
+	if (want_http && have[W_REQUEST]) {
+		struct go_header_layout h = {};
+
+		ret = read_http_layout(&types[W_REQUEST], &h, res->http_err, sizeof(res->http_err));
+		if (ret != 0 && !complete)
+			return -EAGAIN;
+		if (ret == 0)
+			l->hdr = h;
+	} else if (want_http) {
+		snprintf(res->http_err, sizeof(res->http_err), "DWARF: net/http.Request not found");
+	}
 	if (!have[W_LABELMAP])
 		return 0;
 	ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);
@@ -297,7 +387,8 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 	/* no labels type to read from, as if runtime/pprof were not linked */
 	if (ret == -ENODATA) {
 		struct go_layout kept = { .g_m = l->g_m, .m_curg = l->m_curg,
-					  .g_labels = l->g_labels, .g_goid = l->g_goid };
+					  .g_labels = l->g_labels, .g_goid = l->g_goid,
+					  .g_parent_goid = l->g_parent_goid, .hdr = l->hdr };
 
 		*l = kept;
 		return 0;
@@ -306,8 +397,8 @@ static int read_layout(Dwarf *dbg, bool complete, struct go_dwarf_result *res, c
 	return ret;
 }
 
-int go_dwarf__read(const struct elf_image *img, struct go_dwarf_result *res, char *err,
-		   size_t errlen)
+int go_dwarf__read(const struct elf_image *img, bool want_http, struct go_dwarf_result *res,
+		   char *err, size_t errlen)
 {
 	struct debug_info *di;
 	bool complete = false;
@@ -324,7 +415,7 @@ int go_dwarf__read(const struct elf_image *img, struct go_dwarf_result *res, cha
 			ret = -EINVAL;
 			break;
 		}
-		ret = read_layout(dbg, complete, res, err, errlen);
+		ret = read_layout(dbg, complete, want_http, res, err, errlen);
 	}
 	debug_info__close(di);
 	return ret;

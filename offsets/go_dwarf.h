@@ -22,6 +22,8 @@ struct go_dwarf_result {
 	__u32 md_gofunc;
 	/* runtime.workType.cycles, the number of GC cycles started; 0 if absent */
 	__u32 work_cycles;
+	/* WANT_HTTP and layout.hdr.map is 0: why net/http's request headers were not found */
+	char http_err[160];
 };
 
 /*
@@ -29,8 +31,13 @@ struct go_dwarf_result {
  * where Go's linker puts every type, inflating no more of .debug_info than
  * it takes to reach them. Returns 0; -ENOENT when a needed type
  * or member is missing; -EINVAL when there is no readable DWARF. ERR says which.
+ *
+ * WANT_HTTP also reads net/http.Request's header map for the traceparent
+ * source, inflating the units until it is found (a binary that never
+ * serves HTTP need not look). Whether it was found is layout.hdr.map, and
+ * if not, http_err says why; it never fails the read.
  */
-int go_dwarf__read(const struct elf_image *img, struct go_dwarf_result *res, char *err,
-		   size_t errlen);
+int go_dwarf__read(const struct elf_image *img, bool want_http, struct go_dwarf_result *res,
+		   char *err, size_t errlen);
 
 #endif /* __GO_DWARF_H */

@@ -28,6 +28,15 @@
 # 6. --all: start-up with 200 Go processes of 10 distinct binaries (<= 2 s),
 #    the time from a new process's exec to its first sample, and the share
 #    of its CPU time in its first 2 s that was sampled (>= 0.8).
+# 7. The traceparent source (testdata/httpserver, newest Go): probe hits
+#    per request and per goroutine start (bpf_stats run counts), a bare
+#    uprobe's cost (a C loop under bpftrace's empty uprobe), the rate of a
+#    small handler at saturation (testdata/httpload, 8 connections, every
+#    request with a traceparent) with and without ctxprof-go, the time to
+#    start 1,000,000 goroutines with and without, and on_sample's BPF time
+#    per sample while requests are traced against bpftrace's from 2.
+#    Bounds: <= 2 hits per request; 0 per goroutine start and <= 2% slower;
+#    the overhead per request <= 1.2x its hits' bare cost; per sample <= 1.0.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -440,4 +449,101 @@ printf 'from exec to the first sample of a process started under --all: %s ms (m
 printf 'share of its CPU time (2 s of life) in its samples: %s (median of 5; runs: %s; must be >= 0.8)\n' \
 	"$captured" "$(tr '\n' ' ' <"$work/captured")"
 awk -v c="${captured:-0}" 'BEGIN { exit !(c >= 0.8) }' || status=1
+
+# 7. the traceparent source's cost
+printf '\ntraceparent source (go%s testdata/httpserver, 8 connections of testdata/httpload):\n' "$v"
+srv_bin=$(go_build "$v" plain httpserver)
+load_bin=$(go_build "$v" plain httpload)
+"$srv_bin" >"$work/srv.out" 2>&1 &
+srv=$!
+for _ in $(seq 100); do grep -q '^http ' "$work/srv.out" && break; sleep 0.1; done
+port=$(awk '$1 == "http" { print $2 }' "$work/srv.out")
+# a bare uprobe: a C call in a loop, with and without an empty bpftrace uprobe on it
+cat >"$work/loop.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+__attribute__((noinline)) int hit(int x) { __asm__ volatile(""); return x + 1; }
+int main(int argc, char **argv)
+{
+	long n = atol(argv[1]), i;
+	struct timespec a, b;
+	int x = 0;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (i = 0; i < n; i++)
+		x = hit(x);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.4f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n / 1000 + x * 0.0);
+	return 0;
+}
+C
+gcc -O2 -o "$work/loop" "$work/loop.c"
+bare0=$("$work/loop" 2000000)
+bpftrace -e "uprobe:$work/loop:hit { }" >"$work/bt.out" 2>&1 &
+bp=$!
+until grep -qs Attaching "$work/bt.out" || ! kill -0 "$bp" 2>/dev/null; do sleep 0.1; done
+bare1=$("$work/loop" 200000)
+kill -INT "$bp" 2>/dev/null || true
+wait "$bp" 2>/dev/null || true
+bare_us=$(awk -v a="$bare0" -v b="$bare1" 'BEGIN { printf "%.2f", b - a }')
+printf 'a bare uprobe hit: %s us (a C call: %s us bare, %s us under an empty bpftrace uprobe)\n' \
+	"$bare_us" "$bare0" "$bare1"
+http_runs() { bpftool prog show -j | jq -r '[.[] | select(.name == "http_request") | .run_cnt // 0] | add // 0'; }
+sample_stats() { bpftool prog show -j | jq -r '[.[] | select(.name == "on_sample")] | first // {} | "\(.run_time_ns // 0) \(.run_cnt // 0)"'; }
+: >"$work/rps"
+for ((r = 1; r <= ROUNDS; r++)); do
+	read -r _ n0 _ _ _ rps0 < <("$load_bin" -url "http://$port/small" -c 8 -d 5s) || { status=1; break; }
+	ctxprof_start "$work/t.err" /dev/null -p "$srv" 2>/dev/null || { status=1; break; }
+	h0=$(http_runs)
+	read -r st0 sn0 < <(sample_stats)
+	read -r _ n1 _ _ _ rps1 < <("$load_bin" -url "http://$port/small" -c 8 -d 5s) || { status=1; break; }
+	h1=$(http_runs)
+	read -r st1 sn1 < <(sample_stats)
+	ctxprof_stop || true
+	hits=$(awk -v h="$((h1 - h0))" -v n="$n1" 'BEGIN { printf "%.3f", h / n }')
+	over=$(awk -v a="$rps0" -v b="$rps1" -v c="$(nproc)" 'BEGIN { printf "%.2f", c * (1 / b - 1 / a) * 1e6 }')
+	per_sample=$(awk -v t="$((st1 - st0))" -v n="$((sn1 - sn0))" 'BEGIN { printf "%.0f", n ? t / n : 0 }')
+	printf 'round %d: %s req/s without, %s with (%d requests): %s probe hits per request, %s us more CPU per request (x%d CPUs), on_sample %s ns per sample\n' \
+		"$r" "$rps0" "$rps1" "$n1" "$hits" "$over" "$(nproc)" "$per_sample"
+	echo "$hits $over $per_sample $rps0 $rps1" >>"$work/rps"
+done
+hits=$(cut -d' ' -f1 "$work/rps" | median_of)
+over=$(cut -d' ' -f2 "$work/rps" | median_of)
+per_sample=$(cut -d' ' -f3 "$work/rps" | median_of)
+over_ratio=$(awk -v o="$over" -v h="$hits" -v b="$bare_us" 'BEGIN { printf "%.2f", o / (h * b) }')
+printf 'probe hits per request: %s (must be <= 2)\n' "$hits"
+printf 'overhead per request: %s us, %s x what %s bare hits cost (must be <= 1.2)\n' "$over" "$over_ratio" "$hits"
+awk -v h="$hits" 'BEGIN { exit !(h <= 2) }' || status=1
+awk -v r="$over_ratio" 'BEGIN { exit !(r <= 1.2) }' || status=1
+theirs_med=$(cut -d' ' -f2 "$work/rounds" | median_of)
+sample_ratio=$(awk -v a="$per_sample" -v b="$theirs_med" 'BEGIN { printf "%.2f", a / b }')
+printf 'BPF time per sample while requests are traced: %s ns, %s of bpftrace'"'"'s walk in 2 (must be <= 1.0)\n' \
+	"$per_sample" "$sample_ratio"
+awk -v r="$sample_ratio" 'BEGIN { exit !(r <= 1.0) }' || status=1
+# 1,000,000 goroutines, taking turns without and with
+: >"$work/spawn"
+spawn_ns() { curl -sS "http://$port/spawn?n=1000000"; }
+spawn_ns >/dev/null
+for ((r = 1; r <= 5; r++)); do
+	without=$(spawn_ns)
+	ctxprof_start "$work/t.err" /dev/null -p "$srv" 2>/dev/null || { status=1; break; }
+	h0=$(http_runs)
+	with=$(spawn_ns)
+	h1=$(http_runs)
+	ctxprof_stop || true
+	# the /spawn request itself is 2 hits
+	echo "$without $with $((h1 - h0 - 2))" >>"$work/spawn"
+	printf 'round %d: 1,000,000 goroutines in %d ms without, %d ms with; probe hits beyond the request: %d\n' \
+		"$r" $((without / 1000000)) $((with / 1000000)) $((h1 - h0 - 2))
+done
+spawn_without=$(cut -d' ' -f1 "$work/spawn" | median_of)
+spawn_with=$(cut -d' ' -f2 "$work/spawn" | median_of)
+spawn_hits=$(cut -d' ' -f3 "$work/spawn" | sort -n | tail -n 1)
+spawn_ratio=$(awk -v a="$spawn_without" -v b="$spawn_with" 'BEGIN { printf "%.3f", b / a }')
+printf 'goroutine starts: %s probe hits per 1,000,000; %s ms with against %s ms without, ratio %s (must be 0 hits, <= 1.02)\n' \
+	"$spawn_hits" $((spawn_with / 1000000)) $((spawn_without / 1000000)) "$spawn_ratio"
+[ "$spawn_hits" = 0 ] || status=1
+awk -v r="$spawn_ratio" 'BEGIN { exit !(r <= 1.02) }' || status=1
+kill "$srv" 2>/dev/null || true
 exit $status

@@ -95,6 +95,8 @@ go_build() {
 	cgo-stripped) env=(CGO_ENABLED=1) flags=(-ldflags=-s\ -w) ;;
 	*) echo "go_build: unknown variant $variant" >&2; return 1 ;;
 	esac
+	# no go.mod: GOPATH mode, against the Go sources Debian packages (golang-*-dev)
+	[ -e "$src/go.mod" ] || env+=(GO111MODULE=off GOPATH=/usr/share/gocode)
 	(cd "$src" && env "${env[@]}" "$go" build "${flags[@]}" -o "$out" .) >&2 || return 1
 	printf '%s\n' "$out"
 }

@@ -78,6 +78,9 @@ refuses "--cgroup that does not exist" 1 "--cgroup /nonexistent: No such file or
 	"$CTXPROF" --all --cgroup /nonexistent -d 1
 refuses "too many trace keys" 2 "at most 4 --trace-key" "$CTXPROF" -p "$go_pid" \
 	--trace-key a --trace-key b --trace-key c --trace-key d --trace-key e
+refuses "unknown trace source" 2 "--trace-sources: 'label,zipkin' is not a list of label, traceparent and otel-sdk" \
+	"$CTXPROF" -p "$go_pid" --trace-sources label,zipkin
+refuses "empty trace sources" 2 "--trace-sources: '' is not a list" "$CTXPROF" -p "$go_pid" --trace-sources ''
 out=$("$CTXPROF" --help)
 if grep -q "Examples:" <<<"$out" && grep -q -- "--traced-only" <<<"$out"; then
 	ok "--help lists options and examples"

@@ -7,7 +7,8 @@
 // main.handleBurn, then as long again in main.childBurn, on a goroutine the
 // handler starts and waits for. The reply names the protocol and the
 // traceparent header the handler saw, so that a test knows what was sent
-// where. Built in GOPATH mode against Debian's golang-golang-x-net-dev.
+// where. For make bench, /small only says ok, and /spawn?n=N starts N
+// goroutines and replies with the nanoseconds until all were done. Built in GOPATH mode against Debian's golang-golang-x-net-dev.
 package main
 
 import (
@@ -23,6 +24,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -60,6 +63,26 @@ func work(burn time.Duration) http.HandlerFunc {
 	}
 }
 
+// small is the cheapest handler: what a probe per request costs shows in its rate.
+func small(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) }
+
+// spawn starts n goroutines that do nothing and replies with the nanoseconds that took, all of them done.
+func spawn(w http.ResponseWriter, r *http.Request) {
+	n, err := strconv.Atoi(r.URL.Query().Get("n"))
+	if err != nil || n <= 0 {
+		http.Error(w, "n must be a positive integer", http.StatusBadRequest)
+		return
+	}
+	var wg sync.WaitGroup
+	start := time.Now()
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		go wg.Done()
+	}
+	wg.Wait()
+	fmt.Fprintf(w, "%d\n", time.Since(start).Nanoseconds())
+}
+
 // selfSigned makes a certificate for 127.0.0.1 that lives as long as the process.
 func selfSigned() (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -89,6 +112,8 @@ func main() {
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/work", work(*burn))
+	mux.HandleFunc("/small", small)
+	mux.HandleFunc("/spawn", spawn)
 
 	plain, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

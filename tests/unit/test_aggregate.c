@@ -249,10 +249,78 @@ static void test_conventions(void)
 		   NULL, "00f067aa0ba902b7");
 }
 
+/*
+ * A goroutine with the label route=WHAT (and TKEY=TVAL when TKEY), serving
+ * a request whose traceparent is TP: the record's trace_id, span_id and
+ * trace_source; then the same set once more by reference, which must land
+ * in the same record.
+ */
+static void expect_traceparent(const char *what, const char *tkey, const char *tval,
+			       const char *tp, const char *want_trace, const char *want_span,
+			       const char *want_source)
+{
+	struct aggregate *a = aggregate__new(PERIOD, 0);
+	uint32_t n = tkey ? 3 : 2, flags = SAMPLE_F_CURG | SAMPLE_F_TRACEPARENT;
+	struct sample_event *e;
+	json_t *all, *r, *v;
+
+	memset(buf, 0, sizeof(buf));
+	e = event(0, 1, flags, n);
+	label(e, 0, "route", 5, what, strlen(what));
+	if (tkey)
+		label(e, 1, tkey, strlen(tkey), tval, strlen(tval));
+	/* the sampler's: an empty key, after the labels */
+	label(e, n - 1, "", 0, tp, strlen(tp));
+	aggregate__add(a, buf, size_of(e));
+	e = event(0, 1, flags | SAMPLE_F_SAME_LABELS, 0);
+	aggregate__add(a, buf, size_of(e));
+	all = flush(a);
+	check_int(desc("%s: one record", what), 1, json_array_size(all));
+	r = record_with(all, what);
+	check_int(desc("%s: both samples in it", what), 2, samples_of(r));
+	v = json_object_get(r, "trace_id");
+	check_str(desc("%s: trace_id", what), want_trace ?: "null",
+		  json_is_string(v) ? json_string_value(v) : "null");
+	v = json_object_get(r, "span_id");
+	check_str(desc("%s: span_id", what), want_span ?: "null",
+		  json_is_string(v) ? json_string_value(v) : "null");
+	v = json_object_get(r, "trace_source");
+	check_str(desc("%s: trace_source", what), want_source ?: "null",
+		  json_is_string(v) ? json_string_value(v) : "null");
+	check_int(desc("%s: the traceparent is no label", what), tkey ? 2 : 1,
+		  json_object_size(json_object_get(r, "labels")));
+	json_decref(all);
+	aggregate__free(a);
+}
+
+static void test_traceparent(void)
+{
+	expect_traceparent("valid", NULL, NULL, "00-" TRACE "-00f067aa0ba902b7-01", TRACE,
+			   "00f067aa0ba902b7", "traceparent");
+	expect_traceparent("a later version", NULL, NULL, "cc-" TRACE "-00f067aa0ba902b7-09", TRACE,
+			   "00f067aa0ba902b7", "traceparent");
+	expect_traceparent("labels win", "otel.traceid", "0af7651916cd43dd8448eb211c80319c",
+			   "00-" TRACE "-00f067aa0ba902b7-01", "0af7651916cd43dd8448eb211c80319c",
+			   NULL, "label");
+	expect_traceparent("uppercase hex", NULL, NULL, "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+			   NULL, NULL, NULL);
+	expect_traceparent("version ff", NULL, NULL, "ff-" TRACE "-00f067aa0ba902b7-01", NULL, NULL,
+			   NULL);
+	expect_traceparent("an all-zero trace ID", NULL, NULL,
+			   "00-00000000000000000000000000000000-00f067aa0ba902b7-01", NULL, NULL, NULL);
+	expect_traceparent("an all-zero parent ID", NULL, NULL, "00-" TRACE "-0000000000000000-01",
+			   NULL, NULL, NULL);
+	expect_traceparent("no dashes", NULL, NULL, "00_" TRACE "_00f067aa0ba902b7_01", NULL, NULL,
+			   NULL);
+	expect_traceparent("too short", NULL, NULL, "00-" TRACE "-00f067aa0ba902b7-1", NULL, NULL,
+			   NULL);
+}
+
 int main(void)
 {
 	test_references_and_stale_bytes();
 	test_hostile_labels();
 	test_conventions();
+	test_traceparent();
 	return tap_done();
 }

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* traceparent.bpf.h: the W3C traceparent of the request a goroutine serves, kept by goid for the sampler. */
+#ifndef __TRACEPARENT_BPF_H
+#define __TRACEPARENT_BPF_H
+
+#include "go_walk.bpf.h"
+
+/* --trace-sources without traceparent: the sampler never looks */
+const volatile bool want_traceparent = true;
+
+/* {tgid, goid} -> the request's traceparent; user space sizes it */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct goid_key);
+	__type(value, struct trace_ctx);
+} trace_ctxs SEC(".maps");
+
+/* "Traceparent", as net/http canonicalizes it, in two little-endian words */
+#define TP_KEY_LEN 11
+#define TP_KEY_LO 0x7261706563617254ULL /* "Tracepar" */
+#define TP_KEY_HI 0x746e65ULL /* "ent" */
+
+/*
+ * Is the string at PTR, LEN bytes long, the header name? Most names differ
+ * in length, so most slots cost no read.
+ */
+static __always_inline bool is_tp_key(__u64 ptr, __u64 len)
+{
+	__u64 k[2] = {};
+
+	if (len != TP_KEY_LEN || bpf_probe_read_user(k, TP_KEY_LEN, (const void *)ptr))
+		return false;
+	return k[0] == TP_KEY_LO && k[1] == TP_KEY_HI;
+}
+
+/* The first value of a []string at VALS (its array pointer and length) into W's context. */
+static __always_inline int take_value(struct hdr_walk *w, __u64 vals, __u64 n)
+{
+	__u64 s[2];
+
+	if (!n || bpf_probe_read_user(s, sizeof(s), (const void *)vals))
+		return -1;
+	/* shorter is no traceparent; longer is a later version's, whose first 55 are the same */
+	if (s[1] < TRACEPARENT_LEN ||
+	    bpf_probe_read_user(w->ctx.traceparent, TRACEPARENT_LEN, (const void *)s[0]))
+		return -1;
+	w->ctx.traceparent[TRACEPARENT_LEN] = 0;
+	w->found = 1;
+	return 0;
+}
+
+/* The next bucket of a Go <= 1.23 header map, or 0 when none is left. */
+static __always_inline __u64 next_bucket(struct hdr_walk *w, const struct go_layout *l)
+{
+	if (w->cur)
+		return w->cur;
+	if (w->idx < w->n)
+		return w->base + (__u64)w->idx++ * l->hdr.hb_size;
+	if (w->oidx < w->nold)
+		return w->old + (__u64)w->oidx++ * l->hdr.hb_size;
+	return 0;
+}
+
+/*
+ * The next group of a Go >= 1.24 header map: a small map's only group, or
+ * each group of each table its directory names (a table spans several
+ * adjacent directory entries: each is read once). 0 when none is left.
+ */
+static __always_inline __u64 next_group(struct hdr_walk *w, const struct go_layout *l)
+{
+	__u64 tab, groups[2];
+	int i;
+
+	if (!w->nold) /* a small map: base is its group */
+		return w->idx++ ? 0 : w->base;
+	for (i = 0; i < MAX_HDR_DIR && w->idx >= w->n; i++) {
+		if (w->oidx >= w->nold)
+			return 0;
+		if (bpf_probe_read_user(&tab, 8, (const void *)(w->old + (__u64)w->oidx++ * 8)) ||
+		    !tab) {
+			w->err = -1;
+			return 0;
+		}
+		if (tab == w->cur)
+			continue;
+		w->cur = tab;
+		if (bpf_probe_read_user(&groups[0], 8, (const void *)(tab + l->hdr.st_groups)) ||
+		    bpf_probe_read_user(&groups[1], 8, (const void *)(tab + l->hdr.st_mask))) {
+			w->err = -1;
+			return 0;
+		}
+		w->base = groups[0];
+		w->n = groups[1] + 1;
+		w->idx = 0;
+	}
+	if (w->idx >= w->n)
+		return 0;
+	return w->base + (__u64)w->idx++ * l->hdr.sg_size;
+}
+
+/* One bucket or group per call, so that bpf_loop keeps the verifier from unrolling them all. */
+static long visit_header_block(__u32 visit, void *arg)
+{
+	struct work *wk = ((struct work_ref *)arg)->w;
+	const struct go_layout *l = ((struct work_ref *)arg)->l;
+	__u64 at, ctrl, koff, voff;
+	struct hdr_walk *w;
+	struct read_buf *b;
+	__u32 s, size;
+
+	if (!wk || !l)
+		return 1;
+	w = &wk->hw;
+	b = &wk->buf;
+	at = l->hdr.map == GO_MAP_SWISS ? next_group(w, l) : next_bucket(w, l);
+	if (!at)
+		return 1;
+	size = l->hdr.map == GO_MAP_SWISS ? l->hdr.sg_size : l->hdr.hb_size;
+	if (size > MAX_BUCKET_SIZE)
+		size = MAX_BUCKET_SIZE;
+	if (bpf_probe_read_user(b->data, size, (const void *)at)) {
+		w->err = -1;
+		return 1;
+	}
+	if (l->hdr.map == GO_MAP_SWISS) {
+		ctrl = buf_word(b, l->hdr.sg_ctrl);
+		for (s = 0; s < BUCKET_SLOTS; s++) {
+			/* a full slot's control byte has its top bit clear */
+			if (ctrl >> (8 * s) & 0x80)
+				continue;
+			koff = l->hdr.sg_slots + s * l->hdr.ss_size + l->hdr.ss_key;
+			voff = l->hdr.sg_slots + s * l->hdr.ss_size + l->hdr.ss_elem;
+			if (is_tp_key(buf_word(b, koff), buf_word(b, koff + 8))) {
+				take_value(w, buf_word(b, voff), buf_word(b, voff + 8));
+				return 1;
+			}
+		}
+		return 0;
+	}
+	for (s = 0; s < BUCKET_SLOTS; s++) {
+		if (b->data[(l->hdr.hb_tophash + s) & (MAX_BUCKET_SIZE - 1)] < MIN_TOPHASH)
+			continue;
+		koff = l->hdr.hb_keys + s * 16;
+		voff = l->hdr.hb_values + s * 24;
+		if (is_tp_key(buf_word(b, koff), buf_word(b, koff + 8))) {
+			take_value(w, buf_word(b, voff), buf_word(b, voff + 8));
+			return 1;
+		}
+	}
+	w->cur = buf_word(b, l->hdr.hb_overflow);
+	return 0;
+}
+
+/* Looks for the Traceparent header in the net/http.Header map at HDR; W->hw says what was found. */
+static __always_inline int find_traceparent(struct work *wk, const struct go_layout *l, __u64 hdr)
+{
+	struct work_ref ref = { .w = wk, .l = l };
+	struct hdr_walk *w = &wk->hw;
+	__u64 words[4] = {};
+	__u8 B = 0, flags = 0;
+
+	__builtin_memset(w, 0, sizeof(*w));
+	if (!hdr)
+		return 0;
+	if (l->hdr.map == GO_MAP_SWISS) {
+		/* dirPtr, dirLen: no directory means dirPtr is the one group */
+		if (bpf_probe_read_user(&words[0], 8, (const void *)(hdr + l->hdr.sm_dir_ptr)) ||
+		    bpf_probe_read_user(&words[1], 8, (const void *)(hdr + l->hdr.sm_dir_len)))
+			return -1;
+		if ((__s64)words[1] > 0) {
+			w->old = words[0];
+			w->nold = words[1];
+		} else {
+			w->base = words[0];
+		}
+		if (!words[0])
+			return 0;
+	} else {
+		if (bpf_probe_read_user(&B, 1, (const void *)(hdr + l->hdr.hh_b)) ||
+		    bpf_probe_read_user(&flags, 1, (const void *)(hdr + l->hdr.hh_flags)) ||
+		    bpf_probe_read_user(&words[0], 8, (const void *)(hdr + l->hdr.hh_buckets)) ||
+		    bpf_probe_read_user(&words[1], 8, (const void *)(hdr + l->hdr.hh_oldbuckets)))
+			return -1;
+		if (B > MAX_B)
+			B = MAX_B;
+		w->base = words[0];
+		w->n = 1U << B;
+		w->old = words[1];
+		/* sameSizeGrow (flag 8) keeps the bucket count; otherwise old has half */
+		w->nold = !words[1] ? 0 : (flags & 8) ? w->n : w->n >> 1;
+		if (!words[0])
+			return 0;
+	}
+	bpf_loop(MAX_HDR_VISITS, visit_header_block, &ref, 0);
+	return w->err;
+}
+
+/*
+ * A request starts being served on the current goroutine (R14 holds g at
+ * a Go function's entry): its traceparent, or none, becomes that
+ * goroutine's context, replacing what an earlier request on the same
+ * connection left. The cookie says where the *http.Request is.
+ */
+static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
+				      const struct go_layout *l, __u32 tgid)
+{
+	struct goid_key key = { .tgid = tgid };
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	/* both read: the context allows no computed offsets */
+	__u64 g = ctx->r14, rcx = ctx->cx, rdi = ctx->di, req, hdr;
+
+	barrier_var(rcx);
+	req = cookie == HTTP_PROBE_REQ_RCX ? rcx : rdi;
+
+	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)))
+		return -1;
+	if (cookie == HTTP_PROBE_END) {
+		bpf_map_delete_elem(&trace_ctxs, &key);
+		return 0;
+	}
+	stat_inc(STAT_HTTP_BEGIN);
+	if (!req || bpf_probe_read_user(&hdr, 8, (const void *)(req + l->hdr.req_header)) ||
+	    find_traceparent(wk, l, hdr) < 0) {
+		stat_inc(STAT_HTTP_ERR);
+		bpf_map_delete_elem(&trace_ctxs, &key);
+		return -1;
+	}
+	if (!wk->hw.found) {
+		bpf_map_delete_elem(&trace_ctxs, &key);
+		return 0;
+	}
+	stat_inc(STAT_HTTP_TRACED);
+	bpf_map_update_elem(&trace_ctxs, &key, &wk->hw.ctx, BPF_ANY);
+	return 0;
+}
+
+/*
+ * Appends C as the event's last label, with an empty key, and says so
+ * (SAMPLE_F_TRACEPARENT); with the label slots full it is left out, as a
+ * label would be. Global, as add_label is.
+ */
+__noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c)
+{
+	struct go_label *lb;
+	__u32 i;
+
+	if (!e || !c)
+		return 0;
+	i = e->nlabels;
+	if (i >= MAX_LABELS) {
+		e->flags |= SAMPLE_F_LABELS_CUT;
+		return 0;
+	}
+	lb = &e->labels[i];
+	__builtin_memset(lb, 0, sizeof(*lb));
+	lb->value_len = TRACEPARENT_LEN;
+	__builtin_memcpy(lb->value, c->traceparent, TRACEPARENT_LEN);
+	e->nlabels = i + 1;
+	e->labels_hash = hash_label(e->labels_hash, lb);
+	e->flags |= SAMPLE_F_TRACEPARENT;
+	if (traced_only)
+		e->flags |= SAMPLE_F_TRACE;
+	return 0;
+}
+
+/*
+ * The sampled goroutine's request context: its own, or on Go >= 1.21 that
+ * of the goroutine that started it (one level: a handler's goroutines).
+ */
+static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layout *l, __u32 tgid,
+							    __u64 curg)
+{
+	struct goid_key key = { .tgid = tgid };
+	const struct trace_ctx *c;
+
+	if (!want_traceparent || !l->hdr.map || !curg ||
+	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))
+		return NULL;
+	c = bpf_map_lookup_elem(&trace_ctxs, &key);
+	if (c || !l->g_parent_goid ||
+	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_parent_goid)) || !key.goid)
+		return c;
+	return bpf_map_lookup_elem(&trace_ctxs, &key);
+}
+
+#endif /* __TRACEPARENT_BPF_H */

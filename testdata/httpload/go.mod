@@ -1,0 +1,3 @@
+module ctxprof.test/httpload
+
+go 1.19
