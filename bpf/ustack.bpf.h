@@ -129,6 +129,14 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	if (w->g && !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->g) &&
 	    bounds[0] <= sp && sp < bounds[1])
 		fw->hi = bounds[1];
+	/*
+	 * A user goroutine runs on its own stack, except in the instructions
+	 * of gogo between making it g and moving SP onto its stack: there the
+	 * chain is g0's, and leads through mcall to the goroutine the
+	 * scheduler left, whose frames are not curg's work. Only the leaf.
+	 */
+	if (w->g && w->g == w->curg && fw->hi == ~0ULL)
+		return 1;
 	if (w->curg && w->curg != w->g && fw->hi != ~0ULL &&
 	    !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->curg)) {
 		fw->next_lo = bounds[0];
