@@ -228,7 +228,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 /*
  * The traceparent source: the start of a request's handler, and the end of
- * an HTTP/1.1 request, whose connection's goroutine serves the next one.
+ * an HTTP/1.1 request, whose connection's goroutine serves the next one;
+ * a grpc stream's headers, and its handler's start. The cookie says which.
  */
 SEC("uprobe")
 int http_request(struct pt_regs *ctx)
@@ -238,16 +239,25 @@ int http_request(struct pt_regs *ctx)
 	const struct go_layout *l;
 	struct work *w;
 
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	l = t ? target_layout(t) : NULL;
-	if (!l || !l->hdr.map)
+	if (!l)
+		return 0;
+	if (cookie == GRPC_PROBE_STREAM)
+		return l->grpc.ok ? grpc_stream(ctx, l, tgid) : 0;
+	if (cookie == GRPC_PROBE_HEADERS ? !l->grpc.ok : !l->hdr.map)
 		return 0;
 	w = work_claim(&slot);
 	if (!w) {
 		stat_inc(STAT_BUSY);
 		return 0;
 	}
-	http_begin(ctx, w, l, tgid);
+	if (cookie == GRPC_PROBE_HEADERS)
+		grpc_headers(ctx, w, l, tgid);
+	else
+		http_begin(ctx, w, l, tgid);
 	work_release(slot);
 	return 0;
 }

@@ -49,6 +49,23 @@ struct go_header_layout {
 };
 
 /*
+ * The traceparent source in grpc-go servers: the header block a stream
+ * starts with (golang.org/x/net/http2's MetaHeadersFrame, read on the
+ * connection's reader goroutine) and the stream its handler serves.
+ * stream_ok is 0 when the binary serves no grpc-go or its layout is unknown.
+ */
+struct go_grpc_layout {
+	__u32 ok;
+	__u32 mhf_fields; /* MetaHeadersFrame.Fields []hpack.HeaderField */
+	__u32 fh_stream_id; /* MetaHeadersFrame -> *HeadersFrame -> FrameHeader.StreamID */
+	__u32 hf_size; /* hpack.HeaderField */
+	__u32 hf_name;
+	__u32 hf_value;
+	__u32 stream_id; /* grpc/internal/transport.Stream.id */
+	__u32 __pad;
+};
+
+/*
  * Everything the sampler needs to walk fsbase -> g -> m -> curg -> labels in
  * one target process. Offsets are in bytes. tls_g_offset is the signed offset
  * of the g pointer from fsbase, stored as two's complement so that unsigned
@@ -80,6 +97,7 @@ struct go_layout {
 	__u32 hmap_oldbuckets;
 	__u32 g_parent_goid; /* Go >= 1.21: the goid of the goroutine that started this one */
 	struct go_header_layout hdr;
+	struct go_grpc_layout grpc;
 	/*
 	 * Where runtime.work.cycles is (the GC cycles started), in the
 	 * binary as linked or, in a target's layout, in that process; 0 when
@@ -240,6 +258,16 @@ struct trace_ctx {
 #define HTTP_PROBE_REQ_RDI 1 /* net/http.serverHandler.ServeHTTP(sh, rw, req) */
 #define HTTP_PROBE_REQ_RCX 2 /* x/net/http2.(*serverConn).runHandler(sc, rw, req, handler) */
 #define HTTP_PROBE_END 3 /* net/http.(*response).finishRequest: the request is done */
+#define GRPC_PROBE_HEADERS 4 /* grpc transport.(*http2Server).operateHeaders(t, ctx, frame, handle) */
+#define GRPC_PROBE_STREAM 5 /* grpc.(*Server).handleStream(s, t ServerTransport, stream) */
+#define MAX_GRPC_FIELDS 32 /* header fields of a stream's first block searched */
+
+/* A grpc stream between its headers (reader goroutine) and its handler's start */
+struct grpc_stream_key {
+	__u32 tgid;
+	__u32 stream_id;
+	__u64 transport; /* the *http2Server */
+};
 
 /* A label key the sampler looks for, zero-padded so that it compares as words. */
 struct label_key {

@@ -16,22 +16,40 @@ struct {
 	__type(value, struct trace_ctx);
 } trace_ctxs SEC(".maps");
 
+/*
+ * grpc streams whose headers carried a traceparent, until their handler
+ * starts on a goroutine of its own; user space sizes it
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct grpc_stream_key);
+	__type(value, struct trace_ctx);
+} grpc_streams SEC(".maps");
+
 /* "Traceparent", as net/http canonicalizes it, in two little-endian words */
 #define TP_KEY_LEN 11
 #define TP_KEY_LO 0x7261706563617254ULL /* "Tracepar" */
 #define TP_KEY_HI 0x746e65ULL /* "ent" */
+/* HTTP/2 and gRPC metadata names are lowercase */
+#define TP_KEY_LO_LOWER 0x7261706563617274ULL /* "tracepar" */
 
 /*
- * Is the string at PTR, LEN bytes long, the header name? Most names differ
- * in length, so most slots cost no read.
+ * Is the string at PTR, LEN bytes long, the header name (in FIRST's case)?
+ * Most names differ in length, so most cost no read.
  */
-static __always_inline bool is_tp_key(__u64 ptr, __u64 len)
+static __always_inline bool is_tp_name(__u64 ptr, __u64 len, __u64 first)
 {
 	__u64 k[2] = {};
 
 	if (len != TP_KEY_LEN || bpf_probe_read_user(k, TP_KEY_LEN, (const void *)ptr))
 		return false;
-	return k[0] == TP_KEY_LO && k[1] == TP_KEY_HI;
+	return k[0] == first && k[1] == TP_KEY_HI;
+}
+
+static __always_inline bool is_tp_key(__u64 ptr, __u64 len)
+{
+	return is_tp_name(ptr, len, TP_KEY_LO);
 }
 
 /* The first value of a []string at VALS (its array pointer and length) into W's context. */
@@ -196,6 +214,94 @@ static __always_inline int find_traceparent(struct work *wk, const struct go_lay
 	return w->err;
 }
 
+/* One header field of a grpc stream's first block per call. */
+static long visit_grpc_field(__u32 i, void *arg)
+{
+	struct work *wk = ((struct work_ref *)arg)->w;
+	const struct go_layout *l = ((struct work_ref *)arg)->l;
+	struct hdr_walk *w;
+	__u64 f[5];
+
+	if (!wk || !l)
+		return 1;
+	w = &wk->hw;
+	if (i >= w->n)
+		return 1;
+	/* {Name, Value string; Sensitive bool}: user space checked it fits 40 bytes */
+	if (bpf_probe_read_user(f, sizeof(f), (const void *)(w->base + (__u64)i * l->grpc.hf_size))) {
+		w->err = -1;
+		return 1;
+	}
+	if (!is_tp_name(f[(l->grpc.hf_name / 8) & 3], f[((l->grpc.hf_name / 8) + 1) & 3],
+			TP_KEY_LO_LOWER))
+		return 0;
+	/* the value string's header, as take_value reads a []string's first element */
+	take_value(w, w->base + (__u64)i * l->grpc.hf_size + l->grpc.hf_value, 1);
+	return 1;
+}
+
+/*
+ * A grpc stream's headers, on its connection's reader goroutine: a
+ * traceparent among them waits, keyed by transport and stream ID, for the
+ * stream's handler to start.
+ */
+static __always_inline int grpc_headers(struct pt_regs *ctx, struct work *wk,
+					const struct go_layout *l, __u32 tgid)
+{
+	struct work_ref ref = { .w = wk, .l = l };
+	struct grpc_stream_key key = { .tgid = tgid };
+	__u64 t = ctx->ax, frame = ctx->di, hf, fields[2];
+	struct hdr_walk *w = &wk->hw;
+
+	__builtin_memset(w, 0, sizeof(*w));
+	if (!t || !frame || bpf_probe_read_user(&hf, 8, (const void *)frame) || !hf ||
+	    bpf_probe_read_user(&key.stream_id, 4, (const void *)(hf + l->grpc.fh_stream_id)) ||
+	    bpf_probe_read_user(fields, sizeof(fields), (const void *)(frame + l->grpc.mhf_fields)))
+		return -1;
+	key.transport = t;
+	w->base = fields[0];
+	w->n = fields[1] < MAX_GRPC_FIELDS ? fields[1] : MAX_GRPC_FIELDS;
+	bpf_loop(MAX_GRPC_FIELDS, visit_grpc_field, &ref, 0);
+	if (w->err)
+		return -1;
+	if (w->found)
+		bpf_map_update_elem(&grpc_streams, &key, &w->ctx, BPF_ANY);
+	return 0;
+}
+
+/*
+ * A grpc stream's handler starts on the current goroutine: the stream's
+ * traceparent, or none, becomes its context. The ServerTransport
+ * interface's data word is the *http2Server its headers came through.
+ */
+static __always_inline int grpc_stream(struct pt_regs *ctx, const struct go_layout *l, __u32 tgid)
+{
+	struct grpc_stream_key skey = { .tgid = tgid };
+	struct goid_key key = { .tgid = tgid };
+	__u64 g = ctx->r14, t = ctx->cx, stream = ctx->di;
+	struct trace_ctx *c;
+
+	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)))
+		return -1;
+	stat_inc(STAT_HTTP_BEGIN);
+	skey.transport = t;
+	if (!stream ||
+	    bpf_probe_read_user(&skey.stream_id, 4, (const void *)(stream + l->grpc.stream_id))) {
+		stat_inc(STAT_HTTP_ERR);
+		bpf_map_delete_elem(&trace_ctxs, &key);
+		return -1;
+	}
+	c = bpf_map_lookup_elem(&grpc_streams, &skey);
+	if (!c) {
+		bpf_map_delete_elem(&trace_ctxs, &key);
+		return 0;
+	}
+	stat_inc(STAT_HTTP_TRACED);
+	bpf_map_update_elem(&trace_ctxs, &key, c, BPF_ANY);
+	bpf_map_delete_elem(&grpc_streams, &skey);
+	return 0;
+}
+
 /*
  * A request starts being served on the current goroutine (R14 holds g at
  * a Go function's entry): its traceparent, or none, becomes that
@@ -274,7 +380,7 @@ static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layou
 	struct goid_key key = { .tgid = tgid };
 	const struct trace_ctx *c;
 
-	if (!want_traceparent || !l->hdr.map || !curg ||
+	if (!want_traceparent || (!l->hdr.map && !l->grpc.ok) || !curg ||
 	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))
 		return NULL;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);

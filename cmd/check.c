@@ -110,18 +110,35 @@ static const char *header_map_name(__u32 map)
 	return map == GO_MAP_HMAP ? "hmap" : map == GO_MAP_SWISS ? "swiss" : NULL;
 }
 
+/* "a b c" as ["a", "b", "c"] */
+static json_t *words_json(const char *words)
+{
+	json_t *a = json_array();
+	const char *p = words, *end;
+
+	while (*p) {
+		end = strchrnul(p, ' ');
+		json_array_append_new(a, json_stringn(p, end - p));
+		p = *end ? end + 1 : end;
+	}
+	return a;
+}
+
 /* Each trace source: can this binary give trace IDs from it, and if not, why not. */
 static json_t *sources_json(const struct go_binary *gb)
 {
-	json_t *o = json_object();
+	json_t *o = json_object(), *s;
 	const char *why;
 	int src;
 
 	for (src = 0; src < TRACE_SOURCE_COUNT; src++) {
 		why = go_binary__trace_source_problem(gb, src);
-		json_object_set_new(o, trace_source__name(src),
-				    json_pack("{s:b, s:o}", "supported", !why, "reason",
-					      why ? json_string(why) : json_null()));
+		s = json_pack("{s:b, s:o}", "supported", !why, "reason",
+			      why ? json_string(why) : json_null());
+		/* which servers' requests: "net/http", "grpc-go" */
+		if (src == TRACE_SOURCE_TRACEPARENT)
+			json_object_set_new(s, "servers", words_json(go_binary__trace_servers(gb)));
+		json_object_set_new(o, trace_source__name(src), s);
 	}
 	return o;
 }

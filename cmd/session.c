@@ -45,7 +45,7 @@ struct target {
 	struct go_binary *gb;
 	bool pending; /* its name, container and mappings are still to be read */
 	/* the traceparent source's probes in this process, at its handlers' entries */
-	struct bpf_link *http_links[MAX_HTTP_PROBES];
+	struct bpf_link *http_links[MAX_TRACE_PROBES];
 	size_t nhttp;
 };
 
@@ -414,14 +414,14 @@ static void describe_pending(struct session *s)
 static void attach_http(struct session *s, struct target *t, bool quiet)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
-	const struct go_http_probe *probes;
+	const struct go_trace_probe *probes;
 	size_t i, n;
 	char exe[64];
 	int err;
 
 	if (!(s->cfg.trace_sources & (1U << TRACE_SOURCE_TRACEPARENT)))
 		return;
-	n = go_binary__http_probes(t->gb, &probes);
+	n = go_binary__trace_probes(t->gb, &probes);
 	if (!n) {
 		if (s->cfg.verbose && go_binary__serves_http(t->gb))
 			fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid,
@@ -446,8 +446,8 @@ static void attach_http(struct session *s, struct target *t, bool quiet)
 		t->nhttp = i + 1;
 	}
 	if (s->cfg.verbose)
-		fprintf(stderr, "pid %d (%s): traceparent source: %zu probes, from %s\n",
-			(int)t->pid, t->comm, n, probes[0].func);
+		fprintf(stderr, "pid %d (%s): traceparent source: %zu probes, requests of %s\n",
+			(int)t->pid, t->comm, n, go_binary__trace_servers(t->gb));
 }
 
 /* The request contexts a gone process left: its pid may come back, with goids from 1 again. */

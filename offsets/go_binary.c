@@ -14,6 +14,7 @@
 #include "gopclntab.h"
 #include "../golayout/golayout.h"
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_NOTES 8
 #define NOTE_LEN 256
 #define ERR_LEN 256
@@ -41,9 +42,10 @@ struct go_binary {
 	struct go_layout layout;
 	__u32 md_gofunc; /* runtime.moduledata.gofunc, 0 if unknown */
 	bool serves_http; /* links net/http's server */
+	bool serves_grpc; /* links grpc-go's server */
 	/* why a trace source cannot be used, "" when it can */
 	char source_problem[TRACE_SOURCE_COUNT][NOTE_LEN];
-	struct go_http_probe probes[MAX_HTTP_PROBES];
+	struct go_trace_probe probes[MAX_TRACE_PROBES];
 	size_t nprobes;
 	uint64_t pcln_addr; /* link-time address of the function table */
 	size_t pcln_len;
@@ -313,9 +315,11 @@ static bool same_offsets(const struct go_layout *a, const struct go_layout *b)
 
 	x.tls_g_offset = y.tls_g_offset = 0;
 	x.gc_cycles = y.gc_cycles = 0;
-	/* DWARF has the header layout only of a binary that serves HTTP */
+	/* DWARF has the header layout only of a binary that serves HTTP; the table has no grpc */
 	if (!x.hdr.map || !y.hdr.map)
 		memset(&x.hdr, 0, sizeof(x.hdr)), memset(&y.hdr, 0, sizeof(y.hdr));
+	memset(&x.grpc, 0, sizeof(x.grpc));
+	memset(&y.grpc, 0, sizeof(y.grpc));
 	return memcmp(&x, &y, sizeof(x)) == 0;
 }
 
@@ -363,13 +367,16 @@ static const char *header_problem(const struct go_header_layout *h)
 /*
  * The functions whose entry the traceparent source probes, found by name in
  * .gopclntab (stripping keeps it). Go's register ABI: a method's receiver
- * comes first, then its arguments, in RAX, RBX, RCX, RDI, ...
+ * comes first, then its arguments, in RAX, RBX, RCX, RDI, ...; an
+ * interface takes two (itab, data).
  */
-static const struct {
+struct probe_func {
 	const char *name;
 	__u64 cookie;
 	bool required;
-} http_funcs[] = {
+};
+
+static const struct probe_func http_funcs[] = {
 	/* every request of every protocol net/http serves; req after sh and the rw interface */
 	{ "net/http.serverHandler.ServeHTTP", HTTP_PROBE_REQ_RDI, true },
 	/* an HTTP/1.1 request is done: its connection's goroutine may serve another */
@@ -378,56 +385,117 @@ static const struct {
 	{ "golang.org/x/net/http2.(*serverConn).runHandler", HTTP_PROBE_REQ_RCX, false },
 };
 
-static void find_http(struct go_binary *gb, const struct golayout_row *row,
-		      const struct go_dwarf_result *dw)
+static const struct probe_func grpc_funcs[] = {
+	/* (t *http2Server, ctx, frame *MetaHeadersFrame, handle): a stream's headers */
+	{ "google.golang.org/grpc/internal/transport.(*http2Server).operateHeaders",
+	  GRPC_PROBE_HEADERS, true },
+	/* (s *Server, t ServerTransport, stream *Stream): its handler starts */
+	{ "google.golang.org/grpc.(*Server).handleStream", GRPC_PROBE_STREAM, true },
+};
+
+/* Adds the probes of FUNCS to GB's; NULL, or why not (in BUF). */
+static const char *add_probes(struct go_binary *gb, const struct probe_func *funcs, size_t n,
+			      char *buf, size_t len)
 {
-	struct go_header_layout *h = &gb->layout.hdr;
+	size_t i, first = gb->nprobes;
 	struct gopclntab_func fn;
 	long off;
-	size_t i;
 
-	if (!gb->serves_http) {
-		memset(h, 0, sizeof(*h));
-		source_problem(gb, TRACE_SOURCE_TRACEPARENT,
-			       "serves no HTTP with net/http (no net/http.serverHandler.ServeHTTP)");
-		return;
+	for (i = 0; i < n; i++) {
+		if (!gb->pcln || gopclntab__find(gb->pcln, funcs[i].name, &fn) != 0) {
+			if (!funcs[i].required)
+				continue;
+			snprintf(buf, len, "no %s in the function table", funcs[i].name);
+			goto undo;
+		}
+		off = elf_image__file_offset(gb->img, fn.entry);
+		if (off < 0 || gb->nprobes >= MAX_TRACE_PROBES) {
+			snprintf(buf, len, "%s is not in a loaded segment", funcs[i].name);
+			goto undo;
+		}
+		gb->probes[gb->nprobes++] = (struct go_trace_probe){
+			.offset = off, .cookie = funcs[i].cookie, .func = funcs[i].name
+		};
 	}
+	return NULL;
+undo:
+	gb->nprobes = first;
+	return buf;
+}
+
+/* net/http's server: its header layout and probes; NULL, or why not (in BUF). */
+static const char *find_http(struct go_binary *gb, const struct golayout_row *row,
+			     const struct go_dwarf_result *dw, char *buf, size_t len)
+{
+	struct go_header_layout *h = &gb->layout.hdr;
+	const char *why;
+
 	if (dw && dw->layout.hdr.map)
 		*h = dw->layout.hdr;
 	else if (row && row->layout.hdr.map)
 		*h = row->layout.hdr;
 	if (!h->map) {
+		snprintf(buf, len, "%s%sthe golayout table has no net/http header layout for Go %d.%d",
+			 dw ? dw->http_err : "", dw ? "; " : "", gb->major, gb->minor);
+		return buf;
+	}
+	why = header_problem(h) ?: add_probes(gb, http_funcs, ARRAY_SIZE(http_funcs), buf, len);
+	if (why)
+		memset(h, 0, sizeof(*h));
+	return why;
+}
+
+/*
+ * grpc-go's server. Its layout (and x/net's header frames, which it uses)
+ * comes from DWARF only: a table keyed by module version needs the version
+ * in .go.buildinfo, which builds in GOPATH mode (Debian's) do not record.
+ */
+static const char *find_grpc(struct go_binary *gb, const struct go_dwarf_result *dw, char *buf,
+			     size_t len)
+{
+	struct go_grpc_layout *g = &gb->layout.grpc;
+	const char *why;
+
+	if (!dw || !dw->layout.grpc.ok) {
+		snprintf(buf, len, "grpc-go's stream layout comes from DWARF only%s%s",
+			 dw ? ": " : ", and the binary has none", dw ? dw->grpc_err : "");
+		return buf;
+	}
+	*g = dw->layout.grpc;
+	why = g->hf_name + 16 > g->hf_size || g->hf_value + 16 > g->hf_size || g->hf_size > 40 ?
+		      "its hpack.HeaderField does not fit what the probe reads" :
+		      add_probes(gb, grpc_funcs, ARRAY_SIZE(grpc_funcs), buf, len);
+	if (why)
+		memset(g, 0, sizeof(*g));
+	return why;
+}
+
+/*
+ * The traceparent source: the servers the binary links, each with its
+ * layout and probes. One that cannot be read is a warning when another can.
+ */
+static void find_trace_probes(struct go_binary *gb, const struct golayout_row *row,
+			      const struct go_dwarf_result *dw)
+{
+	char hbuf[NOTE_LEN], gbuf[NOTE_LEN];
+	const char *http_why = NULL, *grpc_why = NULL;
+
+	memset(&gb->layout.hdr, 0, sizeof(gb->layout.hdr));
+	memset(&gb->layout.grpc, 0, sizeof(gb->layout.grpc));
+	if (gb->serves_http)
+		http_why = find_http(gb, row, dw, hbuf, sizeof(hbuf));
+	if (gb->serves_grpc)
+		grpc_why = find_grpc(gb, dw, gbuf, sizeof(gbuf));
+	if (!gb->serves_http && !gb->serves_grpc)
 		source_problem(gb, TRACE_SOURCE_TRACEPARENT,
-			       "%s%sthe golayout table has no net/http header layout for Go %d.%d",
-			       dw ? dw->http_err : "", dw ? "; " : "", gb->major, gb->minor);
-		return;
-	}
-	if (header_problem(h)) {
-		source_problem(gb, TRACE_SOURCE_TRACEPARENT, "%s", header_problem(h));
-		goto off;
-	}
-	for (i = 0; i < sizeof(http_funcs) / sizeof(http_funcs[0]); i++) {
-		if (!gb->pcln || gopclntab__find(gb->pcln, http_funcs[i].name, &fn) != 0) {
-			if (!http_funcs[i].required)
-				continue;
-			source_problem(gb, TRACE_SOURCE_TRACEPARENT, "no %s in the function table",
-				       http_funcs[i].name);
-			goto off;
-		}
-		off = elf_image__file_offset(gb->img, fn.entry);
-		if (off < 0) {
-			source_problem(gb, TRACE_SOURCE_TRACEPARENT,
-				       "%s is not in a loaded segment", http_funcs[i].name);
-			goto off;
-		}
-		gb->probes[gb->nprobes++] = (struct go_http_probe){
-			.offset = off, .cookie = http_funcs[i].cookie, .func = http_funcs[i].name
-		};
-	}
-	return;
-off:
-	gb->nprobes = 0;
-	memset(h, 0, sizeof(*h));
+			       "serves no HTTP with net/http (no net/http.serverHandler.ServeHTTP) "
+			       "and no grpc-go");
+	else if (!gb->nprobes)
+		source_problem(gb, TRACE_SOURCE_TRACEPARENT, "%s%s%s", http_why ?: "",
+			       http_why && grpc_why ? "; " : "", grpc_why ?: "");
+	else if (http_why || grpc_why)
+		note(&gb->warnings, "traceparent: %s requests will carry no trace ID: %s",
+		     http_why ? "net/http" : "grpc-go", http_why ?: grpc_why);
 }
 
 static void find_layout(struct go_binary *gb)
@@ -440,7 +508,8 @@ static void find_layout(struct go_binary *gb)
 	int ret = -ENODATA;
 
 	if (gb->dwarf) {
-		ret = go_dwarf__read(gb->img, gb->serves_http, &dw, err, sizeof(err));
+		ret = go_dwarf__read(gb->img, gb->serves_http, gb->serves_grpc, &dw, err,
+				     sizeof(err));
 		if (ret != 0)
 			note(&gb->warnings, "%s; falling back to the golayout table", err);
 	}
@@ -460,7 +529,6 @@ static void find_layout(struct go_binary *gb)
 			gb->layout.g_labels = dw.layout.g_labels;
 			gb->layout.g_goid = dw.layout.g_goid;
 			gb->layout.g_parent_goid = dw.layout.g_parent_goid;
-			gb->layout.hdr = dw.layout.hdr;
 		} else if (row && !same_offsets(&gb->layout, &row->layout)) {
 			note(&gb->warnings,
 			     "DWARF offsets differ from the golayout row for Go %d.%d (custom "
@@ -490,7 +558,7 @@ static void find_layout(struct go_binary *gb)
 	if (gb->source != GO_SOURCE_NONE && layout_problem(&gb->layout))
 		note(&gb->problems, "%s", layout_problem(&gb->layout));
 	if (gb->source != GO_SOURCE_NONE)
-		find_http(gb, row, ret == 0 ? &dw : NULL);
+		find_trace_probes(gb, row, ret == 0 ? &dw : NULL);
 }
 
 static const uint8_t *read_image(void *img, uint64_t vaddr, size_t len)
@@ -522,7 +590,7 @@ static void find_funcdata(struct go_binary *gb)
 		row = golayout__lookup(gb->major, gb->minor);
 		if (row)
 			gb->md_gofunc = row->md_gofunc;
-		else if (gb->dwarf && go_dwarf__read(gb->img, false, &dw, err, sizeof(err)) == 0)
+		else if (gb->dwarf && go_dwarf__read(gb->img, false, false, &dw, err, sizeof(err)) == 0)
 			gb->md_gofunc = dw.md_gofunc;
 	}
 	if (!gofunc && !gb->md_gofunc) {
@@ -591,6 +659,7 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	gb->sets_labels = has_func(gb, "runtime/pprof.Do") ||
 			  has_func(gb, "runtime/pprof.SetGoroutineLabels");
 	gb->serves_http = has_func(gb, http_funcs[0].name);
+	gb->serves_grpc = has_func(gb, grpc_funcs[0].name) && has_func(gb, grpc_funcs[1].name);
 	if (!gb->sets_labels)
 		source_problem(gb, TRACE_SOURCE_LABEL, "never sets goroutine labels (no "
 						       "runtime/pprof.Do or SetGoroutineLabels)");
@@ -753,10 +822,18 @@ const char *go_tls_source__name(enum go_tls_source src)
 
 bool go_binary__serves_http(const struct go_binary *gb)
 {
-	return gb->serves_http;
+	return gb->serves_http || gb->serves_grpc;
 }
 
-size_t go_binary__http_probes(const struct go_binary *gb, const struct go_http_probe **probes)
+const char *go_binary__trace_servers(const struct go_binary *gb)
+{
+	bool http = gb->layout.hdr.map && go_binary__supported(gb),
+	     grpc = gb->layout.grpc.ok && go_binary__supported(gb);
+
+	return http && grpc ? "net/http grpc-go" : http ? "net/http" : grpc ? "grpc-go" : "";
+}
+
+size_t go_binary__trace_probes(const struct go_binary *gb, const struct go_trace_probe **probes)
 {
 	*probes = gb->probes;
 	return go_binary__supported(gb) ? gb->nprobes : 0;

@@ -26,14 +26,14 @@ enum trace_source {
 	TRACE_SOURCE_COUNT,
 };
 
-/* A function entry the traceparent source probes: file offset, and the cookie (HTTP_PROBE_*) */
-struct go_http_probe {
+/* A function entry the traceparent source probes: file offset, and the cookie (*_PROBE_*) */
+struct go_trace_probe {
 	uint64_t offset;
 	uint64_t cookie;
 	const char *func;
 };
 
-#define MAX_HTTP_PROBES 3
+#define MAX_TRACE_PROBES 5
 
 /* How the g slot in TLS was found. */
 enum go_tls_source {
@@ -81,9 +81,12 @@ const struct gopclntab *go_binary__pclntab(const struct go_binary *gb);
 /* The layout for the sampler; -EINVAL when the binary is not supported. */
 int go_binary__layout(const struct go_binary *gb, struct go_layout *out);
 
-bool go_binary__serves_http(const struct go_binary *gb); /* links net/http's server */
+/* links net/http's or grpc-go's server */
+bool go_binary__serves_http(const struct go_binary *gb);
+/* The servers whose requests the traceparent source reads: "net/http grpc-go", or "" */
+const char *go_binary__trace_servers(const struct go_binary *gb);
 /* The probes the traceparent source needs in GB; 0 when it cannot be used. */
-size_t go_binary__http_probes(const struct go_binary *gb, const struct go_http_probe **probes);
+size_t go_binary__trace_probes(const struct go_binary *gb, const struct go_trace_probe **probes);
 /* NULL when GB can give trace IDs from SRC, else why not. */
 const char *go_binary__trace_source_problem(const struct go_binary *gb, enum trace_source src);
 const char *trace_source__name(enum trace_source src); /* "label", "traceparent", "otel-sdk" */

@@ -15,7 +15,19 @@
 /* Typedef chains are one or two long in Go's DWARF. */
 #define MAX_TYPEDEFS 8
 
-enum wanted { W_G, W_M, W_LABELMAP, W_MODULEDATA, W_WORK, W_REQUEST, W_COUNT };
+enum wanted {
+	W_G,
+	W_M,
+	W_LABELMAP,
+	W_MODULEDATA,
+	W_WORK,
+	W_REQUEST,
+	W_META_HEADERS,
+	W_HEADERS_FRAME,
+	W_HEADER_FIELD,
+	W_GRPC_STREAM,
+	W_COUNT
+};
 
 static const char *const wanted_names[W_COUNT] = {
 	[W_G] = "runtime.g",
@@ -24,7 +36,14 @@ static const char *const wanted_names[W_COUNT] = {
 	[W_MODULEDATA] = "runtime.moduledata",
 	[W_WORK] = "runtime.workType",
 	[W_REQUEST] = "net/http.Request",
+	[W_META_HEADERS] = "golang.org/x/net/http2.MetaHeadersFrame",
+	[W_HEADERS_FRAME] = "golang.org/x/net/http2.HeadersFrame",
+	[W_HEADER_FIELD] = "golang.org/x/net/http2/hpack.HeaderField",
+	[W_GRPC_STREAM] = "google.golang.org/grpc/internal/transport.Stream",
 };
+
+#define W_GRPC_FIRST W_META_HEADERS
+#define W_GRPC_LAST W_GRPC_STREAM
 
 #define fail(ret, err, errlen, ...) (set_err(err, errlen, __VA_ARGS__), (ret))
 
@@ -261,6 +280,38 @@ static int read_http_layout(Dwarf_Die *req, struct go_header_layout *h, char *er
 	return fail(-ENOENT, err, errlen, "DWARF: net/http.Header is neither an hmap nor a swiss map");
 }
 
+/*
+ * grpc-go's server: the header fields a stream starts with, its stream ID
+ * (in the FrameHeader that HeadersFrame embeds), and transport.Stream.id.
+ */
+static int read_grpc_layout(Dwarf_Die *types, struct go_grpc_layout *g, char *err, size_t errlen)
+{
+	Dwarf_Die fht;
+	__u32 hdrs, fh, sid;
+
+	NEED(member(&types[W_META_HEADERS], "HeadersFrame", &hdrs, NULL),
+	     "golang.org/x/net/http2.MetaHeadersFrame.HeadersFrame");
+	NEED(member(&types[W_META_HEADERS], "Fields", &g->mhf_fields, NULL),
+	     "golang.org/x/net/http2.MetaHeadersFrame.Fields");
+	NEED(member(&types[W_HEADERS_FRAME], "FrameHeader", &fh, &fht),
+	     "golang.org/x/net/http2.HeadersFrame.FrameHeader");
+	NEED(member(&fht, "StreamID", &sid, NULL), "golang.org/x/net/http2.FrameHeader.StreamID");
+	NEED(member(&types[W_HEADER_FIELD], "Name", &g->hf_name, NULL),
+	     "golang.org/x/net/http2/hpack.HeaderField.Name");
+	NEED(member(&types[W_HEADER_FIELD], "Value", &g->hf_value, NULL),
+	     "golang.org/x/net/http2/hpack.HeaderField.Value");
+	NEED(byte_size(&types[W_HEADER_FIELD], &g->hf_size), "hpack.HeaderField byte size");
+	NEED(member(&types[W_GRPC_STREAM], "id", &g->stream_id, NULL),
+	     "google.golang.org/grpc/internal/transport.Stream.id");
+	/* the probe reads the embedded *HeadersFrame as the frame's first word */
+	if (hdrs != 0)
+		return fail(-EINVAL, err, errlen,
+			    "DWARF: MetaHeadersFrame.HeadersFrame is not its first member");
+	g->fh_stream_id = fh + sid;
+	g->ok = 1;
+	return 0;
+}
+
 static int read_labels_layout(Dwarf_Die *labelmap, struct go_layout *l, char *err, size_t errlen)
 {
 	Dwarf_Die t = *labelmap;
@@ -330,9 +381,20 @@ static void find_runtime_types(Dwarf *dbg, Dwarf_Die found[W_COUNT], bool have[W
 	}
 }
 
+static bool have_all(const bool *have, int first, int last)
+{
+	int i;
+
+	for (i = first; i <= last; i++) {
+		if (!have[i])
+			return false;
+	}
+	return true;
+}
+
 /* Everything from the DIEs found so far; -EAGAIN when more of .debug_info may hold the rest. */
-static int read_layout(Dwarf *dbg, bool complete, bool want_http, struct go_dwarf_result *res,
-		       char *err, size_t errlen)
+static int read_layout(Dwarf *dbg, bool complete, bool want_http, bool want_grpc,
+		       struct go_dwarf_result *res, char *err, size_t errlen)
 {
 	Dwarf_Die types[W_COUNT], gt, mt;
 	bool have[W_COUNT] = {};
@@ -343,7 +405,8 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, struct go_dwar
 	memset(res, 0, sizeof(*res));
 	find_runtime_types(dbg, types, have);
 	if (!complete && (!have[W_G] || !have[W_M] || !have[W_LABELMAP] || !have[W_MODULEDATA] ||
-			  !have[W_WORK] || (want_http && !have[W_REQUEST])))
+			  !have[W_WORK] || (want_http && !have[W_REQUEST]) ||
+			  (want_grpc && !have_all(have, W_GRPC_FIRST, W_GRPC_LAST))))
 		return -EAGAIN;
 	if (!have[W_G] || !have[W_M])
 		return fail(-ENOENT, err, errlen, "DWARF: %s not found in the runtime units%s%s",
@@ -378,6 +441,18 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, struct go_dwar
 	} else if (want_http) {
 		snprintf(res->http_err, sizeof(res->http_err), "DWARF: net/http.Request not found");
 	}
+	if (want_grpc && have_all(have, W_GRPC_FIRST, W_GRPC_LAST)) {
+		struct go_grpc_layout g = {};
+
+		ret = read_grpc_layout(types, &g, res->grpc_err, sizeof(res->grpc_err));
+		if (ret != 0 && !complete)
+			return -EAGAIN;
+		if (ret == 0)
+			l->grpc = g;
+	} else if (want_grpc) {
+		snprintf(res->grpc_err, sizeof(res->grpc_err),
+			 "DWARF: grpc-go's stream or x/net's header frame types not found");
+	}
 	if (!have[W_LABELMAP])
 		return 0;
 	ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);
@@ -388,7 +463,8 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, struct go_dwar
 	if (ret == -ENODATA) {
 		struct go_layout kept = { .g_m = l->g_m, .m_curg = l->m_curg,
 					  .g_labels = l->g_labels, .g_goid = l->g_goid,
-					  .g_parent_goid = l->g_parent_goid, .hdr = l->hdr };
+					  .g_parent_goid = l->g_parent_goid, .hdr = l->hdr,
+					  .grpc = l->grpc };
 
 		*l = kept;
 		return 0;
@@ -397,8 +473,8 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, struct go_dwar
 	return ret;
 }
 
-int go_dwarf__read(const struct elf_image *img, bool want_http, struct go_dwarf_result *res,
-		   char *err, size_t errlen)
+int go_dwarf__read(const struct elf_image *img, bool want_http, bool want_grpc,
+		   struct go_dwarf_result *res, char *err, size_t errlen)
 {
 	struct debug_info *di;
 	bool complete = false;
@@ -415,7 +491,7 @@ int go_dwarf__read(const struct elf_image *img, bool want_http, struct go_dwarf_
 			ret = -EINVAL;
 			break;
 		}
-		ret = read_layout(dbg, complete, want_http, res, err, errlen);
+		ret = read_layout(dbg, complete, want_http, want_grpc, res, err, errlen);
 	}
 	debug_info__close(di);
 	return ret;

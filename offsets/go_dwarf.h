@@ -24,6 +24,8 @@ struct go_dwarf_result {
 	__u32 work_cycles;
 	/* WANT_HTTP and layout.hdr.map is 0: why net/http's request headers were not found */
 	char http_err[160];
+	/* likewise for WANT_GRPC and layout.grpc.ok */
+	char grpc_err[160];
 };
 
 /*
@@ -35,9 +37,10 @@ struct go_dwarf_result {
  * WANT_HTTP also reads net/http.Request's header map for the traceparent
  * source, inflating the units until it is found (a binary that never
  * serves HTTP need not look). Whether it was found is layout.hdr.map, and
- * if not, http_err says why; it never fails the read.
+ * if not, http_err says why; it never fails the read. WANT_GRPC does the
+ * same for grpc-go's server (layout.grpc.ok, grpc_err).
  */
-int go_dwarf__read(const struct elf_image *img, bool want_http, struct go_dwarf_result *res,
-		   char *err, size_t errlen);
+int go_dwarf__read(const struct elf_image *img, bool want_http, bool want_grpc,
+		   struct go_dwarf_result *res, char *err, size_t errlen);
 
 #endif /* __GO_DWARF_H */

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# profile-traceparent.sh: trace IDs from the W3C traceparent of requests a plain net/http server serves, no labels.
+# profile-traceparent.sh: trace IDs from the W3C traceparent of requests that net/http and grpc-go servers serve, no labels.
 #
 # Builds: testdata/httpserver (GOPATH mode, Debian's golang.org/x/net for
 # h2c) by Go 1.19, 1.22 and the newest installed toolchain, plain and
-# stripped: six servers, all sampled by one ctxprof-go at 999 Hz with the
-# default trace sources. Each server gets 20 requests over HTTP/1.1, 20 over
-# h2c (prior knowledge) and 4 over HTTP/2 with TLS, four at a time, every
-# one with a traceparent of its own. A request burns 60 ms in
-# main.handleBurn, then 60 ms in main.childBurn on a goroutine the handler
-# starts and waits for. Per server:
+# stripped; testdata/grpcserver (GOPATH mode, Debian's grpc-go, as the OTel
+# test builds) by Go 1.22 and the newest, plain (a stripped one only goes
+# through check, which must refuse it with the reason). All servers are
+# sampled by one ctxprof-go at 999 Hz with the default trace sources. Each
+# HTTP server gets 20 requests over HTTP/1.1, 20 over h2c (prior
+# knowledge) and 4 over HTTP/2 with TLS, four at a time (curl); each grpc
+# server 20 RPCs, four at a time, traceparent in the metadata; every one
+# with a traceparent of its own. A request burns 60 ms in main.handleBurn
+# (grpc: main.rpcBurn), then 60 ms in main.childBurn (main.rpcChild) on a
+# goroutine the handler starts and waits for. Per server:
 # - every trace ID sent has samples in main.handleBurn, with the parent
 #   span ID that was sent with it, and trace_source "traceparent";
 # - Go >= 1.21: for at least 90% of the requests, main.childBurn's samples
@@ -17,6 +21,7 @@
 #   parentGoid: its child goroutines carry none, as the README says;
 # - no sample carries a trace ID that was never sent to that server, and
 #   at most 1% of main.handleBurn's samples carry none.
+# Then --trace-sources label on one HTTP server: its requests carry none.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -57,27 +62,64 @@ for v in "${versions[@]}"; do
 		n=$((n + 1))
 	done
 done
+# grpc-go builds with Go >= 1.21 only (its protobuf needs unsafe.StringData)
+declare -A kind_of sent_of handler_of child_of
+for pid in "${pids[@]}"; do
+	kind_of[$pid]=http sent_of[$pid]=44 handler_of[$pid]=main.handleBurn child_of[$pid]=main.childBurn
+done
+for v in $(printf '%s\n' 1.22 "${all[-1]}" | sort -u); do
+	[[ " ${all[*]} " == *" $v "* ]] || continue
+	bin=$(go_build "$v" plain grpcserver) || { not_ok "go$v grpcserver: build failed"; continue; }
+	"$bin" -burn 60ms >"$work/srv$n" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do
+		grep -q '^grpc ' "$work/srv$n" && break
+		sleep 0.1
+	done
+	if ! grep -q '^grpc ' "$work/srv$n"; then
+		not_ok "go$v grpcserver did not start: $(cat "$work/srv$n")"
+		continue
+	fi
+	check_eq "check go$v grpcserver: traceparent source from grpc-go" "true grpc-go" \
+		"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources.traceparent.supported) \(.trace_sources.traceparent.servers | join(","))"')"
+	pids+=("$pid")
+	name_of[$pid]="go$v grpcserver ($(go_version_of "$v" "$bin"))"
+	port_of[$pid]=$(awk '$1 == "grpc" { print $2 }' "$work/srv$n")
+	idx_of[$pid]=$n
+	parent_goid[$pid]=yes
+	kind_of[$pid]=grpc sent_of[$pid]=20 handler_of[$pid]=main.rpcBurn child_of[$pid]=main.rpcChild
+	grpc_client=$bin
+	n=$((n + 1))
+done
 [ "${#pids[@]}" -gt 0 ] || done_testing
-# a program that serves no HTTP: the source is refused, with the reason
+# a program that serves neither: the source is refused, with the reason
 bin=$(go_build "${versions[-1]}" plain traced)
 check_eq "check testdata/traced: traceparent unsupported, with a reason" \
-	"false serves no HTTP with net/http (no net/http.serverHandler.ServeHTTP)" \
+	"false serves no HTTP with net/http (no net/http.serverHandler.ServeHTTP) and no grpc-go" \
+	"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources.traceparent.supported) \(.trace_sources.traceparent.reason)"')"
+# a stripped grpc-go server built in GOPATH mode: no DWARF, no module version to key a table by
+bin=$(go_build "${versions[-1]}" stripped grpcserver)
+check_eq "check stripped grpcserver: traceparent refused, with the reason" \
+	"false grpc-go's stream layout comes from DWARF only, and the binary has none" \
 	"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources.traceparent.supported) \(.trace_sources.traceparent.reason)"')"
 
 ctxprof_start "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -i 3600
 check_eq "ctxprof-go starts with ${#pids[@]} targets" 0 "$?" || { cat "$work/err"; done_testing; }
 
-# Requests as "URL PROTO TRACEPARENT" lines; trace IDs name server, protocol and request.
+# Requests as "URL PROTO TRACEPARENT" lines (grpc: TRACEPARENT only); trace
+# IDs name server, protocol and request.
 for pid in "${pids[@]}"; do
 	i=${idx_of[$pid]}
 	: >"$work/req$i"
-	for r in $(seq 1 44); do
-		if [ "$r" -le 20 ]; then proto=h1 url=http://${port_of[$pid]}/work
+	for r in $(seq 1 "${sent_of[$pid]}"); do
+		if [ "${kind_of[$pid]}" = grpc ]; then proto=grpc
+		elif [ "$r" -le 20 ]; then proto=h1 url=http://${port_of[$pid]}/work
 		elif [ "$r" -le 40 ]; then proto=h2c url=http://${port_of[$pid]}/work
 		else proto=h2 url=https://${tls_of[$pid]}/work
 		fi
-		printf '%s %s 00-%08x%08x%016x-%016x-01\n' "$url" "$proto" $((0xc0ffee00 + i)) "$r" \
-			$((0x1000 + r)) $((0xabc0000 + i * 100 + r)) >>"$work/req$i"
+		tp=$(printf '00-%08x%08x%016x-%016x-01' $((0xc0ffee00 + i)) "$r" $((0x1000 + r)) \
+			$((0xabc0000 + i * 100 + r)))
+		if [ "$proto" = grpc ]; then echo "$tp"; else echo "$url $proto $tp"; fi >>"$work/req$i"
 	done
 done
 one_request() {
@@ -91,9 +133,14 @@ one_request() {
 	curl -sS --max-time 60 $opt -H "traceparent: $3" "$1" || echo "curl failed: $*" >&2
 }
 export -f one_request
+clients=()
 for pid in "${pids[@]}"; do
-	xargs -P 4 -L 1 bash -c 'one_request "$@"' _ <"$work/req${idx_of[$pid]}" \
-		>"$work/replies${idx_of[$pid]}" 2>"$work/curlerr${idx_of[$pid]}" &
+	i=${idx_of[$pid]}
+	if [ "${kind_of[$pid]}" = grpc ]; then
+		"$grpc_client" -client "${port_of[$pid]}" -c 4 <"$work/req$i" >"$work/replies$i" 2>"$work/curlerr$i" &
+	else
+		xargs -P 4 -L 1 bash -c 'one_request "$@"' _ <"$work/req$i" >"$work/replies$i" 2>"$work/curlerr$i" &
+	fi
 	clients+=($!)
 done
 wait "${clients[@]}"
@@ -109,45 +156,52 @@ for pid in "${pids[@]}"; do
 		not_ok "$name: every request answered: $(head -3 "$work/curlerr$i")"
 		continue
 	fi
-	# what the server saw: "HTTP/1.1 tp", "HTTP/2.0 tp"
-	check_eq "$name: 44 replies: 20 HTTP/1.1, 24 HTTP/2.0" "20 24" \
-		"$(grep -c '^HTTP/1.1 ' "$work/replies$i") $(grep -c '^HTTP/2.0 ' "$work/replies$i")"
-	sent=$(awk '{ split($3, p, "-"); print p[2], p[3] }' "$work/req$i" |
+	# what the server saw: "HTTP/1.1 tp", "HTTP/2.0 tp"; grpc: "[tp]"
+	if [ "${kind_of[$pid]}" = grpc ]; then
+		check_eq "$name: 20 replies, each with the traceparent sent" 20 \
+			"$(sort "$work/replies$i" | tr -d '[]' | comm -12 - <(sort "$work/req$i") | wc -l)"
+	else
+		check_eq "$name: 44 replies: 20 HTTP/1.1, 24 HTTP/2.0" "20 24" \
+			"$(grep -c '^HTTP/1.1 ' "$work/replies$i") $(grep -c '^HTTP/2.0 ' "$work/replies$i")"
+	fi
+	sent=$(awk '{ split($NF, p, "-"); print p[2], p[3] }' "$work/req$i" |
 		jq -R -s 'split("\n") | map(select(length > 0) | split(" ") | {key: .[0], value: .[1]}) | from_entries')
-	stats=$(jq -s --argjson sent "$sent" --argjson pid "$pid" '
+	stats=$(jq -s --argjson sent "$sent" --argjson pid "$pid" --arg hf "${handler_of[$pid]}" \
+		--arg cf "${child_of[$pid]}" '
 		[ .[] | select(.pid == $pid) as $r | $r.stacks[] |
 		  { t: $r.trace_id, s: $r.span_id, src: $r.trace_source, n: .samples,
-		    fn: ([.frames[].func | select(. == "main.handleBurn" or . == "main.childBurn")] | first) } ] as $all |
+		    fn: ([.frames[].func | select(. == $hf or . == $cf)] | first) } ] as $all |
 		def in_fn(f): $all | map(select(.fn == f));
 		{ unsent: ($all | map(select(.t != null and (.t as $t | $sent | has($t) | not))) | map(.n) | add // 0),
 		  bad_span: ($all | map(select(.t != null and $sent[.t] != null and .s != $sent[.t])) | length),
 		  bad_source: ($all | map(select(.t != null and .src != "traceparent")) | length),
-		  handler_traces: (in_fn("main.handleBurn") | map(select(.t != null) | .t) | unique | length),
-		  handler_total: (in_fn("main.handleBurn") | map(.n) | add // 0),
-		  handler_untraced: (in_fn("main.handleBurn") | map(select(.t == null) | .n) | add // 0),
-		  child_traces: (in_fn("main.childBurn") | map(select(.t != null) | .t) | unique | length),
-		  child_total: (in_fn("main.childBurn") | map(.n) | add // 0),
-		  child_traced: (in_fn("main.childBurn") | map(select(.t != null) | .n) | add // 0) }' \
+		  handler_traces: (in_fn($hf) | map(select(.t != null) | .t) | unique | length),
+		  handler_total: (in_fn($hf) | map(.n) | add // 0),
+		  handler_untraced: (in_fn($hf) | map(select(.t == null) | .n) | add // 0),
+		  child_traces: (in_fn($cf) | map(select(.t != null) | .t) | unique | length),
+		  child_total: (in_fn($cf) | map(.n) | add // 0),
+		  child_traced: (in_fn($cf) | map(select(.t != null) | .n) | add // 0) }' \
 		"$work/out.jsonl")
 	echo "# $name: $(jq -c . <<<"$stats")"
 	get() { jq -r ".$1" <<<"$stats"; }
 	check_eq "$name: samples with a trace ID never sent" 0 "$(get unsent)"
 	check_eq "$name: records whose span ID is not the one sent with their trace ID" 0 "$(get bad_span)"
 	check_eq "$name: traced records whose trace_source is not traceparent" 0 "$(get bad_source)"
-	check_eq "$name: trace IDs with samples in main.handleBurn, of 44 sent" 44 "$(get handler_traces)"
+	hf=${handler_of[$pid]} cf=${child_of[$pid]} nsent=${sent_of[$pid]}
+	check_eq "$name: trace IDs with samples in $hf, of $nsent sent" "$nsent" "$(get handler_traces)"
 	if [ "$(get handler_total)" -gt 0 ] && [ $(($(get handler_untraced) * 100)) -le "$(get handler_total)" ]; then
-		ok "$name: main.handleBurn samples without a trace ID: $(get handler_untraced) of $(get handler_total) (<= 1%)"
+		ok "$name: $hf samples without a trace ID: $(get handler_untraced) of $(get handler_total) (<= 1%)"
 	else
-		not_ok "$name: main.handleBurn samples without a trace ID: $(get handler_untraced) of $(get handler_total) (> 1%)"
+		not_ok "$name: $hf samples without a trace ID: $(get handler_untraced) of $(get handler_total) (> 1%)"
 	fi
 	if [ "${parent_goid[$pid]}" = yes ]; then
-		if [ $(($(get child_traces) * 100)) -ge $((44 * 90)) ]; then
-			ok "$name: requests whose child goroutine's samples carry their trace ID: $(get child_traces) of 44 (>= 90%)"
+		if [ $(($(get child_traces) * 100)) -ge $((nsent * 90)) ]; then
+			ok "$name: requests whose child goroutine's samples carry their trace ID: $(get child_traces) of $nsent (>= 90%)"
 		else
-			not_ok "$name: requests whose child goroutine's samples carry their trace ID: $(get child_traces) of 44 (< 90%)"
+			not_ok "$name: requests whose child goroutine's samples carry their trace ID: $(get child_traces) of $nsent (< 90%)"
 		fi
 	else
-		check_eq "$name (no g.parentGoid): main.childBurn samples with a trace ID, of $(get child_total)" 0 "$(get child_traced)"
+		check_eq "$name (no g.parentGoid): $cf samples with a trace ID, of $(get child_total)" 0 "$(get child_traced)"
 	fi
 done
 done_testing
