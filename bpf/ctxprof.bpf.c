@@ -229,7 +229,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 /*
  * The traceparent source: the start of a request's handler, and the end of
  * an HTTP/1.1 request, whose connection's goroutine serves the next one;
- * a grpc stream's headers, and its handler's start. The cookie says which.
+ * a grpc stream's headers, and its handler's start; an SDK span's start
+ * and end. The cookie says which.
  */
 SEC("uprobe")
 int http_request(struct pt_regs *ctx)
@@ -247,7 +248,9 @@ int http_request(struct pt_regs *ctx)
 		return 0;
 	if (cookie == GRPC_PROBE_STREAM)
 		return l->grpc.ok ? grpc_stream(ctx, l, tgid) : 0;
-	if (cookie == GRPC_PROBE_HEADERS ? !l->grpc.ok : !l->hdr.map)
+	if (cookie == GRPC_PROBE_HEADERS ? !l->grpc.ok :
+	    cookie >= OTEL_PROBE_START	 ? !l->otel.ok :
+					   !l->hdr.map)
 		return 0;
 	w = work_claim(&slot);
 	if (!w) {
@@ -256,6 +259,10 @@ int http_request(struct pt_regs *ctx)
 	}
 	if (cookie == GRPC_PROBE_HEADERS)
 		grpc_headers(ctx, w, l, tgid);
+	else if (cookie == OTEL_PROBE_START)
+		otel_start(ctx, w, l, tgid);
+	else if (cookie == OTEL_PROBE_END)
+		otel_end(ctx, w, l, tgid);
 	else
 		http_begin(ctx, w, l, tgid);
 	work_release(slot);

@@ -66,6 +66,24 @@ struct go_grpc_layout {
 };
 
 /*
+ * The otel-sdk source: spans the OpenTelemetry Go SDK records. A span's
+ * start is (*tracer).newRecordingSpan(tr, psc, sc SpanContext, ...), whose
+ * SpanContext arguments hold arrays and so are passed on the stack:
+ * start_sc is where sc is from SP at the function's entry. ok is 0 when
+ * the binary does not link the SDK or its layout is unknown.
+ */
+struct go_otel_layout {
+	__u32 ok;
+	__u32 start_sc; /* sc, from SP at newRecordingSpan's entry */
+	__u32 sc_trace; /* trace.SpanContext.traceID [16]byte */
+	__u32 sc_span; /* .spanID [8]byte */
+	__u32 sc_remote; /* .remote bool */
+	__u32 span_ctx; /* sdk/trace.recordingSpan.spanContext */
+	__u32 span_parent; /* .parent */
+	__u32 __pad;
+};
+
+/*
  * Everything the sampler needs to walk fsbase -> g -> m -> curg -> labels in
  * one target process. Offsets are in bytes. tls_g_offset is the signed offset
  * of the g pointer from fsbase, stored as two's complement so that unsigned
@@ -98,6 +116,7 @@ struct go_layout {
 	__u32 g_parent_goid; /* Go >= 1.21: the goid of the goroutine that started this one */
 	struct go_header_layout hdr;
 	struct go_grpc_layout grpc;
+	struct go_otel_layout otel;
 	/*
 	 * Where runtime.work.cycles is (the GC cycles started), in the
 	 * binary as linked or, in a target's layout, in that process; 0 when
@@ -167,8 +186,9 @@ struct go_label {
 /*
  * The last label is no label: its value is the traceparent header of the
  * request the goroutine (or, Go >= 1.21, the one that started it) serves,
- * and its key is empty. User space takes the trace ID from it when the
- * labels hold none.
+ * or of the SDK span it runs in, and its key names which: "traceparent"
+ * or "otel-sdk". User space takes the trace ID from it when the labels
+ * hold none.
  */
 #define SAMPLE_F_TRACEPARENT (1U << 8)
 
@@ -251,8 +271,14 @@ struct goid_key {
 };
 
 struct trace_ctx {
-	__u8 traceparent[TRACEPARENT_LEN + 1];
+	__u8 traceparent[TRACEPARENT_LEN + 1]; /* "00-TRACE-SPAN-01" for a span of the SDK */
+	__u8 span_id[8]; /* TRACE_CTX_OTEL: the span's ID, by which its End is known */
+	__u32 source; /* TRACE_CTX_* */
+	__u32 __pad;
 };
+
+#define TRACE_CTX_HEADER 0 /* a request's traceparent header */
+#define TRACE_CTX_OTEL 1 /* a span the OpenTelemetry Go SDK records in the process */
 
 /* The register a probed function takes its *http.Request in: the attach cookie. */
 #define HTTP_PROBE_REQ_RDI 1 /* net/http.serverHandler.ServeHTTP(sh, rw, req) */
@@ -260,6 +286,8 @@ struct trace_ctx {
 #define HTTP_PROBE_END 3 /* net/http.(*response).finishRequest: the request is done */
 #define GRPC_PROBE_HEADERS 4 /* grpc transport.(*http2Server).operateHeaders(t, ctx, frame, handle) */
 #define GRPC_PROBE_STREAM 5 /* grpc.(*Server).handleStream(s, t ServerTransport, stream) */
+#define OTEL_PROBE_START 6 /* sdk/trace.(*tracer).newRecordingSpan: a recording span starts */
+#define OTEL_PROBE_END 7 /* sdk/trace.(*recordingSpan).End(s, options...) */
 #define MAX_GRPC_FIELDS 32 /* header fields of a stream's first block searched */
 
 /* A grpc stream between its headers (reader goroutine) and its handler's start */

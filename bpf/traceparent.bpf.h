@@ -5,8 +5,8 @@
 
 #include "go_walk.bpf.h"
 
-/* --trace-sources without traceparent: the sampler never looks */
-const volatile bool want_traceparent = true;
+/* --trace-sources with neither traceparent nor otel-sdk: the sampler never looks */
+const volatile bool want_contexts = true;
 
 /* {tgid, goid} -> the request's traceparent; user space sizes it */
 struct {
@@ -64,6 +64,8 @@ static __always_inline int take_value(struct hdr_walk *w, __u64 vals, __u64 n)
 	    bpf_probe_read_user(w->ctx.traceparent, TRACEPARENT_LEN, (const void *)s[0]))
 		return -1;
 	w->ctx.traceparent[TRACEPARENT_LEN] = 0;
+	w->ctx.source = TRACE_CTX_HEADER;
+	__builtin_memset(w->ctx.span_id, 0, sizeof(w->ctx.span_id));
 	w->found = 1;
 	return 0;
 }
@@ -302,6 +304,94 @@ static __always_inline int grpc_stream(struct pt_regs *ctx, const struct go_layo
 	return 0;
 }
 
+static __always_inline __u8 hex_digit(__u8 d)
+{
+	return d < 10 ? '0' + d : 'a' - 10 + d;
+}
+
+/* "00-TRACE-SPAN-01" into C: an SDK span's IDs in the traceparent form user space reads. */
+static __always_inline void format_ctx(struct trace_ctx *c, const __u8 *trace, const __u8 *span,
+				       __u32 source)
+{
+	int i;
+
+	c->traceparent[0] = '0';
+	c->traceparent[1] = '0';
+	c->traceparent[2] = '-';
+#pragma unroll
+	for (i = 0; i < 16; i++) {
+		c->traceparent[3 + 2 * i] = hex_digit(trace[i] >> 4);
+		c->traceparent[4 + 2 * i] = hex_digit(trace[i] & 15);
+	}
+	c->traceparent[35] = '-';
+#pragma unroll
+	for (i = 0; i < 8; i++) {
+		c->traceparent[36 + 2 * i] = hex_digit(span[i] >> 4);
+		c->traceparent[37 + 2 * i] = hex_digit(span[i] & 15);
+		c->span_id[i] = span[i];
+	}
+	c->traceparent[52] = '-';
+	c->traceparent[53] = '0';
+	c->traceparent[54] = '1';
+	c->traceparent[55] = 0;
+	c->source = source;
+}
+
+/*
+ * A recording span starts on the current goroutine: it becomes the
+ * goroutine's context, until it ends. Its SpanContext argument is on the
+ * stack (it holds arrays, which Go's register ABI never assigns).
+ */
+static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
+				      const struct go_layout *l, __u32 tgid)
+{
+	struct goid_key key = { .tgid = tgid };
+	__u64 g = ctx->r14, sc = ctx->sp + l->otel.start_sc;
+	__u8 ids[24];
+
+	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)) ||
+	    bpf_probe_read_user(ids, 16, (const void *)(sc + l->otel.sc_trace)) ||
+	    bpf_probe_read_user(ids + 16, 8, (const void *)(sc + l->otel.sc_span)))
+		return -1;
+	format_ctx(&wk->hw.ctx, ids, ids + 16, TRACE_CTX_OTEL);
+	bpf_map_update_elem(&trace_ctxs, &key, &wk->hw.ctx, BPF_ANY);
+	return 0;
+}
+
+/*
+ * A recording span ends (RAX is the *recordingSpan). When it is the
+ * current goroutine's context, the goroutine returns to the span's parent:
+ * a local span, or the remote caller a traceparent named; a root span
+ * leaves none. A span ended on another goroutine changes nothing.
+ */
+static __always_inline int otel_end(struct pt_regs *ctx, struct work *wk,
+				    const struct go_layout *l, __u32 tgid)
+{
+	struct goid_key key = { .tgid = tgid };
+	__u64 g = ctx->r14, span = ctx->ax, id, parent;
+	const struct trace_ctx *c;
+	__u8 ids[24], remote = 0;
+	__u64 *w = (__u64 *)ids;
+
+	if (!g || !span || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)) ||
+	    bpf_probe_read_user(&id, 8, (const void *)(span + l->otel.span_ctx + l->otel.sc_span)))
+		return -1;
+	c = bpf_map_lookup_elem(&trace_ctxs, &key);
+	if (!c || c->source != TRACE_CTX_OTEL || *(const __u64 *)c->span_id != id)
+		return 0;
+	parent = span + l->otel.span_parent;
+	if (bpf_probe_read_user(ids, 16, (const void *)(parent + l->otel.sc_trace)) ||
+	    bpf_probe_read_user(ids + 16, 8, (const void *)(parent + l->otel.sc_span)) ||
+	    bpf_probe_read_user(&remote, 1, (const void *)(parent + l->otel.sc_remote)) ||
+	    !(w[0] | w[1]) || !w[2]) {
+		bpf_map_delete_elem(&trace_ctxs, &key);
+		return 0;
+	}
+	format_ctx(&wk->hw.ctx, ids, ids + 16, remote ? TRACE_CTX_HEADER : TRACE_CTX_OTEL);
+	bpf_map_update_elem(&trace_ctxs, &key, &wk->hw.ctx, BPF_ANY);
+	return 0;
+}
+
 /*
  * A request starts being served on the current goroutine (R14 holds g at
  * a Go function's entry): its traceparent, or none, becomes that
@@ -360,6 +450,14 @@ __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c
 	}
 	lb = &e->labels[i];
 	__builtin_memset(lb, 0, sizeof(*lb));
+	/* the key names the source */
+	if (c->source == TRACE_CTX_OTEL) {
+		__builtin_memcpy(lb->key, "otel-sdk", 8);
+		lb->key_len = 8;
+	} else {
+		__builtin_memcpy(lb->key, "traceparent", 11);
+		lb->key_len = 11;
+	}
 	lb->value_len = TRACEPARENT_LEN;
 	__builtin_memcpy(lb->value, c->traceparent, TRACEPARENT_LEN);
 	e->nlabels = i + 1;
@@ -380,7 +478,7 @@ static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layou
 	struct goid_key key = { .tgid = tgid };
 	const struct trace_ctx *c;
 
-	if (!want_traceparent || (!l->hdr.map && !l->grpc.ok) || !curg ||
+	if (!want_contexts || (!l->hdr.map && !l->grpc.ok && !l->otel.ok) || !curg ||
 	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))
 		return NULL;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);

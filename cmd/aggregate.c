@@ -14,6 +14,7 @@
 #define RECORD_F_TRACE (1U << 16) /* trace_id holds a packed 32-hex trace ID */
 #define RECORD_F_SPAN (1U << 17) /* span_id holds a packed 16-hex span ID */
 #define RECORD_F_TRACEPARENT (1U << 18) /* both came from the request's traceparent */
+#define RECORD_F_OTEL (1U << 19) /* both came from a span the OpenTelemetry SDK records */
 
 #define TRACE_ID_LEN (TRACE_HEX_LEN / 2)
 #define SPAN_ID_LEN 8
@@ -44,7 +45,7 @@ struct aggregate {
 	size_t ntrace_keys;
 	const char *const *span_keys;
 	size_t nspan_keys;
-	bool no_labels, no_traceparent; /* --trace-sources without them */
+	bool no_labels, no_traceparent, no_otel; /* --trace-sources without them */
 	uint64_t period_ns;
 	int64_t mono_to_real_ns;
 	struct hashmap *records; /* record key -> struct record */
@@ -81,10 +82,11 @@ static int emit(struct aggregate *a, json_t *o, FILE *out)
 static const char *const default_trace_keys[] = { AGG_DEFAULT_TRACE_KEYS };
 static const char *const default_span_keys[] = { AGG_DEFAULT_SPAN_KEYS };
 
-void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent)
+void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent, bool otel)
 {
 	a->no_labels = !labels;
 	a->no_traceparent = !traceparent;
+	a->no_otel = !otel;
 }
 
 void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,
@@ -212,8 +214,8 @@ static size_t record_key(const struct record *r, uint8_t *buf)
 	memcpy(p + 4, &r->flags, 4);
 	memcpy(p + 8, &r->nlabels, 4);
 	p += 12;
-	/* a traceparent's IDs are no label: they tell records apart on their own */
-	if (r->flags & RECORD_F_TRACEPARENT) {
+	/* a traceparent's or a span's IDs are no label: they tell records apart on their own */
+	if (r->flags & (RECORD_F_TRACEPARENT | RECORD_F_OTEL)) {
 		memcpy(p, r->trace_id, TRACE_ID_LEN);
 		memcpy(p + TRACE_ID_LEN, r->span_id, SPAN_ID_LEN);
 		p += TRACE_ID_LEN + SPAN_ID_LEN;
@@ -407,6 +409,16 @@ static bool parse_traceparent(const struct go_label *l, struct record *r)
 	return true;
 }
 
+/* The sampler's context entry names its source in its key: the record flag for it, or 0. */
+static uint32_t context_source(const struct go_label *l)
+{
+	if (l->key_len == 11 && !memcmp(l->key, "traceparent", 11))
+		return RECORD_F_TRACEPARENT;
+	if (l->key_len == 8 && !memcmp(l->key, "otel-sdk", 8))
+		return RECORD_F_OTEL;
+	return 0;
+}
+
 /*
  * Checks an event and fills TMP with its record's identity (pid, IDs, sorted
  * labels); *STACK and *NFRAMES get its stack, its leaf's caller put back
@@ -416,7 +428,7 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 		       struct record *tmp, const uint64_t **stack, size_t *nframes, uint64_t *buf)
 {
 	const struct go_label *labels, *tp = NULL;
-	uint32_t nlabels, i, set_flags = 0;
+	uint32_t nlabels, i, set_flags = 0, src;
 
 	if (size < offsetof(struct sample_event, labels) || e->nlabels > MAX_LABELS ||
 	    e->stack_bytes > sizeof(e->stack_room) || e->stack_bytes % 8 ||
@@ -439,8 +451,8 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 		/* repeats a set whose full event we never saw (lost, or before we started) */
 		a->stats.unresolved++;
 	} else {
-		/* the sampler put the request's traceparent after the labels */
-		if ((set_flags & SAMPLE_F_TRACEPARENT) && nlabels && !labels[nlabels - 1].key_len)
+		/* the sampler put the request's or the span's context after the labels */
+		if ((set_flags & SAMPLE_F_TRACEPARENT) && nlabels && context_source(&labels[nlabels - 1]))
 			tp = &labels[--nlabels];
 		tmp->flags = e->flags & RECORD_F_LABELS_CUT;
 		tmp->nlabels = nlabels;
@@ -456,10 +468,11 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 		if (!a->no_labels)
 			find_ids(a, tmp);
 		/* labels win; a bad header is no trace ID, and no label either */
-		if (tp && !a->no_traceparent && !(tmp->flags & RECORD_F_TRACE) &&
-		    parse_traceparent(tp, tmp)) {
+		src = tp ? context_source(tp) : 0;
+		if (src && !(src == RECORD_F_OTEL ? a->no_otel : a->no_traceparent) &&
+		    !(tmp->flags & RECORD_F_TRACE) && parse_traceparent(tp, tmp)) {
 			tmp->flags &= ~RECORD_F_SPAN;
-			tmp->flags |= RECORD_F_TRACE | RECORD_F_SPAN | RECORD_F_TRACEPARENT;
+			tmp->flags |= RECORD_F_TRACE | RECORD_F_SPAN | src;
 		}
 	}
 	tmp->first_ns = e->time_ns;
@@ -715,7 +728,8 @@ static json_t *record_json(const struct aggregate *a, const struct record *r,
 		json_object_set_new(o, "trace_id", json_string(buf));
 		json_object_set_new(o, "trace_source",
 				    json_string(r->flags & RECORD_F_TRACEPARENT ? "traceparent" :
-										  "label"));
+						r->flags & RECORD_F_OTEL	    ? "otel-sdk" :
+										      "label"));
 	} else {
 		json_object_set_new(o, "trace_id", json_null());
 		json_object_set_new(o, "trace_source", json_null());

@@ -42,11 +42,11 @@ void aggregate__free(struct aggregate *a);
  * Until set, the defaults above.
  */
 /*
- * Which sources may give a record its trace ID (both by default): the
- * labels, and the traceparent of the request the goroutine serves, taken
- * only when the labels give none.
+ * Which sources may give a record its trace ID (all by default): the
+ * labels, and the traceparent of the request the goroutine serves or the
+ * SDK span it runs in, taken only when the labels give none.
  */
-void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent);
+void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent, bool otel);
 
 void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,
 			 const char *const *span_keys, size_t nspan);

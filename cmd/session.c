@@ -406,48 +406,49 @@ static void describe_pending(struct session *s)
 }
 
 /*
- * The traceparent source in T's process: a uprobe at each handler entry
- * .gopclntab names, filtered to that process, so that other processes
- * running the same file never take it. Through /proc/PID/exe, which names
- * the very file in any mount namespace and on any filesystem.
+ * The traceparent and otel-sdk sources in T's process: a uprobe at each
+ * function entry .gopclntab names, filtered to that process, so that other
+ * processes running the same file never take it. Through /proc/PID/exe,
+ * which names the very file in any mount namespace and on any filesystem.
  */
 static void attach_http(struct session *s, struct target *t, bool quiet)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	const struct go_trace_probe *probes;
+	struct bpf_link *link;
 	size_t i, n;
 	char exe[64];
 	int err;
 
-	if (!(s->cfg.trace_sources & (1U << TRACE_SOURCE_TRACEPARENT)))
-		return;
 	n = go_binary__trace_probes(t->gb, &probes);
-	if (!n) {
-		if (s->cfg.verbose && go_binary__serves_http(t->gb))
-			fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid,
-				t->comm,
-				go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT));
-		return;
-	}
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
 	for (i = 0; i < n; i++) {
+		if (!(s->cfg.trace_sources & (1U << probes[i].source)))
+			continue;
 		opts.bpf_cookie = probes[i].cookie;
-		t->http_links[i] = bpf_program__attach_uprobe_opts(
-			s->skel->progs.http_request, t->pid, exe, probes[i].offset, &opts);
-		if (!t->http_links[i]) {
+		link = bpf_program__attach_uprobe_opts(s->skel->progs.http_request, t->pid, exe,
+						       probes[i].offset, &opts);
+		if (!link) {
 			err = -errno;
 			if (!quiet || s->cfg.verbose)
 				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
-						"no trace IDs from traceparent headers\n",
-					(int)t->pid, t->comm, probes[i].func, strerror(-err));
+						"no trace IDs from %s\n",
+					(int)t->pid, t->comm, probes[i].func, strerror(-err),
+					trace_source__name(probes[i].source));
 			detach_http(t);
 			return;
 		}
-		t->nhttp = i + 1;
+		t->http_links[t->nhttp++] = link;
 	}
-	if (s->cfg.verbose)
-		fprintf(stderr, "pid %d (%s): traceparent source: %zu probes, requests of %s\n",
-			(int)t->pid, t->comm, n, go_binary__trace_servers(t->gb));
+	if (s->cfg.verbose && t->nhttp)
+		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts (requests "
+				"of: %s; SDK spans: %s)\n",
+			(int)t->pid, t->comm, t->nhttp, *go_binary__trace_servers(t->gb) ?
+			go_binary__trace_servers(t->gb) : "none",
+			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes");
+	else if (s->cfg.verbose && go_binary__serves_http(t->gb))
+		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
+			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
 }
 
 /* The request contexts a gone process left: its pid may come back, with goids from 1 again. */
@@ -808,7 +809,8 @@ static int configure(struct session *s)
 	s->skel->rodata->ntrace_keys = c->ntrace_keys;
 	s->skel->rodata->traced_only = c->traced_only;
 	s->skel->rodata->leaf_repair = c->leaf_repair;
-	s->skel->rodata->want_traceparent = c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT);
+	s->skel->rodata->want_contexts =
+		c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT | 1U << TRACE_SOURCE_OTEL_SDK);
 	bpf_map__set_max_entries(s->skel->maps.events, s->ncpus);
 	bpf_map__set_max_entries(s->skel->maps.targets,
 				 c->max_targets > 1024 ? c->max_targets : 1024);
@@ -816,7 +818,8 @@ static int configure(struct session *s)
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->sampling);
 	bpf_program__set_autoload(s->skel->progs.on_exec, c->sampling);
 	bpf_program__set_autoload(s->skel->progs.http_request,
-				  c->sampling && (c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT)));
+				  c->sampling && (c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT |
+								     1U << TRACE_SOURCE_OTEL_SDK)));
 	bpf_program__set_autoload(s->skel->progs.uprobe_event, c->nuprobes > 0);
 	bpf_program__set_autoload(s->skel->progs.custom__generic, c->pin_dir != NULL);
 	return 0;
@@ -900,6 +903,9 @@ static int create_outputs(struct session *s)
 		return -ENOMEM;
 	aggregate__set_keys(s->agg, c->trace_keys, c->ntrace_keys, span_keys,
 			    sizeof(span_keys) / sizeof(span_keys[0]));
+	aggregate__set_sources(s->agg, c->trace_sources & (1U << TRACE_SOURCE_LABEL),
+			       c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT),
+			       c->trace_sources & (1U << TRACE_SOURCE_OTEL_SDK));
 	if (c->leaf_repair)
 		aggregate__repair_leaves(s->agg, lookup_target, s);
 	aggregate__set_progress(s->agg, read_rings, s);

@@ -43,6 +43,7 @@ struct go_binary {
 	__u32 md_gofunc; /* runtime.moduledata.gofunc, 0 if unknown */
 	bool serves_http; /* links net/http's server */
 	bool serves_grpc; /* links grpc-go's server */
+	bool uses_otel; /* records spans with the OpenTelemetry Go SDK */
 	/* why a trace source cannot be used, "" when it can */
 	char source_problem[TRACE_SOURCE_COUNT][NOTE_LEN];
 	struct go_trace_probe probes[MAX_TRACE_PROBES];
@@ -320,6 +321,8 @@ static bool same_offsets(const struct go_layout *a, const struct go_layout *b)
 		memset(&x.hdr, 0, sizeof(x.hdr)), memset(&y.hdr, 0, sizeof(y.hdr));
 	memset(&x.grpc, 0, sizeof(x.grpc));
 	memset(&y.grpc, 0, sizeof(y.grpc));
+	memset(&x.otel, 0, sizeof(x.otel));
+	memset(&y.otel, 0, sizeof(y.otel));
 	return memcmp(&x, &y, sizeof(x)) == 0;
 }
 
@@ -374,23 +377,35 @@ struct probe_func {
 	const char *name;
 	__u64 cookie;
 	bool required;
+	enum trace_source source;
 };
 
 static const struct probe_func http_funcs[] = {
 	/* every request of every protocol net/http serves; req after sh and the rw interface */
-	{ "net/http.serverHandler.ServeHTTP", HTTP_PROBE_REQ_RDI, true },
+	{ "net/http.serverHandler.ServeHTTP", HTTP_PROBE_REQ_RDI, true, TRACE_SOURCE_TRACEPARENT },
 	/* an HTTP/1.1 request is done: its connection's goroutine may serve another */
-	{ "net/http.(*response).finishRequest", HTTP_PROBE_END, true },
+	{ "net/http.(*response).finishRequest", HTTP_PROBE_END, true, TRACE_SOURCE_TRACEPARENT },
 	/* h2c through golang.org/x/net/http2, which never calls serverHandler */
-	{ "golang.org/x/net/http2.(*serverConn).runHandler", HTTP_PROBE_REQ_RCX, false },
+	{ "golang.org/x/net/http2.(*serverConn).runHandler", HTTP_PROBE_REQ_RCX, false,
+	  TRACE_SOURCE_TRACEPARENT },
 };
 
 static const struct probe_func grpc_funcs[] = {
 	/* (t *http2Server, ctx, frame *MetaHeadersFrame, handle): a stream's headers */
 	{ "google.golang.org/grpc/internal/transport.(*http2Server).operateHeaders",
-	  GRPC_PROBE_HEADERS, true },
+	  GRPC_PROBE_HEADERS, true, TRACE_SOURCE_TRACEPARENT },
 	/* (s *Server, t ServerTransport, stream *Stream): its handler starts */
-	{ "google.golang.org/grpc.(*Server).handleStream", GRPC_PROBE_STREAM, true },
+	{ "google.golang.org/grpc.(*Server).handleStream", GRPC_PROBE_STREAM, true,
+	  TRACE_SOURCE_TRACEPARENT },
+};
+
+static const struct probe_func otel_funcs[] = {
+	/* (tr, psc, sc SpanContext, name, sr, config): a recording span starts */
+	{ "go.opentelemetry.io/otel/sdk/trace.(*tracer).newRecordingSpan", OTEL_PROBE_START, true,
+	  TRACE_SOURCE_OTEL_SDK },
+	/* (s *recordingSpan, options...): it ends */
+	{ "go.opentelemetry.io/otel/sdk/trace.(*recordingSpan).End", OTEL_PROBE_END, true,
+	  TRACE_SOURCE_OTEL_SDK },
 };
 
 /* Adds the probes of FUNCS to GB's; NULL, or why not (in BUF). */
@@ -413,9 +428,10 @@ static const char *add_probes(struct go_binary *gb, const struct probe_func *fun
 			snprintf(buf, len, "%s is not in a loaded segment", funcs[i].name);
 			goto undo;
 		}
-		gb->probes[gb->nprobes++] = (struct go_trace_probe){
-			.offset = off, .cookie = funcs[i].cookie, .func = funcs[i].name
-		};
+		gb->probes[gb->nprobes++] = (struct go_trace_probe){ .offset = off,
+								     .cookie = funcs[i].cookie,
+								     .func = funcs[i].name,
+								     .source = funcs[i].source };
 	}
 	return NULL;
 undo:
@@ -471,6 +487,37 @@ static const char *find_grpc(struct go_binary *gb, const struct go_dwarf_result 
 }
 
 /*
+ * The OpenTelemetry Go SDK: where a span's IDs are, from DWARF only (as
+ * grpc-go: GOPATH builds record no module version to key a table by).
+ */
+static void find_otel(struct go_binary *gb, const struct go_dwarf_result *dw)
+{
+	struct go_otel_layout *o = &gb->layout.otel;
+	char buf[NOTE_LEN];
+	const char *why;
+
+	memset(o, 0, sizeof(*o));
+	if (!gb->uses_otel) {
+		source_problem(gb, TRACE_SOURCE_OTEL_SDK, "does not record spans with the "
+							  "OpenTelemetry Go SDK (no %s)",
+			       otel_funcs[0].name);
+		return;
+	}
+	if (!dw || !dw->layout.otel.ok) {
+		source_problem(gb, TRACE_SOURCE_OTEL_SDK,
+			       "the OpenTelemetry SDK's span layout comes from DWARF only%s%s",
+			       dw ? ": " : ", and the binary has none", dw ? dw->otel_err : "");
+		return;
+	}
+	*o = dw->layout.otel;
+	why = add_probes(gb, otel_funcs, ARRAY_SIZE(otel_funcs), buf, sizeof(buf));
+	if (why) {
+		memset(o, 0, sizeof(*o));
+		source_problem(gb, TRACE_SOURCE_OTEL_SDK, "%s", why);
+	}
+}
+
+/*
  * The traceparent source: the servers the binary links, each with its
  * layout and probes. One that cannot be read is a warning when another can.
  */
@@ -479,6 +526,7 @@ static void find_trace_probes(struct go_binary *gb, const struct golayout_row *r
 {
 	char hbuf[NOTE_LEN], gbuf[NOTE_LEN];
 	const char *http_why = NULL, *grpc_why = NULL;
+	size_t n;
 
 	memset(&gb->layout.hdr, 0, sizeof(gb->layout.hdr));
 	memset(&gb->layout.grpc, 0, sizeof(gb->layout.grpc));
@@ -486,11 +534,13 @@ static void find_trace_probes(struct go_binary *gb, const struct golayout_row *r
 		http_why = find_http(gb, row, dw, hbuf, sizeof(hbuf));
 	if (gb->serves_grpc)
 		grpc_why = find_grpc(gb, dw, gbuf, sizeof(gbuf));
+	n = gb->nprobes;
+	find_otel(gb, dw);
 	if (!gb->serves_http && !gb->serves_grpc)
 		source_problem(gb, TRACE_SOURCE_TRACEPARENT,
 			       "serves no HTTP with net/http (no net/http.serverHandler.ServeHTTP) "
 			       "and no grpc-go");
-	else if (!gb->nprobes)
+	else if (!n)
 		source_problem(gb, TRACE_SOURCE_TRACEPARENT, "%s%s%s", http_why ?: "",
 			       http_why && grpc_why ? "; " : "", grpc_why ?: "");
 	else if (http_why || grpc_why)
@@ -508,8 +558,8 @@ static void find_layout(struct go_binary *gb)
 	int ret = -ENODATA;
 
 	if (gb->dwarf) {
-		ret = go_dwarf__read(gb->img, gb->serves_http, gb->serves_grpc, &dw, err,
-				     sizeof(err));
+		ret = go_dwarf__read(gb->img, gb->serves_http, gb->serves_grpc, gb->uses_otel, &dw,
+				     err, sizeof(err));
 		if (ret != 0)
 			note(&gb->warnings, "%s; falling back to the golayout table", err);
 	}
@@ -590,7 +640,7 @@ static void find_funcdata(struct go_binary *gb)
 		row = golayout__lookup(gb->major, gb->minor);
 		if (row)
 			gb->md_gofunc = row->md_gofunc;
-		else if (gb->dwarf && go_dwarf__read(gb->img, false, false, &dw, err, sizeof(err)) == 0)
+		else if (gb->dwarf && go_dwarf__read(gb->img, false, false, false, &dw, err, sizeof(err)) == 0)
 			gb->md_gofunc = dw.md_gofunc;
 	}
 	if (!gofunc && !gb->md_gofunc) {
@@ -663,7 +713,7 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	if (!gb->sets_labels)
 		source_problem(gb, TRACE_SOURCE_LABEL, "never sets goroutine labels (no "
 						       "runtime/pprof.Do or SetGoroutineLabels)");
-	source_problem(gb, TRACE_SOURCE_OTEL_SDK, "not read by this version of ctxprof-go");
+	gb->uses_otel = has_func(gb, otel_funcs[0].name) && has_func(gb, otel_funcs[1].name);
 	find_tls(gb);
 	find_layout(gb);
 	find_funcdata(gb);
@@ -827,10 +877,10 @@ bool go_binary__serves_http(const struct go_binary *gb)
 
 const char *go_binary__trace_servers(const struct go_binary *gb)
 {
-	bool http = gb->layout.hdr.map && go_binary__supported(gb),
-	     grpc = gb->layout.grpc.ok && go_binary__supported(gb);
+	static const char *const names[4] = { "", "net/http", "grpc-go", "net/http grpc-go" };
+	int i = (gb->layout.hdr.map ? 1 : 0) | (gb->layout.grpc.ok ? 2 : 0);
 
-	return http && grpc ? "net/http grpc-go" : http ? "net/http" : grpc ? "grpc-go" : "";
+	return go_binary__supported(gb) ? names[i] : "";
 }
 
 size_t go_binary__trace_probes(const struct go_binary *gb, const struct go_trace_probe **probes)

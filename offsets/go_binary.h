@@ -31,9 +31,10 @@ struct go_trace_probe {
 	uint64_t offset;
 	uint64_t cookie;
 	const char *func;
+	enum trace_source source; /* --trace-sources turns it off */
 };
 
-#define MAX_TRACE_PROBES 5
+#define MAX_TRACE_PROBES 7
 
 /* How the g slot in TLS was found. */
 enum go_tls_source {

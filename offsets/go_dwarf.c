@@ -26,6 +26,8 @@ enum wanted {
 	W_HEADERS_FRAME,
 	W_HEADER_FIELD,
 	W_GRPC_STREAM,
+	W_SPAN_CONTEXT,
+	W_RECORDING_SPAN,
 	W_COUNT
 };
 
@@ -40,6 +42,8 @@ static const char *const wanted_names[W_COUNT] = {
 	[W_HEADERS_FRAME] = "golang.org/x/net/http2.HeadersFrame",
 	[W_HEADER_FIELD] = "golang.org/x/net/http2/hpack.HeaderField",
 	[W_GRPC_STREAM] = "google.golang.org/grpc/internal/transport.Stream",
+	[W_SPAN_CONTEXT] = "go.opentelemetry.io/otel/trace.SpanContext",
+	[W_RECORDING_SPAN] = "go.opentelemetry.io/otel/sdk/trace.recordingSpan",
 };
 
 #define W_GRPC_FIRST W_META_HEADERS
@@ -312,6 +316,33 @@ static int read_grpc_layout(Dwarf_Die *types, struct go_grpc_layout *g, char *er
 	return 0;
 }
 
+/*
+ * The OpenTelemetry Go SDK: a SpanContext's IDs, and where a recording span
+ * keeps its own and its parent's. newRecordingSpan(tr, psc, sc, ...) gets
+ * psc and sc on the stack (their arrays keep them out of registers), in
+ * that order from the first stack word after the return address, each
+ * aligned to 8: sc starts one SpanContext after psc.
+ */
+static int read_otel_layout(Dwarf_Die *types, struct go_otel_layout *o, char *err, size_t errlen)
+{
+	__u32 size;
+
+	NEED(member(&types[W_SPAN_CONTEXT], "traceID", &o->sc_trace, NULL),
+	     "go.opentelemetry.io/otel/trace.SpanContext.traceID");
+	NEED(member(&types[W_SPAN_CONTEXT], "spanID", &o->sc_span, NULL),
+	     "go.opentelemetry.io/otel/trace.SpanContext.spanID");
+	NEED(member(&types[W_SPAN_CONTEXT], "remote", &o->sc_remote, NULL),
+	     "go.opentelemetry.io/otel/trace.SpanContext.remote");
+	NEED(byte_size(&types[W_SPAN_CONTEXT], &size), "trace.SpanContext byte size");
+	NEED(member(&types[W_RECORDING_SPAN], "spanContext", &o->span_ctx, NULL),
+	     "go.opentelemetry.io/otel/sdk/trace.recordingSpan.spanContext");
+	NEED(member(&types[W_RECORDING_SPAN], "parent", &o->span_parent, NULL),
+	     "go.opentelemetry.io/otel/sdk/trace.recordingSpan.parent");
+	o->start_sc = 8 + ((size + 7) & ~7U);
+	o->ok = 1;
+	return 0;
+}
+
 static int read_labels_layout(Dwarf_Die *labelmap, struct go_layout *l, char *err, size_t errlen)
 {
 	Dwarf_Die t = *labelmap;
@@ -394,7 +425,7 @@ static bool have_all(const bool *have, int first, int last)
 
 /* Everything from the DIEs found so far; -EAGAIN when more of .debug_info may hold the rest. */
 static int read_layout(Dwarf *dbg, bool complete, bool want_http, bool want_grpc,
-		       struct go_dwarf_result *res, char *err, size_t errlen)
+		       bool want_otel, struct go_dwarf_result *res, char *err, size_t errlen)
 {
 	Dwarf_Die types[W_COUNT], gt, mt;
 	bool have[W_COUNT] = {};
@@ -406,7 +437,8 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, bool want_grpc
 	find_runtime_types(dbg, types, have);
 	if (!complete && (!have[W_G] || !have[W_M] || !have[W_LABELMAP] || !have[W_MODULEDATA] ||
 			  !have[W_WORK] || (want_http && !have[W_REQUEST]) ||
-			  (want_grpc && !have_all(have, W_GRPC_FIRST, W_GRPC_LAST))))
+			  (want_grpc && !have_all(have, W_GRPC_FIRST, W_GRPC_LAST)) ||
+			  (want_otel && !have_all(have, W_SPAN_CONTEXT, W_RECORDING_SPAN))))
 		return -EAGAIN;
 	if (!have[W_G] || !have[W_M])
 		return fail(-ENOENT, err, errlen, "DWARF: %s not found in the runtime units%s%s",
@@ -453,6 +485,18 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, bool want_grpc
 		snprintf(res->grpc_err, sizeof(res->grpc_err),
 			 "DWARF: grpc-go's stream or x/net's header frame types not found");
 	}
+	if (want_otel && have_all(have, W_SPAN_CONTEXT, W_RECORDING_SPAN)) {
+		struct go_otel_layout o = {};
+
+		ret = read_otel_layout(types, &o, res->otel_err, sizeof(res->otel_err));
+		if (ret != 0 && !complete)
+			return -EAGAIN;
+		if (ret == 0)
+			l->otel = o;
+	} else if (want_otel) {
+		snprintf(res->otel_err, sizeof(res->otel_err),
+			 "DWARF: the SDK's SpanContext or recordingSpan type not found");
+	}
 	if (!have[W_LABELMAP])
 		return 0;
 	ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);
@@ -464,7 +508,7 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, bool want_grpc
 		struct go_layout kept = { .g_m = l->g_m, .m_curg = l->m_curg,
 					  .g_labels = l->g_labels, .g_goid = l->g_goid,
 					  .g_parent_goid = l->g_parent_goid, .hdr = l->hdr,
-					  .grpc = l->grpc };
+					  .grpc = l->grpc, .otel = l->otel };
 
 		*l = kept;
 		return 0;
@@ -473,7 +517,7 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, bool want_grpc
 	return ret;
 }
 
-int go_dwarf__read(const struct elf_image *img, bool want_http, bool want_grpc,
+int go_dwarf__read(const struct elf_image *img, bool want_http, bool want_grpc, bool want_otel,
 		   struct go_dwarf_result *res, char *err, size_t errlen)
 {
 	struct debug_info *di;
@@ -491,7 +535,7 @@ int go_dwarf__read(const struct elf_image *img, bool want_http, bool want_grpc,
 			ret = -EINVAL;
 			break;
 		}
-		ret = read_layout(dbg, complete, want_http, want_grpc, res, err, errlen);
+		ret = read_layout(dbg, complete, want_http, want_grpc, want_otel, res, err, errlen);
 	}
 	debug_info__close(di);
 	return ret;

@@ -24,8 +24,9 @@ struct go_dwarf_result {
 	__u32 work_cycles;
 	/* WANT_HTTP and layout.hdr.map is 0: why net/http's request headers were not found */
 	char http_err[160];
-	/* likewise for WANT_GRPC and layout.grpc.ok */
+	/* likewise for WANT_GRPC and layout.grpc.ok, WANT_OTEL and layout.otel.ok */
 	char grpc_err[160];
+	char otel_err[160];
 };
 
 /*
@@ -38,9 +39,10 @@ struct go_dwarf_result {
  * source, inflating the units until it is found (a binary that never
  * serves HTTP need not look). Whether it was found is layout.hdr.map, and
  * if not, http_err says why; it never fails the read. WANT_GRPC does the
- * same for grpc-go's server (layout.grpc.ok, grpc_err).
+ * same for grpc-go's server (layout.grpc.ok, grpc_err), WANT_OTEL for the
+ * OpenTelemetry Go SDK's spans (layout.otel.ok, otel_err).
  */
-int go_dwarf__read(const struct elf_image *img, bool want_http, bool want_grpc,
+int go_dwarf__read(const struct elf_image *img, bool want_http, bool want_grpc, bool want_otel,
 		   struct go_dwarf_result *res, char *err, size_t errlen);
 
 #endif /* __GO_DWARF_H */

@@ -269,8 +269,8 @@ static void expect_traceparent(const char *what, const char *tkey, const char *t
 	label(e, 0, "route", 5, what, strlen(what));
 	if (tkey)
 		label(e, 1, tkey, strlen(tkey), tval, strlen(tval));
-	/* the sampler's: an empty key, after the labels */
-	label(e, n - 1, "", 0, tp, strlen(tp));
+	/* the sampler's: after the labels, its key naming the source */
+	label(e, n - 1, "traceparent", 11, tp, strlen(tp));
 	aggregate__add(a, buf, size_of(e));
 	e = event(0, 1, flags | SAMPLE_F_SAME_LABELS, 0);
 	aggregate__add(a, buf, size_of(e));
