@@ -134,26 +134,36 @@ static __always_inline __u32 trace_key_rank(const struct go_label *lb)
 }
 
 /*
- * Appends one label, reading its strings from the target. Global, so the
- * verifier checks it once rather than at every call site. Keys and values
- * are zero-padded: a short label after a long one never shows old bytes.
+ * The event's next label slot, zero-padded: a short label after a long one
+ * never shows old bytes. NULL, with SAMPLE_F_LABELS_CUT, when all are taken.
  */
-__noinline int add_label(struct sample_event *e, __u64 kptr, __u64 klen, __u64 vptr, __u64 vlen)
+static __always_inline struct go_label *next_label(struct sample_event *e)
 {
+	__u32 i = e->nlabels;
 	struct go_label *lb;
-	__u32 i, rank;
-	__u64 n; /* 64-bit: a 32-bit copy would lose the bound the verifier learns */
 
-	if (!e)
-		return 0;
-	i = e->nlabels;
 	if (i >= MAX_LABELS) {
 		e->flags |= SAMPLE_F_LABELS_CUT;
-		return 0;
+		return NULL;
 	}
 	lb = &e->labels[i];
 	__builtin_memset(lb->key, 0, sizeof(lb->key));
 	__builtin_memset(lb->value, 0, sizeof(lb->value));
+	return lb;
+}
+
+/*
+ * Appends one label, reading its strings from the target. Global, so the
+ * verifier checks it once rather than at every call site.
+ */
+__noinline int add_label(struct sample_event *e, __u64 kptr, __u64 klen, __u64 vptr, __u64 vlen)
+{
+	struct go_label *lb;
+	__u32 rank;
+	__u64 n; /* 64-bit: a 32-bit copy would lose the bound the verifier learns */
+
+	if (!e || !(lb = next_label(e)))
+		return 0;
 	lb->key_len = klen > 0xffffffffULL ? 0xffffffff : klen;
 	lb->value_len = vlen > 0xffffffffULL ? 0xffffffff : vlen;
 	n = klen < MAX_KEY_LEN ? klen : MAX_KEY_LEN;
@@ -162,7 +172,7 @@ __noinline int add_label(struct sample_event *e, __u64 kptr, __u64 klen, __u64 v
 	n = vlen < MAX_VALUE_LEN ? vlen : MAX_VALUE_LEN;
 	if (n && bpf_probe_read_user(lb->value, n, (const void *)vptr))
 		goto err;
-	e->nlabels = i + 1;
+	e->nlabels++;
 	e->labels_hash = hash_label(e->labels_hash, lb);
 	/* the most preferred trace key present decides, as user space decides */
 	if (traced_only) {

@@ -439,17 +439,9 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c)
 {
 	struct go_label *lb;
-	__u32 i;
 
-	if (!e || !c)
+	if (!e || !c || !(lb = next_label(e)))
 		return 0;
-	i = e->nlabels;
-	if (i >= MAX_LABELS) {
-		e->flags |= SAMPLE_F_LABELS_CUT;
-		return 0;
-	}
-	lb = &e->labels[i];
-	__builtin_memset(lb, 0, sizeof(*lb));
 	/* the key names the source */
 	if (c->source == TRACE_CTX_OTEL) {
 		__builtin_memcpy(lb->key, "otel-sdk", 8);
@@ -460,7 +452,7 @@ __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c
 	}
 	lb->value_len = TRACEPARENT_LEN;
 	__builtin_memcpy(lb->value, c->traceparent, TRACEPARENT_LEN);
-	e->nlabels = i + 1;
+	e->nlabels++;
 	e->labels_hash = hash_label(e->labels_hash, lb);
 	e->flags |= SAMPLE_F_TRACEPARENT;
 	if (traced_only)

@@ -29,6 +29,20 @@ set -uo pipefail
 e2e_setup "traceparent source"
 command -v curl >/dev/null || { not_ok "curl is missing (make deps installs it)"; done_testing; }
 
+# start_server BIN WORD OUT: starts BIN in the background (pid in $pid),
+# burning 60 ms a request; true once it has printed its WORD line (its
+# address) into OUT
+start_server() {
+	local i
+	"$1" -burn 60ms >"$3" 2>&1 &
+	pid=$!
+	for i in $(seq 100); do
+		grep -q "^$2 " "$3" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 mapfile -t all < <(go_toolchains)
 versions=()
 for v in 1.19 1.22 "${all[-1]}"; do
@@ -40,13 +54,7 @@ n=0
 for v in "${versions[@]}"; do
 	for variant in plain stripped; do
 		bin=$(go_build "$v" "$variant" httpserver) || { not_ok "go$v $variant: build failed"; continue; }
-		"$bin" -burn 60ms >"$work/srv$n" 2>&1 &
-		pid=$!
-		for _ in $(seq 100); do
-			grep -q '^https ' "$work/srv$n" && break
-			sleep 0.1
-		done
-		if ! grep -q '^https ' "$work/srv$n"; then
+		if ! start_server "$bin" https "$work/srv$n"; then
 			not_ok "go$v $variant: httpserver did not start: $(cat "$work/srv$n")"
 			continue
 		fi
@@ -70,13 +78,7 @@ done
 for v in $(printf '%s\n' 1.22 "${all[-1]}" | sort -u); do
 	[[ " ${all[*]} " == *" $v "* ]] || continue
 	bin=$(go_build "$v" plain grpcserver) || { not_ok "go$v grpcserver: build failed"; continue; }
-	"$bin" -burn 60ms >"$work/srv$n" 2>&1 &
-	pid=$!
-	for _ in $(seq 100); do
-		grep -q '^grpc ' "$work/srv$n" && break
-		sleep 0.1
-	done
-	if ! grep -q '^grpc ' "$work/srv$n"; then
+	if ! start_server "$bin" grpc "$work/srv$n"; then
 		not_ok "go$v grpcserver did not start: $(cat "$work/srv$n")"
 		continue
 	fi
