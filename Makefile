@@ -31,7 +31,7 @@ SAN_LIB_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(LIB_SRCS))
 SAN_CMD_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(CMD_SRCS))
 SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN_OUTPUT)/tests/%,$(UNIT_SRCS))
 
-GOLAYOUT_INC := $(OUTPUT)/golayout_rows.inc
+GOLAYOUT_INC := $(OUTPUT)/golayout_rows.inc $(OUTPUT)/golayout_members.inc
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS := $(wildcard bpf/*.h)
@@ -82,7 +82,11 @@ help:
 $(OUTPUT) $(OUTPUT)/tests $(SAN_OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
-$(GOLAYOUT_INC): golayout/golayout.tsv golayout/tsv2c.awk | $(OUTPUT)
+$(OUTPUT)/golayout_members.inc: golayout/modules.tsv golayout/modules2c.awk | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)awk -f golayout/modules2c.awk $< > $@
+
+$(OUTPUT)/golayout_rows.inc: golayout/golayout.tsv golayout/tsv2c.awk | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)awk -f golayout/tsv2c.awk $< > $@
 
@@ -160,7 +164,7 @@ demo: deps
 	$(Q)bash tests/demo.sh
 
 golayout: ctxprof-go
-	$(Q)bash golayout/generate.sh golayout/golayout.tsv
+	$(Q)bash golayout/generate.sh golayout/golayout.tsv golayout/modules.tsv
 
 bench: ctxprof-go
 	$(Q)bash tests/bench.sh

@@ -80,7 +80,7 @@ struct go_otel_layout {
 	__u32 sc_remote; /* .remote bool */
 	__u32 span_ctx; /* sdk/trace.recordingSpan.spanContext */
 	__u32 span_parent; /* .parent */
-	__u32 __pad;
+	__u32 sc_size; /* trace.SpanContext's size */
 };
 
 /*

@@ -143,6 +143,27 @@ static json_t *sources_json(const struct go_binary *gb)
 	return o;
 }
 
+/*
+ * The members of Go modules' types the grpc-go and otel-sdk sources read,
+ * with the module versions the build info names (null in a GOPATH build):
+ * the rows of golayout/modules.tsv.
+ */
+static json_t *module_members_json(const struct go_binary *gb)
+{
+	const struct go_module_member *m;
+	json_t *a = json_array();
+	size_t i, n;
+
+	n = go_binary__module_members(gb, &m);
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_pack("{s:s, s:o, s:o, s:s, s:i}", "package", m[i].pkg,
+						   "module", str_or_null(m[i].module[0] ? m[i].module : NULL),
+						   "version",
+						   str_or_null(m[i].version[0] ? m[i].version : NULL),
+						   "member", m[i].member, "offset", m[i].offset));
+	return a;
+}
+
 /* What `check --json` prints for a file that could be read. */
 static json_t *report_json(const struct go_binary *gb)
 {
@@ -168,6 +189,7 @@ static json_t *report_json(const struct go_binary *gb)
 	json_object_set_new(o, "sets_labels", json_boolean(go_binary__sets_labels(gb)));
 	json_object_set_new(o, "header_map", str_or_null(ok ? header_map_name(l.hdr.map) : NULL));
 	json_object_set_new(o, "trace_sources", sources_json(gb));
+	json_object_set_new(o, "module_members", module_members_json(gb));
 	json_object_set_new(o, "inlining", json_boolean(go_binary__pclntab(gb) &&
 							 gopclntab__has_inlining(go_binary__pclntab(gb))));
 	json_object_set_new(o, "problems", notes_json(gb, go_binary__nproblems(gb), go_binary__problem));
@@ -183,6 +205,8 @@ static json_t *io_error_json(const char *path, const char *err)
 			      0, "cgo", 0, "dwarf", 0, "symtab", 0, "tls_g_offset", "tls_source",
 			      "labels_layout", "offsets", "sets_labels", 0, "header_map",
 			      "trace_sources");
+
+	json_object_set_new(o, "module_members", json_array());
 
 	json_object_set_new(o, "problems", json_pack("[s]", err));
 	json_object_set_new(o, "warnings", json_array());

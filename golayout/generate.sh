@@ -14,7 +14,8 @@
 set -euo pipefail
 . "$(dirname "$0")/../tests/lib.sh"
 
-out=${1:?usage: generate.sh OUT.tsv}
+out=${1:?usage: generate.sh OUT.tsv [MODULES_OUT.tsv]}
+modules_out=${2:-}
 current=$TOP/golayout/golayout.tsv
 reference=$TOP/../shared/golayout-reference.tsv
 tmp=$(mktemp)
@@ -114,3 +115,36 @@ fi
 awk -f "$TOP/golayout/tsv2c.awk" "$tmp" >/dev/null
 cp "$tmp" "$out"
 echo "golayout: wrote $out ($(grep -c '^[0-9]' "$out") rows)" >&2
+[ -n "$modules_out" ] || exit 0
+
+# modules.tsv: the members the grpc-go and otel-sdk sources read, from
+# testdata/grpcserver and testdata/otelroot built as modules (go_vendor_tree:
+# each module at its Debian package's version) by the newest toolchain,
+# which builds them both. Rows of other versions, measured on a machine that
+# had them, are kept.
+current_modules=$TOP/golayout/modules.tsv
+v=$(go_toolchains | tail -n 1)
+{
+	for prog in grpcserver otelroot; do
+		echo "golayout: extracting module layouts from $prog (go$v)" >&2
+		bin=$(go_build "$v" mod "$prog")
+		"$CTXPROF" check --json "$bin" | jq -r '
+			if .source != "dwarf" then error("\(.path): offsets not from DWARF") else . end |
+			.go_version as $tc | .module_members[] |
+			if .version == null then error("\(.package): no module version in the build info") else . end |
+			[.module, .version, "here", $tc, .member, (.offset | tostring)] | @tsv'
+	done
+	# earlier rows of module versions not measured now
+	if [ -r "$current_modules" ]; then
+		awk -F'\t' '$1 != "module" && $0 !~ /^#/ && NF == 6' "$current_modules"
+	fi
+} | awk -F'\t' '!seen[$1 "\t" $2 "\t" $5]++' | sort -t$'\t' -k1,1 -k2,2V -k5,5 >"$tmp"
+{
+	sed -n '/^#/p' "$current_modules"
+	printf 'module\tversion\tverified\ttoolchain\tmember\toffset\n'
+	cat "$tmp"
+} >"$tmp.mod"
+awk -f "$TOP/golayout/modules2c.awk" "$tmp.mod" >/dev/null
+cp "$tmp.mod" "$modules_out"
+rm -f "$tmp.mod"
+echo "golayout: wrote $modules_out ($(grep -vc '^#\|^module' "$modules_out") rows)" >&2

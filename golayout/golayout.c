@@ -1,11 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /* golayout.c: Go runtime layouts per Go release, for binaries that carry no DWARF. */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "golayout.h"
 
 /* generated from golayout/golayout.tsv by golayout/tsv2c.awk */
 #include "golayout_rows.inc"
+/* generated from golayout/modules.tsv by golayout/modules2c.awk */
+#include "golayout_members.inc"
+
+#define NMEMBERS (sizeof(members) / sizeof(members[0]))
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -18,6 +24,39 @@ const struct golayout_row *golayout__lookup(int major, int minor)
 			return &rows[i];
 	}
 	return NULL;
+}
+
+int golayout__member(const char *module, const char *version, const char *member, __u32 *offset)
+{
+	size_t i;
+
+	for (i = 0; i < NMEMBERS; i++) {
+		if (members[i].module && !strcmp(members[i].module, module) &&
+		    !strcmp(members[i].version, version) && !strcmp(members[i].member, member)) {
+			*offset = members[i].offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+const char *golayout__module_versions(const char *module)
+{
+	static char buf[256];
+	size_t i, len = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < NMEMBERS; i++) {
+		if (!members[i].module || strcmp(members[i].module, module) ||
+		    (i && members[i - 1].module && !strcmp(members[i - 1].module, module) &&
+		     !strcmp(members[i - 1].version, members[i].version)))
+			continue;
+		len += snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%s",
+				len ? ", " : "", members[i].version);
+		if (len >= sizeof(buf))
+			break;
+	}
+	return buf;
 }
 
 size_t golayout__count(void)

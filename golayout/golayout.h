@@ -23,6 +23,23 @@ const struct golayout_row *golayout__lookup(int major, int minor);
 size_t golayout__count(void);
 const struct golayout_row *golayout__row(size_t idx);
 
+/*
+ * Struct members of Go modules (grpc-go, x/net, the OpenTelemetry SDK) by
+ * module version, for binaries that carry no DWARF: golayout/modules.tsv.
+ */
+struct golayout_member {
+	const char *module; /* "google.golang.org/grpc" */
+	const char *version; /* "v1.64.0" */
+	const char *toolchain; /* the Go that built what it was read from */
+	const char *member; /* "transport.Stream.id" */
+	__u32 offset;
+};
+
+/* The offset of MEMBER in MODULE at VERSION; -ENOENT when the table has none. */
+int golayout__member(const char *module, const char *version, const char *member, __u32 *offset);
+/* "v1.64.0, v1.66.2": the versions of MODULE the table has, for messages ("" if none). */
+const char *golayout__module_versions(const char *module);
+
 /* "1.17 to 1.27": the versions the table covers, for messages. */
 const char *golayout__range(void);
 

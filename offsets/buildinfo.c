@@ -2,6 +2,7 @@
 /* buildinfo.c: the Go version recorded in a binary's .go.buildinfo blob. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,92 @@ int buildinfo__version(const uint8_t *data, size_t len, buildinfo_read_fn read, 
 		return fail(err, errlen, "Go version string at 0x%llx is not in the file",
 			    (unsigned long long)addr);
 	return copy_version(p, slen, version, versionlen, err, errlen);
+}
+
+/*
+ * The varint-prefixed string at *P (Go 1.18+ inline format), advancing *P
+ * past it; NULL when it runs past END.
+ */
+static const uint8_t *next_string(const uint8_t **p, const uint8_t *end, uint64_t *slen)
+{
+	const uint8_t *s;
+	size_t n;
+
+	n = read_uvarint(*p, end - *p, slen);
+	if (!n || *slen > (uint64_t)(end - *p) - n)
+		return NULL;
+	s = *p + n;
+	*p = s + *slen;
+	return s;
+}
+
+/* PATH\tVERSION[\tSUM] of a dep or => line, bounded by END, into the slices given. */
+static bool split_dep(const uint8_t *line, const uint8_t *end, const uint8_t **path, size_t *plen,
+		      const uint8_t **ver, size_t *vlen)
+{
+	const uint8_t *tab = memchr(line, '\t', end - line), *vend;
+
+	*path = line;
+	*plen = (tab ? tab : end) - line;
+	if (!tab) {
+		*ver = end;
+		*vlen = 0;
+		return true;
+	}
+	vend = memchr(tab + 1, '\t', end - tab - 1) ?: end;
+	*ver = tab + 1;
+	*vlen = vend - tab - 1;
+	return printable(*path, *plen) && printable(*ver, *vlen);
+}
+
+int buildinfo__package_module(const uint8_t *data, size_t len, const char *pkg, char *module,
+			      size_t modulelen, char *version, size_t versionlen)
+{
+	const uint8_t *p = data + BUILDINFO_HEADER_LEN, *end = data + len, *info, *line, *nl, *path,
+		      *ver;
+	size_t pkglen = strlen(pkg), plen, vlen, best = 0;
+	bool last = false; /* the dep line just read is the best so far */
+	uint64_t ilen;
+
+	version[0] = module[0] = '\0';
+	if (len < BUILDINFO_HEADER_LEN || !(data[15] & FLAG_INLINE_STRINGS))
+		return -ENOENT;
+	/* the Go version, then the module info: "dep\tPATH\tVERSION\tSUM" lines */
+	if (!next_string(&p, end, &ilen) || !(info = next_string(&p, end, &ilen)))
+		return -ENOENT;
+	for (line = info; line < info + ilen; line = nl + 1) {
+		nl = memchr(line, '\n', info + ilen - line) ?: info + ilen;
+		if (nl - line > 3 && !memcmp(line, "=>\t", 3)) {
+			/* the replacement of the dep before it: its version decides */
+			if (last && split_dep(line + 3, nl, &path, &plen, &ver, &vlen)) {
+				if (vlen >= versionlen)
+					return -EINVAL;
+				memcpy(version, ver, vlen);
+				version[vlen] = '\0';
+			}
+			continue;
+		}
+		last = false;
+		if (nl - line < 5 || memcmp(line, "dep\t", 4) ||
+		    !split_dep(line + 4, nl, &path, &plen, &ver, &vlen))
+			continue;
+		/* the module whose path is the longest prefix of the package's holds it */
+		if (plen <= best || plen > pkglen || memcmp(path, pkg, plen) ||
+		    (plen < pkglen && pkg[plen] != '/'))
+			continue;
+		if (plen >= modulelen || vlen >= versionlen)
+			return -EINVAL;
+		memcpy(module, path, plen);
+		module[plen] = '\0';
+		memcpy(version, ver, vlen);
+		version[vlen] = '\0';
+		best = plen;
+		last = true;
+	}
+	if (!best)
+		return -ENOENT;
+	/* replaced by a directory: no version */
+	return version[0] ? 0 : -ENOENT;
 }
 
 const uint8_t *buildinfo__find(const uint8_t *data, size_t len)

@@ -23,6 +23,16 @@ typedef const uint8_t *(*buildinfo_read_fn)(void *ctx, uint64_t vaddr, size_t le
 int buildinfo__version(const uint8_t *data, size_t len, buildinfo_read_fn read, void *ctx,
 		       char *version, size_t versionlen, char *err, size_t errlen);
 
+/*
+ * The module that holds package PKG (the dependency whose path is its
+ * longest prefix) and the version .go.buildinfo records for it, or for its
+ * replacement, into MODULE and VERSION. -ENOENT when it records none: a
+ * package of no dependency, a build in GOPATH mode (no module information
+ * at all), a replacement by a directory, or the format before Go 1.18.
+ */
+int buildinfo__package_module(const uint8_t *data, size_t len, const char *pkg, char *module,
+			      size_t modulelen, char *version, size_t versionlen);
+
 /* Finds the 16-byte aligned magic in DATA, for binaries whose section headers are gone. */
 const uint8_t *buildinfo__find(const uint8_t *data, size_t len);
 

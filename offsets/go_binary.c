@@ -48,6 +48,9 @@ struct go_binary {
 	char source_problem[TRACE_SOURCE_COUNT][NOTE_LEN];
 	struct go_trace_probe probes[MAX_TRACE_PROBES];
 	size_t nprobes;
+	/* the module members the grpc-go and otel-sdk layouts came from, for check */
+	struct go_module_member members[MAX_MODULE_MEMBERS];
+	size_t nmembers;
 	uint64_t pcln_addr; /* link-time address of the function table */
 	size_t pcln_len;
 	struct notes problems, warnings;
@@ -461,38 +464,125 @@ static const char *find_http(struct go_binary *gb, const struct golayout_row *ro
 	return why;
 }
 
+/* A member of a type of package PKG, as the layouts below need it. */
+struct member_ref {
+	const char *pkg;
+	const char *member;
+	__u32 *out;
+};
+
 /*
- * grpc-go's server. Its layout (and x/net's header frames, which it uses)
- * comes from DWARF only: a table keyed by module version needs the version
- * in .go.buildinfo, which builds in GOPATH mode (Debian's) do not record.
+ * The members REFS name: from DWARF (DW_VALS, in the same order) or, when
+ * DW_VALS is NULL, from the module table by each module's version in
+ * .go.buildinfo. Kept for check. NULL, or why not (in BUF).
+ */
+static const char *find_members(struct go_binary *gb, const struct member_ref *refs, size_t n,
+				const __u32 *dw_vals, char *buf, size_t len)
+{
+	char module[128], version[64];
+	const uint8_t *bi;
+	size_t i, bilen, first = gb->nmembers;
+
+	bi = find_buildinfo(gb->img, &bilen);
+	for (i = 0; i < n; i++) {
+		if (!bi || buildinfo__package_module(bi, bilen, refs[i].pkg, module, sizeof(module),
+						     version, sizeof(version)) != 0)
+			module[0] = version[0] = '\0';
+		if (dw_vals) {
+			*refs[i].out = dw_vals[i];
+		} else if (!version[0]) {
+			snprintf(buf, len, "no DWARF, and .go.buildinfo names no module version for "
+					   "%s (built in GOPATH mode?) to look its layout up by",
+				 refs[i].pkg);
+			goto undo;
+		} else if (golayout__member(module, version, refs[i].member, refs[i].out) != 0) {
+			snprintf(buf, len, "no DWARF, and %.80s %.30s is not in the module table (%.60s)",
+				 module, version,
+				 *golayout__module_versions(module) ? golayout__module_versions(module) :
+								      "it has no version of it");
+			goto undo;
+		}
+		if (gb->nmembers < MAX_MODULE_MEMBERS) {
+			struct go_module_member *m = &gb->members[gb->nmembers++];
+
+			m->pkg = refs[i].pkg;
+			m->member = refs[i].member;
+			m->offset = *refs[i].out;
+			snprintf(m->module, sizeof(m->module), "%s", module);
+			snprintf(m->version, sizeof(m->version), "%s", version);
+		}
+	}
+	return NULL;
+undo:
+	gb->nmembers = first;
+	return buf;
+}
+
+/*
+ * grpc-go's server, and x/net's header frames it reads them with: from
+ * DWARF, or from the module table by the versions the build info names.
  */
 static const char *find_grpc(struct go_binary *gb, const struct go_dwarf_result *dw, char *buf,
 			     size_t len)
 {
 	struct go_grpc_layout *g = &gb->layout.grpc;
+	const struct member_ref refs[] = {
+		{ "golang.org/x/net/http2", "http2.MetaHeadersFrame.Fields", &g->mhf_fields },
+		{ "golang.org/x/net/http2", "http2.HeadersFrame.FrameHeader.StreamID",
+		  &g->fh_stream_id },
+		{ "golang.org/x/net/http2/hpack", "hpack.HeaderField.size", &g->hf_size },
+		{ "golang.org/x/net/http2/hpack", "hpack.HeaderField.Name", &g->hf_name },
+		{ "golang.org/x/net/http2/hpack", "hpack.HeaderField.Value", &g->hf_value },
+		{ "google.golang.org/grpc/internal/transport", "transport.Stream.id", &g->stream_id },
+	};
+	const __u32 *vals = NULL;
+	__u32 dwv[ARRAY_SIZE(refs)];
 	const char *why;
 
-	if (!dw || !dw->layout.grpc.ok) {
-		snprintf(buf, len, "grpc-go's stream layout comes from DWARF only%s%s",
-			 dw ? ": " : ", and the binary has none", dw ? dw->grpc_err : "");
+	if (dw && dw->layout.grpc.ok) {
+		const struct go_grpc_layout *d = &dw->layout.grpc;
+		__u32 v[] = { d->mhf_fields, d->fh_stream_id, d->hf_size,
+			      d->hf_name,    d->hf_value,     d->stream_id };
+
+		memcpy(dwv, v, sizeof(dwv));
+		vals = dwv;
+	} else if (dw) {
+		snprintf(buf, len, "%s", dw->grpc_err);
 		return buf;
 	}
-	*g = dw->layout.grpc;
-	why = g->hf_name + 16 > g->hf_size || g->hf_value + 16 > g->hf_size || g->hf_size > 40 ?
-		      "its hpack.HeaderField does not fit what the probe reads" :
-		      add_probes(gb, grpc_funcs, ARRAY_SIZE(grpc_funcs), buf, len);
+	why = find_members(gb, refs, ARRAY_SIZE(refs), vals, buf, len);
+	if (!why)
+		why = g->hf_name + 16 > g->hf_size || g->hf_value + 16 > g->hf_size ||
+				      g->hf_size > 40 ?
+			      "its hpack.HeaderField does not fit what the probe reads" :
+			      add_probes(gb, grpc_funcs, ARRAY_SIZE(grpc_funcs), buf, len);
 	if (why)
 		memset(g, 0, sizeof(*g));
+	else
+		g->ok = 1;
 	return why;
 }
 
 /*
- * The OpenTelemetry Go SDK: where a span's IDs are, from DWARF only (as
- * grpc-go: GOPATH builds record no module version to key a table by).
+ * The OpenTelemetry Go SDK: where a span's IDs are, from DWARF, or from the
+ * module table by the versions of otel/trace and otel/sdk the build info
+ * names. newRecordingSpan's sc argument is one SpanContext after psc.
  */
 static void find_otel(struct go_binary *gb, const struct go_dwarf_result *dw)
 {
 	struct go_otel_layout *o = &gb->layout.otel;
+	__u32 sc_size = 0, dwv[6];
+	const struct member_ref refs[] = {
+		{ "go.opentelemetry.io/otel/trace", "trace.SpanContext.traceID", &o->sc_trace },
+		{ "go.opentelemetry.io/otel/trace", "trace.SpanContext.spanID", &o->sc_span },
+		{ "go.opentelemetry.io/otel/trace", "trace.SpanContext.remote", &o->sc_remote },
+		{ "go.opentelemetry.io/otel/trace", "trace.SpanContext.size", &sc_size },
+		{ "go.opentelemetry.io/otel/sdk/trace", "sdktrace.recordingSpan.spanContext",
+		  &o->span_ctx },
+		{ "go.opentelemetry.io/otel/sdk/trace", "sdktrace.recordingSpan.parent",
+		  &o->span_parent },
+	};
+	const __u32 *vals = NULL;
 	char buf[NOTE_LEN];
 	const char *why;
 
@@ -503,18 +593,28 @@ static void find_otel(struct go_binary *gb, const struct go_dwarf_result *dw)
 			       otel_funcs[0].name);
 		return;
 	}
-	if (!dw || !dw->layout.otel.ok) {
-		source_problem(gb, TRACE_SOURCE_OTEL_SDK,
-			       "the OpenTelemetry SDK's span layout comes from DWARF only%s%s",
-			       dw ? ": " : ", and the binary has none", dw ? dw->otel_err : "");
+	if (dw && dw->layout.otel.ok) {
+		const struct go_otel_layout *d = &dw->layout.otel;
+		__u32 v[] = { d->sc_trace, d->sc_span, d->sc_remote,
+			      d->sc_size,  d->span_ctx, d->span_parent };
+
+		memcpy(dwv, v, sizeof(dwv));
+		vals = dwv;
+	} else if (dw) {
+		source_problem(gb, TRACE_SOURCE_OTEL_SDK, "%s", dw->otel_err);
 		return;
 	}
-	*o = dw->layout.otel;
-	why = add_probes(gb, otel_funcs, ARRAY_SIZE(otel_funcs), buf, sizeof(buf));
+	why = find_members(gb, refs, ARRAY_SIZE(refs), vals, buf, sizeof(buf));
+	if (!why) {
+		o->start_sc = 8 + ((sc_size + 7) & ~7U);
+		why = add_probes(gb, otel_funcs, ARRAY_SIZE(otel_funcs), buf, sizeof(buf));
+	}
 	if (why) {
 		memset(o, 0, sizeof(*o));
 		source_problem(gb, TRACE_SOURCE_OTEL_SDK, "%s", why);
+		return;
 	}
+	o->ok = 1;
 }
 
 /*
@@ -881,6 +981,13 @@ const char *go_binary__trace_servers(const struct go_binary *gb)
 	int i = (gb->layout.hdr.map ? 1 : 0) | (gb->layout.grpc.ok ? 2 : 0);
 
 	return go_binary__supported(gb) ? names[i] : "";
+}
+
+size_t go_binary__module_members(const struct go_binary *gb,
+				  const struct go_module_member **members)
+{
+	*members = gb->members;
+	return gb->nmembers;
 }
 
 size_t go_binary__trace_probes(const struct go_binary *gb, const struct go_trace_probe **probes)

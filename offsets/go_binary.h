@@ -36,6 +36,17 @@ struct go_trace_probe {
 
 #define MAX_TRACE_PROBES 7
 
+/* A member of a Go module's type that a layout came from: for check, and the module table. */
+struct go_module_member {
+	const char *pkg; /* "google.golang.org/grpc/internal/transport" */
+	char module[128]; /* the module that holds it, "google.golang.org/grpc", or "" */
+	char version[64]; /* as .go.buildinfo names it, or "" (a GOPATH build) */
+	const char *member; /* "transport.Stream.id" */
+	uint32_t offset;
+};
+
+#define MAX_MODULE_MEMBERS 16
+
 /* How the g slot in TLS was found. */
 enum go_tls_source {
 	GO_TLS_NONE,
@@ -88,6 +99,9 @@ bool go_binary__serves_http(const struct go_binary *gb);
 const char *go_binary__trace_servers(const struct go_binary *gb);
 /* The probes the traceparent source needs in GB; 0 when it cannot be used. */
 size_t go_binary__trace_probes(const struct go_binary *gb, const struct go_trace_probe **probes);
+/* The module members GB's grpc-go and otel-sdk layouts came from (DWARF or the table). */
+size_t go_binary__module_members(const struct go_binary *gb,
+				  const struct go_module_member **members);
 /* NULL when GB can give trace IDs from SRC, else why not. */
 const char *go_binary__trace_source_problem(const struct go_binary *gb, enum trace_source src);
 const char *trace_source__name(enum trace_source src); /* "label", "traceparent", "otel-sdk" */

@@ -338,6 +338,7 @@ static int read_otel_layout(Dwarf_Die *types, struct go_otel_layout *o, char *er
 	     "go.opentelemetry.io/otel/sdk/trace.recordingSpan.spanContext");
 	NEED(member(&types[W_RECORDING_SPAN], "parent", &o->span_parent, NULL),
 	     "go.opentelemetry.io/otel/sdk/trace.recordingSpan.parent");
+	o->sc_size = size;
 	o->start_sc = 8 + ((size + 7) & ~7U);
 	o->ok = 1;
 	return 0;

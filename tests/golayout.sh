@@ -20,11 +20,14 @@ set -uo pipefail
 table=$TOP/golayout/golayout.tsv
 reference=$TOP/../shared/golayout-reference.tsv
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
-if ! bash "$TOP/golayout/generate.sh" "$tmp" 2>/dev/null; then
-	not_ok "golayout/generate.sh failed"
+tmpm=$(mktemp)
+trap 'rm -f "$tmp" "$tmpm"' EXIT
+if ! bash "$TOP/golayout/generate.sh" "$tmp" "$tmpm" 2>"$tmpm.err"; then
+	not_ok "golayout/generate.sh failed: $(tail -n 3 "$tmpm.err")"
+	rm -f "$tmpm.err"
 	done_testing
 fi
+rm -f "$tmpm.err"
 row() { awk -F'\t' -v go="$1" '$1 == go' "$2"; }
 strip_patch() { awk -F'\t' -v OFS='\t' '{ $3 = ""; print }' <<<"$1"; }
 shown() { tr '\t' ' ' <<<"$1"; }
@@ -68,4 +71,12 @@ for go in $(cat "$table" "$tmp" | awk -F'\t' '$1 ~ /^[0-9]+\.[0-9]+$/ { print $1
 		not_ok "golayout row for Go $go: verified is '$verified', neither here nor reference"
 	fi
 done
+# modules.tsv: module, version, member, offset as extracted again (the
+# toolchain column may name another patch release)
+members() { grep -v '^#' "$1" | cut -f1,2,5,6; }
+if [ "$(members "$tmpm")" = "$(members "$TOP/golayout/modules.tsv")" ]; then
+	ok "golayout/modules.tsv matches the extractor: $(grep -vc '^#\|^module' "$tmpm") members of $(grep -v '^#\|^module' "$tmpm" | cut -f1,2 | sort -u | tr '\t\n' '@ ')"
+else
+	not_ok "golayout/modules.tsv differs from the extractor: $(diff <(members "$TOP/golayout/modules.tsv") <(members "$tmpm") | head -n 5 | tr '\n' ' ')"
+fi
 done_testing

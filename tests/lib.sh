@@ -71,6 +71,88 @@ go_toolchains() {
 }
 
 GO_VARIANTS="plain stripped pie cgo cgo-stripped"
+# and, for programs written against Debian's Go sources (no go.mod): mod and
+# mod-stripped, built as modules so that the build info names their versions
+
+DEB_GOCODE=/usr/share/gocode/src
+
+# deb_semver VERSION: a Debian package version as the module version it
+# packages: "1:0.27.0+dfsg-2" -> v0.27.0, "1.64.0-7" -> v1.64.0; a snapshot
+# "0.0~git20210726.e7812ac-4" -> the pseudo-version
+# v0.0.0-20210726000000-e7812ac00000 (Debian keeps the date and a short
+# commit, which is padded to the 12 digits a pseudo-version has)
+deb_semver() {
+	local v=${1#*:}
+	v=${v%-*}
+	if [[ $v =~ ^0\.0~git([0-9]{8})\.([0-9a-f]{1,12}) ]]; then
+		printf 'v0.0.0-%s000000-%s\n' "${BASH_REMATCH[1]}" \
+			"$(printf '%-12s' "${BASH_REMATCH[2]}" | tr ' ' 0)"
+		return 0
+	fi
+	v=${v%%[+~]*}
+	[[ $v =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || return 1
+	printf 'v%s\n' "$v"
+}
+
+# go_vendor_tree PROGRAM GO: testdata/PROGRAM (no go.mod: it is written
+# against Debian's Go sources) as a module in vendor mode, each dependency's
+# files copied from /usr/share/gocode, each module at the version its Debian
+# package has; prints the tree's directory. Its builds record those versions
+# in .go.buildinfo, as a user's module build does, where GOPATH builds record
+# none.
+go_vendor_tree() {
+	local prog=$1 go=$2 src=$TOP/testdata/$1 dir=$BUILDS/vendor/$1 pkg pdir root mod deb gov
+	local maxgo=1.21
+	local -A mod_ver mod_go mod_pkgs
+	rm -rf "$dir" && mkdir -p "$dir/vendor" && cp "$src"/*.go "$dir/" || return 1
+	while read -r pkg pdir; do
+		[ "$pdir" = "$src" ] && continue
+		if [[ $pdir != "$DEB_GOCODE"/* ]]; then
+			echo "go_vendor_tree: $pkg is not in $DEB_GOCODE" >&2
+			return 1
+		fi
+		root=$pdir
+		while [ ! -e "$root/go.mod" ] && [ "$root" != "$DEB_GOCODE" ]; do
+			root=${root%/*}
+		done
+		if [ ! -e "$root/go.mod" ]; then
+			echo "go_vendor_tree: no go.mod above $pdir" >&2
+			return 1
+		fi
+		mod=$(awk '$1 == "module" { print $2; exit }' "$root/go.mod")
+		if [ -z "${mod_ver[$mod]:-}" ]; then
+			deb=$(dpkg -S "$root/go.mod" 2>/dev/null | head -n 1 | cut -d: -f1)
+			if [ -z "$deb" ] || ! mod_ver[$mod]=$(deb_semver "$(dpkg-query -W -f '${Version}' "$deb")"); then
+				echo "go_vendor_tree: no module version for $mod (package '${deb:-none}')" >&2
+				return 1
+			fi
+			gov=$(awk '$1 == "go" { print $2; exit }' "$root/go.mod" | cut -d. -f1,2)
+			mod_go[$mod]=${gov:-1.16}
+			maxgo=$(printf '%s\n' "$maxgo" "${mod_go[$mod]}" | sort -t. -k1,1n -k2,2n | tail -n 1)
+		fi
+		mod_pkgs[$mod]+="$pkg"$'\n'
+		# each package's files copied (go:embed takes no links), into real
+		# directories: one package's directory may hold another's
+		mkdir -p "$dir/vendor/$pkg" || return 1
+		find "$pdir" -maxdepth 1 -type f -exec cp -t "$dir/vendor/$pkg/" {} + || return 1
+	done < <(cd "$src" && GO111MODULE=off GOPATH=${DEB_GOCODE%/src} "$go" list -deps \
+		-f '{{if not .Standard}}{{.ImportPath}} {{.Dir}}{{end}}' .)
+	{
+		printf 'module ctxprof.test/%s\n\ngo %s\n\nrequire (\n' "$prog" "$maxgo"
+		for mod in $(printf '%s\n' "${!mod_ver[@]}" | sort); do
+			printf '\t%s %s\n' "$mod" "${mod_ver[$mod]}"
+		done
+		printf ')\n'
+	} >"$dir/go.mod"
+	# every module at the newest language version any needs: Debian's
+	# sources are built together, some regenerated with newer code (grpc's
+	# .pb.go files use Go 1.20 where its go.mod says 1.19)
+	for mod in $(printf '%s\n' "${!mod_ver[@]}" | sort); do
+		printf '# %s %s\n## explicit; go %s\n' "$mod" "${mod_ver[$mod]}" "$maxgo"
+		sort -u <<<"${mod_pkgs[$mod]}" | sed '/^$/d'
+	done >"$dir/vendor/modules.txt"
+	printf '%s\n' "$dir"
+}
 
 # go_build VERSION VARIANT [PROGRAM]: builds testdata/PROGRAM (default traced)
 # with Go VERSION in one of GO_VARIANTS and prints the binary's path. Rebuilds
@@ -90,6 +172,14 @@ go_build() {
 	case $variant in
 	plain) ;;
 	stripped) flags=(-ldflags=-s\ -w) ;;
+	mod | mod-stripped)
+		[ "$variant" = mod ] || flags=(-ldflags=-s\ -w)
+		src=$(go_vendor_tree "$prog" "$go") || return 1
+		env+=(GO111MODULE=on GOFLAGS=-mod=vendor GOTOOLCHAIN=local GOPROXY=off GOWORK=off)
+		(cd "$src" && env "${env[@]}" "$go" build "${flags[@]}" -o "$out" .) >&2 || return 1
+		printf '%s\n' "$out"
+		return 0
+		;;
 	pie) flags=(-buildmode=pie) ;;
 	cgo) env=(CGO_ENABLED=1) ;;
 	cgo-stripped) env=(CGO_ENABLED=1) flags=(-ldflags=-s\ -w) ;;

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # profile-otel-sdk.sh: trace and span IDs from the spans a process records itself with the OpenTelemetry Go SDK, no labels.
 #
-# Builds: testdata/otelroot (GOPATH mode, Debian's OpenTelemetry Go SDK, as
-# tests/profile-otel.sh builds) by Go 1.22 and the newest toolchain, plain;
-# a stripped one only goes through check, which must refuse the source with
-# the reason. Both run at once, sampled by one ctxprof-go at 999 Hz with
+# Builds: testdata/otelroot (Debian's OpenTelemetry Go SDK) by Go 1.22 and
+# the newest toolchain in GOPATH mode, as tests/profile-otel.sh builds,
+# plain, and by the newest as a module (go_vendor_tree), stripped: its
+# offsets come from the module table by the versions its build info names
+# (a stripped GOPATH build only goes through check, which must refuse the
+# source with the reason). All run at once, sampled by one ctxprof-go at 999 Hz with
 # the default trace sources; on SIGUSR1 each starts 20 root spans itself,
 # four at a time, with no traceparent ever arriving and no labels. Each job
 # burns 50 ms in main.spanWork (root span), main.childWork (a child span),
@@ -28,19 +30,24 @@ declare -A name_of idx_of
 n=0
 for v in $(printf '%s\n' 1.22 "${all[-1]}" | sort -u); do
 	[[ " ${all[*]} " == *" $v "* ]] || continue
-	bin=$(go_build "$v" plain otelroot) || { not_ok "go$v otelroot: build failed"; continue; }
-	check_eq "check go$v otelroot: otel-sdk source" "true null" \
-		"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources."otel-sdk".supported) \(.trace_sources."otel-sdk".reason)"')"
-	"$bin" -signal -spans 20 -workers 4 -burn 50ms >"$work/spans$n" 2>"$work/stderr$n" &
-	pids+=($!)
-	name_of[$!]="go$v otelroot ($(go_version_of "$v" "$bin"))"
-	idx_of[$!]=$n
-	n=$((n + 1))
+	# plain: DWARF; mod-stripped: a module build (versions in its build info), no DWARF
+	for variant in plain mod-stripped; do
+		[ "$variant" = plain ] || [ "$v" = "${all[-1]}" ] || continue
+		bin=$(go_build "$v" "$variant" otelroot) || { not_ok "go$v $variant otelroot: build failed"; continue; }
+		check_eq "check go$v $variant otelroot: otel-sdk source, offsets from $([ $variant = plain ] && echo DWARF || echo the module table)" \
+			"true null $([ $variant = plain ] && echo dwarf || echo table)" \
+			"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources."otel-sdk".supported) \(.trace_sources."otel-sdk".reason) \(.source)"')"
+		"$bin" -signal -spans 20 -workers 4 -burn 50ms >"$work/spans$n" 2>"$work/stderr$n" &
+		pids+=($!)
+		name_of[$!]="go$v $variant otelroot ($(go_version_of "$v" "$bin"))"
+		idx_of[$!]=$n
+		n=$((n + 1))
+	done
 done
 [ "${#pids[@]}" -gt 0 ] || done_testing
 bin=$(go_build "${all[-1]}" stripped otelroot)
-check_eq "check stripped otelroot: otel-sdk refused, with the reason" \
-	"false the OpenTelemetry SDK's span layout comes from DWARF only, and the binary has none" \
+check_eq "check stripped GOPATH-mode otelroot: otel-sdk refused, with the reason" \
+	"false no DWARF, and .go.buildinfo names no module version for go.opentelemetry.io/otel/trace (built in GOPATH mode?) to look its layout up by" \
 	"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources."otel-sdk".supported) \(.trace_sources."otel-sdk".reason)"')"
 
 ctxprof_start "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -i 3600

@@ -4,9 +4,11 @@
 #
 # Builds: testdata/httpserver (GOPATH mode, Debian's golang.org/x/net for
 # h2c) by Go 1.19, 1.22 and the newest installed toolchain, plain and
-# stripped; testdata/grpcserver (GOPATH mode, Debian's grpc-go, as the OTel
-# test builds) by Go 1.22 and the newest, plain (a stripped one only goes
-# through check, which must refuse it with the reason). All servers are
+# stripped; testdata/grpcserver (Debian's grpc-go) by Go 1.22 and the
+# newest in GOPATH mode, as the OTel test builds, plain, and by the newest
+# as a module (go_vendor_tree), stripped: its offsets come from the module
+# table by the versions its build info names (a stripped GOPATH build only
+# goes through check, which must refuse it with the reason). All servers are
 # sampled by one ctxprof-go at 999 Hz with the default trace sources. Each
 # HTTP server gets 20 requests over HTTP/1.1, 20 over h2c (prior
 # knowledge) and 4 over HTTP/2 with TLS, four at a time (curl); each grpc
@@ -77,21 +79,26 @@ for pid in "${pids[@]}"; do
 done
 for v in $(printf '%s\n' 1.22 "${all[-1]}" | sort -u); do
 	[[ " ${all[*]} " == *" $v "* ]] || continue
-	bin=$(go_build "$v" plain grpcserver) || { not_ok "go$v grpcserver: build failed"; continue; }
-	if ! start_server "$bin" grpc "$work/srv$n"; then
-		not_ok "go$v grpcserver did not start: $(cat "$work/srv$n")"
-		continue
-	fi
-	check_eq "check go$v grpcserver: traceparent source from grpc-go" "true grpc-go" \
-		"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources.traceparent.supported) \(.trace_sources.traceparent.servers | join(","))"')"
-	pids+=("$pid")
-	name_of[$pid]="go$v grpcserver ($(go_version_of "$v" "$bin"))"
-	port_of[$pid]=$(awk '$1 == "grpc" { print $2 }' "$work/srv$n")
-	idx_of[$pid]=$n
-	parent_goid[$pid]=yes
-	kind_of[$pid]=grpc sent_of[$pid]=20 handler_of[$pid]=main.rpcBurn child_of[$pid]=main.rpcChild
-	grpc_client=$bin
-	n=$((n + 1))
+	# plain: DWARF; mod-stripped: a module build (versions in its build info), no DWARF
+	for variant in plain mod-stripped; do
+		[ "$variant" = plain ] || [ "$v" = "${all[-1]}" ] || continue
+		bin=$(go_build "$v" "$variant" grpcserver) || { not_ok "go$v $variant grpcserver: build failed"; continue; }
+		if ! start_server "$bin" grpc "$work/srv$n"; then
+			not_ok "go$v $variant grpcserver did not start: $(cat "$work/srv$n")"
+			continue
+		fi
+		check_eq "check go$v $variant grpcserver: traceparent source from grpc-go, offsets from $([ $variant = plain ] && echo DWARF || echo the module table)" \
+			"true grpc-go $([ $variant = plain ] && echo dwarf || echo table)" \
+			"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources.traceparent.supported) \(.trace_sources.traceparent.servers | join(",")) \(.source)"')"
+		pids+=("$pid")
+		name_of[$pid]="go$v $variant grpcserver ($(go_version_of "$v" "$bin"))"
+		port_of[$pid]=$(awk '$1 == "grpc" { print $2 }' "$work/srv$n")
+		idx_of[$pid]=$n
+		parent_goid[$pid]=yes
+		kind_of[$pid]=grpc sent_of[$pid]=20 handler_of[$pid]=main.rpcBurn child_of[$pid]=main.rpcChild
+		grpc_client=$bin
+		n=$((n + 1))
+	done
 done
 [ "${#pids[@]}" -gt 0 ] || done_testing
 # a program that serves neither: the source is refused, with the reason
@@ -99,10 +106,10 @@ bin=$(go_build "${versions[-1]}" plain traced)
 check_eq "check testdata/traced: traceparent unsupported, with a reason" \
 	"false serves no HTTP with net/http (no net/http.serverHandler.ServeHTTP) and no grpc-go" \
 	"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources.traceparent.supported) \(.trace_sources.traceparent.reason)"')"
-# a stripped grpc-go server built in GOPATH mode: no DWARF, no module version to key a table by
+# a stripped grpc-go server built in GOPATH mode: no DWARF, no module version to key the table by
 bin=$(go_build "${versions[-1]}" stripped grpcserver)
-check_eq "check stripped grpcserver: traceparent refused, with the reason" \
-	"false grpc-go's stream layout comes from DWARF only, and the binary has none" \
+check_eq "check stripped GOPATH-mode grpcserver: traceparent refused, with the reason" \
+	"false no DWARF, and .go.buildinfo names no module version for golang.org/x/net/http2 (built in GOPATH mode?) to look its layout up by" \
 	"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources.traceparent.supported) \(.trace_sources.traceparent.reason)"')"
 
 ctxprof_start "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -i 3600

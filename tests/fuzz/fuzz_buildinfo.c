@@ -42,6 +42,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		buildinfo__parse_version(version, &major, &minor);
 	}
+	/* the module a package belongs to, from the module info after the version */
+	{
+		char mod[64], ver[32];
+
+		if (buildinfo__package_module(copy, size, "golang.org/x/net/http2", mod, sizeof(mod),
+					      ver, sizeof(ver)) == 0 &&
+		    (strnlen(mod, sizeof(mod)) == sizeof(mod) || strnlen(ver, sizeof(ver)) == sizeof(ver) ||
+		     !ver[0]))
+			abort();
+	}
 	found = buildinfo__find(copy, size);
 	if (found && (found < copy || found + BUILDINFO_MAGIC_LEN > copy + size))
 		abort();

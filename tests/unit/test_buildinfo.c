@@ -403,11 +403,65 @@ static void test_parse_version(void)
 	}
 }
 
+/* A Go 1.18+ blob whose module info is INFO. */
+static size_t modinfo_blob(uint8_t *b, const char *info)
+{
+	size_t n = put_header(b, 8, FLAG_INLINE_STRINGS);
+
+	n += put_uvarint(b + n, 8);
+	memcpy(b + n, "go1.27.3", 8);
+	n += 8;
+	n += put_uvarint(b + n, strlen(info));
+	memcpy(b + n, info, strlen(info));
+	return n + strlen(info);
+}
+
+static void expect_module(const char *what, const char *info, const char *pkg, int want_ret,
+			  const char *want_mod, const char *want_ver)
+{
+	static uint8_t b[BLOB_MAX * 2];
+	char mod[128], ver[64];
+	size_t n = modinfo_blob(b, info);
+	int ret = buildinfo__package_module(b, n, pkg, mod, sizeof(mod), ver, sizeof(ver));
+
+	check_int(desc("%s: result", what), want_ret, ret);
+	if (!want_ret) {
+		check_str(desc("%s: module", what), want_mod, mod);
+		check_str(desc("%s: version", what), want_ver, ver);
+	}
+}
+
+static void test_modules(void)
+{
+	const char *deps = "path\tctxprof.test/x\nmod\tctxprof.test/x\t(devel)\t\n"
+			   "dep\tgo.opentelemetry.io/otel\tv1.31.0\th1:a\n"
+			   "dep\tgo.opentelemetry.io/otel/sdk\tv1.30.0\th1:b\n"
+			   "dep\tgolang.org/x/net\tv0.7.0\th1:c\n"
+			   "=>\tgolang.org/x/net\tv0.8.0\th1:d\n"
+			   "dep\tgoogle.golang.org/grpc\tv1.64.0\th1:e\n"
+			   "=>\t../grpc\t\n"
+			   "build\t-compiler=gc\n";
+
+	expect_module("the longest module prefix holds the package", deps,
+		      "go.opentelemetry.io/otel/sdk/trace", 0, "go.opentelemetry.io/otel/sdk", "v1.30.0");
+	expect_module("a package of the shorter module", deps, "go.opentelemetry.io/otel/trace", 0,
+		      "go.opentelemetry.io/otel", "v1.31.0");
+	expect_module("a prefix that is no path element is no module", deps,
+		      "go.opentelemetry.io/otelx/trace", -ENOENT, NULL, NULL);
+	expect_module("a replacement's version decides", deps, "golang.org/x/net/http2", 0,
+		      "golang.org/x/net", "v0.8.0");
+	expect_module("a replacement by a directory has no version", deps,
+		      "google.golang.org/grpc/internal/transport", -ENOENT, NULL, NULL);
+	expect_module("a GOPATH build records no modules", "path\tcommand-line-arguments\n",
+		      "golang.org/x/net/http2", -ENOENT, NULL, NULL);
+}
+
 int main(void)
 {
 	test_inline();
 	test_pointer();
 	test_bad_inline();
+	test_modules();
 	test_small_buffer();
 	test_bad_pointer();
 	test_find();
