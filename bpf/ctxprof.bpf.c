@@ -246,8 +246,11 @@ int http_request(struct pt_regs *ctx)
 	l = t ? target_layout(t) : NULL;
 	if (!l)
 		return 0;
+	/* those need no work slot */
 	if (cookie == GRPC_PROBE_STREAM)
 		return l->grpc.ok ? grpc_stream(ctx, l, tgid) : 0;
+	if (cookie == HTTP_PROBE_END)
+		return l->hdr.map ? http_end(ctx, l, tgid) : 0;
 	if (cookie == GRPC_PROBE_HEADERS ? !l->grpc.ok :
 	    cookie >= OTEL_PROBE_START	 ? !l->otel.ok :
 					   !l->hdr.map)

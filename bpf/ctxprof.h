@@ -262,6 +262,7 @@ struct target_info {
  */
 #define TRACEPARENT_LEN 55
 #define MAX_HDR_VISITS 16 /* buckets or groups read per header map */
+#define MAP_HEADER_LEN 48 /* the bytes of a map's header read at once (hmap, maps.Map) */
 #define MAX_HDR_DIR 8 /* swiss tables read per header map */
 
 struct goid_key {
@@ -316,9 +317,7 @@ enum ctxprof_stat {
 	STAT_EVENTS_LOST, /* of those, lost to a full ring buffer */
 	STAT_EXECED, /* samples of a target no longer running its file (exec, exit): dropped */
 	STAT_BUSY, /* every work slot of the CPU was taken by interrupted programs: dropped */
-	STAT_HTTP_BEGIN, /* requests whose handler started, with or without a traceparent */
-	STAT_HTTP_TRACED, /* of those, with a traceparent stored */
-	STAT_HTTP_ERR, /* of those, whose headers could not be read */
+	STAT_HTTP_ERR, /* requests and streams whose headers could not be read */
 	STAT_MAX,
 };
 

@@ -173,46 +173,56 @@ static long visit_header_block(__u32 visit, void *arg)
 }
 
 /* Looks for the Traceparent header in the net/http.Header map at HDR; W->hw says what was found. */
+/* The word at OFF of a map header read whole; user space checked OFF. */
+static __always_inline __u64 header_word(const __u64 *h, __u32 off)
+{
+	__u32 i = off / 8;
+
+	return i < MAP_HEADER_LEN / 8 ? h[i] : 0;
+}
+
 static __always_inline int find_traceparent(struct work *wk, const struct go_layout *l, __u64 hdr)
 {
 	struct work_ref ref = { .w = wk, .l = l };
 	struct hdr_walk *w = &wk->hw;
-	__u64 words[4] = {};
-	__u8 B = 0, flags = 0;
+	__u64 h[MAP_HEADER_LEN / 8];
+	const __u8 *hb = (const __u8 *)h;
+	__u8 B, flags;
 
 	__builtin_memset(w, 0, sizeof(*w));
 	if (!hdr)
 		return 0;
+	/* the map header in one read: user space checked the members lie in it */
+	if (bpf_probe_read_user(h, sizeof(h), (const void *)hdr))
+		return -1;
 	if (l->hdr.map == GO_MAP_SWISS) {
 		/* dirPtr, dirLen: no directory means dirPtr is the one group */
-		if (bpf_probe_read_user(&words[0], 8, (const void *)(hdr + l->hdr.sm_dir_ptr)) ||
-		    bpf_probe_read_user(&words[1], 8, (const void *)(hdr + l->hdr.sm_dir_len)))
-			return -1;
-		if ((__s64)words[1] > 0) {
-			w->old = words[0];
-			w->nold = words[1];
+		__u64 dir = header_word(h, l->hdr.sm_dir_ptr), len = header_word(h, l->hdr.sm_dir_len);
+
+		if ((__s64)len > 0) {
+			w->old = dir;
+			w->nold = len;
 		} else {
-			w->base = words[0];
+			w->base = dir;
 		}
-		if (!words[0])
+		if (!dir)
 			return 0;
 	} else {
-		if (bpf_probe_read_user(&B, 1, (const void *)(hdr + l->hdr.hh_b)) ||
-		    bpf_probe_read_user(&flags, 1, (const void *)(hdr + l->hdr.hh_flags)) ||
-		    bpf_probe_read_user(&words[0], 8, (const void *)(hdr + l->hdr.hh_buckets)) ||
-		    bpf_probe_read_user(&words[1], 8, (const void *)(hdr + l->hdr.hh_oldbuckets)))
-			return -1;
+		B = l->hdr.hh_b < MAP_HEADER_LEN ? hb[l->hdr.hh_b] : 0;
+		flags = l->hdr.hh_flags < MAP_HEADER_LEN ? hb[l->hdr.hh_flags] : 0;
 		if (B > MAX_B)
 			B = MAX_B;
-		w->base = words[0];
+		w->base = header_word(h, l->hdr.hh_buckets);
 		w->n = 1U << B;
-		w->old = words[1];
+		w->old = header_word(h, l->hdr.hh_oldbuckets);
 		/* sameSizeGrow (flag 8) keeps the bucket count; otherwise old has half */
-		w->nold = !words[1] ? 0 : (flags & 8) ? w->n : w->n >> 1;
-		if (!words[0])
+		w->nold = !w->old ? 0 : (flags & 8) ? w->n : w->n >> 1;
+		if (!w->base)
 			return 0;
 	}
-	bpf_loop(MAX_HDR_VISITS, visit_header_block, &ref, 0);
+	/* a request's headers are most often one bucket or group: no loop for that one */
+	if (!visit_header_block(0, &ref))
+		bpf_loop(MAX_HDR_VISITS - 1, visit_header_block, &ref, 0);
 	return w->err;
 }
 
@@ -285,7 +295,6 @@ static __always_inline int grpc_stream(struct pt_regs *ctx, const struct go_layo
 
 	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)))
 		return -1;
-	stat_inc(STAT_HTTP_BEGIN);
 	skey.transport = t;
 	if (!stream ||
 	    bpf_probe_read_user(&skey.stream_id, 4, (const void *)(stream + l->grpc.stream_id))) {
@@ -298,7 +307,6 @@ static __always_inline int grpc_stream(struct pt_regs *ctx, const struct go_layo
 		bpf_map_delete_elem(&trace_ctxs, &key);
 		return 0;
 	}
-	stat_inc(STAT_HTTP_TRACED);
 	bpf_map_update_elem(&trace_ctxs, &key, c, BPF_ANY);
 	bpf_map_delete_elem(&grpc_streams, &skey);
 	return 0;
@@ -392,6 +400,18 @@ static __always_inline int otel_end(struct pt_regs *ctx, struct work *wk,
 	return 0;
 }
 
+/* An HTTP/1.1 request is done: its connection's goroutine holds no request until the next. */
+static __always_inline int http_end(struct pt_regs *ctx, const struct go_layout *l, __u32 tgid)
+{
+	struct goid_key key = { .tgid = tgid };
+	__u64 g = ctx->r14;
+
+	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)))
+		return -1;
+	bpf_map_delete_elem(&trace_ctxs, &key);
+	return 0;
+}
+
 /*
  * A request starts being served on the current goroutine (R14 holds g at
  * a Go function's entry): its traceparent, or none, becomes that
@@ -411,11 +431,6 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 
 	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)))
 		return -1;
-	if (cookie == HTTP_PROBE_END) {
-		bpf_map_delete_elem(&trace_ctxs, &key);
-		return 0;
-	}
-	stat_inc(STAT_HTTP_BEGIN);
 	if (!req || bpf_probe_read_user(&hdr, 8, (const void *)(req + l->hdr.req_header)) ||
 	    find_traceparent(wk, l, hdr) < 0) {
 		stat_inc(STAT_HTTP_ERR);
@@ -426,7 +441,6 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 		bpf_map_delete_elem(&trace_ctxs, &key);
 		return 0;
 	}
-	stat_inc(STAT_HTTP_TRACED);
 	bpf_map_update_elem(&trace_ctxs, &key, &wk->hw.ctx, BPF_ANY);
 	return 0;
 }

@@ -451,18 +451,42 @@ static void attach_http(struct session *s, struct target *t, bool quiet)
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
 }
 
-/* The request contexts a gone process left: its pid may come back, with goids from 1 again. */
+/*
+ * Deletes the entries of map FD (keys of KEY_SIZE bytes that start with
+ * the tgid) that belong to PID. The keys are gathered first: a deleted key
+ * makes the next get_next_key start over.
+ */
+static void forget_tgid(int fd, size_t key_size, pid_t pid)
+{
+	uint8_t key[32], *keys = NULL, *grown;
+	size_t n = 0, cap = 0, i;
+	void *prev = NULL;
+	__u32 tgid;
+
+	while (key_size <= sizeof(key) && bpf_map_get_next_key(fd, prev, key) == 0) {
+		memcpy(&tgid, key, sizeof(tgid));
+		if (tgid == (__u32)pid) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				grown = realloc(keys, cap * key_size);
+				if (!grown)
+					break;
+				keys = grown;
+			}
+			memcpy(keys + n++ * key_size, key, key_size);
+		}
+		prev = key;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, keys + i * key_size);
+	free(keys);
+}
+
+/* The request and span contexts a gone process left: its pid may come back, with goids from 1 again. */
 static void forget_contexts(struct session *s, pid_t pid)
 {
-	int fd = bpf_map__fd(s->skel->maps.trace_ctxs);
-	struct goid_key key, next, *prev = NULL;
-
-	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		if (next.tgid == (__u32)pid)
-			bpf_map_delete_elem(fd, &next);
-		key = next;
-		prev = &key;
-	}
+	forget_tgid(bpf_map__fd(s->skel->maps.trace_ctxs), sizeof(struct goid_key), pid);
+	forget_tgid(bpf_map__fd(s->skel->maps.grpc_streams), sizeof(struct grpc_stream_key), pid);
 }
 
 static int add_target(struct session *s, pid_t pid, bool quiet)

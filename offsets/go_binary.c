@@ -357,6 +357,14 @@ static void source_problem(struct go_binary *gb, enum trace_source src, const ch
 /* The header map fits what the probe reads; checked here so that BPF need not. */
 static const char *header_problem(const struct go_header_layout *h)
 {
+	if ((h->map == GO_MAP_HMAP &&
+	     (h->hh_b >= MAP_HEADER_LEN || h->hh_flags >= MAP_HEADER_LEN ||
+	      h->hh_buckets % 8 || h->hh_buckets + 8 > MAP_HEADER_LEN || h->hh_oldbuckets % 8 ||
+	      h->hh_oldbuckets + 8 > MAP_HEADER_LEN)) ||
+	    (h->map == GO_MAP_SWISS &&
+	     (h->sm_dir_ptr % 8 || h->sm_dir_ptr + 8 > MAP_HEADER_LEN || h->sm_dir_len % 8 ||
+	      h->sm_dir_len + 8 > MAP_HEADER_LEN)))
+		return "its header map's header does not fit what the probe reads";
 	if (h->map == GO_MAP_HMAP &&
 	    (h->hb_size > MAX_BUCKET_SIZE || h->hb_tophash + BUCKET_SLOTS > h->hb_size ||
 	     h->hb_keys + BUCKET_SLOTS * 16 > h->hb_size ||

@@ -8,7 +8,9 @@
 # already installed is upgraded from them.
 set -euo pipefail
 
-PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool
+# golang-golang-x-net-dev: h2c for testdata/httpserver (GOPATH mode), the
+# same version grpc-go's package pulls in from bookworm
+PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool golang-golang-x-net-dev
 	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq xxd binutils dwarves curl util-linux
 	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc strace python3-jsonschema)
 # The OpenTelemetry Go SDK for tests/profile-otel.sh, as Go sources (arch all),
