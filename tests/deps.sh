@@ -9,10 +9,13 @@
 set -euo pipefail
 
 # golang-golang-x-net-dev: h2c for testdata/httpserver (GOPATH mode), the
-# same version grpc-go's package pulls in from bookworm
+# same version grpc-go's package pulls in from bookworm; groff-base and
+# man-db: tests/install.sh renders and finds the man page (a minimal
+# Debian has neither)
 PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool golang-golang-x-net-dev
 	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq xxd binutils dwarves curl util-linux
-	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc strace python3-jsonschema)
+	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc groff-base man-db strace
+	python3-jsonschema)
 # The OpenTelemetry Go SDK for tests/profile-otel.sh, as Go sources (arch all),
 # built in GOPATH mode. bookworm's versions are too old, so each is named from
 # trixie; the rest of what they need resolves from bookworm.

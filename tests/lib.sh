@@ -191,6 +191,21 @@ go_build() {
 	printf '%s\n' "$out"
 }
 
+# private_mounts_why: true when a new mount namespace can make its mounts
+# private, as containers and systemd's sandboxing do; else false, saying
+# why. Only a root that is no mount point (a chroot's) cannot: anything
+# else unshare says is left to the test to meet.
+private_mounts_why() {
+	local err
+	err=$(unshare --mount --propagation private true 2>&1) && return 0
+	case $err in
+	*"cannot change root filesystem propagation"*)
+		echo "no private mount namespace: the root is not a mount point (a chroot?): $err"
+		return 1 ;;
+	esac
+	return 0
+}
+
 # The version string that the toolchain's own buildinfo reader sees.
 go_version_of() {
 	"/usr/lib/go-$1/bin/go" version "$2" | awk '{ print $NF }'

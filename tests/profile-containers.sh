@@ -18,6 +18,10 @@ set -uo pipefail
 . "$(dirname "$0")/profile-lib.sh"
 
 e2e_setup "containers: container_id, pod_uid, ns_pid and --cgroup"
+if ! why=$(private_mounts_why); then
+	skip "containers: container_id, pod_uid, ns_pid and --cgroup" "$why"
+	done_testing
+fi
 mounts=() # innermost last
 cgroups=()
 containers=() # their first processes: killing one ends its PID namespace
