@@ -207,7 +207,6 @@ static json_t *io_error_json(const char *path, const char *err)
 			      "trace_sources");
 
 	json_object_set_new(o, "module_members", json_array());
-
 	json_object_set_new(o, "problems", json_pack("[s]", err));
 	json_object_set_new(o, "warnings", json_array());
 	return o;
