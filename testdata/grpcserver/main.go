@@ -2,7 +2,7 @@
 // grpcserver: a grpc-go server with no tracing library and no labels that burns CPU per RPC, and its client.
 //
 // The service is written by hand (a grpc.ServiceDesc and a codec of raw
-// bytes), so that no generated code is needed. The handler burns -burn in
+// bytes), so that no generated code is needed. The handler burns -burn of CPU time in
 // main.rpcBurn, then as long again in main.rpcChild on a goroutine it
 // starts and waits for, and replies with the traceparent it saw in the
 // incoming metadata. -client ADDR makes N calls, C at a time, each with
@@ -17,7 +17,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"sync"
+	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -28,15 +30,30 @@ import (
 // rawCodec sends []byte as it is: no protobuf needed.
 type rawCodec struct{}
 
-func (rawCodec) Marshal(v any) ([]byte, error)      { return *v.(*[]byte), nil }
-func (rawCodec) Unmarshal(data []byte, v any) error { *v.(*[]byte) = append([]byte(nil), data...); return nil }
-func (rawCodec) Name() string                       { return "raw" }
+func (rawCodec) Marshal(v any) ([]byte, error) { return *v.(*[]byte), nil }
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	*v.(*[]byte) = append([]byte(nil), data...)
+	return nil
+}
+func (rawCodec) Name() string { return "raw" }
 
 var sink uint64
 
+// threadCPU is the CPU time the calling thread has had (RUSAGE_THREAD).
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// spin burns d of CPU time, on a thread of its own meanwhile, however busy
+// the machine is: the samples a test counts do not thin out when the CPUs
+// are shared.
 func spin(d time.Duration, mul uint64) uint64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	x := mul
-	for start := time.Now(); time.Since(start) < d; {
+	for start := threadCPU(); threadCPU()-start < d; {
 		for i := 0; i < 100000; i++ {
 			x ^= x << 13
 			x ^= x >> 7
@@ -119,7 +136,7 @@ func client(addr string, conc int) error {
 }
 
 func main() {
-	burn := flag.Duration("burn", 20*time.Millisecond, "CPU per RPC, in the handler and again in its goroutine")
+	burn := flag.Duration("burn", 20*time.Millisecond, "CPU time per RPC, in the handler and again in its goroutine")
 	addr := flag.String("client", "", "call the server at this address, one RPC per traceparent on stdin")
 	conc := flag.Int("c", 4, "client: calls at a time")
 	flag.Parse()

@@ -3,7 +3,7 @@
 //
 // One port serves HTTP/1.1 and h2c (golang.org/x/net/http2/h2c, prior
 // knowledge or Upgrade), another HTTP/1.1 and HTTP/2 over TLS with a
-// self-signed certificate made at start. /work burns -burn of CPU in
+// self-signed certificate made at start. /work burns -burn of CPU time in
 // main.handleBurn, then as long again in main.childBurn, on a goroutine the
 // handler starts and waits for. The reply names the protocol and the
 // traceparent header the handler saw, so that a test knows what was sent
@@ -24,8 +24,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -34,9 +36,21 @@ import (
 
 var sink uint64
 
+// threadCPU is the CPU time the calling thread has had (RUSAGE_THREAD).
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// spin burns d of CPU time, on a thread of its own meanwhile, however busy
+// the machine is: the samples a test counts do not thin out when the CPUs
+// are shared.
 func spin(d time.Duration, mul uint64) uint64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	x := mul
-	for start := time.Now(); time.Since(start) < d; {
+	for start := threadCPU(); threadCPU()-start < d; {
 		for i := 0; i < 100000; i++ {
 			x ^= x << 13
 			x ^= x >> 7
@@ -107,7 +121,7 @@ func selfSigned() (tls.Certificate, error) {
 
 func main() {
 	life := flag.Duration("d", 0, "exit after this long (0: run until killed)")
-	burn := flag.Duration("burn", 20*time.Millisecond, "CPU per request, in the handler and again in its goroutine")
+	burn := flag.Duration("burn", 20*time.Millisecond, "CPU time per request, in the handler and again in its goroutine")
 	flag.Parse()
 
 	mux := http.NewServeMux()

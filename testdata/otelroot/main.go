@@ -2,7 +2,7 @@
 // otelroot: a job runner that starts its own root spans with the OpenTelemetry Go SDK, and sets no labels.
 //
 // Each of -spans jobs runs in a root span of its own (always sampled, no
-// exporter), -workers at a time, each phase burning -burn on the same
+// exporter), -workers at a time, each phase burning -burn of CPU time on the same
 // goroutine: main.spanWork in the root span, main.childWork in a child
 // span of it, main.parentWork in the root span again once the child ended,
 // and main.afterWork after the root span ended, outside any span. Each job
@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -26,9 +27,21 @@ import (
 
 var sink uint64
 
+// threadCPU is the CPU time the calling thread has had (RUSAGE_THREAD).
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(1, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// spin burns d of CPU time, on a thread of its own meanwhile, however busy
+// the machine is: the samples a test counts do not thin out when the CPUs
+// are shared.
 func spin(d time.Duration, mul uint64) uint64 {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	x := mul
-	for start := time.Now(); time.Since(start) < d; {
+	for start := threadCPU(); threadCPU()-start < d; {
 		for i := 0; i < 100000; i++ {
 			x ^= x << 13
 			x ^= x >> 7
@@ -53,7 +66,7 @@ func afterWork(d time.Duration) uint64 { return spin(d, 0xbf58476d1ce4e5b9) }
 func main() {
 	spans := flag.Int("spans", 20, "root spans to start")
 	workers := flag.Int("workers", 4, "jobs at a time")
-	burn := flag.Duration("burn", 50*time.Millisecond, "CPU inside each span, and as much after it")
+	burn := flag.Duration("burn", 20*time.Millisecond, "CPU time in each phase")
 	wait := flag.Bool("signal", false, "start on SIGUSR1 (once a profiler is attached)")
 	flag.Parse()
 	if *wait {
