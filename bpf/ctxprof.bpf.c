@@ -236,25 +236,33 @@ SEC("uprobe")
 int http_request(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, slot;
+	__u64 cookie = bpf_get_attach_cookie(ctx);
 	const struct target_info *t;
 	const struct go_layout *l;
+	struct goid_key key;
 	struct work *w;
-
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	bool ready;
 
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	l = t ? target_layout(t) : NULL;
 	if (!l)
 		return 0;
-	/* those need no work slot */
-	if (cookie == GRPC_PROBE_STREAM)
-		return l->grpc.ok ? grpc_stream(ctx, l, tgid) : 0;
-	if (cookie == HTTP_PROBE_END)
-		return l->hdr.map ? http_end(ctx, l, tgid) : 0;
-	if (cookie == GRPC_PROBE_HEADERS ? !l->grpc.ok :
-	    cookie >= OTEL_PROBE_START	 ? !l->otel.ok :
-					   !l->hdr.map)
+	if (cookie == GRPC_PROBE_HEADERS || cookie == GRPC_PROBE_STREAM)
+		ready = l->grpc.ok;
+	else if (cookie == OTEL_PROBE_START || cookie == OTEL_PROBE_END)
+		ready = l->otel.ok;
+	else
+		ready = l->hdr.map;
+	/* all but a grpc stream's headers (on its connection's reader) act on their goroutine */
+	if (!ready || (cookie != GRPC_PROBE_HEADERS && goroutine_key(ctx, l, tgid, &key)))
 		return 0;
+	/* those need no work slot; an HTTP/1.1 request's end leaves its goroutine none */
+	if (cookie == GRPC_PROBE_STREAM)
+		return grpc_stream(ctx, l, &key);
+	if (cookie == HTTP_PROBE_END) {
+		set_goroutine_ctx(&key, NULL);
+		return 0;
+	}
 	w = work_claim(&slot);
 	if (!w) {
 		stat_inc(STAT_BUSY);
@@ -263,11 +271,11 @@ int http_request(struct pt_regs *ctx)
 	if (cookie == GRPC_PROBE_HEADERS)
 		grpc_headers(ctx, w, l, tgid);
 	else if (cookie == OTEL_PROBE_START)
-		otel_start(ctx, w, l, tgid);
+		otel_start(ctx, w, l, &key);
 	else if (cookie == OTEL_PROBE_END)
-		otel_end(ctx, w, l, tgid);
+		otel_end(ctx, w, l, &key);
 	else
-		http_begin(ctx, w, l, tgid);
+		http_begin(ctx, w, l, &key);
 	work_release(slot);
 	return 0;
 }

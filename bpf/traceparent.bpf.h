@@ -282,33 +282,50 @@ static __always_inline int grpc_headers(struct pt_regs *ctx, struct work *wk,
 }
 
 /*
+ * The key of the goroutine a probe fires on: R14 holds its g at a Go
+ * function's entry. -1 when it cannot be read.
+ */
+static __always_inline int goroutine_key(struct pt_regs *ctx, const struct go_layout *l,
+					 __u32 tgid, struct goid_key *key)
+{
+	__u64 g = ctx->r14;
+
+	key->tgid = tgid;
+	key->__pad = 0;
+	return !g || bpf_probe_read_user(&key->goid, 8, (const void *)(g + l->g_goid)) ? -1 : 0;
+}
+
+/* C becomes KEY's goroutine's context; NULL: it has none from now on. */
+static __always_inline void set_goroutine_ctx(const struct goid_key *key, const struct trace_ctx *c)
+{
+	if (c)
+		bpf_map_update_elem(&trace_ctxs, key, c, BPF_ANY);
+	else
+		bpf_map_delete_elem(&trace_ctxs, key);
+}
+
+/*
  * A grpc stream's handler starts on the current goroutine: the stream's
  * traceparent, or none, becomes its context. The ServerTransport
  * interface's data word is the *http2Server its headers came through.
  */
-static __always_inline int grpc_stream(struct pt_regs *ctx, const struct go_layout *l, __u32 tgid)
+static __always_inline int grpc_stream(struct pt_regs *ctx, const struct go_layout *l,
+				       const struct goid_key *key)
 {
-	struct grpc_stream_key skey = { .tgid = tgid };
-	struct goid_key key = { .tgid = tgid };
-	__u64 g = ctx->r14, t = ctx->cx, stream = ctx->di;
+	struct grpc_stream_key skey = { .tgid = key->tgid, .transport = ctx->cx };
+	__u64 stream = ctx->di;
 	struct trace_ctx *c;
 
-	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)))
-		return -1;
-	skey.transport = t;
 	if (!stream ||
 	    bpf_probe_read_user(&skey.stream_id, 4, (const void *)(stream + l->grpc.stream_id))) {
 		stat_inc(STAT_HTTP_ERR);
-		bpf_map_delete_elem(&trace_ctxs, &key);
+		set_goroutine_ctx(key, NULL);
 		return -1;
 	}
 	c = bpf_map_lookup_elem(&grpc_streams, &skey);
-	if (!c) {
-		bpf_map_delete_elem(&trace_ctxs, &key);
-		return 0;
-	}
-	bpf_map_update_elem(&trace_ctxs, &key, c, BPF_ANY);
-	bpf_map_delete_elem(&grpc_streams, &skey);
+	set_goroutine_ctx(key, c);
+	if (c)
+		bpf_map_delete_elem(&grpc_streams, &skey);
 	return 0;
 }
 
@@ -345,24 +362,27 @@ static __always_inline void format_ctx(struct trace_ctx *c, const __u8 *trace, c
 	c->source = source;
 }
 
+/* A trace.SpanContext's trace ID and span ID, at SC, into IDS[0..16) and IDS[16..24). */
+static __always_inline int read_span_ids(__u64 sc, const struct go_layout *l, __u8 *ids)
+{
+	return bpf_probe_read_user(ids, 16, (const void *)(sc + l->otel.sc_trace)) ||
+	       bpf_probe_read_user(ids + 16, 8, (const void *)(sc + l->otel.sc_span));
+}
+
 /*
  * A recording span starts on the current goroutine: it becomes the
  * goroutine's context, until it ends. Its SpanContext argument is on the
  * stack (it holds arrays, which Go's register ABI never assigns).
  */
 static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
-				      const struct go_layout *l, __u32 tgid)
+				      const struct go_layout *l, const struct goid_key *key)
 {
-	struct goid_key key = { .tgid = tgid };
-	__u64 g = ctx->r14, sc = ctx->sp + l->otel.start_sc;
 	__u8 ids[24];
 
-	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)) ||
-	    bpf_probe_read_user(ids, 16, (const void *)(sc + l->otel.sc_trace)) ||
-	    bpf_probe_read_user(ids + 16, 8, (const void *)(sc + l->otel.sc_span)))
+	if (read_span_ids(ctx->sp + l->otel.start_sc, l, ids))
 		return -1;
 	format_ctx(&wk->hw.ctx, ids, ids + 16, TRACE_CTX_OTEL);
-	bpf_map_update_elem(&trace_ctxs, &key, &wk->hw.ctx, BPF_ANY);
+	set_goroutine_ctx(key, &wk->hw.ctx);
 	return 0;
 }
 
@@ -373,42 +393,28 @@ static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
  * leaves none. A span ended on another goroutine changes nothing.
  */
 static __always_inline int otel_end(struct pt_regs *ctx, struct work *wk,
-				    const struct go_layout *l, __u32 tgid)
+				    const struct go_layout *l, const struct goid_key *key)
 {
-	struct goid_key key = { .tgid = tgid };
-	__u64 g = ctx->r14, span = ctx->ax, id, parent;
+	__u64 span = ctx->ax, id, parent;
 	const struct trace_ctx *c;
 	__u8 ids[24], remote = 0;
 	__u64 *w = (__u64 *)ids;
 
-	if (!g || !span || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)) ||
+	if (!span ||
 	    bpf_probe_read_user(&id, 8, (const void *)(span + l->otel.span_ctx + l->otel.sc_span)))
 		return -1;
-	c = bpf_map_lookup_elem(&trace_ctxs, &key);
+	c = bpf_map_lookup_elem(&trace_ctxs, key);
 	if (!c || c->source != TRACE_CTX_OTEL || *(const __u64 *)c->span_id != id)
 		return 0;
 	parent = span + l->otel.span_parent;
-	if (bpf_probe_read_user(ids, 16, (const void *)(parent + l->otel.sc_trace)) ||
-	    bpf_probe_read_user(ids + 16, 8, (const void *)(parent + l->otel.sc_span)) ||
+	if (read_span_ids(parent, l, ids) ||
 	    bpf_probe_read_user(&remote, 1, (const void *)(parent + l->otel.sc_remote)) ||
 	    !(w[0] | w[1]) || !w[2]) {
-		bpf_map_delete_elem(&trace_ctxs, &key);
+		set_goroutine_ctx(key, NULL);
 		return 0;
 	}
 	format_ctx(&wk->hw.ctx, ids, ids + 16, remote ? TRACE_CTX_HEADER : TRACE_CTX_OTEL);
-	bpf_map_update_elem(&trace_ctxs, &key, &wk->hw.ctx, BPF_ANY);
-	return 0;
-}
-
-/* An HTTP/1.1 request is done: its connection's goroutine holds no request until the next. */
-static __always_inline int http_end(struct pt_regs *ctx, const struct go_layout *l, __u32 tgid)
-{
-	struct goid_key key = { .tgid = tgid };
-	__u64 g = ctx->r14;
-
-	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)))
-		return -1;
-	bpf_map_delete_elem(&trace_ctxs, &key);
+	set_goroutine_ctx(key, &wk->hw.ctx);
 	return 0;
 }
 
@@ -419,36 +425,29 @@ static __always_inline int http_end(struct pt_regs *ctx, const struct go_layout 
  * connection left. The cookie says where the *http.Request is.
  */
 static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
-				      const struct go_layout *l, __u32 tgid)
+				      const struct go_layout *l, const struct goid_key *key)
 {
-	struct goid_key key = { .tgid = tgid };
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	/* both read: the context allows no computed offsets */
-	__u64 g = ctx->r14, rcx = ctx->cx, rdi = ctx->di, req, hdr;
+	__u64 rcx = ctx->cx, rdi = ctx->di, req, hdr;
 
 	barrier_var(rcx);
 	req = cookie == HTTP_PROBE_REQ_RCX ? rcx : rdi;
-
-	if (!g || bpf_probe_read_user(&key.goid, 8, (const void *)(g + l->g_goid)))
-		return -1;
 	if (!req || bpf_probe_read_user(&hdr, 8, (const void *)(req + l->hdr.req_header)) ||
 	    find_traceparent(wk, l, hdr) < 0) {
 		stat_inc(STAT_HTTP_ERR);
-		bpf_map_delete_elem(&trace_ctxs, &key);
+		set_goroutine_ctx(key, NULL);
 		return -1;
 	}
-	if (!wk->hw.found) {
-		bpf_map_delete_elem(&trace_ctxs, &key);
-		return 0;
-	}
-	bpf_map_update_elem(&trace_ctxs, &key, &wk->hw.ctx, BPF_ANY);
+	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL);
 	return 0;
 }
 
 /*
- * Appends C as the event's last label, with an empty key, and says so
- * (SAMPLE_F_TRACEPARENT); with the label slots full it is left out, as a
- * label would be. Global, as add_label is.
+ * Appends C as the event's last label, its key naming its source
+ * ("traceparent" or "otel-sdk"), and says so (SAMPLE_F_TRACEPARENT); with
+ * the label slots full it is left out, as a label would be. Global, as
+ * add_label is.
  */
 __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c)
 {

@@ -446,7 +446,7 @@ static void attach_http(struct session *s, struct target *t, bool quiet)
 			(int)t->pid, t->comm, t->nhttp, *go_binary__trace_servers(t->gb) ?
 			go_binary__trace_servers(t->gb) : "none",
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes");
-	else if (s->cfg.verbose && go_binary__serves_http(t->gb))
+	else if (s->cfg.verbose && go_binary__serves_requests(t->gb))
 		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
 }

@@ -41,6 +41,8 @@ struct go_binary {
 	bool tls_known;
 	struct go_layout layout;
 	__u32 md_gofunc; /* runtime.moduledata.gofunc, 0 if unknown */
+	const uint8_t *buildinfo; /* .go.buildinfo, in the mapped file */
+	size_t buildinfo_len;
 	bool serves_http; /* links net/http's server */
 	bool serves_grpc; /* links grpc-go's server */
 	bool uses_otel; /* records spans with the OpenTelemetry Go SDK */
@@ -156,6 +158,8 @@ static int read_version(struct go_binary *gb)
 	size_t len;
 
 	bi = find_buildinfo(gb->img, &len);
+	gb->buildinfo = bi;
+	gb->buildinfo_len = len;
 	if (!bi) {
 		note(&gb->problems, "not a Go binary: no Go build info (.go.buildinfo)");
 		return -ENOENT;
@@ -480,24 +484,23 @@ struct member_ref {
 };
 
 /*
- * The members REFS name: from DWARF (DW_VALS, in the same order) or, when
- * DW_VALS is NULL, from the module table by each module's version in
- * .go.buildinfo. Kept for check. NULL, or why not (in BUF).
+ * The members REFS name: read from DWARF already (FROM_DWARF), or else from
+ * the module table by each module's version in .go.buildinfo. Kept for
+ * check. NULL, or why not (in BUF).
  */
 static const char *find_members(struct go_binary *gb, const struct member_ref *refs, size_t n,
-				const __u32 *dw_vals, char *buf, size_t len)
+				bool from_dwarf, char *buf, size_t len)
 {
 	char module[128], version[64];
-	const uint8_t *bi;
-	size_t i, bilen, first = gb->nmembers;
+	size_t i, first = gb->nmembers;
 
-	bi = find_buildinfo(gb->img, &bilen);
 	for (i = 0; i < n; i++) {
-		if (!bi || buildinfo__package_module(bi, bilen, refs[i].pkg, module, sizeof(module),
-						     version, sizeof(version)) != 0)
+		if (!gb->buildinfo ||
+		    buildinfo__package_module(gb->buildinfo, gb->buildinfo_len, refs[i].pkg, module,
+					      sizeof(module), version, sizeof(version)) != 0)
 			module[0] = version[0] = '\0';
-		if (dw_vals) {
-			*refs[i].out = dw_vals[i];
+		if (from_dwarf) {
+			/* in place */
 		} else if (!version[0]) {
 			snprintf(buf, len, "no DWARF, and .go.buildinfo names no module version for "
 					   "%s (built in GOPATH mode?) to look its layout up by",
@@ -543,22 +546,15 @@ static const char *find_grpc(struct go_binary *gb, const struct go_dwarf_result 
 		{ "golang.org/x/net/http2/hpack", "hpack.HeaderField.Value", &g->hf_value },
 		{ "google.golang.org/grpc/internal/transport", "transport.Stream.id", &g->stream_id },
 	};
-	const __u32 *vals = NULL;
-	__u32 dwv[ARRAY_SIZE(refs)];
 	const char *why;
 
-	if (dw && dw->layout.grpc.ok) {
-		const struct go_grpc_layout *d = &dw->layout.grpc;
-		__u32 v[] = { d->mhf_fields, d->fh_stream_id, d->hf_size,
-			      d->hf_name,    d->hf_value,     d->stream_id };
-
-		memcpy(dwv, v, sizeof(dwv));
-		vals = dwv;
-	} else if (dw) {
+	if (dw && !dw->layout.grpc.ok) {
 		snprintf(buf, len, "%s", dw->grpc_err);
 		return buf;
 	}
-	why = find_members(gb, refs, ARRAY_SIZE(refs), vals, buf, len);
+	if (dw)
+		*g = dw->layout.grpc;
+	why = find_members(gb, refs, ARRAY_SIZE(refs), dw, buf, len);
 	if (!why)
 		why = g->hf_name + 16 > g->hf_size || g->hf_value + 16 > g->hf_size ||
 				      g->hf_size > 40 ?
@@ -574,23 +570,24 @@ static const char *find_grpc(struct go_binary *gb, const struct go_dwarf_result 
 /*
  * The OpenTelemetry Go SDK: where a span's IDs are, from DWARF, or from the
  * module table by the versions of otel/trace and otel/sdk the build info
- * names. newRecordingSpan's sc argument is one SpanContext after psc.
+ * names. newRecordingSpan(tr, psc, sc, ...) gets psc and sc on the stack
+ * (their arrays keep them out of registers), in that order from the first
+ * word after the return address, each aligned to 8: sc is one SpanContext
+ * after psc.
  */
 static void find_otel(struct go_binary *gb, const struct go_dwarf_result *dw)
 {
 	struct go_otel_layout *o = &gb->layout.otel;
-	__u32 sc_size = 0, dwv[6];
 	const struct member_ref refs[] = {
 		{ "go.opentelemetry.io/otel/trace", "trace.SpanContext.traceID", &o->sc_trace },
 		{ "go.opentelemetry.io/otel/trace", "trace.SpanContext.spanID", &o->sc_span },
 		{ "go.opentelemetry.io/otel/trace", "trace.SpanContext.remote", &o->sc_remote },
-		{ "go.opentelemetry.io/otel/trace", "trace.SpanContext.size", &sc_size },
+		{ "go.opentelemetry.io/otel/trace", "trace.SpanContext.size", &o->sc_size },
 		{ "go.opentelemetry.io/otel/sdk/trace", "sdktrace.recordingSpan.spanContext",
 		  &o->span_ctx },
 		{ "go.opentelemetry.io/otel/sdk/trace", "sdktrace.recordingSpan.parent",
 		  &o->span_parent },
 	};
-	const __u32 *vals = NULL;
 	char buf[NOTE_LEN];
 	const char *why;
 
@@ -601,20 +598,15 @@ static void find_otel(struct go_binary *gb, const struct go_dwarf_result *dw)
 			       otel_funcs[0].name);
 		return;
 	}
-	if (dw && dw->layout.otel.ok) {
-		const struct go_otel_layout *d = &dw->layout.otel;
-		__u32 v[] = { d->sc_trace, d->sc_span, d->sc_remote,
-			      d->sc_size,  d->span_ctx, d->span_parent };
-
-		memcpy(dwv, v, sizeof(dwv));
-		vals = dwv;
-	} else if (dw) {
+	if (dw && !dw->layout.otel.ok) {
 		source_problem(gb, TRACE_SOURCE_OTEL_SDK, "%s", dw->otel_err);
 		return;
 	}
-	why = find_members(gb, refs, ARRAY_SIZE(refs), vals, buf, sizeof(buf));
+	if (dw)
+		*o = dw->layout.otel;
+	why = find_members(gb, refs, ARRAY_SIZE(refs), dw, buf, sizeof(buf));
 	if (!why) {
-		o->start_sc = 8 + ((sc_size + 7) & ~7U);
+		o->start_sc = 8 + ((o->sc_size + 7) & ~7U);
 		why = add_probes(gb, otel_funcs, ARRAY_SIZE(otel_funcs), buf, sizeof(buf));
 	}
 	if (why) {
@@ -978,7 +970,7 @@ const char *go_tls_source__name(enum go_tls_source src)
 	}
 }
 
-bool go_binary__serves_http(const struct go_binary *gb)
+bool go_binary__serves_requests(const struct go_binary *gb)
 {
 	return gb->serves_http || gb->serves_grpc;
 }

@@ -94,7 +94,7 @@ const struct gopclntab *go_binary__pclntab(const struct go_binary *gb);
 int go_binary__layout(const struct go_binary *gb, struct go_layout *out);
 
 /* links net/http's or grpc-go's server */
-bool go_binary__serves_http(const struct go_binary *gb);
+bool go_binary__serves_requests(const struct go_binary *gb);
 /* The servers whose requests the traceparent source reads: "net/http grpc-go", or "" */
 const char *go_binary__trace_servers(const struct go_binary *gb);
 /* The probes the traceparent source needs in GB; 0 when it cannot be used. */

@@ -270,9 +270,10 @@ static int read_header_swiss(Dwarf_Die *m, struct go_header_layout *h, char *err
 }
 
 /* net/http.Request.Header, a map[string][]string, for the traceparent source. */
-static int read_http_layout(Dwarf_Die *req, struct go_header_layout *h, char *err, size_t errlen)
+static int read_http_layout(Dwarf_Die *types, struct go_layout *l, char *err, size_t errlen)
 {
-	Dwarf_Die hdr, m;
+	struct go_header_layout *h = &l->hdr;
+	Dwarf_Die *req = &types[W_REQUEST], hdr, m;
 	__u32 off;
 
 	NEED(member(req, "Header", &h->req_header, &hdr), "net/http.Request.Header");
@@ -288,8 +289,9 @@ static int read_http_layout(Dwarf_Die *req, struct go_header_layout *h, char *er
  * grpc-go's server: the header fields a stream starts with, its stream ID
  * (in the FrameHeader that HeadersFrame embeds), and transport.Stream.id.
  */
-static int read_grpc_layout(Dwarf_Die *types, struct go_grpc_layout *g, char *err, size_t errlen)
+static int read_grpc_layout(Dwarf_Die *types, struct go_layout *l, char *err, size_t errlen)
 {
+	struct go_grpc_layout *g = &l->grpc;
 	Dwarf_Die fht;
 	__u32 hdrs, fh, sid;
 
@@ -317,14 +319,12 @@ static int read_grpc_layout(Dwarf_Die *types, struct go_grpc_layout *g, char *er
 }
 
 /*
- * The OpenTelemetry Go SDK: a SpanContext's IDs, and where a recording span
- * keeps its own and its parent's. newRecordingSpan(tr, psc, sc, ...) gets
- * psc and sc on the stack (their arrays keep them out of registers), in
- * that order from the first stack word after the return address, each
- * aligned to 8: sc starts one SpanContext after psc.
+ * The OpenTelemetry Go SDK: a SpanContext's IDs and size, and where a
+ * recording span keeps its own and its parent's.
  */
-static int read_otel_layout(Dwarf_Die *types, struct go_otel_layout *o, char *err, size_t errlen)
+static int read_otel_layout(Dwarf_Die *types, struct go_layout *l, char *err, size_t errlen)
 {
+	struct go_otel_layout *o = &l->otel;
 	__u32 size;
 
 	NEED(member(&types[W_SPAN_CONTEXT], "traceID", &o->sc_trace, NULL),
@@ -339,7 +339,6 @@ static int read_otel_layout(Dwarf_Die *types, struct go_otel_layout *o, char *er
 	NEED(member(&types[W_RECORDING_SPAN], "parent", &o->span_parent, NULL),
 	     "go.opentelemetry.io/otel/sdk/trace.recordingSpan.parent");
 	o->sc_size = size;
-	o->start_sc = 8 + ((size + 7) & ~7U);
 	o->ok = 1;
 	return 0;
 }
@@ -424,6 +423,30 @@ static bool have_all(const bool *have, int first, int last)
 	return true;
 }
 
+typedef int (*layout_reader)(Dwarf_Die *types, struct go_layout *l, char *err, size_t errlen);
+
+/*
+ * A layout only some binaries have (net/http's, grpc-go's, the SDK's),
+ * read by READ into L once its types FIRST..LAST are all found. 0 whether
+ * or not it was (ERR then says why not, and L keeps none of it); -EAGAIN
+ * while more units may hold what its types refer to.
+ */
+static int read_optional(Dwarf_Die *types, const bool *have, int first, int last, bool complete,
+			 layout_reader read, struct go_layout *l, char *err, size_t errlen,
+			 const char *missing)
+{
+	struct go_layout tmp = *l;
+
+	if (!have_all(have, first, last)) {
+		snprintf(err, errlen, "%s", missing);
+		return 0;
+	}
+	if (read(types, &tmp, err, errlen) != 0)
+		return complete ? 0 : -EAGAIN;
+	*l = tmp;
+	return 0;
+}
+
 /* Everything from the DIEs found so far; -EAGAIN when more of .debug_info may hold the rest. */
 static int read_layout(Dwarf *dbg, bool complete, bool want_http, bool want_grpc,
 		       bool want_otel, struct go_dwarf_result *res, char *err, size_t errlen)
@@ -463,41 +486,19 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, bool want_grpc
 	/* Go >= 1.21 */
 	if (member(&gt, "parentGoid", &l->g_parent_goid, NULL) != 0)
 		l->g_parent_goid = 0;
-	if (want_http && have[W_REQUEST]) {
-		struct go_header_layout h = {};
-
-		ret = read_http_layout(&types[W_REQUEST], &h, res->http_err, sizeof(res->http_err));
-		if (ret != 0 && !complete)
-			return -EAGAIN;
-		if (ret == 0)
-			l->hdr = h;
-	} else if (want_http) {
-		snprintf(res->http_err, sizeof(res->http_err), "DWARF: net/http.Request not found");
-	}
-	if (want_grpc && have_all(have, W_GRPC_FIRST, W_GRPC_LAST)) {
-		struct go_grpc_layout g = {};
-
-		ret = read_grpc_layout(types, &g, res->grpc_err, sizeof(res->grpc_err));
-		if (ret != 0 && !complete)
-			return -EAGAIN;
-		if (ret == 0)
-			l->grpc = g;
-	} else if (want_grpc) {
-		snprintf(res->grpc_err, sizeof(res->grpc_err),
-			 "DWARF: grpc-go's stream or x/net's header frame types not found");
-	}
-	if (want_otel && have_all(have, W_SPAN_CONTEXT, W_RECORDING_SPAN)) {
-		struct go_otel_layout o = {};
-
-		ret = read_otel_layout(types, &o, res->otel_err, sizeof(res->otel_err));
-		if (ret != 0 && !complete)
-			return -EAGAIN;
-		if (ret == 0)
-			l->otel = o;
-	} else if (want_otel) {
-		snprintf(res->otel_err, sizeof(res->otel_err),
-			 "DWARF: the SDK's SpanContext or recordingSpan type not found");
-	}
+	if ((want_http && (ret = read_optional(types, have, W_REQUEST, W_REQUEST, complete,
+					       read_http_layout, l, res->http_err,
+					       sizeof(res->http_err),
+					       "DWARF: net/http.Request not found"))) ||
+	    (want_grpc &&
+	     (ret = read_optional(types, have, W_GRPC_FIRST, W_GRPC_LAST, complete, read_grpc_layout,
+				  l, res->grpc_err, sizeof(res->grpc_err),
+				  "DWARF: grpc-go's stream or x/net's header frame types not found"))) ||
+	    (want_otel &&
+	     (ret = read_optional(types, have, W_SPAN_CONTEXT, W_RECORDING_SPAN, complete,
+				  read_otel_layout, l, res->otel_err, sizeof(res->otel_err),
+				  "DWARF: the SDK's SpanContext or recordingSpan type not found"))))
+		return ret;
 	if (!have[W_LABELMAP])
 		return 0;
 	ret = read_labels_layout(&types[W_LABELMAP], l, err, errlen);

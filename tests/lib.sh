@@ -174,11 +174,9 @@ go_build() {
 	stripped) flags=(-ldflags=-s\ -w) ;;
 	mod | mod-stripped)
 		[ "$variant" = mod ] || flags=(-ldflags=-s\ -w)
+		# the vendor tree has a go.mod: built as a module, below
 		src=$(go_vendor_tree "$prog" "$go") || return 1
 		env+=(GO111MODULE=on GOFLAGS=-mod=vendor GOTOOLCHAIN=local GOPROXY=off GOWORK=off)
-		(cd "$src" && env "${env[@]}" "$go" build "${flags[@]}" -o "$out" .) >&2 || return 1
-		printf '%s\n' "$out"
-		return 0
 		;;
 	pie) flags=(-buildmode=pie) ;;
 	cgo) env=(CGO_ENABLED=1) ;;

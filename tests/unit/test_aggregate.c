@@ -199,6 +199,15 @@ static void test_hostile_labels(void)
 	aggregate__free(a);
 }
 
+/* R's string FIELD is WANT, or null when WANT is NULL. */
+static void check_field(const char *what, json_t *r, const char *field, const char *want)
+{
+	json_t *v = json_object_get(r, field);
+
+	check_str(desc("%s: %s", what, field), want ?: "null",
+		  json_is_string(v) ? json_string_value(v) : "null");
+}
+
 /* One goroutine's labels, one key/value pair per route, in and out: its trace_id and span_id. */
 static void expect_ids(const char *what, const char *tkey, const char *tval, const char *skey,
 		       const char *sval, const char *want_trace, const char *want_span)
@@ -215,12 +224,8 @@ static void expect_ids(const char *what, const char *tkey, const char *tval, con
 	aggregate__add(a, buf, size_of(e));
 	all = flush(a);
 	r = record_with(all, what);
-	v = json_object_get(r, "trace_id");
-	check_str(desc("%s: trace_id", what), want_trace ?: "null",
-		  json_is_string(v) ? json_string_value(v) : "null");
-	v = json_object_get(r, "span_id");
-	check_str(desc("%s: span_id", what), want_span ?: "null",
-		  json_is_string(v) ? json_string_value(v) : "null");
+	check_field(what, r, "trace_id", want_trace);
+	check_field(what, r, "span_id", want_span);
 	v = json_object_get(json_object_get(r, "labels"), skey);
 	check_str(desc("%s: the span label is kept as it was", what), sval, json_string_value(v) ?: "");
 	json_decref(all);
@@ -262,7 +267,7 @@ static void expect_traceparent(const char *what, const char *tkey, const char *t
 	struct aggregate *a = aggregate__new(PERIOD, 0);
 	uint32_t n = tkey ? 3 : 2, flags = SAMPLE_F_CURG | SAMPLE_F_TRACEPARENT;
 	struct sample_event *e;
-	json_t *all, *r, *v;
+	json_t *all, *r;
 
 	memset(buf, 0, sizeof(buf));
 	e = event(0, 1, flags, n);
@@ -278,15 +283,9 @@ static void expect_traceparent(const char *what, const char *tkey, const char *t
 	check_int(desc("%s: one record", what), 1, json_array_size(all));
 	r = record_with(all, what);
 	check_int(desc("%s: both samples in it", what), 2, samples_of(r));
-	v = json_object_get(r, "trace_id");
-	check_str(desc("%s: trace_id", what), want_trace ?: "null",
-		  json_is_string(v) ? json_string_value(v) : "null");
-	v = json_object_get(r, "span_id");
-	check_str(desc("%s: span_id", what), want_span ?: "null",
-		  json_is_string(v) ? json_string_value(v) : "null");
-	v = json_object_get(r, "trace_source");
-	check_str(desc("%s: trace_source", what), want_source ?: "null",
-		  json_is_string(v) ? json_string_value(v) : "null");
+	check_field(what, r, "trace_id", want_trace);
+	check_field(what, r, "span_id", want_span);
+	check_field(what, r, "trace_source", want_source);
 	check_int(desc("%s: the traceparent is no label", what), tkey ? 2 : 1,
 		  json_object_size(json_object_get(r, "labels")));
 	json_decref(all);
