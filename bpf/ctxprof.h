@@ -210,7 +210,7 @@ struct sample_event {
 	__u32 gen; /* per-CPU number of the label set this event carries or repeats */
 	__u32 origin; /* ORIGIN_*: a CPU sample, or one event of a custom trace */
 	__u32 trace_rank; /* --traced-only: index of the most preferred trace key seen */
-	__u32 __pad;
+	__u32 wall; /* ORIGIN_WALL: the goroutine's state (WALL_*) | its wait reason's index << 8 */
 	__u64 labels_hash; /* of the label bytes read, in the order read */
 	__u64 sp, bp; /* user registers at the sample */
 	__u64 top[2]; /* [SP], [SP + 8], when SAMPLE_F_TOP_WORDS */
@@ -223,6 +223,9 @@ struct sample_event {
 #define ORIGIN_SAMPLING 0
 #define ORIGIN_CUSTOM 1 /* a tail call into custom__generic */
 #define ORIGIN_UPROBE 2 /* a --uprobe that ctxprof-go attached */
+/* a goroutine as --wall found it, read by user space: never crosses the ring buffer */
+#define ORIGIN_WALL 3
+#define WALL_REASON_NONE 0xff /* not waiting, or a reason the binary does not name */
 
 /*
  * A --pid target: its layout, until it execs. An exec tracepoint sets

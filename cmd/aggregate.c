@@ -22,6 +22,7 @@
 struct record {
 	uint32_t pid;
 	uint32_t flags;
+	uint32_t wall; /* ORIGIN_WALL records: state | wait reason << 8; 0 for CPU samples */
 	uint8_t trace_id[TRACE_ID_LEN]; /* from the labels or the traceparent */
 	uint8_t span_id[SPAN_ID_LEN];
 	uint32_t nlabels;
@@ -47,9 +48,12 @@ struct aggregate {
 	size_t nspan_keys;
 	bool no_labels, no_traceparent, no_otel; /* --trace-sources without them */
 	uint64_t period_ns;
+	uint64_t wall_period_ns;
+	uint64_t gen; /* flushes so far, plus one: slots of an older one are stale */
 	int64_t mono_to_real_ns;
 	struct hashmap *records; /* record key -> struct record */
 	struct hashmap *cpus; /* cpu number -> struct cpu_labels */
+	struct hashmap *reasons; /* pid -> struct go_wall_layout, for its wait reasons' names */
 	struct agg_stats stats;
 	agg_lookup_fn repair_lookup;
 	void *repair_ctx;
@@ -58,6 +62,8 @@ struct aggregate {
 	agg_progress_fn progress;
 	void *progress_ctx;
 	bool no_json;
+	char *line; /* a record as written, and its newline */
+	size_t line_cap;
 };
 
 void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json)
@@ -70,10 +76,29 @@ void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool 
 /* One record out: a JSON line, and to the sink. 0, or -EIO when the line was not written. */
 static int emit(struct aggregate *a, json_t *o, FILE *out)
 {
+	size_t n;
+	char *p;
+
 	if (!a->no_json) {
+		/*
+		 * Into a buffer first, then one write: json_dumpf would call
+		 * fwrite for every token, the most of a flush's time
+		 */
+		n = json_dumpb(o, a->line, a->line_cap, JSON_COMPACT);
+		if (n >= a->line_cap) {
+			p = realloc(a->line, n + 1);
+			if (!p)
+				return -ENOMEM;
+			a->line = p;
+			a->line_cap = n + 1;
+			n = json_dumpb(o, a->line, a->line_cap, JSON_COMPACT);
+		}
+		if (!n)
+			return -EIO;
+		a->line[n] = '\n';
 		/* stdio keeps the errno of the write(2) that failed */
 		errno = 0;
-		if (json_dumpf(o, out, JSON_COMPACT) != 0 || fputc('\n', out) == EOF)
+		if (fwrite(a->line, 1, n + 1, out) != n + 1)
 			return errno ? -errno : -EIO;
 	}
 	return a->sink ? a->sink(a->sink_ctx, o) : 0;
@@ -152,13 +177,15 @@ struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns)
 	if (!a)
 		return NULL;
 	a->period_ns = period_ns;
+	a->gen = 1;
 	a->mono_to_real_ns = mono_to_real_ns;
 	aggregate__set_keys(a, default_trace_keys,
 			    sizeof(default_trace_keys) / sizeof(default_trace_keys[0]),
 			    default_span_keys, sizeof(default_span_keys) / sizeof(default_span_keys[0]));
 	a->records = hashmap__new();
 	a->cpus = hashmap__new();
-	if (!a->records || !a->cpus) {
+	a->reasons = hashmap__new();
+	if (!a->records || !a->cpus || !a->reasons) {
 		aggregate__free(a);
 		return NULL;
 	}
@@ -171,6 +198,8 @@ void aggregate__free(struct aggregate *a)
 		return;
 	hashmap__free(a->records, record__free);
 	hashmap__free(a->cpus, free);
+	hashmap__free(a->reasons, free);
+	free(a->line);
 	free(a);
 }
 
@@ -213,7 +242,8 @@ static size_t record_key(const struct record *r, uint8_t *buf)
 	memcpy(p, &r->pid, 4);
 	memcpy(p + 4, &r->flags, 4);
 	memcpy(p + 8, &r->nlabels, 4);
-	p += 12;
+	memcpy(p + 12, &r->wall, 4);
+	p += 16;
 	/* a traceparent's or a span's IDs are no label: they tell records apart on their own */
 	if (r->flags & (RECORD_F_TRACEPARENT | RECORD_F_OTEL)) {
 		memcpy(p, r->trace_id, TRACE_ID_LEN);
@@ -271,7 +301,7 @@ static const struct go_label *resolve_labels(struct aggregate *a, const struct s
 	return e->labels;
 }
 
-#define MAX_RECORD_KEY (12 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
+#define MAX_RECORD_KEY (16 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
 
 static int hexval(uint8_t c)
 {
@@ -475,12 +505,72 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 			tmp->flags |= RECORD_F_TRACE | RECORD_F_SPAN | src;
 		}
 	}
+	if (e->origin == ORIGIN_WALL)
+		tmp->wall = e->wall ?: WALL_RUNNING;
 	tmp->first_ns = e->time_ns;
 	tmp->last_ns = e->time_ns;
 	return 0;
 }
 
+void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns)
+{
+	a->wall_period_ns = period_ns;
+}
+
+int aggregate__name_reasons(struct aggregate *a, uint32_t pid, const struct go_wall_layout *w)
+{
+	struct go_wall_layout *copy = malloc(sizeof(*copy));
+
+	if (!copy)
+		return -ENOMEM;
+	*copy = *w;
+	/* a pid used again, by another binary */
+	free(hashmap__del(a->reasons, &pid, sizeof(pid)));
+	if (hashmap__add(a->reasons, &pid, sizeof(pid), copy)) {
+		free(copy);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void count_n(struct aggregate *a, struct record *r, uint64_t n, uint64_t first_ns,
+		    uint64_t last_ns)
+{
+	if (r->wall) {
+		a->stats.wall_samples += n;
+	} else {
+		a->stats.samples += n;
+		if (r->flags & RECORD_F_TRACE)
+			a->stats.traced += n;
+	}
+	r->samples += n;
+	if (first_ns < r->first_ns)
+		r->first_ns = first_ns;
+	if (last_ns > r->last_ns)
+		r->last_ns = last_ns;
+}
+
+bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_t n,
+		       uint64_t first_ns, uint64_t last_ns)
+{
+	if (slot->gen != a->gen)
+		return false;
+	count_n(a, slot->record, n, first_ns, last_ns);
+	*slot->count += n;
+	return true;
+}
+
+uint64_t aggregate__gen(const struct aggregate *a)
+{
+	return a->gen;
+}
+
 int aggregate__add(struct aggregate *a, const void *data, size_t size)
+{
+	return aggregate__add_slot(a, data, size, NULL);
+}
+
+int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, struct agg_slot *slot)
 {
 	const struct sample_event *e = data;
 	uint64_t buf[MAX_STACK_DEPTH];
@@ -492,10 +582,6 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 
 	if (parse_event(a, e, size, &tmp, &stack, &nframes, buf) != 0)
 		return -EINVAL;
-	a->stats.samples++;
-	if (tmp.flags & RECORD_F_TRACE)
-		a->stats.traced++;
-
 	klen = record_key(&tmp, key);
 	r = hashmap__get(a->records, key, klen);
 	if (!r) {
@@ -511,12 +597,6 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 			return -ENOMEM;
 		}
 	}
-	r->samples++;
-	if (e->time_ns < r->first_ns)
-		r->first_ns = e->time_ns;
-	if (e->time_ns > r->last_ns)
-		r->last_ns = e->time_ns;
-
 	count = hashmap__get(r->stacks, stack, nframes * 8);
 	if (!count) {
 		count = calloc(1, sizeof(*count));
@@ -525,7 +605,10 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size)
 			return -ENOMEM;
 		}
 	}
+	count_n(a, r, 1, e->time_ns, e->time_ns);
 	(*count)++;
+	if (slot)
+		*slot = (struct agg_slot){ a->gen, r, count };
 	return 0;
 }
 
@@ -716,6 +799,32 @@ static json_t *mappings_json(json_t *by_start_hex)
 	return out;
 }
 
+const char *wall_state__name(unsigned int state)
+{
+	switch (state) {
+	case WALL_RUNNABLE:
+		return "runnable";
+	case WALL_WAITING:
+		return "waiting";
+	case WALL_SYSCALL:
+		return "syscall";
+	default:
+		return "running";
+	}
+}
+
+/* Go's own name of why a goroutine waits: null unless waiting, as the binary spells it. */
+static json_t *wait_reason_json(uint32_t wall, const struct go_wall_layout *w)
+{
+	uint32_t reason = wall >> 8 & 0xff;
+
+	if ((wall & 0xff) != WALL_WAITING)
+		return json_null();
+	if (!w || reason >= w->nreasons)
+		return json_string("unknown");
+	return json_string(w->reasons[reason][0] ? w->reasons[reason] : "unknown");
+}
+
 static json_t *record_json(const struct aggregate *a, const struct record *r,
 			   const struct agg_target *t)
 {
@@ -762,9 +871,18 @@ static json_t *record_json(const struct aggregate *a, const struct record *r,
 	json_object_set_new(o, "ns_pid", t->container && t->container->ns_pid ?
 						 json_integer(t->container->ns_pid) :
 						 json_null());
-	json_object_set_new(o, "origin", json_string("sampling"));
+	json_object_set_new(o, "origin", json_string(r->wall ? "wall" : "sampling"));
 	json_object_set_new(o, "samples", json_integer(r->samples));
-	json_object_set_new(o, "cpu_ns", json_integer(r->samples * a->period_ns));
+	if (r->wall) {
+		json_object_set_new(o, "cpu_ns", json_null());
+		json_object_set_new(o, "wall_ns", json_integer(r->samples * a->wall_period_ns));
+		json_object_set_new(o, "state", json_string(wall_state__name(r->wall & 0xff)));
+		json_object_set_new(o, "wait_reason",
+				    wait_reason_json(r->wall, hashmap__get(a->reasons, &r->pid,
+									  sizeof(r->pid))));
+	} else {
+		json_object_set_new(o, "cpu_ns", json_integer(r->samples * a->period_ns));
+	}
 	format_rfc3339(r->first_ns + a->mono_to_real_ns, buf, sizeof(buf));
 	json_object_set_new(o, "start", json_string(buf));
 	format_rfc3339(r->last_ns + a->mono_to_real_ns, buf, sizeof(buf));
@@ -837,6 +955,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	int n = 0, ret = 0;
 
 	/* samples that arrive while these are written count towards the next flush */
+	a->gen++;
 	a->records = hashmap__new();
 	if (!a->records) {
 		a->records = records;

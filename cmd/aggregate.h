@@ -12,6 +12,7 @@
 #include "../bpf/ctxprof.h"
 #include "container.h"
 #include "symbolizer.h"
+#include "../offsets/go_wall.h"
 
 struct aggregate;
 
@@ -68,6 +69,34 @@ void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool 
 /* Counts one event from the ring buffer; -EINVAL for a malformed one. */
 int aggregate__add(struct aggregate *a, const void *data, size_t size);
 
+/* --wall: the wall-clock time one ORIGIN_WALL sample stands for. */
+void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns);
+/* --wall: PID's names of wait reasons (W's, copied), for its records; 0 or -ENOMEM. */
+int aggregate__name_reasons(struct aggregate *a, uint32_t pid, const struct go_wall_layout *w);
+
+/*
+ * Where an event was counted, so that the same goroutine, unchanged, is
+ * counted again without its labels and stack being hashed again: --wall
+ * finds thousands of parked goroutines as they were at the last snapshot.
+ * A flush makes every slot stale.
+ */
+struct agg_slot {
+	uint64_t gen; /* 0: never filled */
+	void *record;
+	uint64_t *count;
+};
+
+/* Like aggregate__add, and fills SLOT with where the event went. */
+int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, struct agg_slot *slot);
+/*
+ * N more samples where SLOT points, the first at FIRST_NS and the last at
+ * LAST_NS; false when the slot is stale (add the event again).
+ */
+bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_t n,
+		       uint64_t first_ns, uint64_t last_ns);
+/* Flushes so far, plus one: a slot filled under another is stale. */
+uint64_t aggregate__gen(const struct aggregate *a);
+
 /*
  * Writes an event of a custom trace or a uprobe (origin not ORIGIN_SAMPLING)
  * as a record of its own, at once (into OUT's buffer): samples 1, cpu_ns
@@ -104,6 +133,7 @@ struct agg_stats {
 	uint64_t events; /* custom-trace and uprobe events written */
 	uint64_t records;
 	uint64_t unwritten; /* records a failed write left out */
+	uint64_t wall_samples; /* --wall: goroutines counted, snapshot by snapshot */
 };
 void aggregate__stats(const struct aggregate *a, struct agg_stats *out);
 

@@ -164,6 +164,29 @@ static json_t *module_members_json(const struct go_binary *gb)
 	return a;
 }
 
+/*
+ * --wall: can every goroutine be read, and if not, why not; the g members
+ * it reads and how many wait reasons the binary names.
+ */
+static json_t *wall_json(const struct go_binary *gb)
+{
+	const struct go_wall_layout *w = go_binary__wall(gb);
+	const char *why = go_binary__wall_problem(gb);
+	json_t *o = json_pack("{s:b, s:o}", "supported", !why, "reason",
+			      why ? json_string(why) : json_null());
+
+	if (!w)
+		return o;
+	json_object_set_new(o, "offsets",
+			    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "g.atomicstatus",
+				      w->off.g_status, "g.waitreason", w->off.g_waitreason, "g.sched",
+				      w->off.g_sched, "gobuf.sp", w->off.gobuf_sp, "gobuf.pc",
+				      w->off.gobuf_pc, "gobuf.bp", w->off.gobuf_bp, "g.syscallsp",
+				      w->off.g_syscallsp, "g.syscallpc", w->off.g_syscallpc));
+	json_object_set_new(o, "wait_reasons", json_integer(w->nreasons));
+	return o;
+}
+
 /* What `check --json` prints for a file that could be read. */
 static json_t *report_json(const struct go_binary *gb)
 {
@@ -190,6 +213,7 @@ static json_t *report_json(const struct go_binary *gb)
 	json_object_set_new(o, "header_map", str_or_null(ok ? header_map_name(l.hdr.map) : NULL));
 	json_object_set_new(o, "trace_sources", sources_json(gb));
 	json_object_set_new(o, "module_members", module_members_json(gb));
+	json_object_set_new(o, "wall", wall_json(gb));
 	json_object_set_new(o, "inlining", json_boolean(go_binary__pclntab(gb) &&
 							 gopclntab__has_inlining(go_binary__pclntab(gb))));
 	json_object_set_new(o, "problems", notes_json(gb, go_binary__nproblems(gb), go_binary__problem));
@@ -207,6 +231,7 @@ static json_t *io_error_json(const char *path, const char *err)
 			      "trace_sources");
 
 	json_object_set_new(o, "module_members", json_array());
+	json_object_set_new(o, "wall", json_pack("{s:b, s:s}", "supported", 0, "reason", err));
 	json_object_set_new(o, "problems", json_pack("[s]", err));
 	json_object_set_new(o, "warnings", json_array());
 	return o;
@@ -243,6 +268,8 @@ static void print_human(const struct go_binary *gb)
 	       go_layout_source__name(go_binary__source(gb)),
 	       go_labels_layout__name(l.labels_layout) ?: "unknown", (long long)l.tls_g_offset,
 	       go_binary__pie(gb) ? "yes" : "no", go_binary__cgo(gb) ? "yes" : "no");
+	printf(", --wall %s%s", go_binary__wall(gb) ? "yes" : "no: ",
+	       go_binary__wall_problem(gb) ?: "");
 	n = go_binary__nwarnings(gb);
 	for (i = 0; i < n; i++)
 		printf("; warning: %s", go_binary__warning(gb, i));

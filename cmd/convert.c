@@ -42,7 +42,7 @@ struct label {
 
 struct sample {
 	size_t nlocs, nlabels;
-	int64_t values[2];
+	int64_t values[3]; /* samples, cpu ns, wall ns */
 	uint64_t *locs;
 	struct label *labels;
 };
@@ -63,7 +63,8 @@ struct convert {
 	struct hashmap *locations; /* pid, addr -> id */
 	struct vec locs; /* struct location * */
 	struct vec samples; /* struct sample */
-	struct hashmap *folded[2]; /* folded line -> uint64_t count; [1]: trace first */
+	/* folded line -> uint64_t count; bit 0: the trace ID first, bit 1: wall records only */
+	struct hashmap *folded[4];
 	int64_t first_ns, last_ns, period;
 };
 
@@ -84,6 +85,7 @@ static void *vec_push(struct vec *v)
 struct convert *convert__new(void)
 {
 	struct convert *c = calloc(1, sizeof(*c));
+	int i;
 
 	if (!c)
 		return NULL;
@@ -96,10 +98,10 @@ struct convert *convert__new(void)
 	c->functions = hashmap__new();
 	c->mappings_by = hashmap__new();
 	c->locations = hashmap__new();
-	c->folded[0] = hashmap__new();
-	c->folded[1] = hashmap__new();
+	for (i = 0; i < 4; i++)
+		c->folded[i] = hashmap__new();
 	if (!c->strings || !c->functions || !c->mappings_by || !c->locations || !c->folded[0] ||
-	    !c->folded[1]) {
+	    !c->folded[1] || !c->folded[2] || !c->folded[3]) {
 		convert__free(c);
 		return NULL;
 	}
@@ -129,8 +131,8 @@ void convert__free(struct convert *c)
 	hashmap__free(c->functions, NULL);
 	hashmap__free(c->mappings_by, NULL);
 	hashmap__free(c->locations, NULL);
-	hashmap__free(c->folded[0], free);
-	hashmap__free(c->folded[1], free);
+	for (i = 0; i < 4; i++)
+		hashmap__free(c->folded[i], free);
 	free(c);
 }
 
@@ -222,6 +224,21 @@ static bool parse_time(json_t *v, int64_t *ns)
 #define fail(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
 
 /* Checks everything convert__add will read, so that a bad record is taken whole or not at all. */
+static bool is_wall(json_t *rec)
+{
+	const char *origin = json_string_value(json_object_get(rec, "origin"));
+
+	return origin && !strcmp(origin, "wall");
+}
+
+/* A wall record's state, or its wait reason when waiting: the leaf of its folded stacks. */
+static const char *wall_leaf(json_t *rec)
+{
+	const char *reason = json_string_value(json_object_get(rec, "wait_reason"));
+
+	return reason ?: json_string_value(json_object_get(rec, "state"));
+}
+
 static int check_record(json_t *rec, char *err, size_t errlen)
 {
 	json_t *stacks, *st, *frames, *f, *v;
@@ -241,6 +258,14 @@ static int check_record(json_t *rec, char *err, size_t errlen)
 	v = json_object_get(rec, "cpu_ns");
 	if (!json_is_integer(v) && !json_is_null(v))
 		return fail("\"cpu_ns\" missing or neither an integer nor null");
+	if (is_wall(rec)) {
+		if (!json_is_integer(json_object_get(rec, "wall_ns")) ||
+		    !json_is_string(json_object_get(rec, "state")))
+			return fail("a wall record without \"wall_ns\" or \"state\"");
+		v = json_object_get(rec, "wait_reason");
+		if (!json_is_string(v) && !json_is_null(v))
+			return fail("\"wait_reason\" neither a string nor null");
+	}
 	for (i = 0; i < 2; i++) {
 		k = i ? "span_id" : "trace_id";
 		v = json_object_get(rec, k);
@@ -389,6 +414,7 @@ static void append_frame(FILE *f, const char *name)
 static void folded_lines(struct convert *c, json_t *rec, json_t *frames, uint64_t n)
 {
 	const char *trace = json_string_value(json_object_get(rec, "trace_id"));
+	bool wall = is_wall(rec);
 	char *line = NULL;
 	size_t len = 0, i;
 	int which;
@@ -407,8 +433,14 @@ static void folded_lines(struct convert *c, json_t *rec, json_t *frames, uint64_
 			fputc(';', f);
 			append_frame(f, json_string_value(json_object_get(json_array_get(frames, i), "func")));
 		}
+		/* what a goroutine was doing, as a leaf: "[chan receive]", "[running]" */
+		if (wall) {
+			fputs(";[", f);
+			append_frame(f, wall_leaf(rec) ?: "?");
+			fputc(']', f);
+		}
 		fclose(f);
-		add_folded(c, which, line, n);
+		add_folded(c, which | (wall ? 2 : 0), line, n);
 		free(line);
 		line = NULL;
 	}
@@ -417,10 +449,11 @@ static void folded_lines(struct convert *c, json_t *rec, json_t *frames, uint64_
 int convert__add(struct convert *c, json_t *rec, char *err, size_t errlen)
 {
 	const char *trace, *span, *source, *k;
-	uint64_t pid, per_sample = 0;
+	uint64_t pid, per_sample = 0, per_wall = 0;
 	json_t *st, *frames, *v;
 	struct sample *s;
-	int64_t start, end, cpu, samples;
+	int64_t start, end, cpu, wall, samples;
+	const char *state, *reason;
 	size_t i, j, nl;
 
 	if (check_record(rec, err, errlen))
@@ -439,6 +472,11 @@ int convert__add(struct convert *c, json_t *rec, char *err, size_t errlen)
 		if (!c->period)
 			c->period = per_sample;
 	}
+	wall = json_integer_value(json_object_get(rec, "wall_ns"));
+	if (samples > 0 && wall > 0)
+		per_wall = wall / samples;
+	state = is_wall(rec) ? json_string_value(json_object_get(rec, "state")) : NULL;
+	reason = is_wall(rec) ? json_string_value(json_object_get(rec, "wait_reason")) : NULL;
 	trace = json_string_value(json_object_get(rec, "trace_id"));
 	span = json_string_value(json_object_get(rec, "span_id"));
 	/* older records have none */
@@ -453,8 +491,9 @@ int convert__add(struct convert *c, json_t *rec, char *err, size_t errlen)
 			return fail("out of memory");
 		s->values[0] = n;
 		s->values[1] = n * per_sample;
+		s->values[2] = n * per_wall;
 		s->locs = calloc(json_array_size(frames) + 1, sizeof(*s->locs));
-		nl = json_object_size(json_object_get(rec, "labels")) + 6;
+		nl = json_object_size(json_object_get(rec, "labels")) + 8;
 		s->labels = calloc(nl, sizeof(*s->labels));
 		if (!s->locs || !s->labels)
 			return fail("out of memory");
@@ -467,10 +506,16 @@ int convert__add(struct convert *c, json_t *rec, char *err, size_t errlen)
 		if (source)
 			s->labels[s->nlabels++] =
 				(struct label){ str_index(c, "trace_source"), str_index(c, source) };
+		if (state)
+			s->labels[s->nlabels++] = (struct label){ str_index(c, "state"), str_index(c, state) };
+		if (reason)
+			s->labels[s->nlabels++] =
+				(struct label){ str_index(c, "wait_reason"), str_index(c, reason) };
 		/* every goroutine label; the IDs above stand for their own keys */
 		json_object_foreach(json_object_get(rec, "labels"), k, v) {
 			if (!strcmp(k, "trace_id") || !strcmp(k, "span_id") ||
 			    !strcmp(k, "trace_source") || !strcmp(k, "pid") ||
+			    (state && (!strcmp(k, "state") || !strcmp(k, "wait_reason"))) ||
 			    !strcmp(k, "goid") || !strcmp(k, "context"))
 				continue;
 			s->labels[s->nlabels++] = (struct label){ str_index(c, k),
@@ -570,6 +615,7 @@ int convert__write_pprof(struct convert *c, const char *path)
 {
 	uint64_t samples = str_index(c, "samples"), count = str_index(c, "count");
 	uint64_t cpu = str_index(c, "cpu"), nanos = str_index(c, "nanoseconds");
+	uint64_t wall = str_index(c, "wall");
 	struct pb p = {}, sub = {}, sub2 = {};
 	const char *s;
 	size_t i, j;
@@ -578,13 +624,14 @@ int convert__write_pprof(struct convert *c, const char *path)
 
 	pb_value_type(&p, 1, samples, count);
 	pb_value_type(&p, 1, cpu, nanos);
+	pb_value_type(&p, 1, wall, nanos);
 	for (i = 0; i < c->samples.n; i++) {
 		struct sample *sm = &((struct sample *)c->samples.items)[i];
-		uint64_t vals[2] = { sm->values[0], sm->values[1] };
+		uint64_t vals[3] = { sm->values[0], sm->values[1], sm->values[2] };
 
 		sub.n = 0;
 		pb_packed(&sub, 1, sm->locs, sm->nlocs);
-		pb_packed(&sub, 2, vals, 2);
+		pb_packed(&sub, 2, vals, 3);
 		for (j = 0; j < sm->nlabels; j++) {
 			sub2.n = 0;
 			pb_uint(&sub2, 1, sm->labels[j].key);
@@ -646,6 +693,8 @@ int convert__write_pprof(struct convert *c, const char *path)
 	pb_uint(&p, 10, c->last_ns > c->first_ns ? c->last_ns - c->first_ns : 0);
 	pb_value_type(&p, 11, cpu, nanos);
 	pb_uint(&p, 12, c->period);
+	/* go tool pprof shows CPU unless told -sample_index=wall */
+	pb_uint(&p, 14, cpu);
 	if (p.oom || sub.oom || sub2.oom) {
 		ret = -ENOMEM;
 		goto out;
@@ -688,9 +737,9 @@ static int by_string(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int convert__write_folded(struct convert *c, FILE *out, bool trace_root)
+int convert__write_folded(struct convert *c, FILE *out, bool trace_root, bool wall)
 {
-	struct hashmap *m = c->folded[trace_root];
+	struct hashmap *m = c->folded[trace_root | (wall ? 2 : 0)];
 	struct folded_out o = {};
 	size_t i, n = hashmap__size(m);
 	char **sorted;
@@ -726,7 +775,7 @@ int convert__write_folded(struct convert *c, FILE *out, bool trace_root)
 }
 
 static const char usage[] =
-	"Usage: ctxprof-go convert (--pprof FILE | -f [--folded-trace-root]) [INPUT]\n"
+	"Usage: ctxprof-go convert (--pprof FILE | -f [--folded-trace-root] [--folded-wall]) [INPUT]\n"
 	"\n"
 	"Reads ctxprof-go's JSON lines from INPUT (default: stdin), for example a\n"
 	"jq selection of one trace, and writes them in another format. The result\n"
@@ -737,25 +786,32 @@ static const char usage[] =
 	"      --pprof FILE           gzip-compressed profile.proto, for go tool pprof\n"
 	"  -f, --folded               comm;root;...;leaf COUNT lines (flame graphs)\n"
 	"      --folded-trace-root    the trace ID as the root frame\n"
+	"      --folded-wall          wall records only (--wall), the state or wait reason\n"
+	"                             as the leaf, [chan receive]; without it, the others\n"
+	"\n"
+	"pprof sample types: samples (count), cpu and wall (nanoseconds); wall records\n"
+	"carry state and wait_reason labels. Pick one with go tool pprof -sample_index.\n"
 	"\n"
 	"Examples:\n"
 	"  jq -c 'select(.trace_id==\"4bf92f3577b34da6a3ce929d0e0e4736\")' cpu.jsonl |\n"
 	"      ctxprof-go convert --pprof trace.pb.gz\n"
 	"  go tool pprof -top trace.pb.gz\n"
+	"  go tool pprof -sample_index=wall -tagfocus=wait_reason='chan receive' -top trace.pb.gz\n"
 	"  ctxprof-go convert -f cpu.jsonl | flamegraph.pl > cpu.svg\n";
 
 int convert__main(int argc, char **argv)
 {
-	enum { OPT_PPROF = 256, OPT_TRACE_ROOT };
+	enum { OPT_PPROF = 256, OPT_TRACE_ROOT, OPT_WALL };
 	static const struct option opts[] = {
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "folded-trace-root", no_argument, NULL, OPT_TRACE_ROOT },
+		{ "folded-wall", no_argument, NULL, OPT_WALL },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	const char *pprof = NULL, *input = "-";
-	bool folded = false, trace_root = false;
+	bool folded = false, trace_root = false, wall = false;
 	size_t cap = 0, lineno = 0, bad = 0, good = 0;
 	char *line = NULL, err[256];
 	struct convert *c = NULL;
@@ -776,6 +832,9 @@ int convert__main(int argc, char **argv)
 			break;
 		case OPT_TRACE_ROOT:
 			folded = trace_root = true;
+			break;
+		case OPT_WALL:
+			folded = wall = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -835,7 +894,7 @@ int convert__main(int argc, char **argv)
 			goto out;
 		}
 		fprintf(stderr, "ctxprof-go: %zu records in %s\n", good, pprof);
-	} else if ((ret = convert__write_folded(c, stdout, trace_root))) {
+	} else if ((ret = convert__write_folded(c, stdout, trace_root, wall))) {
 		fprintf(stderr, "failed to write folded stacks to stdout: %s\n", strerror(-ret));
 		ret = 1;
 		goto out;

@@ -24,9 +24,11 @@ int convert__write_pprof(struct convert *c, const char *path);
 
 /*
  * One "comm;root;...;leaf count" line per distinct stack, counts summed;
- * with TRACE_ROOT, the trace ID ("no-trace" for none) comes first.
+ * with TRACE_ROOT, the trace ID ("no-trace" for none) comes first. WALL:
+ * the wall records (--wall) only, their state or wait reason as the leaf;
+ * otherwise every other record.
  */
-int convert__write_folded(struct convert *c, FILE *out, bool trace_root);
+int convert__write_folded(struct convert *c, FILE *out, bool trace_root, bool wall);
 
 /* `ctxprof-go convert`. */
 int convert__main(int argc, char **argv);

@@ -23,6 +23,8 @@
 #define MAX_TARGETS 4096
 #define DEFAULT_FREQ 99
 #define DEFAULT_INTERVAL 10
+#define DEFAULT_WALL_HZ 19
+#define MAX_WALL_HZ 1000
 /*
  * Ring buffer bytes per CPU: small enough to stay in cache, large enough for
  * several polls' worth of samples at 999 Hz (a sample is 0.2 to 4 KiB).
@@ -68,6 +70,13 @@ static const char usage[] =
 	"                          one loses samples, counted in the statistics line\n"
 	"      --no-leaf-repair    keep stacks as the frame-pointer walk gives them: a Go\n"
 	"                          leaf caught without its frame set up then lacks its caller\n"
+	"  -w, --wall              also sample every goroutine, running or not, HZ times a\n"
+	"                          second: records with origin \"wall\", their state\n"
+	"                          (running, runnable, waiting, syscall), Go's wait reason\n"
+	"                          and stack; wall_ns = samples x 1/HZ. Read from user space,\n"
+	"                          the target is never stopped\n"
+	"      --wall-hz HZ        goroutine snapshots per second with -w (default 19)\n"
+	"      --folded-wall       like -f, wall records only (where goroutines waited)\n"
 	"\n"
 	"Custom traces (one record per event, origin \"custom\" or \"uprobe\"; no -p needed):\n"
 	"      --pin DIR           pin custom__generic and custom_context_map in DIR (bpffs)\n"
@@ -86,6 +95,8 @@ static const char usage[] =
 	"Examples:\n"
 	"  ctxprof-go -p $(pidof checkout) -d 30 > cpu.jsonl\n"
 	"  ctxprof-go -p 4242,4243 -F 499 -i 5 -o cpu.jsonl\n"
+	"  ctxprof-go -p $(pidof api) --wall -d 30 --pprof wall.pb.gz > prof.jsonl\n"
+	"  go tool pprof -sample_index=wall -tagfocus=trace_id=4bf92f35... -top wall.pb.gz\n"
 	"  ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl\n"
 	"  ctxprof-go --all --cgroup /sys/fs/cgroup/system.slice/docker-$ID.scope 30\n"
 	"  ctxprof-go -p 4242 --trace-key request_id 10\n"
@@ -96,6 +107,7 @@ static const char usage[] =
 	"  ctxprof-go --pin /sys/fs/bpf/ctxprof\n"
 	"  jq 'select(.trace_id==\"4bf92f3577b34da6a3ce929d0e0e4736\")' cpu.jsonl\n"
 	"  jq 'select(.trace_source==\"traceparent\")|{trace_id,span_id,cpu_ns}' cpu.jsonl\n"
+	"  jq -s 'map(select(.origin==\"wall\"))|group_by(.wait_reason)|map({wait_reason:.[0].wait_reason,ms:(map(.wall_ns)|add/1e6)})' prof.jsonl\n"
 	"  jq -s 'group_by(.trace_id)|map({trace_id:.[0].trace_id,ms:(map(.cpu_ns)|add/1e6)})' cpu.jsonl\n";
 
 struct options {
@@ -116,7 +128,9 @@ struct options {
 	const char *cgroup;
 	unsigned long ring_kib; /* per CPU */
 	const char *pprof;
-	bool folded, folded_trace_root;
+	bool folded, folded_trace_root, folded_wall;
+	bool wall;
+	unsigned long wall_hz;
 	const char *pin_dir;
 	const char *uprobes[MAX_UPROBES];
 	int nuprobes;
@@ -179,6 +193,8 @@ enum {
 	OPT_CGROUP,
 	OPT_APPEND,
 	OPT_TRACE_SOURCES,
+	OPT_WALL_HZ,
+	OPT_FOLDED_WALL,
 };
 
 /* --trace-sources: names into a set of 1 << TRACE_SOURCE_* bits; -1 on an unknown name. */
@@ -218,6 +234,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "folded-trace-root", no_argument, NULL, OPT_FOLDED_TRACE_ROOT },
+		{ "folded-wall", no_argument, NULL, OPT_FOLDED_WALL },
+		{ "wall", no_argument, NULL, 'w' },
+		{ "wall-hz", required_argument, NULL, OPT_WALL_HZ },
 		{ "ring-kib", required_argument, NULL, OPT_RING_KIB },
 		{ "pin", required_argument, NULL, OPT_PIN },
 		{ "uprobe", required_argument, NULL, OPT_UPROBE },
@@ -237,7 +256,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	o->trace_sources = (1U << TRACE_SOURCE_COUNT) - 1;
 	o->ring_kib = RINGBUF_PER_CPU_KIB;
 	o->interval = DEFAULT_INTERVAL;
-	while ((c = getopt_long(argc, argv, "p:aF:d:i:o:fvhV", opts, NULL)) != -1) {
+	o->wall_hz = DEFAULT_WALL_HZ;
+	while ((c = getopt_long(argc, argv, "p:aF:d:i:o:fwvhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (parse_pids(optarg, o))
@@ -314,6 +334,21 @@ static int parse_args(int argc, char **argv, struct options *o)
 		case OPT_FOLDED_TRACE_ROOT:
 			o->folded = o->folded_trace_root = true;
 			break;
+		case OPT_FOLDED_WALL:
+			o->folded = o->folded_wall = true;
+			break;
+		case 'w':
+			o->wall = true;
+			break;
+		case OPT_WALL_HZ:
+			errno = 0;
+			o->wall_hz = strtoul(optarg, &end, 10);
+			if (errno || *end || o->wall_hz == 0 || o->wall_hz > MAX_WALL_HZ) {
+				fprintf(stderr, "invalid --wall-hz '%s' (1 to %d)\n", optarg,
+					MAX_WALL_HZ);
+				return 2;
+			}
+			break;
 		case OPT_UPROBE:
 			if (o->nuprobes >= MAX_UPROBES) {
 				fprintf(stderr, "at most %d --uprobe options\n", MAX_UPROBES);
@@ -362,6 +397,14 @@ static int parse_args(int argc, char **argv, struct options *o)
 	}
 	if (o->all && o->npids) {
 		fprintf(stderr, "--all and -p exclude each other: --all samples every Go process\n");
+		return 2;
+	}
+	if (o->folded_wall && !o->wall) {
+		fprintf(stderr, "--folded-wall needs --wall: it writes wall records only\n");
+		return 2;
+	}
+	if (o->wall && !o->npids && !o->all) {
+		fprintf(stderr, "--wall samples the goroutines of targets: give -p PID or --all\n");
 		return 2;
 	}
 	if (!o->npids && !o->all && !o->pin_dir && !o->nuprobes) {
@@ -454,6 +497,9 @@ int profile__main(int argc, char **argv)
 		.pprof = o.pprof,
 		.folded = o.folded,
 		.folded_trace_root = o.folded_trace_root,
+		.folded_wall = o.folded_wall,
+		.wall = o.wall,
+		.wall_hz = o.wall_hz,
 		.pin_dir = o.pin_dir,
 		.uprobes = o.uprobes,
 		.nuprobes = o.nuprobes,

@@ -28,6 +28,7 @@
 #include "hashmap.h"
 #include "processes.h"
 #include "session.h"
+#include "wall.h"
 #include "../offsets/go_binary.h"
 
 #define POLL_MS 100
@@ -47,6 +48,7 @@ struct target {
 	/* the traceparent source's probes in this process, at its handlers' entries */
 	struct bpf_link *http_links[MAX_TRACE_PROBES];
 	size_t nhttp;
+	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
 };
 
 struct session {
@@ -84,6 +86,10 @@ struct session {
 	size_t nexecs, capexecs;
 	bool targets_full; /* said once */
 	char *cgroup_dir; /* --cgroup PATH below its cgroup2 mount, for --all */
+	/* --wall: the kernel's trace contexts as of this snapshot, struct goid_key -> trace_ctx */
+	struct hashmap *wall_ctxs;
+	struct wall_stats wall_stats;
+	uint64_t wall_cpu_ns; /* this process's CPU time in snapshots */
 	/* the first failure that loses data (a write, memory): it ends the run */
 	int fail;
 	char fail_msg[PATH_MAX + 64]; /* what failed, for the last line; "" when said already */
@@ -271,6 +277,7 @@ static void target__free(void *p)
 	if (!t)
 		return;
 	detach_http(t);
+	wall_reader__free(t->wall);
 	binaries__put(t->gb);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
@@ -489,6 +496,36 @@ static void forget_contexts(struct session *s, pid_t pid)
 	forget_tgid(bpf_map__fd(s->skel->maps.grpc_streams), sizeof(struct grpc_stream_key), pid);
 }
 
+/*
+ * --wall: a reader of T's goroutines. A -p target whose binary cannot give
+ * them is refused, saying why; under --all such a process gets CPU
+ * samples only (said with -v).
+ */
+static int start_wall(struct session *s, struct target *t, bool quiet)
+{
+	const char *why = go_binary__wall_problem(t->gb);
+	uint64_t bias = 0;
+	int ret;
+
+	if (!why && go_binary__pie(t->gb) && !load_bias(t->pid, go_binary__entry(t->gb), &bias))
+		why = "cannot read its load address from /proc/PID/auxv";
+	if (!why && !(t->wall = wall_reader__new(t->pid, t->gb, bias)))
+		return -ENOMEM;
+	if (!why) {
+		ret = aggregate__name_reasons(s->agg, t->pid, go_binary__wall(t->gb));
+		return ret;
+	}
+	if (quiet) {
+		if (s->cfg.verbose)
+			fprintf(stderr, "ctxprof-go: pid %d (%s): no --wall, CPU samples only: %s\n",
+				(int)t->pid, t->comm, why);
+		return 0;
+	}
+	fprintf(stderr, "pid %d (%s): --wall cannot read its goroutines: %s\n", (int)t->pid,
+		t->comm, why);
+	return -EOPNOTSUPP;
+}
+
 static int add_target(struct session *s, pid_t pid, bool quiet)
 {
 	struct target_info info = {};
@@ -505,6 +542,8 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	t->pid = pid;
 	t->pidfd = -1;
 	ret = check_target(s, t, &info, &before, quiet);
+	if (!ret && s->cfg.wall)
+		ret = start_wall(s, t, quiet);
 	if (ret)
 		goto fail;
 	info.exe_ino = before.st_ino;
@@ -568,6 +607,9 @@ void session__remove_target(struct session *s, pid_t pid, const char *why)
 
 	if (!t)
 		return;
+	/* what its snapshots counted stays counted */
+	if (t->wall && wall_reader__settle(t->wall, s->agg))
+		session__fail(s, -ENOMEM, "count goroutines");
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
 	if (t->nhttp) {
 		detach_http(t);
@@ -932,6 +974,8 @@ static int create_outputs(struct session *s)
 			       c->trace_sources & (1U << TRACE_SOURCE_OTEL_SDK));
 	if (c->leaf_repair)
 		aggregate__repair_leaves(s->agg, lookup_target, s);
+	if (c->wall)
+		aggregate__set_wall_period(s->agg, NSEC_PER_SEC / c->wall_hz);
 	aggregate__set_progress(s->agg, read_rings, s);
 	if (c->pprof || c->folded) {
 		/* the same converter as `ctxprof-go convert`, fed the same records */
@@ -1092,6 +1136,8 @@ void session__free(struct session *s)
 		hashmap__free(s->targets, target__free);
 	if (s->verdicts)
 		hashmap__free(s->verdicts, NULL);
+	if (s->wall_ctxs)
+		hashmap__free(s->wall_ctxs, free);
 	free(s->execs);
 	free(s->cgroup_dir);
 	ctxprof_bpf__destroy(s->skel);
@@ -1147,6 +1193,20 @@ static void print_stats(const struct session *s)
 			"ctxprof-go: %llu mmap, exec and exit records lost (perf ring full): frames of "
 			"processes that started meanwhile may stay addresses\n",
 			(unsigned long long)ps.lost);
+	if (s->cfg.wall)
+		fprintf(stderr,
+			"ctxprof-go: wall: %llu goroutine samples in %llu snapshots at %lu Hz, "
+			"%llu read in full; %llu dropped as changed while read (%.2f%%), "
+			"%llu unreadable; %.1f ms of CPU\n",
+			(unsigned long long)s->wall_stats.goroutines,
+			(unsigned long long)s->wall_stats.snapshots, s->cfg.wall_hz,
+			(unsigned long long)s->wall_stats.reread,
+			(unsigned long long)s->wall_stats.dropped,
+			s->wall_stats.goroutines + s->wall_stats.dropped ?
+				100.0 * s->wall_stats.dropped /
+					(s->wall_stats.goroutines + s->wall_stats.dropped) :
+				0.0,
+			(unsigned long long)s->wall_stats.unreadable, s->wall_cpu_ns / 1e6);
 	if (totals[STAT_EXECED])
 		fprintf(stderr,
 			"ctxprof-go: %llu samples dropped from targets that no longer ran their Go "
@@ -1199,6 +1259,127 @@ static void reap_targets(struct session *s)
 	free(r.execed);
 }
 
+static bool wall_context(void *ctx, uint32_t tgid, uint64_t goid, struct trace_ctx *out)
+{
+	struct session *s = ctx;
+	struct goid_key key = { .tgid = tgid, .goid = goid };
+	struct trace_ctx *c;
+
+	if (!s->wall_ctxs || !hashmap__size(s->wall_ctxs))
+		return false;
+	c = hashmap__get(s->wall_ctxs, &key, sizeof(key));
+	if (c)
+		*out = *c;
+	return c;
+}
+
+struct any_probes {
+	bool found;
+};
+
+static void has_probes(const void *key, size_t len, void *value, void *ctx)
+{
+	((struct any_probes *)ctx)->found |= ((struct target *)value)->nhttp > 0;
+}
+
+/*
+ * The traceparent and otel-sdk contexts, read in batches once per
+ * snapshot: thousands of goroutines then look theirs up here, not each
+ * with a system call. Empty when no target has those probes.
+ */
+static void snapshot_contexts(struct session *s)
+{
+	struct goid_key keys[256];
+	struct trace_ctx vals[256], *c;
+	struct any_probes any = {};
+	__u32 n, i;
+	void *in = NULL;
+	__u64 out;
+	int fd = bpf_map__fd(s->skel->maps.trace_ctxs), ret;
+
+	hashmap__free(s->wall_ctxs, free);
+	s->wall_ctxs = hashmap__new();
+	hashmap__foreach(s->targets, has_probes, &any);
+	if (!s->wall_ctxs || !any.found)
+		return;
+	do {
+		n = sizeof(keys) / sizeof(keys[0]);
+		ret = bpf_map_lookup_batch(fd, in, &out, keys, vals, &n, NULL);
+		if (ret && errno != ENOENT)
+			return;
+		for (i = 0; i < n; i++) {
+			if (hashmap__get(s->wall_ctxs, &keys[i], sizeof(keys[i])) ||
+			    !(c = malloc(sizeof(*c))))
+				continue;
+			*c = vals[i];
+			if (hashmap__add(s->wall_ctxs, &keys[i], sizeof(keys[i]), c))
+				free(c);
+		}
+		in = &out;
+	} while (!ret);
+}
+
+struct settle_round {
+	struct aggregate *agg;
+	int err;
+};
+
+static void settle_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct target *t = value;
+	struct settle_round *r = ctx;
+	int ret;
+
+	if (t->wall && !r->err && (ret = wall_reader__settle(t->wall, r->agg)))
+		r->err = ret;
+}
+
+/* --wall: what snapshots counted, into the aggregate; before every flush. */
+static void settle_wall(struct session *s)
+{
+	struct settle_round r = { .agg = s->agg };
+
+	if (!s->cfg.wall)
+		return;
+	hashmap__foreach(s->targets, settle_one, &r);
+	if (r.err)
+		session__fail(s, r.err, "count goroutines");
+}
+
+struct wall_round {
+	struct session *s;
+	uint64_t time_ns;
+	int err;
+};
+
+static void snapshot_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct target *t = value;
+	struct wall_round *w = ctx;
+	int ret;
+
+	if (!t->wall || w->err)
+		return;
+	ret = wall_reader__snapshot(t->wall, w->s->agg, w->time_ns, wall_context, w->s,
+				    &w->s->wall_stats);
+	/* a process that is gone is reaped by the loop */
+	if (ret && ret != -ESRCH)
+		w->err = ret;
+}
+
+/* --wall: every goroutine of every target, once. */
+static void wall_snapshot(struct session *s)
+{
+	struct wall_round w = { .s = s, .time_ns = now_ns(CLOCK_MONOTONIC) };
+	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	snapshot_contexts(s);
+	hashmap__foreach(s->targets, snapshot_one, &w);
+	s->wall_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	if (w.err)
+		session__fail(s, w.err, "count goroutines");
+}
+
 /* The last of it: probes stopped, rings drained, records, statistics, --pprof and -f. */
 static int finish(struct session *s)
 {
@@ -1213,6 +1394,7 @@ static int finish(struct session *s)
 	if (!s->fail)
 		ring_buffer__consume(s->rb);
 	flush_events(s);
+	settle_wall(s);
 	if (!s->fail && (ret = aggregate__flush(s->agg, s->out, lookup_target, s)) < 0)
 		write_failed(s, ret);
 	print_stats(s);
@@ -1223,7 +1405,8 @@ static int finish(struct session *s)
 				s->fail_msg, strerror(-s->fail), (unsigned long long)st.unwritten);
 		return s->fail;
 	}
-	if (c->folded && (ret = convert__write_folded(s->conv, stdout, c->folded_trace_root))) {
+	if (c->folded && (ret = convert__write_folded(s->conv, stdout, c->folded_trace_root,
+								c->folded_wall))) {
 		fprintf(stderr, "ctxprof-go: failed to write folded stacks to stdout: %s\n",
 			strerror(-ret));
 		err = ret;
@@ -1254,8 +1437,8 @@ static int finish(struct session *s)
 int session__run(struct session *s, bool end_with_targets)
 {
 	const struct session_config *c = &s->cfg;
-	uint64_t start, next_flush, next_scan, deadline = 0, consumed = 0;
-	int err, ntargets = session__ntargets(s);
+	uint64_t start, next_flush, next_scan, next_wall = 0, deadline = 0, consumed = 0, now;
+	int err, ntargets = session__ntargets(s), timeout;
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -1266,6 +1449,8 @@ int session__run(struct session *s, bool end_with_targets)
 	start = now_ns(CLOCK_MONOTONIC);
 	next_flush = start + (uint64_t)(c->interval * NSEC_PER_SEC);
 	next_scan = start + NSEC_PER_SEC;
+	if (c->wall)
+		next_wall = start;
 	if (c->duration > 0)
 		deadline = start + (uint64_t)(c->duration * NSEC_PER_SEC);
 	if (c->all)
@@ -1285,8 +1470,20 @@ int session__run(struct session *s, bool end_with_targets)
 
 	s->reading = true;
 	while (!exiting && !s->fail) {
-		s->read_until_ns = now_ns(CLOCK_MONOTONIC) + READ_BUDGET_NS;
-		err = ring_buffer__poll(s->rb, POLL_MS);
+		now = now_ns(CLOCK_MONOTONIC);
+		if (next_wall && now >= next_wall) {
+			wall_snapshot(s);
+			/* a snapshot that overran its period skips the ones it missed */
+			next_wall += NSEC_PER_SEC / c->wall_hz;
+			now = now_ns(CLOCK_MONOTONIC);
+			if (next_wall <= now)
+				next_wall = now + NSEC_PER_SEC / c->wall_hz;
+		}
+		timeout = POLL_MS;
+		if (next_wall && (next_wall - now) / 1000000 < POLL_MS)
+			timeout = (next_wall - now) / 1000000;
+		s->read_until_ns = now + READ_BUDGET_NS;
+		err = ring_buffer__poll(s->rb, timeout);
 		/* every event before this moment is read below, unless the budget ran out */
 		consumed = now_ns(CLOCK_MONOTONIC);
 		if (err >= 0)
@@ -1328,6 +1525,7 @@ int session__run(struct session *s, bool end_with_targets)
 			next_scan += NSEC_PER_SEC;
 		}
 		if (now_ns(CLOCK_MONOTONIC) >= next_flush) {
+			settle_wall(s);
 			err = aggregate__flush(s->agg, s->out, lookup_target, s);
 			if (err < 0) {
 				write_failed(s, err);

@@ -26,6 +26,9 @@ struct session_config {
 	unsigned long ring_kib; /* per CPU */
 	const char *pprof;
 	bool folded, folded_trace_root;
+	bool folded_wall; /* -f writes wall records only */
+	bool wall; /* --wall: every goroutine of each target, wall_hz times a second */
+	unsigned long wall_hz;
 	const char *pin_dir;
 	const char *const *uprobes;
 	int nuprobes;

@@ -53,6 +53,8 @@ struct go_binary {
 	/* the module members the grpc-go and otel-sdk layouts came from, for check */
 	struct go_module_member members[MAX_MODULE_MEMBERS];
 	size_t nmembers;
+	struct go_wall_layout wall; /* --wall: the goroutine list, when wall_problem is "" */
+	char wall_problem[NOTE_LEN];
 	uint64_t pcln_addr; /* link-time address of the function table */
 	size_t pcln_len;
 	struct notes problems, warnings;
@@ -648,6 +650,98 @@ static void find_trace_probes(struct go_binary *gb, const struct golayout_row *r
 		     http_why ? "net/http" : "grpc-go", http_why ?: grpc_why);
 }
 
+/* A pointer-sized word the file holds at VADDR, as the loader leaves it (a PIE's relocated). */
+static bool linked_word(const struct elf_image *img, uint64_t vaddr, uint64_t *out)
+{
+	const uint8_t *p = elf_image__at(img, vaddr, 8);
+
+	if (!p)
+		return false;
+	*out = word(p);
+	if (!*out)
+		elf_image__relative_addend(img, vaddr, out);
+	return true;
+}
+
+/*
+ * Go's own names of the reasons a goroutine waits, runtime.waitReasonStrings:
+ * an array of strings, as the binary spells them, so each release's set and
+ * numbering is its own. False when the symbol or a string cannot be read.
+ */
+static bool read_wait_reasons(struct go_binary *gb, struct go_wall_layout *w)
+{
+	const uint8_t *str;
+	uint64_t ptr, len;
+	GElf_Sym sym;
+	size_t i;
+
+	if (elf_image__symbol(gb->img, "runtime.waitReasonStrings", &sym) != 0 || sym.st_size % 16)
+		return false;
+	w->nreasons = sym.st_size / 16 < MAX_WAIT_REASONS ? sym.st_size / 16 : MAX_WAIT_REASONS;
+	for (i = 0; i < w->nreasons; i++) {
+		if (!linked_word(gb->img, sym.st_value + 16 * i, &ptr) ||
+		    !linked_word(gb->img, sym.st_value + 16 * i + 8, &len))
+			return false;
+		if (len >= sizeof(w->reasons[i]))
+			len = sizeof(w->reasons[i]) - 1;
+		str = len ? elf_image__at(gb->img, ptr, len) : NULL;
+		if (len && !str)
+			return false;
+		memcpy(w->reasons[i], str ?: (const uint8_t *)"", len);
+		w->reasons[i][len] = '\0';
+	}
+	return true;
+}
+
+#define SPAN_OF(off, size) ((off) + (size))
+#define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c)))
+
+/*
+ * --wall reads every goroutine through runtime.allgs, and each g's
+ * scheduling members; those come from DWARF only (the golayout table has
+ * none), and allgs from the symbol table, which a stripped binary lacks.
+ */
+static void find_wall(struct go_binary *gb, const struct go_dwarf_result *dw)
+{
+	struct go_wall_layout *w = &gb->wall;
+	const struct go_layout *l = &gb->layout;
+	GElf_Sym allgs, allglen;
+
+	if (!dw) {
+		snprintf(gb->wall_problem, NOTE_LEN,
+			 "no DWARF: runtime.g's scheduling members (atomicstatus, waitreason, "
+			 "sched) come from DWARF only; rebuild without -w or strip");
+		return;
+	}
+	if (!dw->wall.ok) {
+		snprintf(gb->wall_problem, NOTE_LEN,
+			 "DWARF: runtime.g lacks atomicstatus, waitreason, sched {sp, pc, bp} or "
+			 "syscallsp/syscallpc");
+		return;
+	}
+	if (elf_image__symbol(gb->img, "runtime.allgs", &allgs) != 0 ||
+	    elf_image__symbol(gb->img, "runtime.allglen", &allglen) != 0) {
+		snprintf(gb->wall_problem, NOTE_LEN,
+			 "no symbol table: runtime.allgs and runtime.allglen, the goroutine list, "
+			 "cannot be found in a stripped binary; rebuild without -s or strip");
+		return;
+	}
+	if (!read_wait_reasons(gb, w)) {
+		snprintf(gb->wall_problem, NOTE_LEN,
+			 "runtime.waitReasonStrings, Go's names of wait reasons, cannot be read");
+		return;
+	}
+	w->off = dw->wall;
+	w->allgs = allgs.st_value;
+	w->allglen = allglen.st_value;
+	w->g_read = MAX3(SPAN_OF(w->off.g_sched, MAX3(w->off.gobuf_sp, w->off.gobuf_pc,
+						     w->off.gobuf_bp) + 8),
+			 SPAN_OF(MAX3(w->off.g_syscallsp, w->off.g_syscallpc, w->off.g_status), 8),
+			 SPAN_OF(MAX3(l->g_goid, l->g_labels, l->g_parent_goid), 8));
+	if (w->g_read < SPAN_OF(w->off.g_waitreason, 1))
+		w->g_read = SPAN_OF(w->off.g_waitreason, 1);
+}
+
 static void find_layout(struct go_binary *gb)
 {
 	const struct golayout_row *row = golayout__lookup(gb->major, gb->minor);
@@ -709,6 +803,7 @@ static void find_layout(struct go_binary *gb)
 		note(&gb->problems, "%s", layout_problem(&gb->layout));
 	if (gb->source != GO_SOURCE_NONE)
 		find_trace_probes(gb, row, ret == 0 ? &dw : NULL);
+	find_wall(gb, ret == 0 ? &dw : NULL);
 }
 
 static const uint8_t *read_image(void *img, uint64_t vaddr, size_t len)
@@ -1003,6 +1098,18 @@ const char *go_binary__trace_source_problem(const struct go_binary *gb, enum tra
 	if (!go_binary__supported(gb))
 		return "the binary is not supported";
 	return gb->source_problem[src][0] ? gb->source_problem[src] : NULL;
+}
+
+const struct go_wall_layout *go_binary__wall(const struct go_binary *gb)
+{
+	return go_binary__supported(gb) && !gb->wall_problem[0] ? &gb->wall : NULL;
+}
+
+const char *go_binary__wall_problem(const struct go_binary *gb)
+{
+	if (!go_binary__supported(gb))
+		return "the binary is not supported";
+	return gb->wall_problem[0] ? gb->wall_problem : NULL;
 }
 
 const char *trace_source__name(enum trace_source src)

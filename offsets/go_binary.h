@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../bpf/ctxprof.h"
+#include "go_wall.h"
 
 struct go_binary;
 
@@ -104,7 +105,15 @@ size_t go_binary__module_members(const struct go_binary *gb,
 				  const struct go_module_member **members);
 /* NULL when GB can give trace IDs from SRC, else why not. */
 const char *go_binary__trace_source_problem(const struct go_binary *gb, enum trace_source src);
-const char *trace_source__name(enum trace_source src); /* "label", "traceparent", "otel-sdk" */
+const char *trace_source__name(enum trace_source src);
+
+/*
+ * --wall: where the goroutine list and each g's scheduling state are, and
+ * Go's names of wait reasons; NULL when GB cannot give them, and then
+ * go_binary__wall_problem says why (NULL when it can).
+ */
+const struct go_wall_layout *go_binary__wall(const struct go_binary *gb);
+const char *go_binary__wall_problem(const struct go_binary *gb); /* "label", "traceparent", "otel-sdk" */
 
 /* Reasons it is not supported, and things the user should know when it is. */
 size_t go_binary__nproblems(const struct go_binary *gb);

@@ -423,6 +423,21 @@ static bool have_all(const bool *have, int first, int last)
 	return true;
 }
 
+/* What a goroutine off the CPU left behind: its state, why it waits, where it stopped. */
+static void read_wall_offsets(Dwarf_Die *gt, struct go_wall_offsets *w)
+{
+	Dwarf_Die gobuf;
+
+	w->ok = member(gt, "atomicstatus", &w->g_status, NULL) == 0 &&
+		member(gt, "waitreason", &w->g_waitreason, NULL) == 0 &&
+		member(gt, "sched", &w->g_sched, &gobuf) == 0 &&
+		member(&gobuf, "sp", &w->gobuf_sp, NULL) == 0 &&
+		member(&gobuf, "pc", &w->gobuf_pc, NULL) == 0 &&
+		member(&gobuf, "bp", &w->gobuf_bp, NULL) == 0 &&
+		member(gt, "syscallsp", &w->g_syscallsp, NULL) == 0 &&
+		member(gt, "syscallpc", &w->g_syscallpc, NULL) == 0;
+}
+
 typedef int (*layout_reader)(Dwarf_Die *types, struct go_layout *l, char *err, size_t errlen);
 
 /*
@@ -486,6 +501,7 @@ static int read_layout(Dwarf *dbg, bool complete, bool want_http, bool want_grpc
 	/* Go >= 1.21 */
 	if (member(&gt, "parentGoid", &l->g_parent_goid, NULL) != 0)
 		l->g_parent_goid = 0;
+	read_wall_offsets(&gt, &res->wall);
 	if ((want_http && (ret = read_optional(types, have, W_REQUEST, W_REQUEST, complete,
 					       read_http_layout, l, res->http_err,
 					       sizeof(res->http_err),

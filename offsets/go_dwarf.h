@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "elf_image.h"
+#include "go_wall.h"
 
 #include "../bpf/ctxprof.h"
 
@@ -27,6 +28,8 @@ struct go_dwarf_result {
 	/* likewise for WANT_GRPC and layout.grpc.ok, WANT_OTEL and layout.otel.ok */
 	char grpc_err[160];
 	char otel_err[160];
+	/* the scheduling members of runtime.g, for --wall; wall.ok false when one is missing */
+	struct go_wall_offsets wall;
 };
 
 /*

@@ -81,7 +81,7 @@ done
 # per trace: -raw against the JSON
 raw=$work/live.raw.$last
 awk '
-	/^ +[0-9]+ +[0-9]+: / { if (n) s[t] += n; n = $1; t = "null"; next }
+	/^ +[0-9]+( +[0-9]+)+: / { if (n) s[t] += n; n = $1; t = "null"; next }
 	/(^| )trace_id:\[/ { t = $0; sub(/.*(^| )trace_id:\[/, "", t); sub(/\].*/, "", t) }
 	/^Locations/ { if (n) s[t] += n; n = 0 }
 	END { for (k in s) print k, s[k] }' "$raw" | sort >"$work/raw.counts"
@@ -97,7 +97,7 @@ for t in traceDo traceSet traceMany; do
 	id=${c[$t]}
 	want=$(jq -s --arg t "$id" '[.[] | select(.trace_id == $t) | .samples] | add' "$work/live.jsonl")
 	got=$("/usr/lib/go-$last/bin/go" tool pprof -raw -tagfocus="trace_id=$id" "$work/live.pb.gz" 2>/dev/null |
-		awk '/^ +[0-9]+ +[0-9]+: / { n += $1 } END { print n + 0 }')
+		awk '/^ +[0-9]+( +[0-9]+)+: / { n += $1 } END { print n + 0 }')
 	json_top=$(jq -s -r --arg t "$id" '[.[] | select(.trace_id == $t) | .stacks[] | {f: .frames[0].func, n: .samples}] |
 		group_by(.f) | map({f: .[0].f, n: (map(.n) | add)}) | max_by(.n) | .f' "$work/live.jsonl")
 	pprof_top=$("/usr/lib/go-$last/bin/go" tool pprof -top -sample_index=samples -tagfocus="trace_id=$id" \

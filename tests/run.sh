@@ -61,6 +61,7 @@ run "--all: Go processes that start during the run" bash "$TOP/tests/profile-all
 run "containers: container_id, pod_uid, ns_pid, --cgroup" bash "$TOP/tests/profile-containers.sh"
 run "custom traces: --pin, tail calls, --uprobe" bash "$TOP/tests/custom-traces.sh"
 run "uprobe events and samples colliding" bash "$TOP/tests/uprobe-collide.sh"
+run "wall clock: every goroutine by trace ID (--wall)" bash "$TOP/tests/profile-wall.sh"
 run "outputs: pprof, folded, convert" bash "$TOP/tests/outputs.sh"
 run "output errors: full devices, closed pipes" bash "$TOP/tests/output-errors.sh"
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"

@@ -1,0 +1,801 @@
+// SPDX-License-Identifier: GPL-2.0
+/* wall.c: every goroutine of a target, read from user space without stopping it, for --wall. */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "hashmap.h"
+#include "wall.h"
+#include "../offsets/gopclntab.h"
+
+/* far more than any service runs; a larger allglen is a torn read */
+#define MAX_GOROUTINES (1U << 22)
+/* g structs closer than this are read as one range: one copy beats one more iovec */
+#ifndef RANGE_GAP
+#define RANGE_GAP 1024
+#endif
+/* the ranges read in one call: as much as stays in a core's cache while visited */
+#define BATCH_BYTES (128 * 1024)
+#define IOV_BATCH 1024
+/* a parked goroutine's frames, from its saved SP up: deeper ones lose their outer frames */
+#define STACK_READ (32 * 1024)
+/* the members read lie in a g's first bytes; a layout past this is refused */
+#define MAX_G_READ 1024
+#define MIN3(a, b, c) ((a) < (b) ? ((a) < (c) ? (a) : (c)) : ((b) < (c) ? (b) : (c)))
+
+/* One goroutine's members, as one read found them. */
+struct gsnap {
+	uint64_t goid, labels, parent;
+	uint64_t lo, hi, sp, pc, bp, syscallsp, syscallpc;
+	uint32_t status, reason;
+};
+
+/*
+ * A goroutine as the last snapshot counted it, by its index in allgs: the
+ * runtime only appends to allgs and reuses a dead g in place, so index and
+ * address stay paired. When nothing it was counted by has changed, it is
+ * counted again without reading its labels or stack.
+ */
+struct wall_g {
+	uint64_t g;
+	bool valid;
+	struct gsnap snap;
+	uint32_t wall; /* state | reason << 8, as counted */
+	uint64_t ctx_sig; /* of the trace context it carried, 0 for none */
+	struct agg_slot slot;
+	/* counted again since the last settle, not yet in the aggregate */
+	uint32_t pending;
+	uint64_t pending_first, pending_last;
+	uint32_t flags, nlabels, nframes; /* the event it was counted by */
+	struct go_label *labels;
+	uint64_t *frames;
+};
+
+struct gref {
+	uint64_t addr;
+	uint32_t idx;
+};
+
+struct wall_reader {
+	pid_t pid;
+	const struct go_wall_layout *w;
+	struct go_layout l;
+	const struct gopclntab *pcln;
+	uint64_t bias;
+	uint32_t nallg; /* entries of allgs read so far */
+	uint64_t *allg;
+	struct wall_g *gs;
+	struct gref *order; /* the g addresses in address order, for ranged reads */
+	uint32_t cap;
+	/*
+	 * The window of a g each snapshot reads: from its first member read
+	 * (past g.stack, which only a full read needs) to the last.
+	 */
+	uint32_t win_lo, win_len;
+	uint8_t gbuf[MAX_G_READ]; /* a g read on its own, when its range failed */
+	uint8_t rbuf[BATCH_BYTES]; /* one batch of ranges as read */
+	struct sample_event ev;
+	uint8_t stack[STACK_READ];
+};
+
+static int mem_read(const struct wall_reader *r, void *dst, size_t len, uint64_t addr)
+{
+	struct iovec local = { dst, len }, remote = { (void *)addr, len };
+	ssize_t n = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static uint64_t u64_at(const uint8_t *b, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, 8);
+	return v;
+}
+
+/* The members of a g whose bytes from offset LO are at B; g.stack only when LO is 0. */
+static void parse_g(const struct wall_reader *r, const uint8_t *b, uint32_t lo, struct gsnap *s)
+{
+	const struct go_wall_offsets *o = &r->w->off;
+	uint32_t status;
+
+	b -= lo;
+	s->lo = lo ? 0 : u64_at(b, 0);
+	s->hi = lo ? 0 : u64_at(b, 8);
+	s->goid = u64_at(b, r->l.g_goid);
+	s->labels = u64_at(b, r->l.g_labels);
+	s->parent = r->l.g_parent_goid ? u64_at(b, r->l.g_parent_goid) : 0;
+	s->sp = u64_at(b, o->g_sched + o->gobuf_sp);
+	s->pc = u64_at(b, o->g_sched + o->gobuf_pc);
+	s->bp = u64_at(b, o->g_sched + o->gobuf_bp);
+	s->syscallsp = u64_at(b, o->g_syscallsp);
+	s->syscallpc = u64_at(b, o->g_syscallpc);
+	memcpy(&status, b + o->g_status, 4);
+	s->status = status;
+	s->reason = b[o->g_waitreason];
+}
+
+/* What the snapshot counts the goroutine as; 0 for one that is not live. */
+static uint32_t wall_state(uint32_t status)
+{
+	switch (status & ~GO_G_SCAN) {
+	case GO_G_RUNNING:
+	case GO_G_COPYSTACK:
+		return WALL_RUNNING;
+	case GO_G_RUNNABLE:
+	case GO_G_PREEMPTED:
+		return WALL_RUNNABLE;
+	case GO_G_SYSCALL:
+		return WALL_SYSCALL;
+	case GO_G_WAITING:
+	case GO_G_LEAKED:
+		return WALL_WAITING;
+	default:
+		return 0;
+	}
+}
+
+static uint32_t wall_word(const struct wall_reader *r, const struct gsnap *s)
+{
+	uint32_t state = wall_state(s->status);
+	uint32_t reason = state == WALL_WAITING && s->reason < r->w->nreasons ? s->reason :
+										  WALL_REASON_NONE;
+
+	return state | reason << 8;
+}
+
+/*
+ * Members that, unchanged, mean the goroutine has not run since: its stack
+ * and labels stand (a stack moved by copystack has a new sched.sp too).
+ */
+static bool same_g(const struct gsnap *a, const struct gsnap *b)
+{
+	return a->goid == b->goid && a->status == b->status && a->reason == b->reason &&
+	       a->labels == b->labels && a->parent == b->parent && a->sp == b->sp &&
+	       a->pc == b->pc && a->bp == b->bp && a->syscallsp == b->syscallsp &&
+	       a->syscallpc == b->syscallpc;
+}
+
+void wall_reader__free(struct wall_reader *r)
+{
+	uint32_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nallg && r->gs; i++) {
+		free(r->gs[i].labels);
+		free(r->gs[i].frames);
+	}
+	free(r->allg);
+	free(r->gs);
+	free(r->order);
+	free(r);
+}
+
+struct wall_reader *wall_reader__new(pid_t pid, const struct go_binary *gb, uint64_t bias)
+{
+	const struct go_wall_layout *w = go_binary__wall(gb);
+	struct wall_reader *r;
+
+	if (!w || w->g_read > MAX_G_READ) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->pid = pid;
+	r->w = w;
+	r->bias = bias;
+	r->pcln = go_binary__pclntab(gb);
+	if (go_binary__layout(gb, &r->l) != 0) {
+		free(r);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	r->win_lo = w->off.g_sched;
+	r->win_lo = MIN3(r->win_lo, w->off.g_syscallsp, w->off.g_syscallpc);
+	r->win_lo = MIN3(r->win_lo, w->off.g_status, w->off.g_waitreason);
+	r->win_lo = MIN3(r->win_lo, r->l.g_goid, r->l.g_labels);
+	if (r->l.g_parent_goid && r->l.g_parent_goid < r->win_lo)
+		r->win_lo = r->l.g_parent_goid;
+	r->win_len = w->g_read - r->win_lo;
+	return r;
+}
+
+static int by_addr(const void *pa, const void *pb)
+{
+	const struct gref *a = pa, *b = pb;
+
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
+static int grow(struct wall_reader *r, uint32_t n)
+{
+	uint32_t cap = r->cap ? r->cap : 256;
+	void *p;
+
+	if (n <= r->cap)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	if (!(p = realloc(r->allg, cap * sizeof(*r->allg))))
+		return -ENOMEM;
+	r->allg = p;
+	if (!(p = realloc(r->gs, cap * sizeof(*r->gs))))
+		return -ENOMEM;
+	r->gs = p;
+	memset(r->gs + r->cap, 0, (cap - r->cap) * sizeof(*r->gs));
+	if (!(p = realloc(r->order, cap * sizeof(*r->order))))
+		return -ENOMEM;
+	r->order = p;
+	r->cap = cap;
+	return 0;
+}
+
+/*
+ * The goroutine list: allglen, then the new entries of allgs (the
+ * runtime appends under a lock and stores allglen last, so the first
+ * allglen entries are written). -ESRCH once the process is gone.
+ */
+static int read_allgs(struct wall_reader *r, uint32_t *n)
+{
+	uint64_t len, hdr[3];
+	uint32_t i, old = r->nallg;
+	int ret;
+
+	if ((ret = mem_read(r, &len, 8, r->w->allglen + r->bias)) ||
+	    (ret = mem_read(r, hdr, sizeof(hdr), r->w->allgs + r->bias)))
+		return ret == -EFAULT ? -EFAULT : -ESRCH;
+	if (len > hdr[1])
+		len = hdr[1];
+	if (len > MAX_GOROUTINES)
+		return -EFAULT;
+	if (len <= old) {
+		*n = old;
+		return 0;
+	}
+	if ((ret = grow(r, len)))
+		return ret;
+	if ((ret = mem_read(r, r->allg + old, (len - old) * 8, hdr[0] + old * 8)))
+		return ret;
+	for (i = old; i < len; i++)
+		r->order[i] = (struct gref){ r->allg[i], i };
+	r->nallg = len;
+	qsort(r->order, len, sizeof(*r->order), by_addr);
+	*n = len;
+	return 0;
+}
+
+/* Appends a label to E, its strings read from the target (cut as the sampler cuts them). */
+static int add_label(struct wall_reader *r, struct sample_event *e, uint64_t kptr, uint64_t klen,
+		     uint64_t vptr, uint64_t vlen)
+{
+	struct go_label *lb;
+	uint64_t n;
+
+	if (e->nlabels >= MAX_LABELS) {
+		e->flags |= SAMPLE_F_LABELS_CUT;
+		return 0;
+	}
+	lb = &e->labels[e->nlabels];
+	memset(lb, 0, sizeof(*lb));
+	lb->key_len = klen > UINT32_MAX ? UINT32_MAX : klen;
+	lb->value_len = vlen > UINT32_MAX ? UINT32_MAX : vlen;
+	n = klen < MAX_KEY_LEN ? klen : MAX_KEY_LEN;
+	if (n && mem_read(r, lb->key, n, kptr))
+		return -EFAULT;
+	n = vlen < MAX_VALUE_LEN ? vlen : MAX_VALUE_LEN;
+	if (n && mem_read(r, lb->value, n, vptr))
+		return -EFAULT;
+	e->nlabels++;
+	return 0;
+}
+
+/* Go >= 1.24: labelMap { list []struct{key, value string} } */
+static int read_labels_slice(struct wall_reader *r, struct sample_event *e, uint64_t labels)
+{
+	const struct go_layout *l = &r->l;
+	uint8_t buf[MAX_BUCKET_SIZE];
+	uint64_t hdr[2], n, i, off;
+	int ret;
+
+	if (mem_read(r, hdr, sizeof(hdr), labels + l->label_list))
+		return -EFAULT;
+	n = hdr[1];
+	if (n > MAX_LABELS) {
+		e->flags |= SAMPLE_F_LABELS_CUT;
+		n = MAX_LABELS;
+	}
+	if (!n)
+		return 0;
+	if (n * l->label_size > sizeof(buf) || mem_read(r, buf, n * l->label_size, hdr[0]))
+		return -EFAULT;
+	for (i = 0; i < n; i++) {
+		off = i * l->label_size;
+		ret = add_label(r, e, u64_at(buf, off + l->label_key), u64_at(buf, off + l->label_key + 8),
+				u64_at(buf, off + l->label_value),
+				u64_at(buf, off + l->label_value + 8));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Go <= 1.23: *labelMap -> hmap; every bucket, a growing map's old ones, overflow chains. */
+static int read_labels_map(struct wall_reader *r, struct sample_event *e, uint64_t labels)
+{
+	const struct go_layout *l = &r->l;
+	uint8_t buf[MAX_BUCKET_SIZE], B, flags;
+	uint64_t hmap, buckets, old, cur = 0;
+	uint32_t nb, nold, idx = 0, oidx = 0, visits, s;
+	int ret;
+
+	if (mem_read(r, &hmap, 8, labels))
+		return -EFAULT;
+	if (!hmap)
+		return 0;
+	if (l->bucket_size > sizeof(buf) || mem_read(r, &B, 1, hmap + l->hmap_b) ||
+	    mem_read(r, &flags, 1, hmap + l->hmap_flags) ||
+	    mem_read(r, &buckets, 8, hmap + l->hmap_buckets) ||
+	    mem_read(r, &old, 8, hmap + l->hmap_oldbuckets))
+		return -EFAULT;
+	if (B > MAX_B) {
+		e->flags |= SAMPLE_F_LABELS_CUT;
+		B = MAX_B;
+	}
+	nb = 1U << B;
+	/* sameSizeGrow (flag 8) keeps the bucket count; otherwise old has half */
+	nold = !old ? 0 : (flags & 8) ? nb : nb >> 1;
+	for (visits = 0; visits < MAX_BUCKET_VISITS; visits++) {
+		if (!cur) {
+			if (idx < nb)
+				cur = buckets + (uint64_t)idx++ * l->bucket_size;
+			else if (oidx < nold)
+				cur = old + (uint64_t)oidx++ * l->bucket_size;
+			else
+				return 0;
+		}
+		if (mem_read(r, buf, l->bucket_size, cur))
+			return -EFAULT;
+		for (s = 0; s < BUCKET_SLOTS; s++) {
+			uint32_t koff = l->bucket_keys + s * 16, voff = l->bucket_values + s * 16;
+
+			/* evacuated slots of an old bucket are < MIN_TOPHASH too */
+			if (buf[l->bucket_tophash + s] < MIN_TOPHASH)
+				continue;
+			ret = add_label(r, e, u64_at(buf, koff), u64_at(buf, koff + 8),
+					u64_at(buf, voff), u64_at(buf, voff + 8));
+			if (ret)
+				return ret;
+		}
+		cur = u64_at(buf, l->bucket_overflow);
+	}
+	if (cur || idx < nb || oidx < nold)
+		e->flags |= SAMPLE_F_LABELS_CUT;
+	return 0;
+}
+
+/*
+ * The trace context of the request or span the goroutine serves, or on
+ * Go >= 1.21 its parent's, appended to E as the sampler appends it.
+ * Returns a hash of it, 0 when there is none.
+ */
+static uint64_t add_context(struct wall_reader *r, struct sample_event *e, const struct gsnap *s,
+			    wall_ctx_fn fn, void *ctx)
+{
+	struct trace_ctx tc;
+	struct go_label *lb;
+
+	if (!fn || !(fn(ctx, r->pid, s->goid, &tc) || (s->parent && fn(ctx, r->pid, s->parent, &tc))))
+		return 0;
+	if (e->nlabels >= MAX_LABELS) {
+		e->flags |= SAMPLE_F_LABELS_CUT;
+		return 0;
+	}
+	lb = &e->labels[e->nlabels++];
+	memset(lb, 0, sizeof(*lb));
+	if (tc.source == TRACE_CTX_OTEL) {
+		memcpy(lb->key, "otel-sdk", 8);
+		lb->key_len = 8;
+	} else {
+		memcpy(lb->key, "traceparent", 11);
+		lb->key_len = 11;
+	}
+	lb->value_len = TRACEPARENT_LEN;
+	memcpy(lb->value, tc.traceparent, TRACEPARENT_LEN);
+	e->flags |= SAMPLE_F_TRACEPARENT;
+	return hash_bytes(lb, sizeof(*lb)) | 1;
+}
+
+/* Only what the hash of the context takes: for goroutines counted again unread. */
+static uint64_t context_sig(struct wall_reader *r, const struct gsnap *s, wall_ctx_fn fn, void *ctx)
+{
+	struct sample_event *e = &r->ev;
+
+	e->nlabels = 0;
+	e->flags = 0;
+	return add_context(r, e, s, fn, ctx);
+}
+
+/*
+ * The frame pointer of the function a syscall's goroutine stopped in:
+ * before Go 1.23 save() kept none, so it comes from the SP entersyscall's
+ * caller left and that function's frame size at PC, in .gopclntab (which
+ * every release has, so it is taken first). An
+ * assembly caller without a frame (Go 1.19's syscall.Syscall) is stepped
+ * over: its return address is at SP + its delta. Frames found on the way
+ * go into FRAMES; returns 0 when there is no frame pointer to follow.
+ */
+static uint64_t syscall_fp(const struct wall_reader *r, const uint8_t *stack, uint64_t base,
+			   uint64_t len, uint64_t pc, uint64_t sp, uint64_t *frames, uint32_t *n)
+{
+	struct gopclntab_func fn;
+	int32_t delta;
+	int i;
+
+	for (i = 0; i < 4 && r->pcln && *n < MAX_STACK_DEPTH; i++) {
+		/* a return address: the call's own SP delta is the one before it */
+		if (gopclntab__lookup(r->pcln, pc - 1 - r->bias, &fn) != 0 ||
+		    gopclntab__sp_delta(r->pcln, &fn, pc - 1 - r->bias, &delta) != 0 || delta < 0)
+			return 0;
+		if (delta >= 8)
+			return sp + delta - 8;
+		if (sp < base || sp + delta + 8 > base + len)
+			return 0;
+		pc = u64_at(stack, sp + delta - base);
+		if (!pc)
+			return 0;
+		frames[(*n)++] = pc;
+		sp += delta + 8;
+	}
+	return 0;
+}
+
+/*
+ * Frame pointers from where the goroutine stopped (its saved sched, or for
+ * a syscall where entersyscall was called), through its own stack only.
+ */
+static uint32_t walk_stack(struct wall_reader *r, const struct gsnap *s, uint32_t state,
+			   uint64_t *frames)
+{
+	uint64_t pc = s->pc, sp = s->sp, fp = s->bp, base, next, ret, len;
+	bool syscall_bp = false;
+	uint32_t n = 0;
+
+	if (state == WALL_SYSCALL) {
+		/*
+		 * Go >= 1.23 saves entersyscall's caller's frame pointer; before,
+		 * sched.bp may be one a systemstack switch in reentersyscall left
+		 */
+		syscall_bp = !r->pcln && s->pc == s->syscallpc && s->bp >= s->syscallsp;
+		pc = s->syscallpc;
+		sp = s->syscallsp;
+	}
+	if (!pc || !sp)
+		return 0;
+	frames[n++] = pc;
+	if (sp < s->lo || sp >= s->hi)
+		return n;
+	base = sp;
+	len = s->hi - sp < STACK_READ ? s->hi - sp : STACK_READ;
+	if (mem_read(r, r->stack, len, base))
+		return n;
+	if (state == WALL_SYSCALL && !syscall_bp)
+		fp = syscall_fp(r, r->stack, base, len, pc, sp, frames, &n);
+	while (n < MAX_STACK_DEPTH && fp >= base && fp + 16 <= base + len && !(fp & 7)) {
+		next = u64_at(r->stack, fp - base);
+		ret = u64_at(r->stack, fp - base + 8);
+		if (!ret)
+			break;
+		frames[n++] = ret;
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+static size_t event_size(const struct sample_event *e)
+{
+	return offsetof(struct sample_event, labels) + e->nlabels * sizeof(struct go_label) +
+	       e->stack_bytes;
+}
+
+/* Keeps what G was counted by, so that it can be counted again unread. */
+static int remember(struct wall_g *wg, const struct sample_event *e)
+{
+	const uint64_t *frames = (const uint64_t *)&e->labels[e->nlabels];
+	void *labels = NULL, *stack = NULL;
+
+	if (e->nlabels && !(labels = malloc(e->nlabels * sizeof(*e->labels))))
+		return -ENOMEM;
+	if (e->stack_bytes && !(stack = malloc(e->stack_bytes))) {
+		free(labels);
+		return -ENOMEM;
+	}
+	if (labels)
+		memcpy(labels, e->labels, e->nlabels * sizeof(*e->labels));
+	if (stack)
+		memcpy(stack, frames, e->stack_bytes);
+	free(wg->labels);
+	free(wg->frames);
+	wg->labels = labels;
+	wg->frames = stack;
+	wg->nlabels = e->nlabels;
+	wg->nframes = e->stack_bytes / 8;
+	wg->flags = e->flags;
+	return 0;
+}
+
+/* The event G was last counted by, rebuilt from what remember() kept. */
+static const struct sample_event *rebuild(struct wall_reader *r, const struct wall_g *wg,
+					  uint64_t time_ns)
+{
+	struct sample_event *e = &r->ev;
+
+	memset(e, 0, offsetof(struct sample_event, labels));
+	e->time_ns = time_ns;
+	e->tgid = r->pid;
+	e->goid = wg->snap.goid;
+	e->origin = ORIGIN_WALL;
+	e->wall = wg->wall;
+	e->flags = wg->flags;
+	e->nlabels = wg->nlabels;
+	e->stack_bytes = wg->nframes * 8;
+	if (wg->nlabels)
+		memcpy(e->labels, wg->labels, wg->nlabels * sizeof(*e->labels));
+	if (wg->nframes)
+		memcpy(&e->labels[wg->nlabels], wg->frames, e->stack_bytes);
+	return e;
+}
+
+/* The whole of G's members, read from its start (g.stack too); false when it cannot be read. */
+static bool read_g(struct wall_reader *r, uint64_t g, struct gsnap *s)
+{
+	uint8_t buf[MAX_G_READ];
+
+	if (mem_read(r, buf, r->w->g_read, g))
+		return false;
+	parse_g(r, buf, 0, s);
+	return true;
+}
+
+/*
+ * A goroutine new or changed since the last snapshot: its g read whole,
+ * its labels, context and stack read, then its g read again. Anything that
+ * moved meanwhile means it ran: dropped (-EAGAIN), to be read at the next
+ * snapshot.
+ */
+static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns, wall_ctx_fn fn,
+			  void *ctx, struct aggregate *a)
+{
+	struct wall_g *wg = &r->gs[idx];
+	struct sample_event *e = &r->ev;
+	uint32_t wall, state;
+	struct gsnap s, s2;
+	uint64_t sig;
+	int ret;
+
+	if (!read_g(r, r->allg[idx], &s))
+		return -EAGAIN;
+	wall = wall_word(r, &s);
+	state = wall & 0xff;
+	if (!state)
+		return -ENOENT;
+	memset(e, 0, offsetof(struct sample_event, labels));
+	e->time_ns = time_ns;
+	e->tgid = r->pid;
+	e->goid = s.goid;
+	e->origin = ORIGIN_WALL;
+	e->wall = wall;
+	e->flags = SAMPLE_F_CURG;
+	if (s.labels) {
+		ret = r->l.labels_layout == GO_LABELS_SLICE ? read_labels_slice(r, e, s.labels) :
+			      r->l.labels_layout == GO_LABELS_MAP ? read_labels_map(r, e, s.labels) :
+								    0;
+		if (ret)
+			return -EAGAIN;
+	}
+	sig = add_context(r, e, &s, fn, ctx);
+	/* a running goroutine's CPU samples say where it runs */
+	if (state != WALL_RUNNING)
+		e->stack_bytes = 8 * walk_stack(r, &s, state, (uint64_t *)&e->labels[e->nlabels]);
+	if (!read_g(r, r->allg[idx], &s2))
+		return -EAGAIN;
+	if (state == WALL_RUNNING ? s2.goid != s.goid || s2.status != s.status ||
+					    s2.labels != s.labels :
+				    !same_g(&s, &s2) || s2.lo != s.lo || s2.hi != s.hi)
+		return -EAGAIN;
+	ret = aggregate__add_slot(a, e, event_size(e), &wg->slot);
+	if (ret)
+		return ret;
+	if ((ret = remember(wg, e)))
+		return ret;
+	wg->g = r->allg[idx];
+	wg->snap = s;
+	wg->wall = wall;
+	wg->ctx_sig = sig;
+	wg->valid = true;
+	return 0;
+}
+
+/* Counts what snapshots left pending for WG into A. */
+static int settle_one(struct wall_reader *r, struct aggregate *a, struct wall_g *wg)
+{
+	const struct sample_event *e;
+	uint64_t n = wg->pending;
+	int ret;
+
+	wg->pending = 0;
+	if (aggregate__repeat(a, &wg->slot, n, wg->pending_first, wg->pending_last))
+		return 0;
+	/* stale: A was flushed without a settle first */
+	e = rebuild(r, wg, wg->pending_first);
+	if ((ret = aggregate__add_slot(a, e, event_size(e), &wg->slot)))
+		return ret;
+	if (n > 1)
+		aggregate__repeat(a, &wg->slot, n - 1, wg->pending_first, wg->pending_last);
+	return 0;
+}
+
+/*
+ * Counts what snapshots left pending into A: goroutines counted again
+ * unread only bump a counter of their own, which stays in cache, where
+ * reaching their records would miss it thousands of times a snapshot.
+ */
+int wall_reader__settle(struct wall_reader *r, struct aggregate *a)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < r->nallg; i++) {
+		if (r->gs[i].pending && (ret = settle_one(r, a, &r->gs[i])))
+			return ret;
+	}
+	return 0;
+}
+
+/* One snapshot's state, as its goroutines are visited. */
+struct visit {
+	struct aggregate *a;
+	uint64_t time_ns, gen;
+	wall_ctx_fn ctx_fn;
+	void *ctx;
+	struct wall_stats *st;
+};
+
+/* Counts goroutine IDX, whose window is at WIN (NULL: it could not be read). */
+static int visit_g(struct wall_reader *r, uint32_t idx, const uint8_t *win, struct visit *v)
+{
+	struct wall_g *wg = &r->gs[idx];
+	const struct sample_event *e;
+	struct gsnap s;
+	int ret;
+
+	if (!win) {
+		v->st->unreadable++;
+		return 0;
+	}
+	parse_g(r, win, r->win_lo, &s);
+	if (!wall_state(s.status))
+		return 0;
+	if (wg->valid && wg->g == r->allg[idx] && same_g(&wg->snap, &s) &&
+	    wg->ctx_sig == context_sig(r, &s, v->ctx_fn, v->ctx)) {
+		/* parked since the last snapshot: counted as it was */
+		if (wg->slot.gen == v->gen) {
+			if (!wg->pending++)
+				wg->pending_first = v->time_ns;
+			wg->pending_last = v->time_ns;
+		} else {
+			e = rebuild(r, wg, v->time_ns);
+			if ((ret = aggregate__add_slot(v->a, e, event_size(e), &wg->slot)))
+				return ret;
+		}
+		v->st->goroutines++;
+		return 0;
+	}
+	if (wg->pending && (ret = settle_one(r, v->a, wg)))
+		return ret;
+	wg->valid = false;
+	v->st->reread++;
+	ret = read_goroutine(r, idx, v->time_ns, v->ctx_fn, v->ctx, v->a);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret == -EAGAIN) {
+		v->st->dropped++;
+		return 0;
+	}
+	if (!ret)
+		v->st->goroutines++;
+	return ret;
+}
+
+/* Visits the g structs of ranges [0, NIO) as read by one process_vm_readv, GOT its result. */
+static int visit_batch(struct wall_reader *r, struct iovec *local, struct iovec *remote,
+		       const uint32_t *first, size_t nio, ssize_t got, struct visit *v)
+{
+	uint32_t j, idx;
+	uint64_t at;
+	size_t k, base;
+	const uint8_t *win;
+	bool whole;
+	int ret;
+
+	for (k = 0, base = 0; k < nio; base += local[k].iov_len, k++) {
+		/* the ranges lie end to end: GOT bytes of them came */
+		whole = got >= 0 && (size_t)got >= base + local[k].iov_len;
+		for (j = first[k]; j < first[k + 1]; j++) {
+			idx = r->order[j].idx;
+			at = r->order[j].addr + r->win_lo - (uint64_t)remote[k].iov_base;
+			win = (uint8_t *)local[k].iov_base + at;
+			if (!whole)
+				win = mem_read(r, r->gbuf, r->win_len, r->order[j].addr + r->win_lo) ?
+					      NULL :
+					      r->gbuf;
+			if ((ret = visit_g(r, idx, win, v)))
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Every g's window, in address order: g structs lie in a few heap spans,
+ * so ranges of neighbours are read in few calls and few iovecs, a batch at
+ * a time into a buffer small enough to stay in cache, and each g is
+ * visited where it landed. A range that fails is read again g by g.
+ */
+int wall_reader__snapshot(struct wall_reader *r, struct aggregate *a, uint64_t time_ns,
+			  wall_ctx_fn ctx_fn, void *ctx, struct wall_stats *st)
+{
+	struct visit v = { a, time_ns, aggregate__gen(a), ctx_fn, ctx, st };
+	struct iovec local[IOV_BATCH], remote[IOV_BATCH];
+	uint32_t len, i, j, n, first[IOV_BATCH + 1];
+	uint64_t start, end;
+	size_t off = 0, nio = 0;
+	ssize_t got;
+	int ret;
+
+	if ((ret = read_allgs(r, &n))) {
+		if (ret == -EFAULT) {
+			st->unreadable++;
+			return 0;
+		}
+		return ret;
+	}
+	st->snapshots++;
+	len = r->win_len;
+	for (i = 0; i < n;) {
+		start = r->order[i].addr + r->win_lo;
+		end = start + len;
+		for (j = i + 1; j < n && r->order[j].addr + r->win_lo <= end + RANGE_GAP &&
+				r->order[j].addr + r->win_lo + len - start <= BATCH_BYTES - off;
+		     j++)
+			if (r->order[j].addr + r->win_lo + len > end)
+				end = r->order[j].addr + r->win_lo + len;
+		local[nio] = (struct iovec){ r->rbuf + off, end - start };
+		remote[nio] = (struct iovec){ (void *)start, end - start };
+		first[nio++] = i;
+		off += end - start;
+		i = j;
+		/* room for one more range of at least one g, or read these now */
+		if (nio < IOV_BATCH && i < n && off + len <= BATCH_BYTES)
+			continue;
+		first[nio] = i;
+		got = process_vm_readv(r->pid, local, nio, remote, nio, 0);
+		if (got < 0 && errno == ESRCH)
+			return -ESRCH;
+		if ((ret = visit_batch(r, local, remote, first, nio, got, &v)))
+			return ret;
+		nio = 0;
+		off = 0;
+	}
+	return 0;
+}

@@ -1,0 +1,3 @@
+module ctxprof.test/parked
+
+go 1.17

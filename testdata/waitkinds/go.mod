@@ -1,0 +1,3 @@
+module ctxprof.test/waitkinds
+
+go 1.17

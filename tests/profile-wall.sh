@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile-wall.sh: --wall, every goroutine by trace ID: what each request was waiting on.
+#
+# Builds: testdata/waitkinds by Go 1.19 (map labels; save() keeps no frame
+# pointer, so syscall stacks come from .gopclntab) and by the newest
+# toolchain (slice labels), plain, and by the newest as a PIE; the newest
+# stripped only goes through check and -p, which must refuse --wall with
+# the reason. All run at once under one ctxprof-go --wall --wall-hz 97,
+# with --pprof. In each, five goroutines, each under its own trace ID,
+# alternate 4 ms of CPU with one kind of wait (time.Sleep, a channel
+# answered late, a contended sync.Mutex, a TCP read from a peer that
+# answers late, a blocking read(2)), and time both phases themselves with
+# the monotonic clock. Per build and kind:
+# - the share of the trace's wall samples that are running or runnable is
+#   within 0.10 of the CPU share the workload measured;
+# - the dominant wait reason is Go's own for that wait ("sleep", "chan
+#   receive", "sync.Mutex.Lock" or before Go 1.20 "semacquire", "IO wait"),
+#   the read(2) waits are in state "syscall", and their stacks run through
+#   the workload's main.wait* function;
+# - each goroutine is counted in at least 90% of the snapshots.
+# And: at most 1% of goroutines dropped as changed while read; the records
+# fit the schema; go tool pprof -raw's wall values per trace ID equal the
+# JSON's wall_ns sums, and -sample_index=wall -tagfocus selects one trace's;
+# convert --folded-wall counts every wall sample, leaves naming the wait.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+e2e_setup "--wall"
+mapfile -t all < <(go_toolchains)
+newest=${all[-1]}
+go=/usr/lib/go-$newest/bin/go
+
+bin=$(go_build "$newest" stripped waitkinds) || not_ok "go$newest stripped waitkinds: build failed"
+check_eq "check: a stripped binary refuses --wall, with the reason" \
+	"false no DWARF: runtime.g's scheduling members (atomicstatus, waitreason, sched) come from DWARF only; rebuild without -w or strip" \
+	"$("$CTXPROF" check --json "$bin" | jq -r '"\(.wall.supported) \(.wall.reason)"')"
+"$bin" -d 60s >/dev/null 2>&1 &
+stripped=$!
+"$CTXPROF" -p "$stripped" --wall -d 1 >/dev/null 2>"$work/stripped.err"
+rc=$?
+kill "$stripped"
+if [ "$rc" = 1 ] && grep -q "pid $stripped (waitkinds): --wall cannot read its goroutines: no DWARF" "$work/stripped.err"; then
+	ok "--wall -p on a stripped binary: exit 1, $(head -n 1 "$work/stripped.err")"
+else
+	not_ok "--wall -p on a stripped binary: exit $rc, $(tr '\n' ' ' <"$work/stripped.err")"
+fi
+
+pids=()
+declare -A name_of idx_of ver_of
+n=0
+for build in "1.19 plain" "$newest plain" "$newest pie"; do
+	read -r v variant <<<"$build"
+	[[ " ${all[*]} " == *" $v "* ]] || continue
+	bin=$(go_build "$v" "$variant" waitkinds) || { not_ok "go$v $variant waitkinds: build failed"; continue; }
+	check_eq "check go$v $variant waitkinds: --wall supported" "true" \
+		"$("$CTXPROF" check --json "$bin" | jq -r '.wall.supported')"
+	"$bin" -d 16s -cpu 4ms -wait 16ms >"$work/kinds$n" 2>"$work/stderr$n" &
+	pids+=($!)
+	name_of[$!]="go$v $variant ($(go_version_of "$v" "$bin"))"
+	idx_of[$!]=$n
+	ver_of[$!]=$v
+	n=$((n + 1))
+done
+[ "${#pids[@]}" -gt 0 ] || done_testing
+
+ctxprof_start "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}")" --wall --wall-hz 97 \
+	-i 3600 -d 10 --pprof "$work/wall.pb.gz"
+check_eq "ctxprof-go --wall starts with ${#pids[@]} targets" 0 "$?" || { cat "$work/err"; done_testing; }
+wait "$ctxprof"
+check_eq "ctxprof-go --wall -d 10: exit status" 0 "$?"
+for pid in "${pids[@]}"; do
+	wait "$pid"
+	check_eq "${name_of[$pid]}: exit status" 0 "$?"
+done
+
+wall_line=$(grep '^ctxprof-go: wall:' "$work/err")
+# of every target: each has as many
+snapshots=$(($(sed -n 's/.* in \([0-9]*\) snapshots .*/\1/p' <<<"$wall_line") / ${#pids[@]}))
+drop_pct=$(sed -n 's/.*(\([0-9.]*\)%).*/\1/p' <<<"$wall_line")
+if [ -n "$drop_pct" ] && awk -v p="$drop_pct" 'BEGIN { exit !(p <= 1) }'; then
+	ok "goroutines dropped as changed while read: $drop_pct% (at most 1%): $wall_line"
+else
+	not_ok "dropped goroutines: '${drop_pct:-?}%', over 1% or not said: $(tr '\n' ' ' <"$work/err")"
+fi
+schema_verdict "--wall records" "$work/out.jsonl"
+
+# per pid and trace: samples by state, the dominant wait reason and its stack's functions
+jq -s -c 'map(select(.origin == "wall" and .trace_id != null)) | group_by([.pid, .trace_id])[] |
+	{pid: .[0].pid, trace_id: .[0].trace_id, total: (map(.samples) | add),
+	 run: (map(select(.state == "running" or .state == "runnable") | .samples) | add // 0),
+	 states: (group_by(.state) | map({key: .[0].state, value: (map(.samples) | add)}) | from_entries),
+	 reason: (map(select(.state == "waiting")) | group_by(.wait_reason) |
+		map({r: .[0].wait_reason, n: (map(.samples) | add)}) | max_by(.n).r // null),
+	 idle_funcs: (map(select(.state == "waiting" or .state == "syscall")) | max_by(.samples) |
+		[.stacks[0].frames[]?.func] // [])}' "$work/out.jsonl" >"$work/traces.jsonl"
+
+for pid in "${pids[@]}"; do
+	name=${name_of[$pid]}
+	mutex="sync.Mutex.Lock"
+	[ "${ver_of[$pid]}" = 1.19 ] && mutex=semacquire
+	while read -r kind trace func share; do
+		t=$(jq -c --argjson p "$pid" --arg t "$trace" 'select(.pid == $p and .trace_id == $t)' "$work/traces.jsonl")
+		if [ -z "$t" ]; then
+			not_ok "$name $kind: no wall records for trace $trace"
+			continue
+		fi
+		read -r total run syscalls idle_func <<<"$(jq -r --arg f "$func" \
+			'"\(.total) \(.run) \(.states.syscall // 0) \(any(.idle_funcs[]; . == $f))"' <<<"$t")"
+		got=$(awk -v r="$run" -v t="$total" 'BEGIN { printf "%.3f", r / t }')
+		if awk -v g="$got" -v w="$share" 'BEGIN { d = g - w; exit !(d <= 0.10 && d >= -0.10) }'; then
+			ok "$name $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share"
+		else
+			not_ok "$name $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share: off by more than 0.10; $t"
+		fi
+		case $kind in
+		sleep) want=sleep ;;
+		chan) want="chan receive" ;;
+		mutex) want=$mutex ;;
+		net) want="IO wait" ;;
+		syscall) want=syscall ;;
+		esac
+		if [ "$kind" = syscall ]; then
+			if [ "$syscalls" -ge $(((total - run) * 9 / 10)) ] && [ "$syscalls" -gt 0 ]; then
+				ok "$name syscall: $syscalls of $((total - run)) samples off the CPU in state syscall"
+			else
+				not_ok "$name syscall: $syscalls of $((total - run)) off the CPU in state syscall; $t"
+			fi
+		else
+			check_eq "$name $kind: the dominant wait reason" "$want" "$(jq -r .reason <<<"$t")"
+		fi
+		check_eq "$name $kind: the dominant stack off the CPU runs through $func" true "$idle_func"
+		if [ "$total" -ge $((snapshots * 9 / 10)) ] && [ "$total" -le "$snapshots" ]; then
+			ok "$name $kind: counted in $total of $snapshots snapshots"
+		else
+			not_ok "$name $kind: counted $total times in $snapshots snapshots"
+		fi
+	done < <(jq -r '"\(.kind) \(.trace_id) \(.wait_func) \(.cpu_share)"' "$work/kinds${idx_of[$pid]}")
+done
+
+# pprof: wall values per trace ID against the JSON, then one trace through -tagfocus
+"$go" tool pprof -raw "$work/wall.pb.gz" >"$work/raw" 2>"$work/pprof.err" ||
+	not_ok "go tool pprof -raw: $(head -n 3 "$work/pprof.err" | tr '\n' ' ')"
+awk '
+	/^ +[0-9]+ +[0-9]+ +[0-9]+: / { if (n) s[t] += n; n = $3; t = "null"; next }
+	/(^| )trace_id:\[/ { t = $0; sub(/.*(^| )trace_id:\[/, "", t); sub(/\].*/, "", t) }
+	/^Locations/ { if (n) s[t] += n; n = 0 }
+	END { for (k in s) printf "%s %.0f\n", k, s[k] }' "$work/raw" | sort >"$work/raw.wall"
+jq -s -r 'map(select(.origin == "wall")) | group_by(.trace_id) | .[] |
+	"\(.[0].trace_id // "null") \(map(.wall_ns) | add)"' "$work/out.jsonl" | sort >"$work/json.wall"
+if cmp -s "$work/raw.wall" "$work/json.wall" && [ "$(wc -l <"$work/json.wall")" -ge 6 ]; then
+	ok "pprof wall nanoseconds per trace_id (go tool pprof -raw) equal the JSON's wall_ns sums ($(wc -l <"$work/json.wall") trace IDs, null included)"
+else
+	not_ok "pprof wall totals differ: pprof $(tr '\n' ' ' <"$work/raw.wall"), JSON $(tr '\n' ' ' <"$work/json.wall")"
+fi
+id=c4a0000000000000000000000000a002
+top=$("$go" tool pprof -top -sample_index=wall -unit=ms -tagfocus="trace_id=$id" -tagfocus='wait_reason=chan receive' \
+	"$work/wall.pb.gz" 2>/dev/null | awk '$NF == "main.waitChan" { print $NF }')
+check_eq "go tool pprof -sample_index=wall -tagfocus=trace_id=$id, wait_reason=chan receive: main.waitChan in the top" \
+	main.waitChan "$top"
+
+# folded: every wall sample, with the wait as the leaf
+"$CTXPROF" convert --folded-wall "$work/out.jsonl" >"$work/wall.folded" 2>"$work/conv.err"
+check_eq "convert --folded-wall exits" 0 "$?"
+check_eq "convert --folded-wall: counts add up to the JSON's wall samples" \
+	"$(jq -s 'map(select(.origin == "wall") | .samples) | add' "$work/out.jsonl")" \
+	"$(awk '{ n += $NF } END { print n + 0 }' "$work/wall.folded")"
+n=$(grep ';main.waitChan;.*;\[chan_receive\] [0-9]*$' "$work/wall.folded" | awk '{ n += $NF } END { print n + 0 }')
+if [ "$n" -gt 0 ]; then
+	ok "convert --folded-wall: $n samples of main.waitChan end in the leaf [chan_receive]"
+else
+	not_ok "convert --folded-wall: no stack through main.waitChan ends in [chan_receive]: $(grep waitChan "$work/wall.folded" | head -n 3 | tr '\n' ' ')"
+fi
+
+done_testing
