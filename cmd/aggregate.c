@@ -3,11 +3,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <jansson.h>
 
 #include "aggregate.h"
 #include "hashmap.h"
-#include "json_util.h"
 
 /* A record's flags: whether the goroutine had more labels, and which IDs its labels hold. */
 #define RECORD_F_LABELS_CUT SAMPLE_F_LABELS_CUT
@@ -41,6 +39,18 @@ struct cpu_labels {
 	struct go_label labels[MAX_LABELS];
 };
 
+/* What building one record's output needs, kept from record to record. */
+struct rec_build {
+	struct rec_frame *frames;
+	size_t nframes, capframes;
+	struct rec_stack *stacks;
+	size_t capstacks;
+	struct rec_mapping *maps;
+	size_t nmaps, capmaps;
+	struct rec_label labels[MAX_LABELS];
+	char trace[2 * TRACE_ID_LEN + 1], span[2 * SPAN_ID_LEN + 1];
+};
+
 struct aggregate {
 	const char *const *trace_keys; /* in order of preference */
 	size_t ntrace_keys;
@@ -62,8 +72,8 @@ struct aggregate {
 	agg_progress_fn progress;
 	void *progress_ctx;
 	bool no_json;
-	char *line; /* a record as written, and its newline */
-	size_t line_cap;
+	struct strbuf line; /* a record as written, and its newline */
+	struct rec_build build;
 };
 
 void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json)
@@ -71,37 +81,6 @@ void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool 
 	a->sink = sink;
 	a->sink_ctx = ctx;
 	a->no_json = !json;
-}
-
-/* One record out: a JSON line, and to the sink. 0, or -EIO when the line was not written. */
-static int emit(struct aggregate *a, json_t *o, FILE *out)
-{
-	size_t n;
-	char *p;
-
-	if (!a->no_json) {
-		/*
-		 * Into a buffer first, then one write: json_dumpf would call
-		 * fwrite for every token, the most of a flush's time
-		 */
-		n = json_dumpb(o, a->line, a->line_cap, JSON_COMPACT);
-		if (n >= a->line_cap) {
-			p = realloc(a->line, n + 1);
-			if (!p)
-				return -ENOMEM;
-			a->line = p;
-			a->line_cap = n + 1;
-			n = json_dumpb(o, a->line, a->line_cap, JSON_COMPACT);
-		}
-		if (!n)
-			return -EIO;
-		a->line[n] = '\n';
-		/* stdio keeps the errno of the write(2) that failed */
-		errno = 0;
-		if (fwrite(a->line, 1, n + 1, out) != n + 1)
-			return errno ? -errno : -EIO;
-	}
-	return a->sink ? a->sink(a->sink_ctx, o) : 0;
 }
 
 static const char *const default_trace_keys[] = { AGG_DEFAULT_TRACE_KEYS };
@@ -199,7 +178,10 @@ void aggregate__free(struct aggregate *a)
 	hashmap__free(a->records, record__free);
 	hashmap__free(a->cpus, free);
 	hashmap__free(a->reasons, free);
-	free(a->line);
+	strbuf__free(&a->line);
+	free(a->build.frames);
+	free(a->build.stacks);
+	free(a->build.maps);
 	free(a);
 }
 
@@ -636,74 +618,6 @@ struct stack_list {
 	size_t n;
 };
 
-static json_t *frame_json(const struct frame *fr, uint64_t addr)
-{
-	json_t *f = json_object();
-	char buf[32];
-
-	json_object_set_new(f, "func", json_lossy_string((const uint8_t *)fr->func, strlen(fr->func)));
-	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
-	json_object_set_new(f, "addr", json_string(buf));
-	if (fr->file) {
-		json_object_set_new(f, "file", json_lossy_string((const uint8_t *)fr->file, strlen(fr->file)));
-		json_object_set_new(f, "line", json_integer(fr->line));
-	}
-	if (fr->inlined)
-		json_object_set_new(f, "inlined", json_true());
-	return f;
-}
-
-/* Adds the mapping that holds ADDR to MAPPINGS, once. */
-static void note_mapping(const struct agg_target *t, json_t *mappings, uint64_t addr)
-{
-	struct mapping m;
-	char key[32], limit[32], offset[32];
-
-	if (!mappings || !symbolizer__mapping(t->sym, t->time_ns, addr, &m))
-		return;
-	snprintf(key, sizeof(key), "0x%llx", (unsigned long long)m.start);
-	if (json_object_get(mappings, key))
-		return;
-	snprintf(limit, sizeof(limit), "0x%llx", (unsigned long long)m.limit);
-	snprintf(offset, sizeof(offset), "0x%llx", (unsigned long long)m.offset);
-	json_object_set_new(mappings, key,
-			    json_pack("{ss ss ss so ss}", "start", key, "limit", limit, "offset",
-				      offset, "file",
-				      json_lossy_string((const uint8_t *)m.file, strlen(m.file)),
-				      "build_id", m.build_id));
-}
-
-/*
- * The frames of PCS, leaf first; "addr" is the address looked up: the
- * interrupted PC for the leaf, a return address minus one for callers, and
- * the same for every frame one address expands to (inlined calls).
- */
-static json_t *frames_json(const struct agg_target *t, const uint64_t *pcs, size_t n,
-			   json_t *mappings)
-{
-	const struct frame *fr;
-	json_t *frames = json_array();
-	struct frame raw = {};
-	char buf[32];
-	uint64_t addr;
-	size_t i, j, nf;
-
-	for (i = 0; i < n; i++) {
-		addr = i == 0 || !pcs[i] ? pcs[i] : pcs[i] - 1;
-		if (!t->sym) {
-			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)pcs[i]);
-			raw.func = buf;
-			json_array_append_new(frames, frame_json(&raw, addr));
-			continue;
-		}
-		nf = symbolizer__frames(t->sym, t->time_ns, pcs[i], i == 0, &fr);
-		for (j = 0; j < nf; j++)
-			json_array_append_new(frames, frame_json(&fr[j], addr));
-		note_mapping(t, mappings, addr);
-	}
-	return frames;
-}
-
 /*
  * Every stack is its own: frames carry their address, so two stacks never
  * print the same and there is nothing to merge after symbolizing.
@@ -751,52 +665,118 @@ static int by_record_samples(const void *pa, const void *pb)
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
-static json_t *stacks_json(const struct record *r, const struct agg_target *t, json_t *mappings)
-{
-	struct stack_list l = { .items = calloc(hashmap__size(r->stacks) + 1, sizeof(*l.items)) };
-	json_t *stacks = json_array(), *st;
-	size_t i;
-
-	if (!l.items)
-		return stacks;
-	hashmap__foreach(r->stacks, list_stack, &l);
-	qsort(l.items, l.n, sizeof(*l.items), by_stack_samples);
-	for (i = 0; i < l.n; i++) {
-		st = json_object();
-		json_object_set_new(st, "samples", json_integer(l.items[i].samples));
-		json_object_set_new(st, "frames", frames_json(t, l.items[i].pcs, l.items[i].n, mappings));
-		json_array_append_new(stacks, st);
-	}
-	free(l.items);
-	return stacks;
-}
-
 static int by_start(const void *pa, const void *pb)
 {
-	const char *a = json_string_value(json_object_get(*(json_t *const *)pa, "start"));
-	const char *b = json_string_value(json_object_get(*(json_t *const *)pb, "start"));
-	unsigned long long x = strtoull(a, NULL, 16), y = strtoull(b, NULL, 16);
+	const struct rec_mapping *a = pa, *b = pb;
 
-	return x < y ? -1 : x > y;
+	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-/* The mappings the stacks refer to, in address order. */
-static json_t *mappings_json(json_t *by_start_hex)
+static void *grow_array(void **items, size_t *cap, size_t need, size_t size)
 {
-	json_t *out = json_array(), *m, **all;
-	const char *k;
-	size_t n = 0, i;
+	size_t n = *cap ? *cap : 64;
+	void *p;
 
-	all = calloc(json_object_size(by_start_hex) + 1, sizeof(*all));
-	if (!all)
-		return out;
-	json_object_foreach(by_start_hex, k, m)
-		all[n++] = m;
-	qsort(all, n, sizeof(*all), by_start);
-	for (i = 0; i < n; i++)
-		json_array_append(out, all[i]);
-	free(all);
-	return out;
+	if (need <= *cap)
+		return *items;
+	while (n < need)
+		n *= 2;
+	p = realloc(*items, n * size);
+	if (!p)
+		return NULL;
+	*items = p;
+	*cap = n;
+	return p;
+}
+
+/* Adds the mapping that holds ADDR to the record being built, once. */
+static int note_mapping(struct aggregate *a, const struct agg_target *t, uint64_t addr)
+{
+	struct rec_build *b = &a->build;
+	struct mapping m;
+	size_t i;
+
+	if (!t->sym || !symbolizer__mapping(t->sym, t->time_ns, addr, &m))
+		return 0;
+	for (i = 0; i < b->nmaps; i++) {
+		if (b->maps[i].start == m.start)
+			return 0;
+	}
+	if (!grow_array((void **)&b->maps, &b->capmaps, b->nmaps + 1, sizeof(*b->maps)))
+		return -ENOMEM;
+	b->maps[b->nmaps++] = (struct rec_mapping){ m.start, m.limit, m.offset, m.file, m.build_id };
+	return 0;
+}
+
+/*
+ * The frames of PCS, leaf first, after the record's frames so far; "addr"
+ * is the address looked up: the interrupted PC for the leaf, a return
+ * address minus one for callers, and the same for every frame one address
+ * expands to (inlined calls).
+ */
+static int add_frames(struct aggregate *a, const struct agg_target *t, const uint64_t *pcs,
+		      size_t n)
+{
+	struct rec_build *b = &a->build;
+	const struct frame *fr;
+	uint64_t addr;
+	size_t i, j, nf;
+
+	for (i = 0; i < n; i++) {
+		addr = i == 0 || !pcs[i] ? pcs[i] : pcs[i] - 1;
+		nf = t->sym ? symbolizer__frames(t->sym, t->time_ns, pcs[i], i == 0, &fr) : 1;
+		if (!grow_array((void **)&b->frames, &b->capframes, b->nframes + nf, sizeof(*b->frames)))
+			return -ENOMEM;
+		if (!t->sym) {
+			b->frames[b->nframes++] = (struct rec_frame){ .addr = addr, .pc = pcs[i] };
+			continue;
+		}
+		for (j = 0; j < nf; j++)
+			b->frames[b->nframes++] = (struct rec_frame){
+				.func = fr[j].func, .file = fr[j].file, .line = fr[j].line,
+				.addr = addr, .pc = pcs[i], .inlined = fr[j].inlined,
+			};
+		if (note_mapping(a, t, addr))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* R's stacks, most samples first, with their frames and mappings, into OUT. */
+static int build_stacks(struct aggregate *a, const struct record *r, const struct agg_target *t,
+			struct rec *out)
+{
+	struct stack_list l = { .items = calloc(hashmap__size(r->stacks) + 1, sizeof(*l.items)) };
+	struct rec_build *b = &a->build;
+	size_t i, first;
+	int ret = 0;
+
+	b->nframes = 0;
+	b->nmaps = 0;
+	if (!l.items ||
+	    !grow_array((void **)&b->stacks, &b->capstacks, hashmap__size(r->stacks), sizeof(*b->stacks))) {
+		free(l.items);
+		return -ENOMEM;
+	}
+	hashmap__foreach(r->stacks, list_stack, &l);
+	qsort(l.items, l.n, sizeof(*l.items), by_stack_samples);
+	for (i = 0; i < l.n && !ret; i++) {
+		first = b->nframes;
+		ret = add_frames(a, t, l.items[i].pcs, l.items[i].n);
+		/* offsets now: the frames array may move as it grows */
+		b->stacks[i] = (struct rec_stack){ l.items[i].samples, b->nframes - first,
+						   (const struct rec_frame *)(uintptr_t)first };
+	}
+	for (i = 0; i < l.n; i++)
+		b->stacks[i].frames = b->frames + (uintptr_t)b->stacks[i].frames;
+	if (b->nmaps)
+		qsort(b->maps, b->nmaps, sizeof(*b->maps), by_start);
+	out->stacks = b->stacks;
+	out->nstacks = l.n;
+	out->mappings = b->maps;
+	out->nmappings = b->nmaps;
+	free(l.items);
+	return ret;
 }
 
 const char *wall_state__name(unsigned int state)
@@ -813,85 +793,85 @@ const char *wall_state__name(unsigned int state)
 	}
 }
 
-/* Go's own name of why a goroutine waits: null unless waiting, as the binary spells it. */
-static json_t *wait_reason_json(uint32_t wall, const struct go_wall_layout *w)
+/* Go's own name of why a goroutine waits: NULL unless waiting, as the binary spells it. */
+static const char *wait_reason(uint32_t wall, const struct go_wall_layout *w)
 {
 	uint32_t reason = wall >> 8 & 0xff;
 
 	if ((wall & 0xff) != WALL_WAITING)
-		return json_null();
-	if (!w || reason >= w->nreasons)
-		return json_string("unknown");
-	return json_string(w->reasons[reason][0] ? w->reasons[reason] : "unknown");
+		return NULL;
+	if (!w || reason >= w->nreasons || !w->reasons[reason][0])
+		return "unknown";
+	return w->reasons[reason];
 }
 
-static json_t *record_json(const struct aggregate *a, const struct record *r,
-			   const struct agg_target *t)
+/* R as the record written, into OUT, which points into A's build buffers until the next one. */
+static int build_rec(struct aggregate *a, const struct record *r, const struct agg_target *t,
+		     struct rec *out)
 {
-	json_t *o = json_object(), *labels = json_object(), *cut = json_array(), *mappings;
-	char buf[64];
+	struct rec_build *b = &a->build;
 	uint32_t i;
 
+	memset(out, 0, sizeof(*out));
 	if (r->flags & RECORD_F_TRACE) {
-		hex(r->trace_id, TRACE_ID_LEN, buf);
-		json_object_set_new(o, "trace_id", json_string(buf));
-		json_object_set_new(o, "trace_source",
-				    json_string(r->flags & RECORD_F_TRACEPARENT ? "traceparent" :
-						r->flags & RECORD_F_OTEL	    ? "otel-sdk" :
-										      "label"));
-	} else {
-		json_object_set_new(o, "trace_id", json_null());
-		json_object_set_new(o, "trace_source", json_null());
+		hex(r->trace_id, TRACE_ID_LEN, b->trace);
+		out->trace_id = b->trace;
+		out->trace_source = r->flags & RECORD_F_TRACEPARENT ? "traceparent" :
+				    r->flags & RECORD_F_OTEL	    ? "otel-sdk" :
+									      "label";
 	}
 	if (r->flags & RECORD_F_SPAN) {
-		hex(r->span_id, SPAN_ID_LEN, buf);
-		json_object_set_new(o, "span_id", json_string(buf));
-	} else {
-		json_object_set_new(o, "span_id", json_null());
+		hex(r->span_id, SPAN_ID_LEN, b->span);
+		out->span_id = b->span;
 	}
 	for (i = 0; i < r->nlabels; i++) {
 		const struct go_label *l = &r->labels[i];
 
-		json_object_set_lossy(labels, l->key, key_bytes(l),
-				      json_lossy_string(l->value, value_bytes(l)));
-		if (l->key_len > MAX_KEY_LEN || l->value_len > MAX_VALUE_LEN)
-			json_array_append_new(cut, json_lossy_string(l->key, key_bytes(l)));
+		b->labels[i] = (struct rec_label){
+			l->key, l->value, key_bytes(l), value_bytes(l),
+			l->key_len > MAX_KEY_LEN || l->value_len > MAX_VALUE_LEN,
+		};
 	}
-	json_object_set_new(o, "labels", labels);
-	json_object_set_new(o, "truncated", cut);
-	json_object_set_new(o, "more_labels", json_boolean(r->flags & RECORD_F_LABELS_CUT));
-	json_object_set_new(o, "pid", json_integer(r->pid));
-	json_object_set_new(o, "comm", json_lossy_string((const uint8_t *)t->comm, strlen(t->comm)));
-	json_object_set_new(o, "container_id", t->container && t->container->id[0] ?
-						       json_string(t->container->id) :
-						       json_null());
-	json_object_set_new(o, "pod_uid", t->container && t->container->pod_uid[0] ?
-						  json_string(t->container->pod_uid) :
-						  json_null());
-	json_object_set_new(o, "ns_pid", t->container && t->container->ns_pid ?
-						 json_integer(t->container->ns_pid) :
-						 json_null());
-	json_object_set_new(o, "origin", json_string(r->wall ? "wall" : "sampling"));
-	json_object_set_new(o, "samples", json_integer(r->samples));
+	out->labels = b->labels;
+	out->nlabels = r->nlabels;
+	out->more_labels = r->flags & RECORD_F_LABELS_CUT;
+	out->pid = r->pid;
+	out->comm = (const uint8_t *)t->comm;
+	out->comm_len = strlen(t->comm);
+	if (t->container && t->container->id[0])
+		out->container_id = t->container->id;
+	if (t->container && t->container->pod_uid[0])
+		out->pod_uid = t->container->pod_uid;
+	if (t->container)
+		out->ns_pid = t->container->ns_pid;
+	out->samples = r->samples;
+	out->cpu_ns = r->wall ? -1 : (int64_t)(r->samples * a->period_ns);
 	if (r->wall) {
-		json_object_set_new(o, "cpu_ns", json_null());
-		json_object_set_new(o, "wall_ns", json_integer(r->samples * a->wall_period_ns));
-		json_object_set_new(o, "state", json_string(wall_state__name(r->wall & 0xff)));
-		json_object_set_new(o, "wait_reason",
-				    wait_reason_json(r->wall, hashmap__get(a->reasons, &r->pid,
-									  sizeof(r->pid))));
-	} else {
-		json_object_set_new(o, "cpu_ns", json_integer(r->samples * a->period_ns));
+		out->origin = REC_WALL;
+		out->wall_ns = r->samples * a->wall_period_ns;
+		out->state = wall_state__name(r->wall & 0xff);
+		out->wait_reason = wait_reason(r->wall, hashmap__get(a->reasons, &r->pid, sizeof(r->pid)));
 	}
-	format_rfc3339(r->first_ns + a->mono_to_real_ns, buf, sizeof(buf));
-	json_object_set_new(o, "start", json_string(buf));
-	format_rfc3339(r->last_ns + a->mono_to_real_ns, buf, sizeof(buf));
-	json_object_set_new(o, "end", json_string(buf));
-	mappings = json_object();
-	json_object_set_new(o, "stacks", stacks_json(r, t, mappings));
-	json_object_set_new(o, "mappings", mappings_json(mappings));
-	json_decref(mappings);
-	return o;
+	out->start_ns = r->first_ns + a->mono_to_real_ns;
+	out->end_ns = r->last_ns + a->mono_to_real_ns;
+	return build_stacks(a, r, t, out);
+}
+
+/* One record out: a JSON line, and to the sink. 0, or -errno when it was not written. */
+static int emit(struct aggregate *a, const struct rec *r, FILE *out)
+{
+	int ret;
+
+	if (!a->no_json) {
+		a->line.n = 0;
+		if ((ret = rec__json(r, &a->line)))
+			return ret;
+		/* stdio keeps the errno of the write(2) that failed */
+		errno = 0;
+		if (fwrite(a->line.p, 1, a->line.n, out) != a->line.n)
+			return errno ? -errno : -EIO;
+	}
+	return a->sink ? a->sink(a->sink_ctx, r) : 0;
 }
 
 int aggregate__write_event(struct aggregate *a, const void *data, size_t size, FILE *out,
@@ -902,9 +882,9 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 	struct agg_target t = {};
 	const uint64_t *stack;
 	struct record r;
+	struct rec rec;
 	size_t nframes;
-	char comm[24]; /* the task's name, or a 20-digit number */
-	json_t *o;
+	char comm[24]; /* the task's name */
 	int ret;
 
 	if (parse_event(a, e, size, &r, &stack, &nframes, buf) != 0)
@@ -922,24 +902,18 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 	memcpy(comm, e->comm, sizeof(e->comm));
 	comm[sizeof(e->comm)] = '\0';
 	t.comm = comm;
-	o = record_json(a, &r, &t);
-	json_object_set_new(o, "origin", json_string(e->origin == ORIGIN_CUSTOM ? "custom" : "uprobe"));
-	/* jansson's integers are signed: a context past 2^63 - 1 goes out as decimal digits */
-	if (e->context <= INT64_MAX) {
-		json_object_set_new(o, "context", json_integer((json_int_t)e->context));
-	} else {
-		snprintf(comm, sizeof(comm), "%llu", (unsigned long long)e->context);
-		json_object_set_new(o, "context", json_string(comm));
-	}
-	json_object_set_new(o, "tid", json_integer(e->tid));
-	json_object_set_new(o, "goid", e->flags & SAMPLE_F_CURG && !(e->flags & SAMPLE_F_READ_ERR) ?
-					       json_integer((json_int_t)e->goid) :
-					       json_null());
-	/* an event is a moment, not CPU time */
-	json_object_set_new(o, "cpu_ns", json_null());
-	ret = emit(a, o, out);
-	json_decref(o);
+	ret = build_rec(a, &r, &t, &rec);
 	hashmap__free(r.stacks, NULL);
+	if (ret)
+		return ret;
+	rec.origin = e->origin == ORIGIN_CUSTOM ? REC_CUSTOM : REC_UPROBE;
+	rec.context = e->context;
+	rec.tid = e->tid;
+	rec.has_goid = e->flags & SAMPLE_F_CURG && !(e->flags & SAMPLE_F_READ_ERR);
+	rec.goid = e->goid;
+	/* an event is a moment, not CPU time */
+	rec.cpu_ns = -1;
+	ret = emit(a, &rec, out);
 	if (!ret)
 		a->stats.events++;
 	return ret;
@@ -950,7 +924,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	struct hashmap *records = a->records;
 	struct agg_target t;
 	struct collect all;
-	json_t *o;
+	struct rec rec;
 	size_t i;
 	int n = 0, ret = 0;
 
@@ -976,11 +950,11 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 			t.sym = NULL;
 		}
 		t.time_ns = r->last_ns;
-		o = record_json(a, r, &t);
-		ret = emit(a, o, out);
+		ret = build_rec(a, r, &t, &rec);
+		if (!ret)
+			ret = emit(a, &rec, out);
 		if (!ret)
 			n++;
-		json_decref(o);
 		/* many records take a while: the rings must not fill meanwhile */
 		if (a->progress && i % 64 == 63)
 			a->progress(a->progress_ctx);

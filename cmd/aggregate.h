@@ -7,10 +7,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <jansson.h>
 
 #include "../bpf/ctxprof.h"
 #include "container.h"
+#include "record.h"
 #include "symbolizer.h"
 #include "../offsets/go_wall.h"
 
@@ -63,7 +63,7 @@ void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *c
  * Hands every record, as written, to SINK as well; with JSON false, records
  * go only there (folded output replaces JSON lines).
  */
-typedef int (*agg_sink_fn)(void *ctx, json_t *record); /* 0, or -errno: not taken */
+typedef int (*agg_sink_fn)(void *ctx, const struct rec *record); /* 0, or -errno: not taken */
 void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json);
 
 /* Counts one event from the ring buffer; -EINVAL for a malformed one. */

@@ -8,8 +8,7 @@
 
 #include "json_util.h"
 
-/* Length of the valid UTF-8 sequence at S (at most LEN bytes), or 0. */
-static size_t utf8_seq(const uint8_t *s, size_t len)
+size_t utf8_seq(const uint8_t *s, size_t len)
 {
 	size_t n, i;
 	uint32_t cp;

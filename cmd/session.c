@@ -23,9 +23,10 @@
 #include "aggregate.h"
 #include "binaries.h"
 #include "container.h"
-#include "convert.h"
+#include "folded.h"
 #include "custom.h"
 #include "hashmap.h"
+#include "pprof.h"
 #include "processes.h"
 #include "session.h"
 #include "wall.h"
@@ -62,7 +63,8 @@ struct session {
 	struct bpf_link *uprobe_links[MAX_UPROBES];
 	struct bpf_link *exec_link;
 	struct pins *pins;
-	struct convert *conv;
+	struct pprof *pprof; /* --pprof */
+	struct folded *folded; /* -f */
 	struct aggregate *agg;
 	struct processes *procs; /* every process's mappings, targets or not */
 	struct hashmap *targets; /* pid -> struct target */
@@ -179,14 +181,16 @@ static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_
 	return true;
 }
 
-static int to_converter(void *ctx, json_t *record)
+/* Every record, as written, into --pprof's profile and -f's stacks. */
+static int to_outputs(void *ctx, const struct rec *r)
 {
-	char err[256];
-	int ret;
+	struct session *s = ctx;
+	int ret = 0;
 
-	ret = convert__add(ctx, record, err, sizeof(err));
-	if (ret)
-		fprintf(stderr, "ctxprof-go: a record left out of the converted output: %s\n", err);
+	if (s->pprof)
+		ret = pprof__add(s->pprof, r);
+	if (!ret && s->folded)
+		ret = folded__add(s->folded, r);
 	return ret;
 }
 
@@ -978,12 +982,12 @@ static int create_outputs(struct session *s)
 		aggregate__set_wall_period(s->agg, NSEC_PER_SEC / c->wall_hz);
 	aggregate__set_progress(s->agg, read_rings, s);
 	if (c->pprof || c->folded) {
-		/* the same converter as `ctxprof-go convert`, fed the same records */
-		s->conv = convert__new();
-		if (!s->conv)
+		/* the same encoders as `ctxprof-go convert`, fed the same records */
+		if ((c->pprof && !(s->pprof = pprof__new())) ||
+		    (c->folded && !(s->folded = folded__new())))
 			return -ENOMEM;
 		/* folded stacks go to stdout; JSON lines then only to -o FILE, if given */
-		aggregate__set_sink(s->agg, to_converter, s->conv, !c->folded || c->output);
+		aggregate__set_sink(s->agg, to_outputs, s, !c->folded || c->output);
 	}
 	return 0;
 }
@@ -1130,7 +1134,8 @@ void session__free(struct session *s)
 	}
 	free(s->ring_fds);
 	aggregate__free(s->agg);
-	convert__free(s->conv);
+	pprof__free(s->pprof);
+	folded__free(s->folded);
 	processes__free(s->procs);
 	if (s->targets)
 		hashmap__free(s->targets, target__free);
@@ -1360,7 +1365,10 @@ static void snapshot_one(const void *key, size_t len, void *value, void *ctx)
 
 	if (!t->wall || w->err)
 		return;
-	ret = wall_reader__snapshot(t->wall, w->s->agg, w->time_ns, wall_context, w->s,
+	/* no context to look up: most snapshots, with no request in flight */
+	ret = wall_reader__snapshot(t->wall, w->s->agg, w->time_ns,
+				    w->s->wall_ctxs && hashmap__size(w->s->wall_ctxs) ? wall_context : NULL,
+				    w->s,
 				    &w->s->wall_stats);
 	/* a process that is gone is reaped by the loop */
 	if (ret && ret != -ESRCH)
@@ -1405,14 +1413,14 @@ static int finish(struct session *s)
 				s->fail_msg, strerror(-s->fail), (unsigned long long)st.unwritten);
 		return s->fail;
 	}
-	if (c->folded && (ret = convert__write_folded(s->conv, stdout, c->folded_trace_root,
-								c->folded_wall))) {
+	if (c->folded && (ret = folded__write(s->folded, stdout, c->folded_trace_root,
+					      c->folded_wall))) {
 		fprintf(stderr, "ctxprof-go: failed to write folded stacks to stdout: %s\n",
 			strerror(-ret));
 		err = ret;
 	}
 	if (c->pprof) {
-		ret = convert__write_pprof(s->conv, c->pprof);
+		ret = pprof__write(s->pprof, c->pprof);
 		if (ret) {
 			fprintf(stderr, "ctxprof-go: failed to write the pprof profile %s: %s\n",
 				c->pprof, strerror(-ret));

@@ -37,18 +37,25 @@ struct gsnap {
  * A goroutine as the last snapshot counted it, by its index in allgs: the
  * runtime only appends to allgs and reuses a dead g in place, so index and
  * address stay paired. When nothing it was counted by has changed, it is
- * counted again without reading its labels or stack.
+ * counted again without reading its labels or stack. What every snapshot
+ * looks at fits a cache line; the rest is in struct wall_cold.
  */
 struct wall_g {
 	uint64_t g;
-	bool valid;
-	struct gsnap snap;
-	uint32_t wall; /* state | reason << 8, as counted */
+	uint64_t key; /* key_of() the members it was counted by */
 	uint64_t ctx_sig; /* of the trace context it carried, 0 for none */
-	struct agg_slot slot;
+	uint64_t gen; /* of its slot: an older one is stale */
 	/* counted again since the last settle, not yet in the aggregate */
-	uint32_t pending;
 	uint64_t pending_first, pending_last;
+	uint32_t pending;
+	bool valid;
+};
+
+/* What a goroutine was counted by, for counting it again unread. */
+struct wall_cold {
+	uint64_t goid;
+	uint32_t wall; /* state | reason << 8 */
+	struct agg_slot slot;
 	uint32_t flags, nlabels, nframes; /* the event it was counted by */
 	struct go_label *labels;
 	uint64_t *frames;
@@ -68,6 +75,7 @@ struct wall_reader {
 	uint32_t nallg; /* entries of allgs read so far */
 	uint64_t *allg;
 	struct wall_g *gs;
+	struct wall_cold *cold;
 	struct gref *order; /* the g addresses in address order, for ranged reads */
 	uint32_t cap;
 	/*
@@ -151,9 +159,23 @@ static uint32_t wall_word(const struct wall_reader *r, const struct gsnap *s)
 }
 
 /*
- * Members that, unchanged, mean the goroutine has not run since: its stack
- * and labels stand (a stack moved by copystack has a new sched.sp too).
+ * The members that, unchanged, mean the goroutine has not run since: its
+ * stack and labels stand (a stack moved by copystack has a new sched.sp
+ * too). Hashed into one word, so that the snapshot compares one.
  */
+static uint64_t key_of(const struct gsnap *s)
+{
+	const uint64_t w[] = { s->goid, s->labels, s->parent, s->sp, s->pc, s->bp, s->syscallsp,
+			       s->syscallpc, (uint64_t)s->status << 32 | s->reason };
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	size_t i;
+
+	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+		h = (h ^ w[i]) * 0x100000001b3ULL;
+	return h ^ h >> 29;
+}
+
+/* Unlike key_of, exact: for a goroutine read twice in a row. */
 static bool same_g(const struct gsnap *a, const struct gsnap *b)
 {
 	return a->goid == b->goid && a->status == b->status && a->reason == b->reason &&
@@ -168,12 +190,13 @@ void wall_reader__free(struct wall_reader *r)
 
 	if (!r)
 		return;
-	for (i = 0; i < r->nallg && r->gs; i++) {
-		free(r->gs[i].labels);
-		free(r->gs[i].frames);
+	for (i = 0; i < r->nallg && r->cold; i++) {
+		free(r->cold[i].labels);
+		free(r->cold[i].frames);
 	}
 	free(r->allg);
 	free(r->gs);
+	free(r->cold);
 	free(r->order);
 	free(r);
 }
@@ -232,6 +255,10 @@ static int grow(struct wall_reader *r, uint32_t n)
 		return -ENOMEM;
 	r->gs = p;
 	memset(r->gs + r->cap, 0, (cap - r->cap) * sizeof(*r->gs));
+	if (!(p = realloc(r->cold, cap * sizeof(*r->cold))))
+		return -ENOMEM;
+	r->cold = p;
+	memset(r->cold + r->cap, 0, (cap - r->cap) * sizeof(*r->cold));
 	if (!(p = realloc(r->order, cap * sizeof(*r->order))))
 		return -ENOMEM;
 	r->order = p;
@@ -509,7 +536,7 @@ static size_t event_size(const struct sample_event *e)
 }
 
 /* Keeps what G was counted by, so that it can be counted again unread. */
-static int remember(struct wall_g *wg, const struct sample_event *e)
+static int remember(struct wall_cold *wg, const struct sample_event *e)
 {
 	const uint64_t *frames = (const uint64_t *)&e->labels[e->nlabels];
 	void *labels = NULL, *stack = NULL;
@@ -535,7 +562,7 @@ static int remember(struct wall_g *wg, const struct sample_event *e)
 }
 
 /* The event G was last counted by, rebuilt from what remember() kept. */
-static const struct sample_event *rebuild(struct wall_reader *r, const struct wall_g *wg,
+static const struct sample_event *rebuild(struct wall_reader *r, const struct wall_cold *wg,
 					  uint64_t time_ns)
 {
 	struct sample_event *e = &r->ev;
@@ -543,7 +570,7 @@ static const struct sample_event *rebuild(struct wall_reader *r, const struct wa
 	memset(e, 0, offsetof(struct sample_event, labels));
 	e->time_ns = time_ns;
 	e->tgid = r->pid;
-	e->goid = wg->snap.goid;
+	e->goid = wg->goid;
 	e->origin = ORIGIN_WALL;
 	e->wall = wg->wall;
 	e->flags = wg->flags;
@@ -577,6 +604,7 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns,
 			  void *ctx, struct aggregate *a)
 {
 	struct wall_g *wg = &r->gs[idx];
+	struct wall_cold *cold = &r->cold[idx];
 	struct sample_event *e = &r->ev;
 	uint32_t wall, state;
 	struct gsnap s, s2;
@@ -613,35 +641,40 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns,
 					    s2.labels != s.labels :
 				    !same_g(&s, &s2) || s2.lo != s.lo || s2.hi != s.hi)
 		return -EAGAIN;
-	ret = aggregate__add_slot(a, e, event_size(e), &wg->slot);
+	ret = aggregate__add_slot(a, e, event_size(e), &cold->slot);
 	if (ret)
 		return ret;
-	if ((ret = remember(wg, e)))
+	if ((ret = remember(cold, e)))
 		return ret;
+	cold->goid = s.goid;
+	cold->wall = wall;
 	wg->g = r->allg[idx];
-	wg->snap = s;
-	wg->wall = wall;
+	wg->key = key_of(&s);
 	wg->ctx_sig = sig;
+	wg->gen = cold->slot.gen;
 	wg->valid = true;
 	return 0;
 }
 
-/* Counts what snapshots left pending for WG into A. */
-static int settle_one(struct wall_reader *r, struct aggregate *a, struct wall_g *wg)
+/* Counts what snapshots left pending for goroutine IDX into A. */
+static int settle_one(struct wall_reader *r, struct aggregate *a, uint32_t idx)
 {
+	struct wall_g *wg = &r->gs[idx];
+	struct wall_cold *cold = &r->cold[idx];
 	const struct sample_event *e;
 	uint64_t n = wg->pending;
 	int ret;
 
 	wg->pending = 0;
-	if (aggregate__repeat(a, &wg->slot, n, wg->pending_first, wg->pending_last))
+	if (aggregate__repeat(a, &cold->slot, n, wg->pending_first, wg->pending_last))
 		return 0;
 	/* stale: A was flushed without a settle first */
-	e = rebuild(r, wg, wg->pending_first);
-	if ((ret = aggregate__add_slot(a, e, event_size(e), &wg->slot)))
+	e = rebuild(r, cold, wg->pending_first);
+	if ((ret = aggregate__add_slot(a, e, event_size(e), &cold->slot)))
 		return ret;
+	wg->gen = cold->slot.gen;
 	if (n > 1)
-		aggregate__repeat(a, &wg->slot, n - 1, wg->pending_first, wg->pending_last);
+		aggregate__repeat(a, &cold->slot, n - 1, wg->pending_first, wg->pending_last);
 	return 0;
 }
 
@@ -656,7 +689,7 @@ int wall_reader__settle(struct wall_reader *r, struct aggregate *a)
 	int ret;
 
 	for (i = 0; i < r->nallg; i++) {
-		if (r->gs[i].pending && (ret = settle_one(r, a, &r->gs[i])))
+		if (r->gs[i].pending && (ret = settle_one(r, a, i)))
 			return ret;
 	}
 	return 0;
@@ -686,22 +719,23 @@ static int visit_g(struct wall_reader *r, uint32_t idx, const uint8_t *win, stru
 	parse_g(r, win, r->win_lo, &s);
 	if (!wall_state(s.status))
 		return 0;
-	if (wg->valid && wg->g == r->allg[idx] && same_g(&wg->snap, &s) &&
+	if (wg->valid && wg->g == r->allg[idx] && wg->key == key_of(&s) &&
 	    wg->ctx_sig == context_sig(r, &s, v->ctx_fn, v->ctx)) {
 		/* parked since the last snapshot: counted as it was */
-		if (wg->slot.gen == v->gen) {
+		if (wg->gen == v->gen) {
 			if (!wg->pending++)
 				wg->pending_first = v->time_ns;
 			wg->pending_last = v->time_ns;
 		} else {
-			e = rebuild(r, wg, v->time_ns);
-			if ((ret = aggregate__add_slot(v->a, e, event_size(e), &wg->slot)))
+			e = rebuild(r, &r->cold[idx], v->time_ns);
+			if ((ret = aggregate__add_slot(v->a, e, event_size(e), &r->cold[idx].slot)))
 				return ret;
+			wg->gen = r->cold[idx].slot.gen;
 		}
 		v->st->goroutines++;
 		return 0;
 	}
-	if (wg->pending && (ret = settle_one(r, v->a, wg)))
+	if (wg->pending && (ret = settle_one(r, v->a, idx)))
 		return ret;
 	wg->valid = false;
 	v->st->reread++;

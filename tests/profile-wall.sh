@@ -7,7 +7,8 @@
 # toolchain (slice labels), plain, and by the newest as a PIE; the newest
 # stripped only goes through check and -p, which must refuse --wall with
 # the reason. All run at once under one ctxprof-go --wall --wall-hz 97,
-# with --pprof. In each, five goroutines, each under its own trace ID,
+# with --pprof, for 10 s, while every target runs. In each, five
+# goroutines, each under its own trace ID,
 # alternate 4 ms of CPU with one kind of wait (time.Sleep, a channel
 # answered late, a contended sync.Mutex, a TCP read from a peer that
 # answers late, a blocking read(2)), and time both phases themselves with
@@ -23,6 +24,10 @@
 # fit the schema; go tool pprof -raw's wall values per trace ID equal the
 # JSON's wall_ns sums, and -sample_index=wall -tagfocus selects one trace's;
 # convert --folded-wall counts every wall sample, leaves naming the wait.
+# Beside them, testdata/httpserver (newest, plain, no labels) serves four
+# requests that each wait 6 s in main.handleWait, with a traceparent each:
+# their wall samples carry the sent trace ID (trace_source traceparent),
+# waiting in sleep, at least 100 each, and none carries an ID never sent.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -56,7 +61,8 @@ for build in "1.19 plain" "$newest plain" "$newest pie"; do
 	bin=$(go_build "$v" "$variant" waitkinds) || { not_ok "go$v $variant waitkinds: build failed"; continue; }
 	check_eq "check go$v $variant waitkinds: --wall supported" "true" \
 		"$("$CTXPROF" check --json "$bin" | jq -r '.wall.supported')"
-	"$bin" -d 16s -cpu 4ms -wait 16ms >"$work/kinds$n" 2>"$work/stderr$n" &
+	# until SIGUSR1, after the run: every target lives through every snapshot
+	"$bin" -d 600s -cpu 4ms -wait 16ms >"$work/kinds$n" 2>"$work/stderr$n" &
 	pids+=($!)
 	name_of[$!]="go$v $variant ($(go_version_of "$v" "$bin"))"
 	idx_of[$!]=$n
@@ -64,12 +70,27 @@ for build in "1.19 plain" "$newest plain" "$newest pie"; do
 	n=$((n + 1))
 done
 [ "${#pids[@]}" -gt 0 ] || done_testing
+# a plain net/http server whose requests wait, with a traceparent each and no labels
+srv_bin=$(go_build "$newest" plain httpserver) || not_ok "go$newest httpserver: build failed"
+"$srv_bin" >"$work/srv.addr" 2>/dev/null &
+srv=$!
+for ((i = 0; i < 100 && $(wc -l <"$work/srv.addr") < 2; i++)); do sleep 0.1; done
+srv_addr=$(awk '$1 == "http" { print $2 }' "$work/srv.addr")
 
-ctxprof_start "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}")" --wall --wall-hz 97 \
+ctxprof_start "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}"),$srv" --wall --wall-hz 97 \
 	-i 3600 -d 10 --pprof "$work/wall.pb.gz"
-check_eq "ctxprof-go --wall starts with ${#pids[@]} targets" 0 "$?" || { cat "$work/err"; done_testing; }
+check_eq "ctxprof-go --wall starts with $((${#pids[@]} + 1)) targets" 0 "$?" || { cat "$work/err"; done_testing; }
+# four requests that wait 6 s each, at once, each with a traceparent of its own
+sent=()
+for i in 1 2 3 4; do
+	id=$(printf 'feed%028x' "$i")
+	sent+=("$id")
+	curl -sS --max-time 30 -H "traceparent: 00-$id-00f067aa0ba902b7-01" \
+		"http://$srv_addr/wait?ms=6000" >"$work/wait$i" 2>&1 &
+done
 wait "$ctxprof"
 check_eq "ctxprof-go --wall -d 10: exit status" 0 "$?"
+kill -USR1 "${pids[@]}"
 for pid in "${pids[@]}"; do
 	wait "$pid"
 	check_eq "${name_of[$pid]}: exit status" 0 "$?"
@@ -77,7 +98,7 @@ done
 
 wall_line=$(grep '^ctxprof-go: wall:' "$work/err")
 # of every target: each has as many
-snapshots=$(($(sed -n 's/.* in \([0-9]*\) snapshots .*/\1/p' <<<"$wall_line") / ${#pids[@]}))
+snapshots=$(($(sed -n 's/.* in \([0-9]*\) snapshots .*/\1/p' <<<"$wall_line") / (${#pids[@]} + 1)))
 drop_pct=$(sed -n 's/.*(\([0-9.]*\)%).*/\1/p' <<<"$wall_line")
 if [ -n "$drop_pct" ] && awk -v p="$drop_pct" 'BEGIN { exit !(p <= 1) }'; then
 	ok "goroutines dropped as changed while read: $drop_pct% (at most 1%): $wall_line"
@@ -138,6 +159,23 @@ for pid in "${pids[@]}"; do
 		fi
 	done < <(jq -r '"\(.kind) \(.trace_id) \(.wait_func) \(.cpu_share)"' "$work/kinds${idx_of[$pid]}")
 done
+
+# the traceparent source: requests that wait carry their trace ID while they wait
+kill "$srv" 2>/dev/null
+for id in "${sent[@]}"; do
+	read -r n funcs <<<"$(jq -s -r --argjson p "$srv" --arg t "$id" '
+		map(select(.origin == "wall" and .pid == $p and .trace_id == $t and .trace_source == "traceparent"
+			and .wait_reason == "sleep")) |
+		"\(map(.samples) | add // 0) \(any(.[].stacks[].frames[]; .func == "main.handleWait"))"' "$work/out.jsonl")"
+	if [ "$n" -ge 100 ] && [ "$funcs" = true ]; then
+		ok "httpserver request $id: $n wall samples waiting in sleep under its traceparent, in main.handleWait"
+	else
+		not_ok "httpserver request $id: $n wall samples waiting in sleep under its traceparent (need 100), main.handleWait: $funcs"
+	fi
+done
+check_eq "httpserver: wall records with a traceparent ID never sent" 0 \
+	"$(jq -s --argjson p "$srv" --arg sent "${sent[*]}" '[.[] | select(.origin == "wall" and .pid == $p and .trace_id != null) |
+		select(.trace_id as $t | $sent | split(" ") | index($t) | not)] | length' "$work/out.jsonl")"
 
 # pprof: wall values per trace ID against the JSON, then one trace through -tagfocus
 "$go" tool pprof -raw "$work/wall.pb.gz" >"$work/raw" 2>"$work/pprof.err" ||

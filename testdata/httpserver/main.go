@@ -7,8 +7,9 @@
 // main.handleBurn, then as long again in main.childBurn, on a goroutine the
 // handler starts and waits for. The reply names the protocol and the
 // traceparent header the handler saw, so that a test knows what was sent
-// where. For make bench, /small only says ok, and /spawn?n=N starts N
-// goroutines and replies with the nanoseconds until all were done. Built in GOPATH mode against Debian's golang-golang-x-net-dev.
+// where. /wait?ms=N sleeps N ms in main.handleWait (for --wall). For make
+// bench, /small only says ok, and /spawn?n=N starts N goroutines and
+// replies with the nanoseconds until all were done. Built in GOPATH mode against Debian's golang-golang-x-net-dev.
 package main
 
 import (
@@ -77,6 +78,20 @@ func work(burn time.Duration) http.HandlerFunc {
 	}
 }
 
+//go:noinline
+func handleWait(d time.Duration) { time.Sleep(d) }
+
+// wait sleeps ?ms=N milliseconds in main.handleWait: a request that waits, for --wall.
+func wait(w http.ResponseWriter, r *http.Request) {
+	ms, err := strconv.Atoi(r.URL.Query().Get("ms"))
+	if err != nil || ms <= 0 {
+		http.Error(w, "ms must be a positive integer", http.StatusBadRequest)
+		return
+	}
+	handleWait(time.Duration(ms) * time.Millisecond)
+	fmt.Fprintf(w, "%s %s\n", r.Proto, r.Header.Get("traceparent"))
+}
+
 // small is the cheapest handler: what a probe per request costs shows in its rate.
 func small(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) }
 
@@ -128,6 +143,7 @@ func main() {
 	mux.HandleFunc("/work", work(*burn))
 	mux.HandleFunc("/small", small)
 	mux.HandleFunc("/spawn", spawn)
+	mux.HandleFunc("/wait", wait)
 
 	plain, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

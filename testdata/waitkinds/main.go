@@ -7,6 +7,7 @@
 // on a pipe. It times both phases with the monotonic clock and, at exit,
 // prints one JSON line per kind with the share of its time spent in the
 // CPU phase: what a wall-clock profile should find running or runnable.
+// It runs for -d, or until SIGUSR1.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/pprof"
 	"sync"
@@ -165,7 +167,23 @@ func main() {
 		{Kind: "net", TraceID: "0e70000000000000000000000000a004", Wait: "main.waitNet", fn: waitNet},
 		{Kind: "syscall", TraceID: "5ca1000000000000000000000000a005", Wait: "main.waitSyscall", fn: waitSyscall},
 	}
+	// -d, or SIGUSR1 when a test says so: its profiler's start-up on a busy
+	// machine takes a time no -d can know in advance
+	var stop sync.Mutex
 	deadline := time.Now().Add(*dur)
+	done := func() bool {
+		stop.Lock()
+		defer stop.Unlock()
+		return !time.Now().Before(deadline)
+	}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGUSR1)
+	go func() {
+		<-sig
+		stop.Lock()
+		deadline = time.Now()
+		stop.Unlock()
+	}()
 	var wg sync.WaitGroup
 	for _, k := range kinds {
 		wg.Add(1)
@@ -173,7 +191,7 @@ func main() {
 			defer wg.Done()
 			labels := pprof.Labels("otel.traceid", k.TraceID, "wait_kind", k.Kind)
 			pprof.Do(context.Background(), labels, func(context.Context) {
-				for time.Now().Before(deadline) {
+				for !done() {
 					t0 := time.Now()
 					burn(*cpu)
 					t1 := time.Now()

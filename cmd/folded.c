@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/* folded.c: records as folded stacks, "comm;root;...;leaf COUNT", for flame graphs. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "folded.h"
+#include "hashmap.h"
+
+struct folded {
+	/* folded line -> uint64_t count; bit 0: the trace ID first, bit 1: wall records only */
+	struct hashmap *sets[4];
+	struct strbuf line, valid;
+};
+
+struct folded *folded__new(void)
+{
+	struct folded *f = calloc(1, sizeof(*f));
+	int i;
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < 4; i++) {
+		f->sets[i] = hashmap__new();
+		if (!f->sets[i]) {
+			folded__free(f);
+			return NULL;
+		}
+	}
+	return f;
+}
+
+void folded__free(struct folded *f)
+{
+	int i;
+
+	if (!f)
+		return;
+	for (i = 0; i < 4; i++)
+		hashmap__free(f->sets[i], free);
+	strbuf__free(&f->line);
+	strbuf__free(&f->valid);
+	free(f);
+}
+
+static void put_raw(struct folded *f, char c)
+{
+	strbuf__put(&f->line, &c, 1);
+}
+
+/* Frames are separated by ';' and lines by '\n', and the count follows a space: none in a name. */
+static void put_frame(struct folded *f, const uint8_t *name, size_t len)
+{
+	const char *s = rec__valid(&f->valid, name, len);
+	size_t n = strlen(s), i;
+
+	for (i = 0; i < n; i++)
+		put_raw(f, s[i] == ';' || s[i] == '\n' || s[i] == ' ' ? '_' : s[i]);
+}
+
+static void put_cstr(struct folded *f, const char *s)
+{
+	put_frame(f, (const uint8_t *)s, strlen(s));
+}
+
+static int count(struct hashmap *m, const char *line, size_t len, uint64_t n)
+{
+	uint64_t *c = hashmap__get(m, line, len);
+
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c || hashmap__add(m, line, len, c)) {
+			free(c);
+			return -ENOMEM;
+		}
+	}
+	*c += n;
+	return 0;
+}
+
+int folded__add(struct folded *f, const struct rec *r)
+{
+	bool wall = r->origin == REC_WALL;
+	const struct rec_stack *st;
+	const struct rec_frame *fr;
+	char pc[32];
+	size_t i, j;
+	int root, ret;
+
+	for (i = 0; i < r->nstacks; i++) {
+		st = &r->stacks[i];
+		for (root = 0; root < 2; root++) {
+			f->line.n = 0;
+			f->line.oom = false;
+			if (root) {
+				put_cstr(f, r->trace_id ?: "no-trace");
+				put_raw(f, ';');
+			}
+			put_frame(f, r->comm, r->comm_len);
+			for (j = st->nframes; j-- > 0;) {
+				fr = &st->frames[j];
+				snprintf(pc, sizeof(pc), "0x%" PRIx64, fr->pc);
+				put_raw(f, ';');
+				put_cstr(f, fr->func ?: pc);
+			}
+			/* what a goroutine was doing, as a leaf: "[chan receive]", "[running]" */
+			if (wall) {
+				put_raw(f, ';');
+				put_raw(f, '[');
+				put_cstr(f, r->wait_reason ?: r->state ?: "?");
+				put_raw(f, ']');
+			}
+			if (f->line.oom)
+				return -ENOMEM;
+			ret = count(f->sets[root | (wall ? 2 : 0)], f->line.p, f->line.n, st->samples);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+struct folded_out {
+	char **lines;
+	size_t n;
+};
+
+static void collect(const void *key, size_t len, void *value, void *arg)
+{
+	struct folded_out *o = arg;
+
+	o->lines[o->n++] = strndup(key, len);
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int folded__write(struct folded *f, FILE *out, bool trace_root, bool wall)
+{
+	struct hashmap *m = f->sets[trace_root | (wall ? 2 : 0)];
+	struct folded_out o = {};
+	size_t i, n = hashmap__size(m);
+	uint64_t *c;
+	int ret = 0;
+
+	o.lines = calloc(n + 1, sizeof(*o.lines));
+	if (!o.lines)
+		return -ENOMEM;
+	hashmap__foreach(m, collect, &o);
+	for (i = 0; i < o.n; i++) {
+		if (!o.lines[i])
+			ret = -ENOMEM;
+	}
+	if (!ret)
+		qsort(o.lines, o.n, sizeof(*o.lines), by_string);
+	errno = 0;
+	for (i = 0; i < o.n && !ret; i++) {
+		c = hashmap__get(m, o.lines[i], strlen(o.lines[i]));
+		if (c && fprintf(out, "%s %" PRIu64 "\n", o.lines[i], *c) < 0)
+			ret = errno ? -errno : -EIO;
+	}
+	if (!ret && (fflush(out) != 0 || ferror(out)))
+		ret = errno ? -errno : -EIO;
+	for (i = 0; i < o.n; i++)
+		free(o.lines[i]);
+	free(o.lines);
+	return ret;
+}

@@ -1,0 +1,499 @@
+// SPDX-License-Identifier: GPL-2.0
+/* pprof.c: records as a gzip-compressed profile.proto, the format go tool pprof reads. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "hashmap.h"
+#include "pprof.h"
+
+/* Frames one address expands to: inlined calls, then the function itself. */
+#define MAX_LINES 64
+
+struct line {
+	uint64_t function_id;
+	int64_t line;
+};
+
+struct location {
+	uint64_t mapping_id, addr;
+	size_t nlines;
+	struct line lines[];
+};
+
+struct mapping {
+	uint64_t start, limit, offset, file, build_id; /* strings as indexes */
+};
+
+struct function {
+	uint64_t name, file;
+};
+
+struct label {
+	uint64_t key, str; /* str 0: numeric */
+	int64_t num;
+};
+
+struct sample {
+	size_t nlocs, nlabels;
+	int64_t values[3]; /* samples, cpu ns, wall ns */
+	uint64_t *locs;
+	struct label *labels;
+};
+
+/* A growable array of fixed-size items. */
+struct vec {
+	void *items;
+	size_t n, cap, size;
+};
+
+struct pprof {
+	struct hashmap *strings; /* string -> index + 1 */
+	struct vec strtab; /* char * */
+	struct hashmap *functions; /* name\0file -> id */
+	struct vec funcs; /* struct function */
+	struct hashmap *mappings_by; /* pid, start -> id */
+	struct vec maps; /* struct mapping */
+	struct hashmap *locations; /* pid, addr -> id */
+	struct vec locs; /* struct location * */
+	struct vec samples; /* struct sample */
+	int64_t first_ns, last_ns, period;
+	struct strbuf valid; /* a string made valid UTF-8 */
+};
+
+static void *vec_push(struct vec *v)
+{
+	void *items;
+
+	if (v->n == v->cap) {
+		items = realloc(v->items, (v->cap ? 2 * v->cap : 64) * v->size);
+		if (!items)
+			return NULL;
+		v->items = items;
+		v->cap = v->cap ? 2 * v->cap : 64;
+	}
+	return memset((char *)v->items + v->n++ * v->size, 0, v->size);
+}
+
+struct pprof *pprof__new(void)
+{
+	struct pprof *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->strtab.size = sizeof(char *);
+	c->funcs.size = sizeof(struct function);
+	c->maps.size = sizeof(struct mapping);
+	c->locs.size = sizeof(struct location *);
+	c->samples.size = sizeof(struct sample);
+	c->strings = hashmap__new();
+	c->functions = hashmap__new();
+	c->mappings_by = hashmap__new();
+	c->locations = hashmap__new();
+	if (!c->strings || !c->functions || !c->mappings_by || !c->locations) {
+		pprof__free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void pprof__free(struct pprof *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->strtab.n; i++)
+		free(((char **)c->strtab.items)[i]);
+	for (i = 0; i < c->locs.n; i++)
+		free(((struct location **)c->locs.items)[i]);
+	for (i = 0; i < c->samples.n; i++) {
+		free(((struct sample *)c->samples.items)[i].locs);
+		free(((struct sample *)c->samples.items)[i].labels);
+	}
+	free(c->strtab.items);
+	free(c->funcs.items);
+	free(c->maps.items);
+	free(c->locs.items);
+	free(c->samples.items);
+	hashmap__free(c->strings, NULL);
+	hashmap__free(c->functions, NULL);
+	hashmap__free(c->mappings_by, NULL);
+	hashmap__free(c->locations, NULL);
+	strbuf__free(&c->valid);
+	free(c);
+}
+
+/* Index of S in the string table, added when new; 0 is "". */
+static uint64_t str_index(struct pprof *c, const char *s)
+{
+	size_t len = strlen(s);
+	void *v;
+	char **slot, *copy;
+
+	if (!c->strtab.n) {
+		slot = vec_push(&c->strtab);
+		if (!slot || !(*slot = strdup("")) || hashmap__add(c->strings, "", 0, (void *)1))
+			return 0;
+	}
+	v = hashmap__get(c->strings, s, len);
+	if (v)
+		return (uintptr_t)v - 1;
+	copy = strdup(s);
+	slot = copy ? vec_push(&c->strtab) : NULL;
+	if (!slot) {
+		free(copy);
+		return 0;
+	}
+	*slot = copy;
+	if (hashmap__add(c->strings, s, len, (void *)(uintptr_t)c->strtab.n))
+		return 0;
+	return c->strtab.n - 1;
+}
+
+/* S made valid UTF-8, in the string table */
+static uint64_t valid_index(struct pprof *c, const char *s)
+{
+	return str_index(c, rec__valid(&c->valid, (const uint8_t *)s, strlen(s)));
+}
+
+static uint64_t function_id(struct pprof *c, const char *name, const char *file)
+{
+	size_t nl = strlen(name), fl = strlen(file);
+	char *key = malloc(nl + fl + 2);
+	struct function *f;
+	void *v;
+
+	if (!key)
+		return 0;
+	memcpy(key, name, nl + 1);
+	memcpy(key + nl + 1, file, fl + 1);
+	v = hashmap__get(c->functions, key, nl + fl + 2);
+	if (!v && (f = vec_push(&c->funcs))) {
+		f->name = valid_index(c, name);
+		f->file = valid_index(c, file);
+		v = (void *)(uintptr_t)c->funcs.n;
+		if (hashmap__add(c->functions, key, nl + fl + 2, v))
+			v = NULL;
+	}
+	free(key);
+	return (uintptr_t)v;
+}
+
+/* pprof's mapping of ADDR in this record's process; 0 when none covers it. */
+static uint64_t mapping_id(struct pprof *c, const struct rec *r, uint64_t addr)
+{
+	uint64_t key[2] = { r->pid };
+	const struct rec_mapping *rm;
+	struct mapping *m;
+	size_t i;
+	void *v;
+
+	for (i = 0; i < r->nmappings; i++) {
+		rm = &r->mappings[i];
+		if (addr < rm->start || addr >= rm->limit)
+			continue;
+		key[1] = rm->start;
+		v = hashmap__get(c->mappings_by, key, sizeof(key));
+		if (v)
+			return (uintptr_t)v;
+		m = vec_push(&c->maps);
+		if (!m)
+			return 0;
+		m->start = rm->start;
+		m->limit = rm->limit;
+		m->offset = rm->offset;
+		m->file = valid_index(c, rm->file);
+		m->build_id = str_index(c, rm->build_id);
+		if (hashmap__add(c->mappings_by, key, sizeof(key), (void *)(uintptr_t)c->maps.n))
+			return 0;
+		return c->maps.n;
+	}
+	return 0;
+}
+
+/* The location of FRAMES[*I...]: every frame at one address; advances *I past them. */
+static uint64_t location_id(struct pprof *c, const struct rec *r, const struct rec_stack *st,
+			    size_t *i)
+{
+	uint64_t key[2] = { r->pid }, addr = st->frames[*i].addr;
+	struct line lines[MAX_LINES];
+	struct location *loc, **slot;
+	const struct rec_frame *f;
+	char pc[32];
+	size_t n = 0, j;
+	void *v;
+
+	/* the inlined frames, then the one that is not: all at ADDR */
+	for (j = *i; j < st->nframes; j++) {
+		f = &st->frames[j];
+		if (f->addr != addr)
+			break;
+		if (n < MAX_LINES) {
+			snprintf(pc, sizeof(pc), "0x%llx", (unsigned long long)f->pc);
+			lines[n].function_id = function_id(c, f->func ?: pc, f->file ?: "");
+			lines[n++].line = f->file ? f->line : 0;
+		}
+		if (!f->inlined) {
+			j++;
+			break;
+		}
+	}
+	*i = j;
+	key[1] = addr;
+	v = hashmap__get(c->locations, key, sizeof(key));
+	if (v)
+		return (uintptr_t)v;
+	loc = malloc(sizeof(*loc) + n * sizeof(lines[0]));
+	slot = loc ? vec_push(&c->locs) : NULL;
+	if (!slot) {
+		free(loc);
+		return 0;
+	}
+	*slot = loc;
+	loc->mapping_id = mapping_id(c, r, addr);
+	loc->addr = addr;
+	loc->nlines = n;
+	memcpy(loc->lines, lines, n * sizeof(lines[0]));
+	if (hashmap__add(c->locations, key, sizeof(key), (void *)(uintptr_t)c->locs.n))
+		return 0;
+	return c->locs.n;
+}
+
+static void add_label(struct pprof *c, struct sample *s, const char *key, const char *value)
+{
+	s->labels[s->nlabels++] = (struct label){ str_index(c, key), str_index(c, value) };
+}
+
+/* A goroutine label named like one of ours is represented by ours. */
+static bool ours(const char *k, bool wall)
+{
+	return !strcmp(k, "trace_id") || !strcmp(k, "span_id") || !strcmp(k, "trace_source") ||
+	       !strcmp(k, "pid") || !strcmp(k, "goid") || !strcmp(k, "context") ||
+	       (wall && (!strcmp(k, "state") || !strcmp(k, "wait_reason")));
+}
+
+int pprof__add(struct pprof *c, const struct rec *r)
+{
+	uint64_t per_sample = 0, per_wall = 0, key;
+	bool wall = r->origin == REC_WALL, event = r->origin == REC_CUSTOM || r->origin == REC_UPROBE;
+	const struct rec_stack *st;
+	struct sample *s;
+	size_t i, j, v;
+
+	if (!c->first_ns || r->start_ns < c->first_ns)
+		c->first_ns = r->start_ns;
+	if (r->end_ns > c->last_ns)
+		c->last_ns = r->end_ns;
+	if (r->samples > 0 && r->cpu_ns > 0) {
+		per_sample = r->cpu_ns / r->samples;
+		if (!c->period)
+			c->period = per_sample;
+	}
+	if (wall && r->samples > 0 && r->wall_ns > 0)
+		per_wall = r->wall_ns / r->samples;
+	for (i = 0; i < r->nstacks; i++) {
+		st = &r->stacks[i];
+		s = vec_push(&c->samples);
+		if (!s)
+			return -ENOMEM;
+		s->values[0] = st->samples;
+		s->values[1] = st->samples * per_sample;
+		s->values[2] = st->samples * per_wall;
+		s->locs = calloc(st->nframes + 1, sizeof(*s->locs));
+		s->labels = calloc(r->nlabels + 8, sizeof(*s->labels));
+		if (!s->locs || !s->labels)
+			return -ENOMEM;
+		for (j = 0; j < st->nframes;)
+			s->locs[s->nlocs++] = location_id(c, r, st, &j);
+		if (r->trace_id)
+			add_label(c, s, "trace_id", r->trace_id);
+		if (r->span_id)
+			add_label(c, s, "span_id", r->span_id);
+		if (r->trace_source && r->trace_id)
+			add_label(c, s, "trace_source", r->trace_source);
+		if (wall)
+			add_label(c, s, "state", r->state);
+		if (wall && r->wait_reason)
+			add_label(c, s, "wait_reason", r->wait_reason);
+		/* every goroutine label; the IDs above stand for their own keys */
+		for (j = 0; j < r->nlabels; j++) {
+			if ((v = rec__label_value(r, j)) == SIZE_MAX)
+				continue;
+			key = str_index(c, rec__valid(&c->valid, r->labels[j].key, r->labels[j].key_len));
+			if (ours(((char **)c->strtab.items)[key], wall))
+				continue;
+			s->labels[s->nlabels++] = (struct label){
+				key, str_index(c, rec__valid(&c->valid, r->labels[v].value,
+							     r->labels[v].value_len))
+			};
+		}
+		s->labels[s->nlabels++] = (struct label){ str_index(c, "pid"), 0, (int64_t)r->pid };
+		if (event && r->has_goid)
+			s->labels[s->nlabels++] = (struct label){ str_index(c, "goid"), 0, (int64_t)r->goid };
+		if (event && r->context <= INT64_MAX)
+			s->labels[s->nlabels++] =
+				(struct label){ str_index(c, "context"), 0, (int64_t)r->context };
+	}
+	return 0;
+}
+
+/* profile.proto, written by hand into strbufs: varints, tags and length-delimited fields. */
+static void pb_varint(struct strbuf *p, uint64_t v)
+{
+	uint8_t b[10];
+	size_t n = 0;
+
+	do {
+		b[n++] = (v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
+		v >>= 7;
+	} while (v);
+	strbuf__put(p, b, n);
+}
+
+static void pb_uint(struct strbuf *p, unsigned int field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_varint(p, (uint64_t)field << 3);
+	pb_varint(p, v);
+}
+
+static void pb_sub(struct strbuf *p, unsigned int field, const struct strbuf *sub)
+{
+	pb_varint(p, (uint64_t)field << 3 | 2);
+	pb_varint(p, sub->n);
+	strbuf__put(p, sub->p, sub->n);
+}
+
+static void pb_packed(struct strbuf *p, unsigned int field, const uint64_t *v, size_t n)
+{
+	struct strbuf sub = {};
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		pb_varint(&sub, v[i]);
+	pb_sub(p, field, &sub);
+	p->oom |= sub.oom;
+	free(sub.p);
+}
+
+static void pb_value_type(struct strbuf *p, unsigned int field, uint64_t type, uint64_t unit)
+{
+	struct strbuf sub = {};
+
+	pb_uint(&sub, 1, type);
+	pb_uint(&sub, 2, unit);
+	pb_sub(p, field, &sub);
+	free(sub.p);
+}
+
+int pprof__write(struct pprof *c, const char *path)
+{
+	uint64_t samples = str_index(c, "samples"), count = str_index(c, "count");
+	uint64_t cpu = str_index(c, "cpu"), nanos = str_index(c, "nanoseconds");
+	uint64_t wall = str_index(c, "wall");
+	struct strbuf p = {}, sub = {}, sub2 = {};
+	const char *s;
+	size_t i, j;
+	gzFile gz;
+	int ret = 0;
+
+	pb_value_type(&p, 1, samples, count);
+	pb_value_type(&p, 1, cpu, nanos);
+	pb_value_type(&p, 1, wall, nanos);
+	for (i = 0; i < c->samples.n; i++) {
+		struct sample *sm = &((struct sample *)c->samples.items)[i];
+		uint64_t vals[3] = { sm->values[0], sm->values[1], sm->values[2] };
+
+		sub.n = 0;
+		pb_packed(&sub, 1, sm->locs, sm->nlocs);
+		pb_packed(&sub, 2, vals, 3);
+		for (j = 0; j < sm->nlabels; j++) {
+			sub2.n = 0;
+			pb_uint(&sub2, 1, sm->labels[j].key);
+			pb_uint(&sub2, 2, sm->labels[j].str);
+			if (!sm->labels[j].str)
+				pb_uint(&sub2, 3, sm->labels[j].num);
+			pb_sub(&sub, 3, &sub2);
+		}
+		pb_sub(&p, 2, &sub);
+	}
+	for (i = 0; i < c->maps.n; i++) {
+		struct mapping *m = &((struct mapping *)c->maps.items)[i];
+
+		sub.n = 0;
+		pb_uint(&sub, 1, i + 1);
+		pb_uint(&sub, 2, m->start);
+		pb_uint(&sub, 3, m->limit);
+		pb_uint(&sub, 4, m->offset);
+		pb_uint(&sub, 5, m->file);
+		pb_uint(&sub, 6, m->build_id);
+		/* names, files, lines and inlined frames are all in the locations */
+		for (j = 7; j <= 10; j++)
+			pb_uint(&sub, j, 1);
+		pb_sub(&p, 3, &sub);
+	}
+	for (i = 0; i < c->locs.n; i++) {
+		struct location *l = ((struct location **)c->locs.items)[i];
+
+		sub.n = 0;
+		pb_uint(&sub, 1, i + 1);
+		pb_uint(&sub, 2, l->mapping_id);
+		pb_uint(&sub, 3, l->addr);
+		/* innermost first: the last line is the function the others were inlined into */
+		for (j = 0; j < l->nlines; j++) {
+			sub2.n = 0;
+			pb_uint(&sub2, 1, l->lines[j].function_id);
+			pb_uint(&sub2, 2, l->lines[j].line);
+			pb_sub(&sub, 4, &sub2);
+		}
+		pb_sub(&p, 4, &sub);
+	}
+	for (i = 0; i < c->funcs.n; i++) {
+		struct function *f = &((struct function *)c->funcs.items)[i];
+
+		sub.n = 0;
+		pb_uint(&sub, 1, i + 1);
+		pb_uint(&sub, 2, f->name);
+		pb_uint(&sub, 3, f->name);
+		pb_uint(&sub, 4, f->file);
+		pb_sub(&p, 5, &sub);
+	}
+	for (i = 0; i < c->strtab.n; i++) {
+		s = ((char **)c->strtab.items)[i];
+		pb_varint(&p, 6 << 3 | 2);
+		pb_varint(&p, strlen(s));
+		strbuf__put(&p, s, strlen(s));
+	}
+	pb_uint(&p, 9, c->first_ns);
+	pb_uint(&p, 10, c->last_ns > c->first_ns ? c->last_ns - c->first_ns : 0);
+	pb_value_type(&p, 11, cpu, nanos);
+	pb_uint(&p, 12, c->period);
+	/* go tool pprof shows CPU unless told -sample_index=wall */
+	pb_uint(&p, 14, cpu);
+	if (p.oom || sub.oom || sub2.oom) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	gz = gzopen(path, "wb");
+	if (!gz) {
+		ret = errno ? -errno : -EIO;
+		goto out;
+	}
+	/* zlib leaves the errno of a write(2) that failed; gzclose writes the rest */
+	errno = 0;
+	if (p.n && gzwrite(gz, p.p, p.n) != (int)p.n)
+		ret = errno ? -errno : -EIO;
+	errno = 0;
+	if (gzclose(gz) != Z_OK && !ret)
+		ret = errno ? -errno : -EIO;
+out:
+	free(p.p);
+	free(sub.p);
+	free(sub2.p);
+	return ret;
+}
+

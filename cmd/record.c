@@ -1,0 +1,584 @@
+// SPDX-License-Identifier: GPL-2.0
+/* record.c: one output record as a JSON line, and back from one for `convert`. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "json_util.h"
+#include "record.h"
+
+const char *rec_origin__name(enum rec_origin o)
+{
+	switch (o) {
+	case REC_WALL:
+		return "wall";
+	case REC_CUSTOM:
+		return "custom";
+	case REC_UPROBE:
+		return "uprobe";
+	default:
+		return "sampling";
+	}
+}
+
+void strbuf__free(struct strbuf *b)
+{
+	free(b->p);
+	*b = (struct strbuf){};
+}
+
+void strbuf__put(struct strbuf *b, const void *s, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (b->n + n > b->cap) {
+		cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + n)
+			cap *= 2;
+		p = b->oom ? NULL : realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+}
+
+static void put_str(struct strbuf *b, const char *s)
+{
+	strbuf__put(b, s, strlen(s));
+}
+
+static void put_fmt(struct strbuf *b, const char *fmt, uint64_t v)
+{
+	char buf[32];
+
+	strbuf__put(b, buf, snprintf(buf, sizeof(buf), fmt, v));
+}
+
+/*
+ * S as a JSON string: invalid UTF-8 becomes U+FFFD; quotes, backslashes
+ * and control characters (NUL too) are escaped as jansson escapes them.
+ */
+static void put_json(struct strbuf *b, const uint8_t *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t i = 0, run = 0, n;
+	char esc[6];
+
+	strbuf__put(b, "\"", 1);
+	while (i < len) {
+		n = utf8_seq(s + i, len - i);
+		if (n == 1 && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\') {
+			i++;
+			run++;
+			continue;
+		}
+		strbuf__put(b, s + i - run, run);
+		run = 0;
+		if (n > 1) {
+			strbuf__put(b, s + i, n);
+			i += n;
+			continue;
+		}
+		if (!n) {
+			strbuf__put(b, "\xef\xbf\xbd", 3);
+		} else if (s[i] == '"' || s[i] == '\\') {
+			esc[0] = '\\';
+			esc[1] = s[i];
+			strbuf__put(b, esc, 2);
+		} else if (strchr("\b\f\n\r\t", s[i]) && s[i]) {
+			esc[0] = '\\';
+			esc[1] = "bfnrt"[strchr("\b\f\n\r\t", s[i]) - "\b\f\n\r\t"];
+			strbuf__put(b, esc, 2);
+		} else {
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[s[i] >> 4];
+			esc[5] = hex[s[i] & 15];
+			strbuf__put(b, esc, 6);
+		}
+		i++;
+	}
+	strbuf__put(b, s + i - run, run);
+	strbuf__put(b, "\"", 1);
+}
+
+static void put_cstr(struct strbuf *b, const char *s)
+{
+	if (s)
+		put_json(b, (const uint8_t *)s, strlen(s));
+	else
+		put_str(b, "null");
+}
+
+/* ,"KEY": */
+static void put_key(struct strbuf *b, const char *key)
+{
+	if (b->n && b->p[b->n - 1] == '{')
+		strbuf__put(b, "\"", 1);
+	else
+		strbuf__put(b, ",\"", 2);
+	put_str(b, key);
+	strbuf__put(b, "\":", 2);
+}
+
+static void put_hex(struct strbuf *b, uint64_t v)
+{
+	put_fmt(b, "\"0x%" PRIx64 "\"", v);
+}
+
+static void put_time(struct strbuf *b, int64_t ns)
+{
+	char buf[64];
+
+	format_rfc3339(ns, buf, sizeof(buf));
+	put_cstr(b, buf);
+}
+
+/* Two labels whose keys read the same once made valid UTF-8 (invalid bytes alike). */
+static bool same_key(const struct rec_label *a, const struct rec_label *b)
+{
+	size_t i = 0, j = 0, n, m;
+
+	while (i < a->key_len && j < b->key_len) {
+		n = utf8_seq(a->key + i, a->key_len - i);
+		m = utf8_seq(b->key + j, b->key_len - j);
+		if (n != m || (n && memcmp(a->key + i, b->key + j, n)))
+			return false;
+		i += n ? n : 1;
+		j += m ? m : 1;
+	}
+	return i == a->key_len && j == b->key_len;
+}
+
+/* As a JSON object keeps them: one key each, where it first came, with the last value. */
+static void put_labels(struct strbuf *b, const struct rec *r)
+{
+	size_t i, last;
+
+	strbuf__put(b, "{", 1);
+	for (i = 0; i < r->nlabels; i++) {
+		if ((last = rec__label_value(r, i)) == SIZE_MAX)
+			continue;
+		if (b->p[b->n - 1] != '{')
+			strbuf__put(b, ",", 1);
+		put_json(b, r->labels[i].key, r->labels[i].key_len);
+		strbuf__put(b, ":", 1);
+		put_json(b, r->labels[last].value, r->labels[last].value_len);
+	}
+	strbuf__put(b, "}", 1);
+}
+
+static void put_frame(struct strbuf *b, const struct rec_frame *f)
+{
+	char buf[32];
+
+	put_str(b, "{\"func\":");
+	if (f->func) {
+		put_cstr(b, f->func);
+	} else {
+		snprintf(buf, sizeof(buf), "0x%" PRIx64, f->pc);
+		put_cstr(b, buf);
+	}
+	put_str(b, ",\"addr\":");
+	put_hex(b, f->addr);
+	if (f->file) {
+		put_str(b, ",\"file\":");
+		put_cstr(b, f->file);
+		put_fmt(b, ",\"line\":%" PRId64, f->line);
+	}
+	if (f->inlined)
+		put_str(b, ",\"inlined\":true");
+	strbuf__put(b, "}", 1);
+}
+
+int rec__json(const struct rec *r, struct strbuf *b)
+{
+	size_t i, j;
+
+	b->oom = false;
+	strbuf__put(b, "{", 1);
+	put_key(b, "trace_id");
+	put_cstr(b, r->trace_id);
+	put_key(b, "trace_source");
+	put_cstr(b, r->trace_id ? r->trace_source : NULL);
+	put_key(b, "span_id");
+	put_cstr(b, r->span_id);
+	put_key(b, "labels");
+	put_labels(b, r);
+	put_key(b, "truncated");
+	strbuf__put(b, "[", 1);
+	for (i = 0, j = 0; i < r->nlabels; i++) {
+		if (!r->labels[i].cut)
+			continue;
+		if (j++)
+			strbuf__put(b, ",", 1);
+		put_json(b, r->labels[i].key, r->labels[i].key_len);
+	}
+	strbuf__put(b, "]", 1);
+	put_key(b, "more_labels");
+	put_str(b, r->more_labels ? "true" : "false");
+	put_fmt(b, ",\"pid\":%" PRIu64, r->pid);
+	put_key(b, "comm");
+	put_json(b, r->comm, r->comm_len);
+	put_key(b, "container_id");
+	put_cstr(b, r->container_id);
+	put_key(b, "pod_uid");
+	put_cstr(b, r->pod_uid);
+	put_key(b, "ns_pid");
+	if (r->ns_pid)
+		put_fmt(b, "%" PRId64, r->ns_pid);
+	else
+		put_str(b, "null");
+	put_key(b, "origin");
+	put_cstr(b, rec_origin__name(r->origin));
+	put_fmt(b, ",\"samples\":%" PRIu64, r->samples);
+	put_key(b, "cpu_ns");
+	if (r->cpu_ns >= 0)
+		put_fmt(b, "%" PRId64, r->cpu_ns);
+	else
+		put_str(b, "null");
+	if (r->origin == REC_WALL) {
+		put_fmt(b, ",\"wall_ns\":%" PRId64, r->wall_ns);
+		put_key(b, "state");
+		put_cstr(b, r->state);
+		put_key(b, "wait_reason");
+		put_cstr(b, r->wait_reason);
+	}
+	put_key(b, "start");
+	put_time(b, r->start_ns);
+	put_key(b, "end");
+	put_time(b, r->end_ns);
+	put_key(b, "stacks");
+	strbuf__put(b, "[", 1);
+	for (i = 0; i < r->nstacks; i++) {
+		put_fmt(b, i ? ",{\"samples\":%" PRIu64 ",\"frames\":[" : "{\"samples\":%" PRIu64 ",\"frames\":[",
+			r->stacks[i].samples);
+		for (j = 0; j < r->stacks[i].nframes; j++) {
+			if (j)
+				strbuf__put(b, ",", 1);
+			put_frame(b, &r->stacks[i].frames[j]);
+		}
+		strbuf__put(b, "]}", 2);
+	}
+	strbuf__put(b, "]", 1);
+	put_key(b, "mappings");
+	strbuf__put(b, "[", 1);
+	for (i = 0; i < r->nmappings; i++) {
+		const struct rec_mapping *m = &r->mappings[i];
+
+		put_str(b, i ? ",{\"start\":" : "{\"start\":");
+		put_hex(b, m->start);
+		put_str(b, ",\"limit\":");
+		put_hex(b, m->limit);
+		put_str(b, ",\"offset\":");
+		put_hex(b, m->offset);
+		put_str(b, ",\"file\":");
+		put_cstr(b, m->file);
+		put_str(b, ",\"build_id\":");
+		put_cstr(b, m->build_id);
+		strbuf__put(b, "}", 1);
+	}
+	strbuf__put(b, "]", 1);
+	if (r->origin == REC_CUSTOM || r->origin == REC_UPROBE) {
+		/* a context past 2^63 - 1 goes out as decimal digits, as jq's numbers would round it */
+		put_fmt(b, r->context <= INT64_MAX ? ",\"context\":%" PRIu64 : ",\"context\":\"%" PRIu64 "\"",
+			r->context);
+		put_fmt(b, ",\"tid\":%" PRIu64, r->tid);
+		put_key(b, "goid");
+		if (r->has_goid)
+			put_fmt(b, "%" PRIu64, r->goid);
+		else
+			put_str(b, "null");
+	}
+	strbuf__put(b, "}\n", 2);
+	return b->oom ? -ENOMEM : 0;
+}
+
+size_t rec__label_value(const struct rec *r, size_t i)
+{
+	size_t j, last = i;
+
+	for (j = 0; j < i; j++)
+		if (same_key(&r->labels[j], &r->labels[i]))
+			return SIZE_MAX;
+	for (j = i + 1; j < r->nlabels; j++)
+		if (same_key(&r->labels[j], &r->labels[i]))
+			last = j;
+	return last;
+}
+
+const char *rec__valid(struct strbuf *b, const uint8_t *s, size_t len)
+{
+	size_t i, n;
+
+	b->n = 0;
+	b->oom = false;
+	for (i = 0; i < len; i += n ? n : 1) {
+		n = utf8_seq(s + i, len - i);
+		if (n)
+			strbuf__put(b, s + i, n);
+		else
+			strbuf__put(b, "\xef\xbf\xbd", 3);
+	}
+	strbuf__put(b, "", 1);
+	return b->oom ? "" : b->p;
+}
+
+void rec_mem__free(struct rec_mem *m)
+{
+	while (m->n)
+		free(m->blocks[--m->n]);
+}
+
+static void *rec_alloc(struct rec_mem *m, size_t n, size_t size)
+{
+	void *p;
+
+	if (m->n >= sizeof(m->blocks) / sizeof(m->blocks[0]))
+		return NULL;
+	p = calloc(n + 1, size);
+	if (p)
+		m->blocks[m->n++] = p;
+	return p;
+}
+
+static bool hex_u64(json_t *v, uint64_t *out)
+{
+	const char *s = json_string_value(v);
+	char *end;
+
+	if (!s || strncmp(s, "0x", 2) != 0)
+		return false;
+	errno = 0;
+	*out = strtoull(s + 2, &end, 16);
+	return !errno && end != s + 2 && !*end;
+}
+
+/* "2026-11-22T11:40:01.123456Z" in ns since the epoch; false if not that shape. */
+static bool parse_time(json_t *v, int64_t *ns)
+{
+	const char *s = json_string_value(v), *rest;
+	struct tm tm = {};
+	long frac = 0;
+	int digits = 0;
+
+	if (!s || !(rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
+		return false;
+	if (*rest == '.') {
+		for (rest++; *rest >= '0' && *rest <= '9'; rest++, digits++)
+			if (digits < 9)
+				frac = frac * 10 + (*rest - '0');
+		for (; digits < 9; digits++)
+			frac *= 10;
+	}
+	if (strcmp(rest, "Z") != 0)
+		return false;
+	*ns = (int64_t)timegm(&tm) * 1000000000 + frac;
+	return true;
+}
+
+#define fail(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
+
+static bool parse_origin(const char *s, enum rec_origin *o)
+{
+	static const enum rec_origin all[] = { REC_SAMPLING, REC_WALL, REC_CUSTOM, REC_UPROBE };
+	size_t i;
+
+	/* records older than the field: sampling */
+	if (!s) {
+		*o = REC_SAMPLING;
+		return true;
+	}
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		if (!strcmp(s, rec_origin__name(all[i]))) {
+			*o = all[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+static int parse_labels(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
+{
+	json_t *labels = json_object_get(o, "labels"), *cut = json_object_get(o, "truncated"), *v, *c;
+	struct rec_label *l;
+	const char *k;
+	size_t i;
+
+	if (!json_is_object(labels))
+		return fail("\"labels\" missing or not an object");
+	if (cut && !json_is_array(cut))
+		return fail("\"truncated\" is not an array");
+	l = rec_alloc(m, json_object_size(labels), sizeof(*l));
+	if (!l)
+		return fail("out of memory");
+	r->labels = l;
+	json_object_foreach(labels, k, v) {
+		if (!json_is_string(v))
+			return fail("label \"%s\" is not a string", k);
+		l->key = (const uint8_t *)k;
+		l->key_len = strlen(k);
+		l->value = (const uint8_t *)json_string_value(v);
+		l->value_len = json_string_length(v);
+		json_array_foreach(cut, i, c)
+			l->cut |= json_is_string(c) && !strcmp(json_string_value(c), k);
+		l++;
+	}
+	r->nlabels = l - r->labels;
+	v = json_object_get(o, "more_labels");
+	r->more_labels = json_is_true(v);
+	return 0;
+}
+
+static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
+{
+	json_t *stacks = json_object_get(o, "stacks"), *st, *frames, *f, *v;
+	struct rec_stack *s;
+	struct rec_frame *fr;
+	size_t i, j, total = 0;
+
+	if (!json_is_array(stacks))
+		return fail("\"stacks\" missing or not an array");
+	json_array_foreach(stacks, i, st) {
+		v = json_object_get(st, "samples");
+		if (!json_is_integer(v) || json_integer_value(v) < 0)
+			return fail("stack %zu: \"samples\" missing or negative", i);
+		frames = json_object_get(st, "frames");
+		if (!json_is_array(frames))
+			return fail("stack %zu: \"frames\" missing or not an array", i);
+		total += json_array_size(frames);
+	}
+	s = rec_alloc(m, json_array_size(stacks), sizeof(*s));
+	fr = rec_alloc(m, total, sizeof(*fr));
+	if (!s || !fr)
+		return fail("out of memory");
+	r->stacks = s;
+	r->nstacks = json_array_size(stacks);
+	json_array_foreach(stacks, i, st) {
+		frames = json_object_get(st, "frames");
+		s[i].samples = json_integer_value(json_object_get(st, "samples"));
+		s[i].frames = fr;
+		s[i].nframes = json_array_size(frames);
+		json_array_foreach(frames, j, f) {
+			fr->func = json_string_value(json_object_get(f, "func"));
+			if (!fr->func)
+				return fail("stack %zu, frame %zu: \"func\" missing", i, j);
+			if (!hex_u64(json_object_get(f, "addr"), &fr->addr))
+				return fail("stack %zu, frame %zu: \"addr\" missing or not 0x hex "
+					    "(written by a ctxprof-go older than convert?)",
+					    i, j);
+			fr->pc = fr->addr;
+			fr->file = json_string_value(json_object_get(f, "file"));
+			fr->line = json_integer_value(json_object_get(f, "line"));
+			fr->inlined = json_is_true(json_object_get(f, "inlined"));
+			fr++;
+		}
+	}
+	return 0;
+}
+
+static int parse_mappings(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
+{
+	json_t *maps = json_object_get(o, "mappings"), *mj;
+	struct rec_mapping *out;
+	size_t i, n = 0;
+
+	if (!maps)
+		return 0;
+	if (!json_is_array(maps))
+		return fail("\"mappings\" is not an array");
+	out = rec_alloc(m, json_array_size(maps), sizeof(*out));
+	if (!out)
+		return fail("out of memory");
+	r->mappings = out;
+	json_array_foreach(maps, i, mj) {
+		if (!hex_u64(json_object_get(mj, "start"), &out[n].start) ||
+		    !hex_u64(json_object_get(mj, "limit"), &out[n].limit))
+			continue;
+		/* records before the field was written have none: 0 */
+		if (!hex_u64(json_object_get(mj, "offset"), &out[n].offset))
+			out[n].offset = 0;
+		out[n].file = json_string_value(json_object_get(mj, "file")) ?: "";
+		out[n].build_id = json_string_value(json_object_get(mj, "build_id")) ?: "";
+		n++;
+	}
+	r->nmappings = n;
+	return 0;
+}
+
+int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
+{
+	const char *k;
+	json_t *v;
+	int i, ret;
+
+	memset(r, 0, sizeof(*r));
+	if (!json_is_object(o))
+		return fail("not a JSON object");
+	if (!json_is_integer(json_object_get(o, "pid")))
+		return fail("\"pid\" missing or not an integer");
+	r->pid = json_integer_value(json_object_get(o, "pid"));
+	v = json_object_get(o, "comm");
+	if (!json_is_string(v))
+		return fail("\"comm\" missing or not a string");
+	r->comm = (const uint8_t *)json_string_value(v);
+	r->comm_len = json_string_length(v);
+	v = json_object_get(o, "samples");
+	if (!json_is_integer(v))
+		return fail("\"samples\" missing or not an integer");
+	r->samples = json_integer_value(v);
+	v = json_object_get(o, "cpu_ns");
+	if (!json_is_integer(v) && !json_is_null(v))
+		return fail("\"cpu_ns\" missing or neither an integer nor null");
+	r->cpu_ns = json_is_integer(v) ? json_integer_value(v) : -1;
+	for (i = 0; i < 2; i++) {
+		k = i ? "span_id" : "trace_id";
+		v = json_object_get(o, k);
+		if (!json_is_string(v) && !json_is_null(v))
+			return fail("\"%s\" missing or neither a string nor null", k);
+	}
+	r->trace_id = json_string_value(json_object_get(o, "trace_id"));
+	r->span_id = json_string_value(json_object_get(o, "span_id"));
+	/* older records have none */
+	r->trace_source = json_string_value(json_object_get(o, "trace_source"));
+	if (!parse_origin(json_string_value(json_object_get(o, "origin")), &r->origin))
+		return fail("\"origin\" is not sampling, wall, custom or uprobe");
+	if (r->origin == REC_WALL) {
+		v = json_object_get(o, "wall_ns");
+		r->state = json_string_value(json_object_get(o, "state"));
+		if (!json_is_integer(v) || !r->state)
+			return fail("a wall record without \"wall_ns\" or \"state\"");
+		r->wall_ns = json_integer_value(v);
+		v = json_object_get(o, "wait_reason");
+		if (!json_is_string(v) && !json_is_null(v))
+			return fail("\"wait_reason\" neither a string nor null");
+		r->wait_reason = json_string_value(v);
+	}
+	if (!parse_time(json_object_get(o, "start"), &r->start_ns) ||
+	    !parse_time(json_object_get(o, "end"), &r->end_ns))
+		return fail("\"start\" or \"end\" missing or not an RFC 3339 UTC time");
+	r->container_id = json_string_value(json_object_get(o, "container_id"));
+	r->pod_uid = json_string_value(json_object_get(o, "pod_uid"));
+	r->ns_pid = json_integer_value(json_object_get(o, "ns_pid"));
+	if (r->origin == REC_CUSTOM || r->origin == REC_UPROBE) {
+		v = json_object_get(o, "context");
+		r->context = json_is_integer(v) ? (uint64_t)json_integer_value(v) :
+						 strtoull(json_string_value(v) ?: "0", NULL, 10);
+		r->tid = json_integer_value(json_object_get(o, "tid"));
+		v = json_object_get(o, "goid");
+		r->has_goid = json_is_integer(v);
+		r->goid = json_integer_value(v);
+	}
+	if ((ret = parse_labels(o, r, m, err, errlen)) || (ret = parse_stacks(o, r, m, err, errlen)) ||
+	    (ret = parse_mappings(o, r, m, err, errlen)))
+		return ret;
+	return 0;
+}

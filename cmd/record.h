@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* record.h: one output record as C data, what the JSON writer, the pprof encoder and the folded writer take. */
+#ifndef __RECORD_H
+#define __RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+struct rec_frame {
+	const char *func; /* NULL: nothing names it, printed as PC in hex */
+	const char *file; /* NULL when unknown; then no line either */
+	int64_t line;
+	uint64_t addr; /* the address looked up */
+	uint64_t pc; /* as the stack holds it, for a frame nothing names */
+	bool inlined;
+};
+
+struct rec_stack {
+	uint64_t samples;
+	size_t nframes;
+	const struct rec_frame *frames; /* leaf first */
+};
+
+struct rec_mapping {
+	uint64_t start, limit, offset;
+	const char *file, *build_id;
+};
+
+/* A goroutine label: bytes as the target holds them, any bytes (writers make them valid UTF-8). */
+struct rec_label {
+	const uint8_t *key, *value;
+	size_t key_len, value_len;
+	bool cut; /* cut at the read limits: listed in "truncated" */
+};
+
+enum rec_origin {
+	REC_SAMPLING,
+	REC_WALL,
+	REC_CUSTOM,
+	REC_UPROBE,
+};
+
+struct rec {
+	const char *trace_id, *trace_source, *span_id; /* NULL: null */
+	const struct rec_label *labels;
+	size_t nlabels;
+	bool more_labels;
+	uint32_t pid;
+	const uint8_t *comm;
+	size_t comm_len;
+	const char *container_id, *pod_uid; /* NULL: null */
+	int64_t ns_pid; /* 0: null */
+	enum rec_origin origin;
+	uint64_t samples;
+	int64_t cpu_ns; /* < 0: null (events, wall records) */
+	int64_t wall_ns; /* REC_WALL only */
+	const char *state, *wait_reason; /* REC_WALL only; wait_reason NULL: null */
+	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
+	const struct rec_stack *stacks;
+	size_t nstacks;
+	const struct rec_mapping *mappings;
+	size_t nmappings;
+	/* REC_CUSTOM and REC_UPROBE */
+	uint64_t context;
+	uint32_t tid;
+	bool has_goid;
+	uint64_t goid;
+};
+
+/* "sampling", "wall", "custom", "uprobe" */
+const char *rec_origin__name(enum rec_origin o);
+
+/* A growable byte buffer. */
+struct strbuf {
+	char *p;
+	size_t n, cap;
+	bool oom;
+};
+void strbuf__free(struct strbuf *b);
+/* Appends S[0..N) to B; on failure B keeps what it had and oom is set. */
+void strbuf__put(struct strbuf *b, const void *s, size_t n);
+
+/*
+ * Appends R as one JSON line, with its newline, to B: every string made
+ * valid UTF-8 (U+FFFD for invalid bytes), escaped as JSON wants. -ENOMEM.
+ */
+int rec__json(const struct rec *r, struct strbuf *b);
+
+/*
+ * Labels as a JSON object keeps them: a key that reads like an earlier
+ * one once made valid UTF-8 is no label of its own (SIZE_MAX), and the
+ * first of such keys takes the last one's value: the index of that value.
+ */
+size_t rec__label_value(const struct rec *r, size_t i);
+
+/* S[0..LEN) as a C string of valid UTF-8 in B (U+FFFD for invalid bytes; an inner NUL ends it). */
+const char *rec__valid(struct strbuf *b, const uint8_t *s, size_t len);
+
+/* What rec__from_json allocated for one record. */
+struct rec_mem {
+	void *blocks[8];
+	size_t n;
+};
+void rec_mem__free(struct rec_mem *m);
+
+/*
+ * Fills R from O, a record as ctxprof-go writes it, checking everything the
+ * writers read, so that a bad record is taken whole or not at all. R points
+ * into O and M, which must outlive it. -EINVAL with the reason in ERR.
+ */
+int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen);
+
+#endif /* __RECORD_H */
