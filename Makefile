@@ -104,6 +104,20 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name ctxprof_bpf > $@
 
+# make bench only: every g of a target read three ways (tests/bench/)
+$(OUTPUT)/bench/wall_iter.bpf.o: tests/bench/wall_iter.bpf.c $(OUTPUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(OUTPUT) -c $< -o $@
+
+$(OUTPUT)/bench/wall_iter.skel.h: $(OUTPUT)/bench/wall_iter.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name wall_iter_bpf > $@
+
+$(OUTPUT)/bench/wall-read: tests/bench/wall_read.c $(OUTPUT)/bench/wall_iter.skel.h
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUTPUT)/bench $< $(LDLIBS) -o $@
+
 $(OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -167,7 +181,7 @@ demo: deps
 golayout: ctxprof-go
 	$(Q)bash golayout/generate.sh golayout/golayout.tsv golayout/modules.tsv
 
-bench: ctxprof-go
+bench: ctxprof-go $(OUTPUT)/bench/wall-read
 	$(Q)bash tests/bench.sh
 
 # not part of `make test`: ten minutes of processes coming and going under --all

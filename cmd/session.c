@@ -1361,9 +1361,14 @@ static void snapshot_one(const void *key, size_t len, void *value, void *ctx)
 {
 	struct target *t = value;
 	struct wall_round *w = ctx;
+	struct target_info info;
 	int ret;
 
 	if (!t->wall || w->err)
+		return;
+	/* a target that exec'd runs another program: its goroutine list is gone */
+	if (bpf_map_lookup_elem(bpf_map__fd(w->s->skel->maps.targets), &(__u32){ t->pid }, &info) ||
+	    info.execed)
 		return;
 	/* no context to look up: most snapshots, with no request in flight */
 	ret = wall_reader__snapshot(t->wall, w->s->agg, w->time_ns,

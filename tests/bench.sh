@@ -50,7 +50,11 @@
 #    after it is ready (<= 5% of a core), and apart the CPU of those first
 #    2 s (the first snapshot reads every goroutine whole), goroutines
 #    dropped as changed while read (<= 1%), and the snapshots' CPU per
-#    goroutine counted.
+#    goroutine counted. Before that, tests/bench/wall_read.c reads the same
+#    goroutines' windows three ways, 20 rounds taking turns: ranges of
+#    neighbours with process_vm_readv (cmd/wall.c's way), one iovec per g,
+#    and a sleepable task iterator calling bpf_copy_from_user_task per g:
+#    the CPU per goroutine of each, what --wall's design was chosen by.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -618,6 +622,16 @@ rate_over() {
 	sleep "$1"
 	tail -n +"$((from + 2))" "$work/park.rate" | median_of
 }
+# how to read them: ranges of neighbours with process_vm_readv (what
+# cmd/wall.c does), one iovec per g, or a sleepable task iterator calling
+# bpf_copy_from_user_task per g; the window --wall reads of each g
+syms=$("/usr/lib/go-$newest/bin/go" tool nm "$park_bin")
+win=$("$CTXPROF" check --json "$park_bin" | jq -r '[.wall.offsets["g.sched"], .wall.offsets["g.syscallsp"],
+	.wall.offsets["g.atomicstatus"], .offsets["g.goid"], .offsets["g.labels"], .offsets["g.parentGoid"]] |
+	"\(min) \(max + 8 - min)"')
+# shellcheck disable=SC2086
+"$OUTPUT/bench/wall-read" "$park" "$(awk '$3 == "runtime.allgs" { print $1 }' <<<"$syms")" \
+	"$(awk '$3 == "runtime.allglen" { print $1 }' <<<"$syms")" $win 20 || status=1
 : >"$work/wall"
 for ((r = 1; r <= 5; r++)); do
 	without=$(rate_over 20)

@@ -211,4 +211,28 @@ else
 	not_ok "convert --folded-wall: no stack through main.waitChan ends in [chan_receive]: $(grep waitChan "$work/wall.folded" | head -n 3 | tr '\n' ' ')"
 fi
 
+# a target that exits mid-run: its wall samples are written (JSON lines to
+# -o, --folded-wall to stdout), and the run ends with it
+bin=$(go_build "$newest" plain waitkinds)
+"$bin" -d 600s >/dev/null 2>&1 &
+t=$!
+"$CTXPROF" -p "$t" --wall --folded-wall -o "$work/x.jsonl" >"$work/x.folded" 2>"$work/x.err" &
+ctxprof=$!
+for ((i = 0; i < 3000; i++)); do
+	grep -q 'Ctrl-C to stop' "$work/x.err" 2>/dev/null || ! kill -0 "$ctxprof" 2>/dev/null && break
+	sleep 0.1
+done
+sleep 2
+kill -USR1 "$t"
+wait "$ctxprof"
+rc=$?
+n=$(jq -s 'map(select(.origin == "wall") | .samples) | add // 0' "$work/x.jsonl" 2>/dev/null)
+folded=$(awk '{ n += $NF } END { print n + 0 }' "$work/x.folded")
+if [ "$rc" = 0 ] && grep -q "every target has exited" "$work/x.err" && [ "${n:-0}" -gt 0 ] &&
+	[ "$folded" = "$n" ] && grep -q ';main.waitSleep;.*;\[sleep\] [0-9]*$' "$work/x.folded"; then
+	ok "--wall, target exits mid-run: exit 0, $n wall samples in the JSON lines and in --folded-wall's stacks"
+else
+	not_ok "--wall, target exits mid-run: exit $rc, ${n:-no} wall samples, $folded folded; $(tr '\n' ' ' <"$work/x.err")"
+fi
+
 done_testing
