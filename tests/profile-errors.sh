@@ -81,8 +81,12 @@ refuses "too many trace keys" 2 "at most 4 --trace-key" "$CTXPROF" -p "$go_pid" 
 refuses "unknown trace source" 2 "--trace-sources: 'label,zipkin' is not a list of label, traceparent and otel-sdk" \
 	"$CTXPROF" -p "$go_pid" --trace-sources label,zipkin
 refuses "empty trace sources" 2 "--trace-sources: '' is not a list" "$CTXPROF" -p "$go_pid" --trace-sources ''
+refuses "--wall-hz 0" 2 "invalid --wall-hz '0' \\(1 to 1000\\)" "$CTXPROF" -p "$go_pid" --wall --wall-hz 0
+refuses "--folded-wall without --wall" 2 "--folded-wall needs --wall" "$CTXPROF" -p "$go_pid" --folded-wall
+refuses "--wall with no target" 2 "--wall samples the goroutines of targets: give -p PID or --all" \
+	"$CTXPROF" --wall --uprobe /bin/true:main
 out=$("$CTXPROF" --help)
-if grep -q "Examples:" <<<"$out" && grep -q -- "--traced-only" <<<"$out"; then
+if grep -q "Examples:" <<<"$out" && grep -q -- "--traced-only" <<<"$out" && grep -q -- "--wall-hz" <<<"$out"; then
 	ok "--help lists options and examples"
 else
 	not_ok "--help: $out"
