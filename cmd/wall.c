@@ -113,20 +113,19 @@ static void parse_g(const struct wall_reader *r, const uint8_t *b, uint32_t lo, 
 	const struct go_wall_offsets *o = &r->w->off;
 	uint32_t status;
 
-	b -= lo;
 	s->lo = lo ? 0 : u64_at(b, 0);
 	s->hi = lo ? 0 : u64_at(b, 8);
-	s->goid = u64_at(b, r->l.g_goid);
-	s->labels = u64_at(b, r->l.g_labels);
-	s->parent = r->l.g_parent_goid ? u64_at(b, r->l.g_parent_goid) : 0;
-	s->sp = u64_at(b, o->g_sched + o->gobuf_sp);
-	s->pc = u64_at(b, o->g_sched + o->gobuf_pc);
-	s->bp = u64_at(b, o->g_sched + o->gobuf_bp);
-	s->syscallsp = u64_at(b, o->g_syscallsp);
-	s->syscallpc = u64_at(b, o->g_syscallpc);
-	memcpy(&status, b + o->g_status, 4);
+	s->goid = u64_at(b, r->l.g_goid - lo);
+	s->labels = u64_at(b, r->l.g_labels - lo);
+	s->parent = r->l.g_parent_goid ? u64_at(b, r->l.g_parent_goid - lo) : 0;
+	s->sp = u64_at(b, o->g_sched + o->gobuf_sp - lo);
+	s->pc = u64_at(b, o->g_sched + o->gobuf_pc - lo);
+	s->bp = u64_at(b, o->g_sched + o->gobuf_bp - lo);
+	s->syscallsp = u64_at(b, o->g_syscallsp - lo);
+	s->syscallpc = u64_at(b, o->g_syscallpc - lo);
+	memcpy(&status, b + o->g_status - lo, 4);
 	s->status = status;
-	s->reason = b[o->g_waitreason];
+	s->reason = b[o->g_waitreason - lo];
 }
 
 /* What the snapshot counts the goroutine as; 0 for one that is not live. */
