@@ -170,7 +170,7 @@ for id in "${sent[@]}"; do
 	if [ "$n" -ge 100 ] && [ "$funcs" = true ]; then
 		ok "httpserver request $id: $n wall samples waiting in sleep under its traceparent, in main.handleWait"
 	else
-		not_ok "httpserver request $id: $n wall samples waiting in sleep under its traceparent (need 100), main.handleWait: $funcs"
+		not_ok "httpserver request $id: $n wall samples waiting in sleep under its traceparent (need 100), main.handleWait: $funcs; its wall records: $(jq -s -c --argjson p "$srv" '[.[] | select(.origin == "wall" and .pid == $p) | {trace_id, trace_source, state, wait_reason, samples, f: [.stacks[0].frames[]?.func][0:4]}]' "$work/out.jsonl" | head -c 1500); curl: $(cat "$work"/wait* | tr '\n' ' ')"
 	fi
 done
 check_eq "httpserver: wall records with a traceparent ID never sent" 0 \
@@ -191,6 +191,15 @@ if cmp -s "$work/raw.wall" "$work/json.wall" && [ "$(wc -l <"$work/json.wall")" 
 	ok "pprof wall nanoseconds per trace_id (go tool pprof -raw) equal the JSON's wall_ns sums ($(wc -l <"$work/json.wall") trace IDs, null included)"
 else
 	not_ok "pprof wall totals differ: pprof $(tr '\n' ' ' <"$work/raw.wall"), JSON $(tr '\n' ' ' <"$work/json.wall")"
+fi
+# convert makes the same profile from the JSON lines
+"$CTXPROF" convert --pprof "$work/conv.pb.gz" "$work/out.jsonl" 2>"$work/conv.err" &&
+	"$go" tool pprof -raw "$work/conv.pb.gz" >"$work/conv.raw" 2>>"$work/pprof.err"
+# the live profile keeps nanoseconds of its start time, the JSON microseconds
+if cmp -s <(sed '/^Time:/d' "$work/raw") <(sed '/^Time:/d' "$work/conv.raw"); then
+	ok "convert --pprof of the JSON lines: the same samples and wall values as the live --pprof (go tool pprof -raw)"
+else
+	not_ok "convert --pprof differs from the live profile: $(diff "$work/raw" "$work/conv.raw" | head -n 4 | tr '\n' ' ') $(cat "$work/conv.err")"
 fi
 id=c4a0000000000000000000000000a002
 top=$("$go" tool pprof -top -sample_index=wall -unit=ms -tagfocus="trace_id=$id" -tagfocus='wait_reason=chan receive' \
