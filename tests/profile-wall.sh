@@ -170,7 +170,7 @@ for id in "${sent[@]}"; do
 	if [ "$n" -ge 100 ] && [ "$funcs" = true ]; then
 		ok "httpserver request $id: $n wall samples waiting in sleep under its traceparent, in main.handleWait"
 	else
-		not_ok "httpserver request $id: $n wall samples waiting in sleep under its traceparent (need 100), main.handleWait: $funcs; its wall records: $(jq -s -c --argjson p "$srv" '[.[] | select(.origin == "wall" and .pid == $p) | {trace_id, trace_source, state, wait_reason, samples, f: [.stacks[0].frames[]?.func][0:4]}]' "$work/out.jsonl" | head -c 1500); curl: $(cat "$work"/wait* | tr '\n' ' ')"
+		not_ok "httpserver request $id: $n wall samples waiting in sleep under its traceparent (need 100), main.handleWait: $funcs; its wall records: $(jq -s -c --argjson p "$srv" '[.[] | select(.origin == "wall" and .pid == $p) | {trace_id, trace_source, state, wait_reason, samples, f: [.stacks[0].frames[]?.func][0:4]}]' "$work/out.jsonl" | head -c 1500); curl: $(cat "$work"/wait* | tr '\n' ' '); ctxprof-go: $(grep -i "warning\|pid $srv" "$work/err" | tr '\n' ' ')"
 	fi
 done
 check_eq "httpserver: wall records with a traceparent ID never sent" 0 \
