@@ -21,7 +21,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 
 # everything but the entry points, so that unit tests can link it
 LIB_SRCS := $(wildcard offsets/*.c) golayout/golayout.c cmd/aggregate.c cmd/binaries.c cmd/hashmap.c \
-	cmd/json_util.c cmd/objfile.c cmd/processes.c cmd/symbolizer.c cmd/container.c cmd/wall.c \
+	cmd/objfile.c cmd/processes.c cmd/symbolizer.c cmd/container.c cmd/wall.c \
 	cmd/record.c cmd/pprof.c cmd/folded.c
 CMD_SRCS := cmd/ctxprof-go.c cmd/check.c cmd/profile.c cmd/session.c cmd/addr2line.c cmd/custom.c cmd/convert.c
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))

@@ -779,7 +779,8 @@ static int build_stacks(struct aggregate *a, const struct record *r, const struc
 	return ret;
 }
 
-const char *wall_state__name(unsigned int state)
+/* "running", "runnable", "waiting", "syscall": what records say */
+static const char *wall_state__name(unsigned int state)
 {
 	switch (state) {
 	case WALL_RUNNABLE:

@@ -7,8 +7,53 @@
 #include <string.h>
 #include <time.h>
 
-#include "json_util.h"
 #include "record.h"
+
+/* Length of the valid UTF-8 sequence at S (at most LEN bytes, LEN > 0), or 0. */
+static size_t utf8_seq(const uint8_t *s, size_t len)
+{
+	size_t n, i;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		n = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		n = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		n = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (n > len)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* "2026-11-22T11:40:01.123456Z" for a CLOCK_REALTIME time in ns. */
+static void format_rfc3339(uint64_t realtime_ns, char *buf, size_t len)
+{
+	time_t sec = realtime_ns / 1000000000ULL;
+	struct tm tm;
+	char date[32];
+
+	gmtime_r(&sec, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%06uZ", date, (unsigned int)(realtime_ns % 1000000000ULL / 1000));
+}
 
 const char *rec_origin__name(enum rec_origin o)
 {
@@ -288,7 +333,7 @@ int rec__json(const struct rec *r, struct strbuf *b)
 	}
 	strbuf__put(b, "]", 1);
 	if (r->origin == REC_CUSTOM || r->origin == REC_UPROBE) {
-		/* a context past 2^63 - 1 goes out as decimal digits, as jq's numbers would round it */
+		/* past 2^63 - 1 as decimal digits: JSON readers (jansson, jq) would lose the integer */
 		put_fmt(b, r->context <= INT64_MAX ? ",\"context\":%" PRIu64 : ",\"context\":\"%" PRIu64 "\"",
 			r->context);
 		put_fmt(b, ",\"tid\":%" PRIu64, r->tid);

@@ -27,9 +27,6 @@ enum wall_state {
 	WALL_SYSCALL,
 };
 
-/* "running", "runnable", "waiting", "syscall": what records say */
-const char *wall_state__name(unsigned int state);
-
 #define MAX_WAIT_REASONS 64
 
 /*
