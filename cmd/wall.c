@@ -24,7 +24,6 @@
 #define STACK_READ (32 * 1024)
 /* the members read lie in a g's first bytes; a layout past this is refused */
 #define MAX_G_READ 1024
-#define MIN3(a, b, c) ((a) < (b) ? ((a) < (c) ? (a) : (c)) : ((b) < (c) ? (b) : (c)))
 
 /* One goroutine's members, as one read found them. */
 struct gsnap {
@@ -221,13 +220,8 @@ struct wall_reader *wall_reader__new(pid_t pid, const struct go_binary *gb, uint
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	r->win_lo = w->off.g_sched;
-	r->win_lo = MIN3(r->win_lo, w->off.g_syscallsp, w->off.g_syscallpc);
-	r->win_lo = MIN3(r->win_lo, w->off.g_status, w->off.g_waitreason);
-	r->win_lo = MIN3(r->win_lo, r->l.g_goid, r->l.g_labels);
-	if (r->l.g_parent_goid && r->l.g_parent_goid < r->win_lo)
-		r->win_lo = r->l.g_parent_goid;
-	r->win_len = w->g_read - r->win_lo;
+	r->win_lo = w->g_lo;
+	r->win_len = w->g_read - w->g_lo;
 	return r;
 }
 

@@ -693,8 +693,30 @@ static bool read_wait_reasons(struct go_binary *gb, struct go_wall_layout *w)
 	return true;
 }
 
-#define SPAN_OF(off, size) ((off) + (size))
-#define MAX3(a, b, c) ((a) > (b) ? ((a) > (c) ? (a) : (c)) : ((b) > (c) ? (b) : (c)))
+/*
+ * The bytes of a g that --wall reads: every member it reads but g.stack
+ * (at 0, read only when a goroutine is read whole) lies in [g_lo, g_read).
+ */
+static void wall_window(struct go_wall_layout *w, const struct go_layout *l)
+{
+	const struct go_wall_offsets *o = &w->off;
+	const uint32_t at[][2] = {
+		{ o->g_sched + o->gobuf_sp, 8 }, { o->g_sched + o->gobuf_pc, 8 },
+		{ o->g_sched + o->gobuf_bp, 8 }, { o->g_syscallsp, 8 }, { o->g_syscallpc, 8 },
+		{ o->g_status, 4 }, { o->g_waitreason, 1 }, { l->g_goid, 8 }, { l->g_labels, 8 },
+		{ l->g_parent_goid ?: l->g_goid, 8 },
+	};
+	size_t i;
+
+	w->g_lo = UINT32_MAX;
+	w->g_read = 16;
+	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		if (at[i][0] < w->g_lo)
+			w->g_lo = at[i][0];
+		if (at[i][0] + at[i][1] > w->g_read)
+			w->g_read = at[i][0] + at[i][1];
+	}
+}
 
 /*
  * --wall reads every goroutine through runtime.allgs, and each g's
@@ -704,7 +726,6 @@ static bool read_wait_reasons(struct go_binary *gb, struct go_wall_layout *w)
 static void find_wall(struct go_binary *gb, const struct go_dwarf_result *dw)
 {
 	struct go_wall_layout *w = &gb->wall;
-	const struct go_layout *l = &gb->layout;
 	GElf_Sym allgs, allglen;
 
 	if (!dw) {
@@ -734,12 +755,7 @@ static void find_wall(struct go_binary *gb, const struct go_dwarf_result *dw)
 	w->off = dw->wall;
 	w->allgs = allgs.st_value;
 	w->allglen = allglen.st_value;
-	w->g_read = MAX3(SPAN_OF(w->off.g_sched, MAX3(w->off.gobuf_sp, w->off.gobuf_pc,
-						     w->off.gobuf_bp) + 8),
-			 SPAN_OF(MAX3(w->off.g_syscallsp, w->off.g_syscallpc, w->off.g_status), 8),
-			 SPAN_OF(MAX3(l->g_goid, l->g_labels, l->g_parent_goid), 8));
-	if (w->g_read < SPAN_OF(w->off.g_waitreason, 1))
-		w->g_read = SPAN_OF(w->off.g_waitreason, 1);
+	wall_window(w, &gb->layout);
 }
 
 static void find_layout(struct go_binary *gb)
