@@ -448,10 +448,10 @@ static uint64_t context_sig(struct wall_reader *r, const struct gsnap *s, wall_c
  * The frame pointer of the function a syscall's goroutine stopped in:
  * before Go 1.23 save() kept none, so it comes from the SP entersyscall's
  * caller left and that function's frame size at PC, in .gopclntab (which
- * every release has, so it is taken first). An
- * assembly caller without a frame (Go 1.19's syscall.Syscall) is stepped
- * over: its return address is at SP + its delta. Frames found on the way
- * go into FRAMES; returns 0 when there is no frame pointer to follow.
+ * every release has, so it is taken first). An assembly caller without a
+ * frame (Go 1.18's syscall.Syscall; from 1.19 it is Go code with one) is
+ * stepped over: its return address is at SP + its delta. Frames found on
+ * the way go into FRAMES; returns 0 when there is no frame pointer to follow.
  */
 static uint64_t syscall_fp(const struct wall_reader *r, const uint8_t *stack, uint64_t base,
 			   uint64_t len, uint64_t pc, uint64_t sp, uint64_t *frames, uint32_t *n)
@@ -554,19 +554,28 @@ static int remember(struct wall_cold *wg, const struct sample_event *e)
 	return 0;
 }
 
-/* The event G was last counted by, rebuilt from what remember() kept. */
-static const struct sample_event *rebuild(struct wall_reader *r, const struct wall_cold *wg,
-					  uint64_t time_ns)
+/* R's event, its header filled for goroutine GOID found as WALL at TIME_NS, and no labels yet. */
+static struct sample_event *start_event(struct wall_reader *r, uint64_t time_ns, uint64_t goid,
+					uint32_t wall, uint32_t flags)
 {
 	struct sample_event *e = &r->ev;
 
 	memset(e, 0, offsetof(struct sample_event, labels));
 	e->time_ns = time_ns;
 	e->tgid = r->pid;
-	e->goid = wg->goid;
+	e->goid = goid;
 	e->origin = ORIGIN_WALL;
-	e->wall = wg->wall;
-	e->flags = wg->flags;
+	e->wall = wall;
+	e->flags = flags;
+	return e;
+}
+
+/* The event G was last counted by, rebuilt from what remember() kept. */
+static const struct sample_event *rebuild(struct wall_reader *r, const struct wall_cold *wg,
+					  uint64_t time_ns)
+{
+	struct sample_event *e = start_event(r, time_ns, wg->goid, wg->wall, wg->flags);
+
 	e->nlabels = wg->nlabels;
 	e->stack_bytes = wg->nframes * 8;
 	if (wg->nlabels)
@@ -598,7 +607,7 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns,
 {
 	struct wall_g *wg = &r->gs[idx];
 	struct wall_cold *cold = &r->cold[idx];
-	struct sample_event *e = &r->ev;
+	struct sample_event *e;
 	uint32_t wall, state;
 	struct gsnap s, s2;
 	uint64_t sig;
@@ -610,13 +619,7 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns,
 	state = wall & 0xff;
 	if (!state)
 		return -ENOENT;
-	memset(e, 0, offsetof(struct sample_event, labels));
-	e->time_ns = time_ns;
-	e->tgid = r->pid;
-	e->goid = s.goid;
-	e->origin = ORIGIN_WALL;
-	e->wall = wall;
-	e->flags = SAMPLE_F_CURG;
+	e = start_event(r, time_ns, s.goid, wall, SAMPLE_F_CURG);
 	if (s.labels) {
 		ret = r->l.labels_layout == GO_LABELS_SLICE ? read_labels_slice(r, e, s.labels) :
 			      r->l.labels_layout == GO_LABELS_MAP ? read_labels_map(r, e, s.labels) :
