@@ -1141,8 +1141,7 @@ void session__free(struct session *s)
 		hashmap__free(s->targets, target__free);
 	if (s->verdicts)
 		hashmap__free(s->verdicts, NULL);
-	if (s->wall_ctxs)
-		hashmap__free(s->wall_ctxs, free);
+	hashmap__free(s->wall_ctxs, free);
 	free(s->execs);
 	free(s->cgroup_dir);
 	ctxprof_bpf__destroy(s->skel);
@@ -1264,14 +1263,13 @@ static void reap_targets(struct session *s)
 	free(r.execed);
 }
 
+/* Only handed to snapshots when wall_ctxs holds any. */
 static bool wall_context(void *ctx, uint32_t tgid, uint64_t goid, struct trace_ctx *out)
 {
 	struct session *s = ctx;
 	struct goid_key key = { .tgid = tgid, .goid = goid };
 	struct trace_ctx *c;
 
-	if (!s->wall_ctxs || !hashmap__size(s->wall_ctxs))
-		return false;
 	c = hashmap__get(s->wall_ctxs, &key, sizeof(key));
 	if (c)
 		*out = *c;
@@ -1290,7 +1288,7 @@ static void has_probes(const void *key, size_t len, void *value, void *ctx)
 /*
  * The traceparent and otel-sdk contexts, read in batches once per
  * snapshot: thousands of goroutines then look theirs up here, not each
- * with a system call. Empty when no target has those probes.
+ * with a system call. NULL when no target has those probes.
  */
 static void snapshot_contexts(struct session *s)
 {
@@ -1303,9 +1301,9 @@ static void snapshot_contexts(struct session *s)
 	int fd = bpf_map__fd(s->skel->maps.trace_ctxs), ret;
 
 	hashmap__free(s->wall_ctxs, free);
-	s->wall_ctxs = hashmap__new();
+	s->wall_ctxs = NULL;
 	hashmap__foreach(s->targets, has_probes, &any);
-	if (!s->wall_ctxs || !any.found)
+	if (!any.found || !(s->wall_ctxs = hashmap__new()))
 		return;
 	do {
 		n = sizeof(keys) / sizeof(keys[0]);
