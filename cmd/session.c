@@ -1490,9 +1490,10 @@ int session__run(struct session *s, bool end_with_targets)
 			if (next_wall <= now)
 				next_wall = now + NSEC_PER_SEC / c->wall_hz;
 		}
+		/* rounded up: a timeout of 0 would spin through the loop until the snapshot */
 		timeout = POLL_MS;
-		if (next_wall && (next_wall - now) / 1000000 < POLL_MS)
-			timeout = (next_wall - now) / 1000000;
+		if (next_wall && (next_wall - now + 999999) / 1000000 < POLL_MS)
+			timeout = (next_wall - now + 999999) / 1000000;
 		s->read_until_ns = now + READ_BUDGET_NS;
 		err = ring_buffer__poll(s->rb, timeout);
 		/* every event before this moment is read below, unless the budget ran out */
