@@ -262,7 +262,8 @@ static int grow(struct wall_reader *r, uint32_t n)
 /*
  * The goroutine list: allglen, then the new entries of allgs (the
  * runtime appends under a lock and stores allglen last, so the first
- * allglen entries are written). -ESRCH once the process is gone.
+ * allglen entries are written). -ESRCH once the process is gone; -EFAULT
+ * when it cannot be read (counted as unreadable, every snapshot).
  */
 static int read_allgs(struct wall_reader *r, uint32_t *n)
 {
@@ -272,7 +273,7 @@ static int read_allgs(struct wall_reader *r, uint32_t *n)
 
 	if ((ret = mem_read(r, &len, 8, r->w->allglen + r->bias)) ||
 	    (ret = mem_read(r, hdr, sizeof(hdr), r->w->allgs + r->bias)))
-		return ret == -EFAULT ? -EFAULT : -ESRCH;
+		return ret == -ESRCH ? -ESRCH : -EFAULT;
 	if (len > hdr[1])
 		len = hdr[1];
 	if (len > MAX_GOROUTINES)
@@ -284,7 +285,7 @@ static int read_allgs(struct wall_reader *r, uint32_t *n)
 	if ((ret = grow(r, len)))
 		return ret;
 	if ((ret = mem_read(r, r->allg + old, (len - old) * 8, hdr[0] + old * 8)))
-		return ret;
+		return ret == -ESRCH ? -ESRCH : -EFAULT;
 	for (i = old; i < len; i++)
 		r->order[i] = (struct gref){ r->allg[i], i };
 	r->nallg = len;
