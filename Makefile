@@ -12,18 +12,18 @@ LIBS := libbpf libelf libdw jansson zlib
 CFLAGS ?= -g -O2
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 ALL_CFLAGS = $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -DCTXPROF_VERSION='"$(VERSION)"' \
-	-I$(OUTPUT) $(shell $(PKG_CONFIG) --cflags $(LIBS) 2>/dev/null)
+	-iquote . -I$(OUTPUT) $(shell $(PKG_CONFIG) --cflags $(LIBS) 2>/dev/null)
 LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -ldw -ljansson -lz)
 
 # ASan+UBSan build of the same sources, in its own directory
 SAN_OUTPUT := $(OUTPUT)/san
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 
-# everything but the entry points, so that unit tests can link it
-LIB_SRCS := $(wildcard offsets/*.c) golayout/golayout.c cmd/aggregate.c cmd/binaries.c cmd/hashmap.c \
-	cmd/objfile.c cmd/processes.c cmd/symbolizer.c cmd/container.c cmd/wall.c \
-	cmd/record.c cmd/pprof.c cmd/folded.c
-CMD_SRCS := cmd/ctxprof-go.c cmd/check.c cmd/profile.c cmd/session.c cmd/addr2line.c cmd/custom.c cmd/convert.c
+# cmd/: the entry and its subcommands (front ends); everything below them is
+# a library, which the unit tests link from an archive: each takes only what it uses
+CMD_SRCS := cmd/ctxprof-go.c cmd/profile.c cmd/check.c cmd/addr2line.c cmd/convert.c
+LIB_SRCS := $(wildcard offsets/*.c) golayout/golayout.c \
+	$(wildcard cmd/record/*.c cmd/symbols/*.c cmd/output/*.c cmd/util/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS))
 CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
@@ -36,6 +36,7 @@ GOLAYOUT_INC := $(OUTPUT)/golayout_rows.inc $(OUTPUT)/golayout_members.inc
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS := $(wildcard bpf/*.h)
+HDRS := $(wildcard offsets/*.h golayout/*.h cmd/*.h cmd/*/*.h bpf/*.h)
 
 # make install: PREFIX, DESTDIR (a staging root, for packages) and each directory
 PREFIX ?= /usr/local
@@ -118,7 +119,7 @@ $(OUTPUT)/bench/wall-read: tests/bench/wall_read.c $(OUTPUT)/bench/wall_iter.ske
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUTPUT)/bench $< $(LDLIBS) -o $@
 
-$(OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
+$(OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -127,11 +128,15 @@ ctxprof-go: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(LIB_OBJS) | $(OUTPUT)/tests
-	$(call msg,TEST,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Ioffsets -Icmd $< $(LIB_OBJS) $(LDLIBS) -o $@
+$(OUTPUT)/libctxprof.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
-$(SAN_OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(wildcard offsets/*.h golayout/*.h cmd/*.h bpf/*.h)
+$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(OUTPUT)/libctxprof.a | $(OUTPUT)/tests
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -Ioffsets $< $(OUTPUT)/libctxprof.a $(LDLIBS) -o $@
+
+$(SAN_OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(HDRS)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
@@ -140,9 +145,13 @@ $(SAN_OUTPUT)/ctxprof-go: $(SAN_CMD_OBJS) $(SAN_LIB_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CLANG) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
 
-$(SAN_OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(SAN_LIB_OBJS) | $(SAN_OUTPUT)/tests
+$(SAN_OUTPUT)/libctxprof.a: $(SAN_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(SAN_OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(SAN_OUTPUT)/libctxprof.a | $(SAN_OUTPUT)/tests
 	$(call msg,TEST-SAN,$@)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -Ioffsets -Icmd $< $(SAN_LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -Ioffsets $< $(SAN_OUTPUT)/libctxprof.a $(LDLIBS) -o $@
 
 unit: $(UNIT_BINS)
 san: $(SAN_OUTPUT)/ctxprof-go $(SAN_UNIT_BINS)

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "offsets/go_binary.h"
+#include "offsets/gopclntab.h"
 #include "addr2line.h"
-#include "../offsets/go_binary.h"
-#include "../offsets/gopclntab.h"
 
 static const char usage[] =
 	"Usage: ctxprof-go addr2line [-a] [-i] BINARY < ADDRESSES\n"

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "offsets/go_binary.h"
+#include "offsets/gopclntab.h"
 #include "check.h"
-#include "../offsets/go_binary.h"
-#include "../offsets/gopclntab.h"
 
 enum { EXIT_SUPPORTED = 0, EXIT_UNSUPPORTED = 1, EXIT_USAGE = 2 };
 

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "cmd/output/folded.h"
+#include "cmd/output/pprof.h"
+#include "cmd/output/rec.h"
 #include "convert.h"
-#include "folded.h"
-#include "pprof.h"
-#include "record.h"
 
 #define MAX_BAD_LINES 20
 

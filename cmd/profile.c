@@ -13,12 +13,12 @@
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
 
-#include "../bpf/ctxprof.h"
-#include "../offsets/go_binary.h"
-#include "aggregate.h"
-#include "custom.h"
+#include "bpf/ctxprof.h"
+#include "cmd/record/aggregate.h"
+#include "cmd/record/custom.h"
+#include "cmd/record/session.h"
+#include "offsets/go_binary.h"
 #include "profile.h"
-#include "session.h"
 
 #define MAX_TARGETS 4096
 #define DEFAULT_FREQ 99

@@ -52,7 +52,7 @@
 #    dropped as changed while read (<= 1%), and the snapshots' CPU per
 #    goroutine counted. Before that, tests/bench/wall_read.c reads the same
 #    goroutines' windows three ways, 20 rounds taking turns: ranges of
-#    neighbours with process_vm_readv (cmd/wall.c's way), one iovec per g,
+#    neighbours with process_vm_readv (cmd/record/wall.c's way), one iovec per g,
 #    and a sleepable task iterator calling bpf_copy_from_user_task per g:
 #    the CPU per goroutine of each, what --wall's design was chosen by.
 # The timing figures are noisy on shared machines: compare within one run.
@@ -623,7 +623,7 @@ rate_over() {
 	tail -n +"$((from + 2))" "$work/park.rate" | median_of
 }
 # how to read them: ranges of neighbours with process_vm_readv (what
-# cmd/wall.c does), one iovec per g, or a sleepable task iterator calling
+# cmd/record/wall.c does), one iovec per g, or a sleepable task iterator calling
 # bpf_copy_from_user_task per g; the window --wall reads of each g
 syms=$("/usr/lib/go-$newest/bin/go" tool nm "$park_bin")
 win=$("$CTXPROF" check --json "$park_bin" | jq -r '[.wall.offsets["g.sched"], .wall.offsets["g.syscallsp"],

@@ -47,14 +47,14 @@ check_eq() {
 }
 
 # schema_verdict NAME JSONL...: every line is a record that the README's
-# schema, cmd/record.schema.json, allows (Debian's python3-jsonschema)
+# schema, cmd/output/record.schema.json, allows (Debian's python3-jsonschema)
 schema_verdict() {
 	local name=$1 out
 	shift
-	if out=$(/usr/bin/python3 "$TOP/tests/validate-records.py" "$TOP/cmd/record.schema.json" "$@" 2>&1); then
-		ok "$name: $(tail -n 1 <<<"$out") (cmd/record.schema.json)"
+	if out=$(/usr/bin/python3 "$TOP/tests/validate-records.py" "$TOP/cmd/output/record.schema.json" "$@" 2>&1); then
+		ok "$name: $(tail -n 1 <<<"$out") (cmd/output/record.schema.json)"
 	else
-		not_ok "$name: cmd/record.schema.json: $(tr '\n' ' ' <<<"$out")"
+		not_ok "$name: cmd/output/record.schema.json: $(tr '\n' ' ' <<<"$out")"
 	fi
 }
 

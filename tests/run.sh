@@ -42,6 +42,7 @@ done
 for t in "$OUTPUT"/san/tests/*; do
 	[ -x "$t" ] && run "unit (asan+ubsan): $(basename "$t")" env GO_TEST_BINARY="$(go_build "$(go_toolchains | tail -n 1)" plain)" "$t"
 done
+run "layering: every #include runs one way" bash "$TOP/tests/layering.sh"
 run "check: testdata matrix" bash "$TOP/tests/check-matrix.sh"
 run "check: Debian's Go binaries" bash "$TOP/tests/check-debian.sh"
 run "check: bad input" bash "$TOP/tests/check-bad-input.sh"

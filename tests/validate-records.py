@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-# validate-records.py: checks JSON lines against cmd/record.schema.json; prints a count, or each bad line's first error.
+# validate-records.py: checks JSON lines against cmd/output/record.schema.json; prints a count, or each bad line's first error.
 #
 # Usage: validate-records.py SCHEMA FILE...  Exit 0 when every line of every
 # FILE is a record the schema allows, 1 otherwise. Debian's python3-jsonschema.

@@ -13,7 +13,7 @@
 
 #include "wall_iter.skel.h"
 
-#define RANGE_GAP 1024 /* as cmd/wall.c merges neighbours */
+#define RANGE_GAP 1024 /* as cmd/record/wall.c merges neighbours */
 #define BATCH_BYTES (128 * 1024)
 #define IOV_BATCH 1024
 
@@ -39,7 +39,7 @@ static int mem_read(pid_t pid, void *dst, size_t len, uint64_t addr)
 	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
 }
 
-/* cmd/wall.c's way: ranges of neighbours, a cache-sized batch a call */
+/* cmd/record/wall.c's way: ranges of neighbours, a cache-sized batch a call */
 static size_t read_ranges(pid_t pid, const uint64_t *gs, size_t n, uint32_t lo, uint32_t len,
 			  uint8_t *buf)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <jansson.h>
 
-#include "aggregate.h"
+#include "cmd/record/aggregate.h"
 #include "tap.h"
 
 #define TRACE "4bf92f3577b34da6a3ce929d0e0e4736"

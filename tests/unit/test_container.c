@@ -2,7 +2,7 @@
 /* test_container.c: container IDs and pod UIDs from the cgroup paths each runtime writes, and NSpid. */
 #include <string.h>
 
-#include "container.h"
+#include "cmd/record/container.h"
 #include "tap.h"
 
 #define ID "4f1c0b5ea1d2c3b4a5968778695a4b3c2d1e0f9e8d7c6b5a4f3e2d1c0b9a8f7e"

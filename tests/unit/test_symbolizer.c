@@ -6,10 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "symbolizer.h"
+#include "cmd/symbols/symbolizer.h"
+#include "offsets/go_binary.h"
+#include "offsets/gopclntab.h"
 #include "tap.h"
-#include "../offsets/go_binary.h"
-#include "../offsets/gopclntab.h"
 
 /* "START-LIMIT@OFFSET FILE" of the mapping at ADDR and TIME, or "none" */
 static const char *where(struct symbolizer *s, uint64_t time, uint64_t addr)

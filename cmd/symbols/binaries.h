@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "../offsets/go_binary.h"
+#include "offsets/go_binary.h"
 
 /*
  * go_binary__open(PATH), or the binary already open for the same file

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "record.h"
+#include "rec.h"
 
 struct folded;
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/util/hashmap.h"
 #include "folded.h"
-#include "hashmap.h"
 
 struct folded {
 	/* folded line -> uint64_t count; bit 0: the trace ID first, bit 1: wall records only */

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "hashmap.h"
+#include "cmd/util/hashmap.h"
 #include "pprof.h"
 
 /* Frames one address expands to: inlined calls, then the function itself. */

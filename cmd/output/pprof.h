@@ -3,7 +3,7 @@
 #ifndef __PPROF_H
 #define __PPROF_H
 
-#include "record.h"
+#include "rec.h"
 
 struct pprof;
 

@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "cmd/util/hashmap.h"
 #include "container.h"
-#include "hashmap.h"
 #include "processes.h"
 
 /* Data pages of each CPU's ring: a burst of execs writes a few dozen records each. */

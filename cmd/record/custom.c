@@ -17,11 +17,11 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "binaries.h"
-#include "custom.h"
+#include "cmd/symbols/binaries.h"
+#include "offsets/go_binary.h"
+#include "offsets/gopclntab.h"
 #include "ctxprof.skel.h"
-#include "../offsets/go_binary.h"
-#include "../offsets/gopclntab.h"
+#include "custom.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
 

@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bpf/ctxprof.h"
+#include "offsets/go_binary.h"
 #include "aggregate.h"
-#include "../bpf/ctxprof.h"
-#include "../offsets/go_binary.h"
 
 struct wall_reader;
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* record.c: one output record as a JSON line, and back from one for `convert`. */
+/* rec.c: one output record as a JSON line, and back from one for `convert`. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "record.h"
+#include "rec.h"
 
 /* Length of the valid UTF-8 sequence at S (at most LEN bytes, LEN > 0), or 0. */
 static size_t utf8_seq(const uint8_t *s, size_t len)

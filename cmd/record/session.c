@@ -18,19 +18,19 @@
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
-#include "../bpf/ctxprof.h"
+#include "bpf/ctxprof.h"
+#include "cmd/output/folded.h"
+#include "cmd/output/pprof.h"
+#include "cmd/symbols/binaries.h"
+#include "cmd/util/hashmap.h"
+#include "offsets/go_binary.h"
 #include "ctxprof.skel.h"
 #include "aggregate.h"
-#include "binaries.h"
 #include "container.h"
-#include "folded.h"
 #include "custom.h"
-#include "hashmap.h"
-#include "pprof.h"
 #include "processes.h"
 #include "session.h"
 #include "wall.h"
-#include "../offsets/go_binary.h"
 
 #define POLL_MS 100
 #define NSEC_PER_SEC 1000000000ULL

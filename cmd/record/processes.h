@@ -8,8 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cmd/symbols/symbolizer.h"
 #include "container.h"
-#include "symbolizer.h"
 
 struct processes;
 

@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/uio.h>
 
-#include "hashmap.h"
+#include "cmd/util/hashmap.h"
+#include "offsets/gopclntab.h"
 #include "wall.h"
-#include "../offsets/gopclntab.h"
 
 /* far more than any service runs; a larger allglen is a torn read */
 #define MAX_GOROUTINES (1U << 22)

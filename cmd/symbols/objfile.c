@@ -15,11 +15,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "cmd/util/hashmap.h"
+#include "offsets/go_binary.h"
+#include "offsets/gopclntab.h"
 #include "binaries.h"
-#include "hashmap.h"
 #include "objfile.h"
-#include "../offsets/go_binary.h"
-#include "../offsets/gopclntab.h"
 
 #define MAX_LOADS 16
 /*

@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/util/hashmap.h"
 #include "aggregate.h"
-#include "hashmap.h"
 
 /* A record's flags: whether the goroutine had more labels, and which IDs its labels hold. */
 #define RECORD_F_LABELS_CUT SAMPLE_F_LABELS_CUT

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hashmap.h"
+#include "cmd/util/hashmap.h"
 #include "symbolizer.h"
 
 /* Older address spaces of a process that keeps exec'ing are dropped past this. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* record.h: one output record as C data, what the JSON writer, the pprof encoder and the folded writer take. */
-#ifndef __RECORD_H
-#define __RECORD_H
+/* rec.h: one output record as C data, what the JSON writer, the pprof encoder and the folded writer take. */
+#ifndef __REC_H
+#define __REC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -112,4 +112,4 @@ void rec_mem__free(struct rec_mem *m);
  */
 int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen);
 
-#endif /* __RECORD_H */
+#endif /* __REC_H */

@@ -8,11 +8,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "../bpf/ctxprof.h"
+#include "bpf/ctxprof.h"
+#include "cmd/output/rec.h"
+#include "cmd/symbols/symbolizer.h"
+#include "offsets/go_wall.h"
 #include "container.h"
-#include "record.h"
-#include "symbolizer.h"
-#include "../offsets/go_wall.h"
 
 struct aggregate;
 
