@@ -145,40 +145,22 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return verbose > 1 ? vfprintf(stderr, fmt, args) : 0;
 }
 
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
+/*
+ * Options are a table: each row names its parser, which sets one member of
+ * struct options from the argument (NULL for a flag); FLAG, COUNT, STRING
+ * and FOLDED rows name the member they set. A parser returns
+ * ARG_OK, ARG_BAD after saying what is wrong, or ARG_EXIT when the program
+ * is done (--help, --version).
+ */
+enum { ARG_OK, ARG_BAD, ARG_EXIT };
 
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno || end == s || *end || *out <= 0 || *out > 1e7 ? -1 : 0;
-}
-
-static int parse_pids(const char *arg, struct options *o)
-{
-	char *copy = strdup(arg), *tok, *save = NULL, *end;
-	long v;
-
-	if (!copy)
-		return -1;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		errno = 0;
-		v = strtol(tok, &end, 10);
-		if (errno || end == tok || *end || v <= 0 || v > INT_MAX) {
-			fprintf(stderr, "invalid PID '%s'\n", tok);
-			free(copy);
-			return -1;
-		}
-		if (o->npids >= MAX_TARGETS) {
-			fprintf(stderr, "too many PIDs (at most %d)\n", MAX_TARGETS);
-			free(copy);
-			return -1;
-		}
-		o->pids[o->npids++] = v;
-	}
-	free(copy);
-	return 0;
-}
+struct opt_spec {
+	const char *name;
+	int has_arg;
+	int key; /* the short option, or an OPT_* above the characters */
+	int (*parse)(struct options *o, size_t member, const char *arg);
+	size_t member; /* offsetof the member that FLAG, COUNT and STRING set */
+};
 
 enum {
 	OPT_TRACE_KEY = 256,
@@ -197,204 +179,300 @@ enum {
 	OPT_FOLDED_WALL,
 };
 
-/* --trace-sources: names into a set of 1 << TRACE_SOURCE_* bits; -1 on an unknown name. */
-static int parse_sources(const char *list, unsigned int *out)
+#define MEMBER(o, m, type) ((type *)((char *)(o) + (m)))
+
+static int set_flag(struct options *o, size_t m, const char *arg)
+{
+	*MEMBER(o, m, bool) = true;
+	return ARG_OK;
+}
+
+static int set_count(struct options *o, size_t m, const char *arg)
+{
+	++*MEMBER(o, m, int);
+	return ARG_OK;
+}
+
+static int set_string(struct options *o, size_t m, const char *arg)
+{
+	*MEMBER(o, m, const char *) = arg;
+	return ARG_OK;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end || *out <= 0 || *out > 1e7 ? -1 : 0;
+}
+
+/* An integer from LO to HI, or false. */
+static bool parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return !errno && end != s && !*end && *out >= lo && *out <= hi;
+}
+
+static int parse_pids(struct options *o, size_t m, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL, *end;
+	int ret = ARG_OK;
+	long v;
+
+	if (!copy)
+		return ARG_BAD;
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		errno = 0;
+		v = strtol(tok, &end, 10);
+		if (errno || end == tok || *end || v <= 0 || v > INT_MAX) {
+			fprintf(stderr, "invalid PID '%s'\n", tok);
+			ret = ARG_BAD;
+			break;
+		}
+		if (o->npids >= MAX_TARGETS) {
+			fprintf(stderr, "too many PIDs (at most %d)\n", MAX_TARGETS);
+			ret = ARG_BAD;
+			break;
+		}
+		o->pids[o->npids++] = v;
+	}
+	free(copy);
+	return ret;
+}
+
+static int parse_frequency(struct options *o, size_t m, const char *arg)
+{
+	if (parse_ulong(arg, 1, 100000, &o->freq))
+		return ARG_OK;
+	fprintf(stderr, "invalid frequency '%s' (1 to 100000 Hz)\n", arg);
+	return ARG_BAD;
+}
+
+static int parse_duration(struct options *o, size_t m, const char *arg)
+{
+	if (!parse_seconds(arg, &o->duration))
+		return ARG_OK;
+	fprintf(stderr, "invalid duration '%s'\n", arg);
+	return ARG_BAD;
+}
+
+static int parse_interval(struct options *o, size_t m, const char *arg)
+{
+	if (!parse_seconds(arg, &o->interval))
+		return ARG_OK;
+	fprintf(stderr, "invalid interval '%s'\n", arg);
+	return ARG_BAD;
+}
+
+static int parse_trace_key(struct options *o, size_t m, const char *arg)
+{
+	if (o->ntrace_keys >= MAX_TRACE_KEYS) {
+		fprintf(stderr, "at most %d --trace-key options\n", MAX_TRACE_KEYS);
+		return ARG_BAD;
+	}
+	if (!*arg || strlen(arg) > MAX_KEY_LEN) {
+		fprintf(stderr, "--trace-key must be 1 to %d bytes\n", MAX_KEY_LEN);
+		return ARG_BAD;
+	}
+	o->trace_keys[o->ntrace_keys++] = arg;
+	return ARG_OK;
+}
+
+/* --trace-sources: names into a set of 1 << TRACE_SOURCE_* bits. */
+static int parse_sources(struct options *o, size_t m, const char *arg)
 {
 	char buf[128], *tok, *save;
+	unsigned int set = 0;
 	int src;
 
-	if (!*list || strlen(list) >= sizeof(buf))
-		return -1;
-	strcpy(buf, list);
-	*out = 0;
+	if (!*arg || strlen(arg) >= sizeof(buf))
+		goto bad;
+	strcpy(buf, arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		for (src = 0; src < TRACE_SOURCE_COUNT; src++) {
 			if (!strcmp(tok, trace_source__name(src)))
 				break;
 		}
 		if (src == TRACE_SOURCE_COUNT)
-			return -1;
-		*out |= 1U << src;
+			goto bad;
+		set |= 1U << src;
 	}
-	return *out ? 0 : -1;
+	if (!set)
+		goto bad;
+	o->trace_sources = set;
+	return ARG_OK;
+bad:
+	fprintf(stderr, "--trace-sources: '%s' is not a list of label, traceparent and otel-sdk\n",
+		arg);
+	return ARG_BAD;
 }
 
-static int parse_args(int argc, char **argv, struct options *o)
+static int parse_ring_kib(struct options *o, size_t m, const char *arg)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "frequency", required_argument, NULL, 'F' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "interval", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "trace-key", required_argument, NULL, OPT_TRACE_KEY },
-		{ "traced-only", no_argument, NULL, OPT_TRACED_ONLY },
-		{ "trace-sources", required_argument, NULL, OPT_TRACE_SOURCES },
-		{ "no-leaf-repair", no_argument, NULL, OPT_NO_LEAF_REPAIR },
-		{ "pprof", required_argument, NULL, OPT_PPROF },
-		{ "folded", no_argument, NULL, 'f' },
-		{ "folded-trace-root", no_argument, NULL, OPT_FOLDED_TRACE_ROOT },
-		{ "folded-wall", no_argument, NULL, OPT_FOLDED_WALL },
-		{ "wall", no_argument, NULL, 'w' },
-		{ "wall-hz", required_argument, NULL, OPT_WALL_HZ },
-		{ "ring-kib", required_argument, NULL, OPT_RING_KIB },
-		{ "pin", required_argument, NULL, OPT_PIN },
-		{ "uprobe", required_argument, NULL, OPT_UPROBE },
-		{ "uprobe-abi", required_argument, NULL, OPT_UPROBE_ABI },
-		{ "all", no_argument, NULL, 'a' },
-		{ "cgroup", required_argument, NULL, OPT_CGROUP },
-		{ "append", no_argument, NULL, OPT_APPEND },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{},
-	};
-	char *end;
-	int c;
+	/* the kernel wants a power-of-two number of pages */
+	if (parse_ulong(arg, 4, RINGBUF_MAX_KIB, &o->ring_kib) && !(o->ring_kib & (o->ring_kib - 1)))
+		return ARG_OK;
+	fprintf(stderr, "--ring-kib must be a power of two from 4 to %u\n", RINGBUF_MAX_KIB);
+	return ARG_BAD;
+}
 
+/* -f and its variants: folded output, and the variant's own flag */
+static int set_folded(struct options *o, size_t m, const char *arg)
+{
+	o->folded = true;
+	return set_flag(o, m, arg);
+}
+
+static int parse_wall_hz(struct options *o, size_t m, const char *arg)
+{
+	if (parse_ulong(arg, 1, MAX_WALL_HZ, &o->wall_hz))
+		return ARG_OK;
+	fprintf(stderr, "invalid --wall-hz '%s' (1 to %d)\n", arg, MAX_WALL_HZ);
+	return ARG_BAD;
+}
+
+static int parse_uprobe(struct options *o, size_t m, const char *arg)
+{
+	if (o->nuprobes >= MAX_UPROBES) {
+		fprintf(stderr, "at most %d --uprobe options\n", MAX_UPROBES);
+		return ARG_BAD;
+	}
+	o->uprobes[o->nuprobes++] = arg;
+	return ARG_OK;
+}
+
+static int parse_uprobe_abi(struct options *o, size_t m, const char *arg)
+{
+	if (!strcmp(arg, "go")) {
+		o->uprobe_abi = UPROBE_ABI_GO;
+	} else if (!strcmp(arg, "c")) {
+		o->uprobe_abi = UPROBE_ABI_C;
+	} else {
+		fprintf(stderr, "--uprobe-abi must be go or c\n");
+		return ARG_BAD;
+	}
+	return ARG_OK;
+}
+
+static int print_help(struct options *o, size_t m, const char *arg)
+{
+	fputs(usage, stdout);
+	return ARG_EXIT;
+}
+
+static int print_version(struct options *o, size_t m, const char *arg)
+{
+	printf("ctxprof-go %s\n", CTXPROF_VERSION);
+	return ARG_EXIT;
+}
+
+#define FLAG(name, key, m) { name, no_argument, key, set_flag, offsetof(struct options, m) }
+#define COUNT(name, key, m) { name, no_argument, key, set_count, offsetof(struct options, m) }
+#define STRING(name, key, m) { name, required_argument, key, set_string, offsetof(struct options, m) }
+#define FOLDED(name, key, m) { name, no_argument, key, set_folded, offsetof(struct options, m) }
+#define PARSE(name, key, fn) { name, required_argument, key, fn, 0 }
+#define ACTION(name, key, fn) { name, no_argument, key, fn, 0 }
+
+static const struct opt_spec opt_table[] = {
+	PARSE("pid", 'p', parse_pids),
+	FLAG("all", 'a', all),
+	STRING("cgroup", OPT_CGROUP, cgroup),
+	PARSE("frequency", 'F', parse_frequency),
+	PARSE("duration", 'd', parse_duration),
+	PARSE("interval", 'i', parse_interval),
+	STRING("output", 'o', output),
+	FLAG("append", OPT_APPEND, append),
+	STRING("pprof", OPT_PPROF, pprof),
+	FOLDED("folded", 'f', folded),
+	FOLDED("folded-trace-root", OPT_FOLDED_TRACE_ROOT, folded_trace_root),
+	FOLDED("folded-wall", OPT_FOLDED_WALL, folded_wall),
+	PARSE("trace-key", OPT_TRACE_KEY, parse_trace_key),
+	FLAG("traced-only", OPT_TRACED_ONLY, traced_only),
+	PARSE("trace-sources", OPT_TRACE_SOURCES, parse_sources),
+	PARSE("ring-kib", OPT_RING_KIB, parse_ring_kib),
+	FLAG("no-leaf-repair", OPT_NO_LEAF_REPAIR, no_leaf_repair),
+	FLAG("wall", 'w', wall),
+	PARSE("wall-hz", OPT_WALL_HZ, parse_wall_hz),
+	STRING("pin", OPT_PIN, pin_dir),
+	PARSE("uprobe", OPT_UPROBE, parse_uprobe),
+	PARSE("uprobe-abi", OPT_UPROBE_ABI, parse_uprobe_abi),
+	COUNT("verbose", 'v', verbose),
+	ACTION("help", 'h', print_help),
+	ACTION("version", 'V', print_version),
+};
+
+#define NOPTS (sizeof(opt_table) / sizeof(opt_table[0]))
+
+static void set_defaults(struct options *o)
+{
 	o->freq = DEFAULT_FREQ;
 	o->trace_sources = (1U << TRACE_SOURCE_COUNT) - 1;
 	o->ring_kib = RINGBUF_PER_CPU_KIB;
 	o->interval = DEFAULT_INTERVAL;
 	o->wall_hz = DEFAULT_WALL_HZ;
-	while ((c = getopt_long(argc, argv, "p:aF:d:i:o:fwvhV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (parse_pids(optarg, o))
-				return 2;
-			break;
-		case 'F':
-			errno = 0;
-			o->freq = strtoul(optarg, &end, 10);
-			if (errno || *end || o->freq == 0 || o->freq > 100000) {
-				fprintf(stderr, "invalid frequency '%s' (1 to 100000 Hz)\n", optarg);
-				return 2;
-			}
-			break;
-		case 'd':
-			if (parse_seconds(optarg, &o->duration)) {
-				fprintf(stderr, "invalid duration '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'i':
-			if (parse_seconds(optarg, &o->interval)) {
-				fprintf(stderr, "invalid interval '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case 'o':
-			o->output = optarg;
-			break;
-		case OPT_TRACE_KEY:
-			if (o->ntrace_keys >= MAX_TRACE_KEYS) {
-				fprintf(stderr, "at most %d --trace-key options\n", MAX_TRACE_KEYS);
-				return 2;
-			}
-			if (!*optarg || strlen(optarg) > MAX_KEY_LEN) {
-				fprintf(stderr, "--trace-key must be 1 to %d bytes\n", MAX_KEY_LEN);
-				return 2;
-			}
-			o->trace_keys[o->ntrace_keys++] = optarg;
-			break;
-		case OPT_TRACED_ONLY:
-			o->traced_only = true;
-			break;
-		case OPT_TRACE_SOURCES:
-			if (parse_sources(optarg, &o->trace_sources)) {
-				fprintf(stderr, "--trace-sources: '%s' is not a list of label, "
-						"traceparent and otel-sdk\n",
-					optarg);
-				return 2;
-			}
-			break;
-		case OPT_NO_LEAF_REPAIR:
-			o->no_leaf_repair = true;
-			break;
-		case OPT_PIN:
-			o->pin_dir = optarg;
-			break;
-		case OPT_RING_KIB:
-			errno = 0;
-			o->ring_kib = strtoul(optarg, &end, 10);
-			/* the kernel wants a power-of-two number of pages */
-			if (errno || *end || o->ring_kib < 4 || o->ring_kib > RINGBUF_MAX_KIB ||
-			    o->ring_kib & (o->ring_kib - 1)) {
-				fprintf(stderr, "--ring-kib must be a power of two from 4 to %u\n",
-					RINGBUF_MAX_KIB);
-				return 2;
-			}
-			break;
-		case OPT_PPROF:
-			o->pprof = optarg;
-			break;
-		case 'f':
-			o->folded = true;
-			break;
-		case OPT_FOLDED_TRACE_ROOT:
-			o->folded = o->folded_trace_root = true;
-			break;
-		case OPT_FOLDED_WALL:
-			o->folded = o->folded_wall = true;
-			break;
-		case 'w':
-			o->wall = true;
-			break;
-		case OPT_WALL_HZ:
-			errno = 0;
-			o->wall_hz = strtoul(optarg, &end, 10);
-			if (errno || *end || o->wall_hz == 0 || o->wall_hz > MAX_WALL_HZ) {
-				fprintf(stderr, "invalid --wall-hz '%s' (1 to %d)\n", optarg,
-					MAX_WALL_HZ);
-				return 2;
-			}
-			break;
-		case OPT_UPROBE:
-			if (o->nuprobes >= MAX_UPROBES) {
-				fprintf(stderr, "at most %d --uprobe options\n", MAX_UPROBES);
-				return 2;
-			}
-			o->uprobes[o->nuprobes++] = optarg;
-			break;
-		case OPT_UPROBE_ABI:
-			if (!strcmp(optarg, "go")) {
-				o->uprobe_abi = UPROBE_ABI_GO;
-			} else if (!strcmp(optarg, "c")) {
-				o->uprobe_abi = UPROBE_ABI_C;
-			} else {
-				fprintf(stderr, "--uprobe-abi must be go or c\n");
-				return 2;
-			}
-			break;
-		case 'a':
-			o->all = true;
-			break;
-		case OPT_CGROUP:
-			o->cgroup = optarg;
-			break;
-		case OPT_APPEND:
-			o->append = true;
-			break;
-		case 'v':
-			o->verbose++;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		case 'V':
-			printf("ctxprof-go %s\n", CTXPROF_VERSION);
-			return 0;
-		default:
+}
+
+/* getopt_long's view of the table: its long options, and the short ones as "p:aF:...". */
+static void getopt_tables(struct option *longs, char *shorts)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTS; i++) {
+		longs[i] = (struct option){ opt_table[i].name, opt_table[i].has_arg, NULL,
+					    opt_table[i].key };
+		if (opt_table[i].key >= 256)
+			continue;
+		*shorts++ = opt_table[i].key;
+		if (opt_table[i].has_arg == required_argument)
+			*shorts++ = ':';
+	}
+	longs[NOPTS] = (struct option){};
+	*shorts = '\0';
+}
+
+/* Every option through its row's parser: -1 when all were taken, else the exit status. */
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	struct option longs[NOPTS + 1];
+	char shorts[2 * NOPTS + 1];
+	int c, ret;
+	size_t i;
+
+	getopt_tables(longs, shorts);
+	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		for (i = 0; i < NOPTS && opt_table[i].key != c; i++)
+			;
+		if (i == NOPTS) {
 			fputs(usage, stderr);
 			return 2;
 		}
+		ret = opt_table[i].parse(o, opt_table[i].member, optarg);
+		if (ret != ARG_OK)
+			return ret == ARG_EXIT ? 0 : 2;
 	}
-	if (optind < argc) {
-		if (optind + 1 < argc || parse_seconds(argv[optind], &o->duration)) {
-			fprintf(stderr, "unexpected argument '%s'\n\n%s", argv[optind], usage);
-			return 2;
-		}
+	return -1;
+}
+
+/* `ctxprof-go -p 4242 30`: a last argument is the duration. */
+static int parse_operands(int argc, char **argv, struct options *o)
+{
+	if (optind == argc)
+		return 0;
+	if (optind + 1 < argc || parse_seconds(argv[optind], &o->duration)) {
+		fprintf(stderr, "unexpected argument '%s'\n\n%s", argv[optind], usage);
+		return -1;
 	}
+	return 0;
+}
+
+/* Options that exclude or need each other; -1 when the set makes sense, else 2. */
+static int check_combination(const struct options *o)
+{
 	if (o->all && o->npids) {
 		fprintf(stderr, "--all and -p exclude each other: --all samples every Go process\n");
 		return 2;
@@ -414,6 +492,20 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return 2;
 	}
 	return -1;
+}
+
+/* The options into O: -1 to go on and record, else the exit status (0 after --help). */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+	int ret;
+
+	set_defaults(o);
+	ret = parse_options(argc, argv, o);
+	if (ret >= 0)
+		return ret;
+	if (parse_operands(argc, argv, o))
+		return 2;
+	return check_combination(o);
 }
 
 /* Names the capabilities we lack, or returns 0 when sampling can work. */
@@ -453,73 +545,99 @@ static int check_privileges(void)
 	return 0;
 }
 
+/* What the kernel must offer before anything is loaded; false after saying what is missing. */
+static bool can_sample(void)
+{
+	if (check_privileges())
+		return false;
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		fprintf(stderr, "kernel BTF not found at /sys/kernel/btf/vmlinux: ctxprof-go needs "
+				"a kernel built with CONFIG_DEBUG_INFO_BTF=y\n");
+		return false;
+	}
+	return true;
+}
+
+/* The session's settings from the options; O must outlive them (strings and arrays). */
+static void session_config(struct options *o, struct session_config *cfg)
+{
+	size_t k;
+
+	if (!o->ntrace_keys) {
+		for (k = 0; k < sizeof(default_trace_keys) / sizeof(default_trace_keys[0]); k++)
+			o->trace_keys[o->ntrace_keys++] = default_trace_keys[k];
+	}
+	*cfg = (struct session_config){
+		.sampling = o->npids > 0 || o->all,
+		.all = o->all,
+		.cgroup = o->cgroup,
+		.freq = o->freq,
+		.duration = o->duration,
+		.interval = o->interval,
+		.output = o->output,
+		.append = o->append,
+		.trace_keys = o->trace_keys,
+		.ntrace_keys = o->ntrace_keys,
+		.traced_only = o->traced_only,
+		.trace_sources = o->trace_sources,
+		.leaf_repair = !o->no_leaf_repair,
+		.verbose = o->verbose > 0,
+		.ring_kib = o->ring_kib,
+		.pprof = o->pprof,
+		.folded = o->folded,
+		.folded_trace_root = o->folded_trace_root,
+		.folded_wall = o->folded_wall,
+		.wall = o->wall,
+		.wall_hz = o->wall_hz,
+		.pin_dir = o->pin_dir,
+		.uprobes = o->uprobes,
+		.nuprobes = o->nuprobes,
+		.uprobe_abi = o->uprobe_abi,
+		.max_targets = o->all ? MAX_TARGETS : o->npids,
+	};
+}
+
+/* -p's processes, each of which must be a target; --all's, those that can be. */
+static int add_targets(struct session *s, const struct options *o)
+{
+	int i, err;
+
+	for (i = 0; i < o->npids; i++) {
+		err = session__add_target(s, o->pids[i]);
+		if (err)
+			return err;
+	}
+	if (o->all)
+		session__discover(s);
+	return 0;
+}
+
 int profile__main(int argc, char **argv)
 {
-	struct options o = {};
 	struct session_config cfg;
+	struct options o = {};
 	struct session *s;
-	int err, i;
-	size_t k;
+	int err;
 
 	err = parse_args(argc, argv, &o);
 	if (err >= 0)
 		return err;
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_print);
+	if (!can_sample())
+		return 1;
 
-	if (check_privileges())
-		return 1;
-	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-		fprintf(stderr, "kernel BTF not found at /sys/kernel/btf/vmlinux: ctxprof-go needs "
-				"a kernel built with CONFIG_DEBUG_INFO_BTF=y\n");
-		return 1;
-	}
-	if (!o.ntrace_keys) {
-		for (k = 0; k < sizeof(default_trace_keys) / sizeof(default_trace_keys[0]); k++)
-			o.trace_keys[o.ntrace_keys++] = default_trace_keys[k];
-	}
-	cfg = (struct session_config){
-		.sampling = o.npids > 0 || o.all,
-		.all = o.all,
-		.cgroup = o.cgroup,
-		.freq = o.freq,
-		.duration = o.duration,
-		.interval = o.interval,
-		.output = o.output,
-		.append = o.append,
-		.trace_keys = o.trace_keys,
-		.ntrace_keys = o.ntrace_keys,
-		.traced_only = o.traced_only,
-		.trace_sources = o.trace_sources,
-		.leaf_repair = !o.no_leaf_repair,
-		.verbose = o.verbose > 0,
-		.ring_kib = o.ring_kib,
-		.pprof = o.pprof,
-		.folded = o.folded,
-		.folded_trace_root = o.folded_trace_root,
-		.folded_wall = o.folded_wall,
-		.wall = o.wall,
-		.wall_hz = o.wall_hz,
-		.pin_dir = o.pin_dir,
-		.uprobes = o.uprobes,
-		.nuprobes = o.nuprobes,
-		.uprobe_abi = o.uprobe_abi,
-		.max_targets = o.all ? MAX_TARGETS : o.npids,
-	};
+	session_config(&o, &cfg);
 	s = session__new(&cfg);
 	if (!s)
 		return 1;
-	for (i = 0; i < o.npids; i++) {
-		err = session__add_target(s, o.pids[i]);
-		if (err) {
-			session__free(s);
-			return 1;
-		}
-	}
-	if (o.all)
-		session__discover(s);
+	err = add_targets(s, &o);
+	if (err)
+		goto cleanup;
 	/* events can come from any process: only sampling alone ends with its targets */
 	err = session__run(s, o.npids && !o.pin_dir && !o.nuprobes);
+
+cleanup:
 	session__free(s);
 	if (fclose(stdout) != 0 && !err) {
 		err = -errno;

@@ -69,33 +69,6 @@ const char *rec_origin__name(enum rec_origin o)
 	}
 }
 
-void strbuf__free(struct strbuf *b)
-{
-	free(b->p);
-	*b = (struct strbuf){};
-}
-
-void strbuf__put(struct strbuf *b, const void *s, size_t n)
-{
-	size_t cap;
-	char *p;
-
-	if (b->n + n > b->cap) {
-		cap = b->cap ? b->cap : 4096;
-		while (cap < b->n + n)
-			cap *= 2;
-		p = b->oom ? NULL : realloc(b->p, cap);
-		if (!p) {
-			b->oom = true;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-}
-
 static void put_str(struct strbuf *b, const char *s)
 {
 	strbuf__put(b, s, strlen(s));

@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "cmd/util/strbuf.h"
+
 struct rec_frame {
 	const char *func; /* NULL: nothing names it, printed as PC in hex */
 	const char *file; /* NULL when unknown; then no line either */
@@ -71,16 +73,6 @@ struct rec {
 
 /* "sampling", "wall", "custom", "uprobe" */
 const char *rec_origin__name(enum rec_origin o);
-
-/* A growable byte buffer. */
-struct strbuf {
-	char *p;
-	size_t n, cap;
-	bool oom;
-};
-void strbuf__free(struct strbuf *b);
-/* Appends S[0..N) to B; on failure B keeps what it had and oom is set. */
-void strbuf__put(struct strbuf *b, const void *s, size_t n);
 
 /*
  * Appends R as one JSON line, with its newline, to B: every string made

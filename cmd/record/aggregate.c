@@ -1,34 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
-/* aggregate.c: counts samples per (pid, trace ID, label set, stack) and writes them as JSON lines. */
+/* aggregate.c: counts samples per (pid, trace ID, label set, stack), and hands the records to the writers. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/util/hashmap.h"
+#include "counted.h"
+#include "rec_build.h"
+#include "trace_ids.h"
 #include "aggregate.h"
-
-/* A record's flags: whether the goroutine had more labels, and which IDs its labels hold. */
-#define RECORD_F_LABELS_CUT SAMPLE_F_LABELS_CUT
-#define RECORD_F_TRACE (1U << 16) /* trace_id holds a packed 32-hex trace ID */
-#define RECORD_F_SPAN (1U << 17) /* span_id holds a packed 16-hex span ID */
-#define RECORD_F_TRACEPARENT (1U << 18) /* both came from the request's traceparent */
-#define RECORD_F_OTEL (1U << 19) /* both came from a span the OpenTelemetry SDK records */
-
-#define TRACE_ID_LEN (TRACE_HEX_LEN / 2)
-#define SPAN_ID_LEN 8
-
-struct record {
-	uint32_t pid;
-	uint32_t flags;
-	uint32_t wall; /* ORIGIN_WALL records: state | wait reason << 8; 0 for CPU samples */
-	uint8_t trace_id[TRACE_ID_LEN]; /* from the labels or the traceparent */
-	uint8_t span_id[SPAN_ID_LEN];
-	uint32_t nlabels;
-	struct go_label labels[MAX_LABELS]; /* sorted by key, then value */
-	uint64_t samples;
-	uint64_t first_ns, last_ns;
-	struct hashmap *stacks; /* frames (u64 array) -> uint64_t count */
-};
 
 /* The last full label set each CPU sent; events flagged SAMPLE_F_SAME_LABELS refer to it. */
 struct cpu_labels {
@@ -39,29 +19,12 @@ struct cpu_labels {
 	struct go_label labels[MAX_LABELS];
 };
 
-/* What building one record's output needs, kept from record to record. */
-struct rec_build {
-	struct rec_frame *frames;
-	size_t nframes, capframes;
-	struct rec_stack *stacks;
-	size_t capstacks;
-	struct rec_mapping *maps;
-	size_t nmaps, capmaps;
-	struct rec_label labels[MAX_LABELS];
-	char trace[2 * TRACE_ID_LEN + 1], span[2 * SPAN_ID_LEN + 1];
-};
-
 struct aggregate {
-	const char *const *trace_keys; /* in order of preference */
-	size_t ntrace_keys;
-	const char *const *span_keys;
-	size_t nspan_keys;
+	struct trace_keys keys; /* the labels that hold the IDs */
 	bool no_labels, no_traceparent, no_otel; /* --trace-sources without them */
-	uint64_t period_ns;
-	uint64_t wall_period_ns;
+	struct rec_clock clock; /* what a sample stands for, and the wall clock */
 	uint64_t gen; /* flushes so far, plus one: slots of an older one are stale */
-	int64_t mono_to_real_ns;
-	struct hashmap *records; /* record key -> struct record */
+	struct hashmap *records; /* record key -> struct counted */
 	struct hashmap *cpus; /* cpu number -> struct cpu_labels */
 	struct hashmap *reasons; /* pid -> struct go_wall_layout, for its wait reasons' names */
 	struct agg_stats stats;
@@ -73,7 +36,7 @@ struct aggregate {
 	void *progress_ctx;
 	bool no_json;
 	struct strbuf line; /* a record as written, and its newline */
-	struct rec_build build;
+	struct rec_builder *build;
 };
 
 void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json)
@@ -96,10 +59,7 @@ void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent, 
 void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,
 			 const char *const *span_keys, size_t nspan)
 {
-	a->trace_keys = trace_keys;
-	a->ntrace_keys = ntrace;
-	a->span_keys = span_keys;
-	a->nspan_keys = nspan;
+	a->keys = (struct trace_keys){ trace_keys, ntrace, span_keys, nspan };
 }
 
 void aggregate__set_progress(struct aggregate *a, agg_progress_fn fn, void *ctx)
@@ -139,9 +99,9 @@ static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_e
 	return buf;
 }
 
-static void record__free(void *p)
+static void counted__free(void *p)
 {
-	struct record *r = p;
+	struct counted *r = p;
 
 	if (!r)
 		return;
@@ -155,16 +115,17 @@ struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns)
 
 	if (!a)
 		return NULL;
-	a->period_ns = period_ns;
+	a->clock.period_ns = period_ns;
+	a->clock.mono_to_real_ns = mono_to_real_ns;
 	a->gen = 1;
-	a->mono_to_real_ns = mono_to_real_ns;
 	aggregate__set_keys(a, default_trace_keys,
 			    sizeof(default_trace_keys) / sizeof(default_trace_keys[0]),
 			    default_span_keys, sizeof(default_span_keys) / sizeof(default_span_keys[0]));
 	a->records = hashmap__new();
 	a->cpus = hashmap__new();
 	a->reasons = hashmap__new();
-	if (!a->records || !a->cpus || !a->reasons) {
+	a->build = rec_builder__new();
+	if (!a->records || !a->cpus || !a->reasons || !a->build) {
 		aggregate__free(a);
 		return NULL;
 	}
@@ -175,31 +136,19 @@ void aggregate__free(struct aggregate *a)
 {
 	if (!a)
 		return;
-	hashmap__free(a->records, record__free);
+	hashmap__free(a->records, counted__free);
 	hashmap__free(a->cpus, free);
 	hashmap__free(a->reasons, free);
 	strbuf__free(&a->line);
-	free(a->build.frames);
-	free(a->build.stacks);
-	free(a->build.maps);
+	rec_builder__free(a->build);
 	free(a);
-}
-
-static size_t key_bytes(const struct go_label *l)
-{
-	return l->key_len < MAX_KEY_LEN ? l->key_len : MAX_KEY_LEN;
-}
-
-static size_t value_bytes(const struct go_label *l)
-{
-	return l->value_len < MAX_VALUE_LEN ? l->value_len : MAX_VALUE_LEN;
 }
 
 /* Orders labels by what they hold, so that map iteration order never splits a record. */
 static int label_cmp(const void *pa, const void *pb)
 {
 	const struct go_label *a = pa, *b = pb;
-	size_t ka = key_bytes(a), kb = key_bytes(b), va, vb;
+	size_t ka = label_key_bytes(a), kb = label_key_bytes(b), va, vb;
 	int c;
 
 	c = memcmp(a->key, b->key, ka < kb ? ka : kb);
@@ -207,8 +156,8 @@ static int label_cmp(const void *pa, const void *pb)
 		return c ? c : (ka < kb ? -1 : 1);
 	if (a->key_len != b->key_len)
 		return a->key_len < b->key_len ? -1 : 1;
-	va = value_bytes(a);
-	vb = value_bytes(b);
+	va = label_value_bytes(a);
+	vb = label_value_bytes(b);
 	c = memcmp(a->value, b->value, va < vb ? va : vb);
 	if (c || va != vb)
 		return c ? c : (va < vb ? -1 : 1);
@@ -216,7 +165,7 @@ static int label_cmp(const void *pa, const void *pb)
 }
 
 /* Serializes what identifies a record: only bytes that were read, never buffer slack. */
-static size_t record_key(const struct record *r, uint8_t *buf)
+static size_t counted_key(const struct counted *r, uint8_t *buf)
 {
 	uint8_t *p = buf;
 	uint32_t i;
@@ -227,7 +176,7 @@ static size_t record_key(const struct record *r, uint8_t *buf)
 	memcpy(p + 12, &r->wall, 4);
 	p += 16;
 	/* a traceparent's or a span's IDs are no label: they tell records apart on their own */
-	if (r->flags & (RECORD_F_TRACEPARENT | RECORD_F_OTEL)) {
+	if (r->flags & (COUNTED_F_TRACEPARENT | COUNTED_F_OTEL)) {
 		memcpy(p, r->trace_id, TRACE_ID_LEN);
 		memcpy(p + TRACE_ID_LEN, r->span_id, SPAN_ID_LEN);
 		p += TRACE_ID_LEN + SPAN_ID_LEN;
@@ -238,10 +187,10 @@ static size_t record_key(const struct record *r, uint8_t *buf)
 		memcpy(p, &l->key_len, 4);
 		memcpy(p + 4, &l->value_len, 4);
 		p += 8;
-		memcpy(p, l->key, key_bytes(l));
-		p += key_bytes(l);
-		memcpy(p, l->value, value_bytes(l));
-		p += value_bytes(l);
+		memcpy(p, l->key, label_key_bytes(l));
+		p += label_key_bytes(l);
+		memcpy(p, l->value, label_value_bytes(l));
+		p += label_value_bytes(l);
 	}
 	return p - buf;
 }
@@ -283,151 +232,27 @@ static const struct go_label *resolve_labels(struct aggregate *a, const struct s
 	return e->labels;
 }
 
-#define MAX_RECORD_KEY (16 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
+#define MAX_COUNTED_KEY (16 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
 
-static int hexval(uint8_t c)
+/* Trace and span IDs from R's labels, as flags of R. */
+static void find_ids(const struct aggregate *a, struct counted *r)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
+	unsigned int found;
 
-/* Packs a value of exactly 2 * NBYTES hex digits into OUT; false on anything else. */
-static bool pack_hex(const struct go_label *l, uint8_t *out, size_t nbytes)
-{
-	size_t i;
-	int hi, lo;
-
-	if (l->value_len != 2 * nbytes)
-		return false;
-	for (i = 0; i < nbytes; i++) {
-		hi = hexval(l->value[2 * i]);
-		lo = hexval(l->value[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return false;
-		out[i] = hi << 4 | lo;
-	}
-	return true;
-}
-
-/* The label with the most preferred of KEYS, or NULL: the first key present decides. */
-static const struct go_label *find_key(const struct record *r, const char *const *keys, size_t nkeys)
-{
-	size_t k, len;
-	uint32_t i;
-
-	for (k = 0; k < nkeys; k++) {
-		len = strlen(keys[k]);
-		for (i = 0; i < r->nlabels; i++) {
-			if (r->labels[i].key_len == len && len <= MAX_KEY_LEN &&
-			    !memcmp(r->labels[i].key, keys[k], len))
-				return &r->labels[i];
-		}
-	}
-	return NULL;
-}
-
-/*
- * A span ID written as a decimal u64 (dd-trace-go's "span id"), big-endian
- * into OUT, as its 16 hex digits read; false unless 1 to 20 digits that fit.
- */
-static bool pack_decimal(const struct go_label *l, uint8_t out[SPAN_ID_LEN])
-{
-	uint64_t v = 0;
-	uint32_t i;
-	int d;
-
-	if (l->value_len == 0 || l->value_len > 20)
-		return false;
-	for (i = 0; i < l->value_len; i++) {
-		if (l->value[i] < '0' || l->value[i] > '9')
-			return false;
-		d = l->value[i] - '0';
-		if (v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	for (i = 0; i < SPAN_ID_LEN; i++)
-		out[i] = v >> (8 * (SPAN_ID_LEN - 1 - i));
-	return true;
-}
-
-/*
- * Trace and span IDs from R's labels: a key whose value is not hex of the
- * right length gives none. Datadog's "span id" is decimal; other span keys
- * are 16 hex digits, or else decimal (a 16-digit decimal value there reads
- * as hex).
- */
-static void find_ids(const struct aggregate *a, struct record *r)
-{
-	const struct go_label *l;
-	bool dec;
-
-	l = find_key(r, a->trace_keys, a->ntrace_keys);
-	if (l && pack_hex(l, r->trace_id, TRACE_ID_LEN))
-		r->flags |= RECORD_F_TRACE;
-	l = find_key(r, a->span_keys, a->nspan_keys);
-	if (!l)
-		return;
-	dec = l->key_len == 7 && !memcmp(l->key, "span id", 7);
-	if (dec ? pack_decimal(l, r->span_id) || pack_hex(l, r->span_id, SPAN_ID_LEN) :
-		  pack_hex(l, r->span_id, SPAN_ID_LEN) || pack_decimal(l, r->span_id))
-		r->flags |= RECORD_F_SPAN;
-}
-
-/* N digits of lowercase hex, as W3C Trace Context requires, packed into OUT. */
-static bool pack_lower_hex(const uint8_t *s, size_t n, uint8_t *out)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if ((s[i] < '0' || s[i] > '9') && (s[i] < 'a' || s[i] > 'f'))
-			return false;
-		out[i / 2] = (i % 2 ? out[i / 2] << 4 : 0) | hexval(s[i]);
-	}
-	return true;
-}
-
-static bool all_zero(const uint8_t *b, size_t n)
-{
-	while (n--) {
-		if (*b++)
-			return false;
-	}
-	return true;
-}
-
-/*
- * A traceparent header, "VV-<32 hex trace ID>-<16 hex parent span ID>-FF":
- * its IDs into R. False for what W3C Trace Context calls invalid in its
- * first 55 characters: version ff, anything but lowercase hex, an all-zero ID.
- */
-static bool parse_traceparent(const struct go_label *l, struct record *r)
-{
-	uint8_t ver, flags, trace[TRACE_ID_LEN], span[SPAN_ID_LEN];
-	const uint8_t *v = l->value;
-
-	if (l->value_len != TRACEPARENT_LEN || v[2] != '-' || v[35] != '-' || v[52] != '-' ||
-	    !pack_lower_hex(v, 2, &ver) || ver == 0xff || !pack_lower_hex(v + 53, 2, &flags) ||
-	    !pack_lower_hex(v + 3, 2 * TRACE_ID_LEN, trace) || all_zero(trace, TRACE_ID_LEN) ||
-	    !pack_lower_hex(v + 36, 2 * SPAN_ID_LEN, span) || all_zero(span, SPAN_ID_LEN))
-		return false;
-	memcpy(r->trace_id, trace, TRACE_ID_LEN);
-	memcpy(r->span_id, span, SPAN_ID_LEN);
-	return true;
+	found = trace_ids__from_labels(r->labels, r->nlabels, &a->keys, r->trace_id, r->span_id);
+	if (found & TRACE_IDS_TRACE)
+		r->flags |= COUNTED_F_TRACE;
+	if (found & TRACE_IDS_SPAN)
+		r->flags |= COUNTED_F_SPAN;
 }
 
 /* The sampler's context entry names its source in its key: the record flag for it, or 0. */
 static uint32_t context_source(const struct go_label *l)
 {
 	if (l->key_len == 11 && !memcmp(l->key, "traceparent", 11))
-		return RECORD_F_TRACEPARENT;
+		return COUNTED_F_TRACEPARENT;
 	if (l->key_len == 8 && !memcmp(l->key, "otel-sdk", 8))
-		return RECORD_F_OTEL;
+		return COUNTED_F_OTEL;
 	return 0;
 }
 
@@ -437,7 +262,7 @@ static uint32_t context_source(const struct go_label *l)
  * (into BUF) when that applies. -EINVAL for a malformed event.
  */
 static int parse_event(struct aggregate *a, const struct sample_event *e, size_t size,
-		       struct record *tmp, const uint64_t **stack, size_t *nframes, uint64_t *buf)
+		       struct counted *tmp, const uint64_t **stack, size_t *nframes, uint64_t *buf)
 {
 	const struct go_label *labels, *tp = NULL;
 	uint32_t nlabels, i, set_flags = 0, src;
@@ -466,25 +291,25 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 		/* the sampler put the request's or the span's context after the labels */
 		if ((set_flags & SAMPLE_F_TRACEPARENT) && nlabels && context_source(&labels[nlabels - 1]))
 			tp = &labels[--nlabels];
-		tmp->flags = e->flags & RECORD_F_LABELS_CUT;
+		tmp->flags = e->flags & COUNTED_F_LABELS_CUT;
 		tmp->nlabels = nlabels;
 		for (i = 0; i < nlabels; i++) {
 			tmp->labels[i] = labels[i];
 			/* zero the slack so a copy never carries bytes past the lengths */
-			memset(tmp->labels[i].key + key_bytes(&labels[i]), 0,
-			       MAX_KEY_LEN - key_bytes(&labels[i]));
-			memset(tmp->labels[i].value + value_bytes(&labels[i]), 0,
-			       MAX_VALUE_LEN - value_bytes(&labels[i]));
+			memset(tmp->labels[i].key + label_key_bytes(&labels[i]), 0,
+			       MAX_KEY_LEN - label_key_bytes(&labels[i]));
+			memset(tmp->labels[i].value + label_value_bytes(&labels[i]), 0,
+			       MAX_VALUE_LEN - label_value_bytes(&labels[i]));
 		}
 		qsort(tmp->labels, tmp->nlabels, sizeof(tmp->labels[0]), label_cmp);
 		if (!a->no_labels)
 			find_ids(a, tmp);
 		/* labels win; a bad header is no trace ID, and no label either */
 		src = tp ? context_source(tp) : 0;
-		if (src && !(src == RECORD_F_OTEL ? a->no_otel : a->no_traceparent) &&
-		    !(tmp->flags & RECORD_F_TRACE) && parse_traceparent(tp, tmp)) {
-			tmp->flags &= ~RECORD_F_SPAN;
-			tmp->flags |= RECORD_F_TRACE | RECORD_F_SPAN | src;
+		if (src && !(src == COUNTED_F_OTEL ? a->no_otel : a->no_traceparent) &&
+		    !(tmp->flags & COUNTED_F_TRACE) && trace_ids__from_traceparent(tp, tmp->trace_id, tmp->span_id)) {
+			tmp->flags &= ~COUNTED_F_SPAN;
+			tmp->flags |= COUNTED_F_TRACE | COUNTED_F_SPAN | src;
 		}
 	}
 	if (e->origin == ORIGIN_WALL)
@@ -496,7 +321,7 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 
 void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns)
 {
-	a->wall_period_ns = period_ns;
+	a->clock.wall_period_ns = period_ns;
 }
 
 int aggregate__name_reasons(struct aggregate *a, uint32_t pid, const struct go_wall_layout *w)
@@ -515,14 +340,14 @@ int aggregate__name_reasons(struct aggregate *a, uint32_t pid, const struct go_w
 	return 0;
 }
 
-static void count_n(struct aggregate *a, struct record *r, uint64_t n, uint64_t first_ns,
+static void count_n(struct aggregate *a, struct counted *r, uint64_t n, uint64_t first_ns,
 		    uint64_t last_ns)
 {
 	if (r->wall) {
 		a->stats.wall_samples += n;
 	} else {
 		a->stats.samples += n;
-		if (r->flags & RECORD_F_TRACE)
+		if (r->flags & COUNTED_F_TRACE)
 			a->stats.traced += n;
 	}
 	r->samples += n;
@@ -557,14 +382,14 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	const struct sample_event *e = data;
 	uint64_t buf[MAX_STACK_DEPTH];
 	const uint64_t *stack;
-	struct record tmp, *r;
-	uint8_t key[MAX_RECORD_KEY];
+	struct counted tmp, *r;
+	uint8_t key[MAX_COUNTED_KEY];
 	uint64_t *count;
 	size_t klen, nframes;
 
 	if (parse_event(a, e, size, &tmp, &stack, &nframes, buf) != 0)
 		return -EINVAL;
-	klen = record_key(&tmp, key);
+	klen = counted_key(&tmp, key);
 	r = hashmap__get(a->records, key, klen);
 	if (!r) {
 		r = malloc(sizeof(*r));
@@ -575,7 +400,7 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 		r->first_ns = e->time_ns;
 		r->last_ns = e->time_ns;
 		if (!r->stacks || hashmap__add(a->records, key, klen, r) != 0) {
-			record__free(r);
+			counted__free(r);
 			return -ENOMEM;
 		}
 	}
@@ -592,41 +417,6 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	if (slot)
 		*slot = (struct agg_slot){ a->gen, r, count };
 	return 0;
-}
-
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
-/* One counted stack of a record: its addresses, as the hashmap keeps them. */
-struct stack_out {
-	const uint64_t *pcs;
-	size_t n;
-	uint64_t samples;
-};
-
-struct stack_list {
-	struct stack_out *items;
-	size_t n;
-};
-
-/*
- * Every stack is its own: frames carry their address, so two stacks never
- * print the same and there is nothing to merge after symbolizing.
- */
-static void list_stack(const void *key, size_t len, void *value, void *arg)
-{
-	struct stack_list *l = arg;
-
-	l->items[l->n++] = (struct stack_out){ key, len / 8, *(uint64_t *)value };
 }
 
 struct collect {
@@ -649,213 +439,21 @@ static void collect(const struct hashmap *m, struct collect *c)
 		hashmap__foreach(m, collect_one, c);
 }
 
-static int by_stack_samples(const void *pa, const void *pb)
-{
-	const struct stack_out *a = pa, *b = pb;
-
-	return a->samples < b->samples ? 1 : a->samples > b->samples ? -1 : 0;
-}
-
 static int by_record_samples(const void *pa, const void *pb)
 {
-	const struct record *a = *(void *const *)pa, *b = *(void *const *)pb;
+	const struct counted *a = *(void *const *)pa, *b = *(void *const *)pb;
 
 	if (a->samples != b->samples)
 		return a->samples < b->samples ? 1 : -1;
 	return a->pid < b->pid ? -1 : a->pid > b->pid;
 }
 
-static int by_start(const void *pa, const void *pb)
-{
-	const struct rec_mapping *a = pa, *b = pb;
-
-	return a->start < b->start ? -1 : a->start > b->start;
-}
-
-static void *grow_array(void **items, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return *items;
-	while (n < need)
-		n *= 2;
-	p = realloc(*items, n * size);
-	if (!p)
-		return NULL;
-	*items = p;
-	*cap = n;
-	return p;
-}
-
-/* Adds the mapping that holds ADDR to the record being built, once. */
-static int note_mapping(struct aggregate *a, const struct agg_target *t, uint64_t addr)
-{
-	struct rec_build *b = &a->build;
-	struct mapping m;
-	size_t i;
-
-	if (!t->sym || !symbolizer__mapping(t->sym, t->time_ns, addr, &m))
-		return 0;
-	for (i = 0; i < b->nmaps; i++) {
-		if (b->maps[i].start == m.start)
-			return 0;
-	}
-	if (!grow_array((void **)&b->maps, &b->capmaps, b->nmaps + 1, sizeof(*b->maps)))
-		return -ENOMEM;
-	b->maps[b->nmaps++] = (struct rec_mapping){ m.start, m.limit, m.offset, m.file, m.build_id };
-	return 0;
-}
-
-/*
- * The frames of PCS, leaf first, after the record's frames so far; "addr"
- * is the address looked up: the interrupted PC for the leaf, a return
- * address minus one for callers, and the same for every frame one address
- * expands to (inlined calls).
- */
-static int add_frames(struct aggregate *a, const struct agg_target *t, const uint64_t *pcs,
-		      size_t n)
-{
-	struct rec_build *b = &a->build;
-	const struct frame *fr;
-	uint64_t addr;
-	size_t i, j, nf;
-
-	for (i = 0; i < n; i++) {
-		addr = i == 0 || !pcs[i] ? pcs[i] : pcs[i] - 1;
-		nf = t->sym ? symbolizer__frames(t->sym, t->time_ns, pcs[i], i == 0, &fr) : 1;
-		if (!grow_array((void **)&b->frames, &b->capframes, b->nframes + nf, sizeof(*b->frames)))
-			return -ENOMEM;
-		if (!t->sym) {
-			b->frames[b->nframes++] = (struct rec_frame){ .addr = addr, .pc = pcs[i] };
-			continue;
-		}
-		for (j = 0; j < nf; j++)
-			b->frames[b->nframes++] = (struct rec_frame){
-				.func = fr[j].func, .file = fr[j].file, .line = fr[j].line,
-				.addr = addr, .pc = pcs[i], .inlined = fr[j].inlined,
-			};
-		if (note_mapping(a, t, addr))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* R's stacks, most samples first, with their frames and mappings, into OUT. */
-static int build_stacks(struct aggregate *a, const struct record *r, const struct agg_target *t,
-			struct rec *out)
-{
-	struct stack_list l = { .items = calloc(hashmap__size(r->stacks) + 1, sizeof(*l.items)) };
-	struct rec_build *b = &a->build;
-	size_t i, first;
-	int ret = 0;
-
-	b->nframes = 0;
-	b->nmaps = 0;
-	if (!l.items ||
-	    !grow_array((void **)&b->stacks, &b->capstacks, hashmap__size(r->stacks), sizeof(*b->stacks))) {
-		free(l.items);
-		return -ENOMEM;
-	}
-	hashmap__foreach(r->stacks, list_stack, &l);
-	qsort(l.items, l.n, sizeof(*l.items), by_stack_samples);
-	for (i = 0; i < l.n && !ret; i++) {
-		first = b->nframes;
-		ret = add_frames(a, t, l.items[i].pcs, l.items[i].n);
-		/* offsets now: the frames array may move as it grows */
-		b->stacks[i] = (struct rec_stack){ l.items[i].samples, b->nframes - first,
-						   (const struct rec_frame *)(uintptr_t)first };
-	}
-	for (i = 0; i < l.n; i++)
-		b->stacks[i].frames = b->frames + (uintptr_t)b->stacks[i].frames;
-	if (b->nmaps)
-		qsort(b->maps, b->nmaps, sizeof(*b->maps), by_start);
-	out->stacks = b->stacks;
-	out->nstacks = l.n;
-	out->mappings = b->maps;
-	out->nmappings = b->nmaps;
-	free(l.items);
-	return ret;
-}
-
-/* "running", "runnable", "waiting", "syscall": what records say */
-static const char *wall_state__name(unsigned int state)
-{
-	switch (state) {
-	case WALL_RUNNABLE:
-		return "runnable";
-	case WALL_WAITING:
-		return "waiting";
-	case WALL_SYSCALL:
-		return "syscall";
-	default:
-		return "running";
-	}
-}
-
-/* Go's own name of why a goroutine waits: NULL unless waiting, as the binary spells it. */
-static const char *wait_reason(uint32_t wall, const struct go_wall_layout *w)
-{
-	uint32_t reason = wall >> 8 & 0xff;
-
-	if ((wall & 0xff) != WALL_WAITING)
-		return NULL;
-	if (!w || reason >= w->nreasons || !w->reasons[reason][0])
-		return "unknown";
-	return w->reasons[reason];
-}
-
-/* R as the record written, into OUT, which points into A's build buffers until the next one. */
-static int build_rec(struct aggregate *a, const struct record *r, const struct agg_target *t,
+/* R as the record written, into OUT, which points into A's builder until the next one. */
+static int build_rec(struct aggregate *a, const struct counted *c, const struct agg_target *t,
 		     struct rec *out)
 {
-	struct rec_build *b = &a->build;
-	uint32_t i;
-
-	memset(out, 0, sizeof(*out));
-	if (r->flags & RECORD_F_TRACE) {
-		hex(r->trace_id, TRACE_ID_LEN, b->trace);
-		out->trace_id = b->trace;
-		out->trace_source = r->flags & RECORD_F_TRACEPARENT ? "traceparent" :
-				    r->flags & RECORD_F_OTEL	    ? "otel-sdk" :
-									      "label";
-	}
-	if (r->flags & RECORD_F_SPAN) {
-		hex(r->span_id, SPAN_ID_LEN, b->span);
-		out->span_id = b->span;
-	}
-	for (i = 0; i < r->nlabels; i++) {
-		const struct go_label *l = &r->labels[i];
-
-		b->labels[i] = (struct rec_label){
-			l->key, l->value, key_bytes(l), value_bytes(l),
-			l->key_len > MAX_KEY_LEN || l->value_len > MAX_VALUE_LEN,
-		};
-	}
-	out->labels = b->labels;
-	out->nlabels = r->nlabels;
-	out->more_labels = r->flags & RECORD_F_LABELS_CUT;
-	out->pid = r->pid;
-	out->comm = (const uint8_t *)t->comm;
-	out->comm_len = strlen(t->comm);
-	if (t->container && t->container->id[0])
-		out->container_id = t->container->id;
-	if (t->container && t->container->pod_uid[0])
-		out->pod_uid = t->container->pod_uid;
-	if (t->container)
-		out->ns_pid = t->container->ns_pid;
-	out->samples = r->samples;
-	out->cpu_ns = r->wall ? -1 : (int64_t)(r->samples * a->period_ns);
-	if (r->wall) {
-		out->origin = REC_WALL;
-		out->wall_ns = r->samples * a->wall_period_ns;
-		out->state = wall_state__name(r->wall & 0xff);
-		out->wait_reason = wait_reason(r->wall, hashmap__get(a->reasons, &r->pid, sizeof(r->pid)));
-	}
-	out->start_ns = r->first_ns + a->mono_to_real_ns;
-	out->end_ns = r->last_ns + a->mono_to_real_ns;
-	return build_stacks(a, r, t, out);
+	return rec_builder__build(a->build, c, t, &a->clock,
+				  hashmap__get(a->reasons, &c->pid, sizeof(c->pid)), out);
 }
 
 /* One record out: a JSON line, and to the sink. 0, or -errno when it was not written. */
@@ -882,7 +480,7 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 	uint64_t buf[MAX_STACK_DEPTH], one = 1;
 	struct agg_target t = {};
 	const uint64_t *stack;
-	struct record r;
+	struct counted r;
 	struct rec rec;
 	size_t nframes;
 	char comm[24]; /* the task's name */
@@ -938,12 +536,12 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	}
 	collect(records, &all);
 	if (!all.items) {
-		hashmap__free(records, record__free);
+		hashmap__free(records, counted__free);
 		return -ENOMEM;
 	}
 	qsort(all.items, all.n, sizeof(void *), by_record_samples);
 	for (i = 0; i < all.n && !ret; i++) {
-		struct record *r = all.items[i];
+		struct counted *r = all.items[i];
 
 		memset(&t, 0, sizeof(t));
 		if (!lookup(ctx, r->pid, r->last_ns, &t)) {
@@ -969,7 +567,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	if (ret)
 		n = 0;
 	a->stats.unwritten += all.n - n;
-	hashmap__free(records, record__free);
+	hashmap__free(records, counted__free);
 	a->stats.records += n;
 	return ret ? ret : n;
 }

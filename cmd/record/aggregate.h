@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* aggregate.h: counts samples per (pid, trace ID, label set, stack) and writes them as JSON lines. */
+/* aggregate.h: counts samples per (pid, trace ID, label set, stack), and hands the records to the writers. */
 #ifndef __AGGREGATE_H
 #define __AGGREGATE_H
 
@@ -10,19 +10,11 @@
 
 #include "bpf/ctxprof.h"
 #include "cmd/output/rec.h"
-#include "cmd/symbols/symbolizer.h"
 #include "offsets/go_wall.h"
-#include "container.h"
+#include "rec_build.h"
 
 struct aggregate;
 
-/* What the writer needs to know about a process when it prints its records. */
-struct agg_target {
-	const char *comm;
-	const struct container_info *container; /* NULL: none known */
-	struct symbolizer *sym; /* may be NULL: frames are then printed as addresses */
-	uint64_t time_ns; /* the moment whose mappings name the frames */
-};
 /* Fills OUT for PID as of TIME_NS (bpf_ktime_get_ns()); false when it knows nothing. */
 typedef bool (*agg_lookup_fn)(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_target *out);
 

@@ -2,9 +2,13 @@
 /* container.c: which container and pod a process runs in, from its cgroup path, and its pid inside. */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "container.h"
 
@@ -195,5 +199,44 @@ int container__read(pid_t pid, struct container_info *out)
 		return ret;
 	}
 	out->ns_pid = container__parse_nspid(buf);
+	return 0;
+}
+
+int container__resolve_cgroup(const char *path, uint64_t *id, uint32_t *level, char **rel,
+			      char *err, size_t errlen)
+{
+	char buf[PATH_MAX], parent[PATH_MAX], *slash;
+	size_t below; /* where buf's path below the cgroup2 mount starts */
+	struct statfs sf;
+	struct stat st;
+	int ret;
+
+	if (statfs(path, &sf) != 0 || stat(path, &st) != 0) {
+		ret = -errno;
+		snprintf(err, errlen, "%s", strerror(-ret));
+		return ret;
+	}
+	if (sf.f_type != CGROUP2_SUPER_MAGIC || !S_ISDIR(st.st_mode) || !realpath(path, buf)) {
+		snprintf(err, errlen, "not a directory of a cgroup v2 file system (see "
+				      "/proc/PID/cgroup's 0:: line and mount -t cgroup2)");
+		return -EINVAL;
+	}
+	*id = st.st_ino;
+	*level = 0;
+	below = strlen(buf);
+	strcpy(parent, buf);
+	while ((slash = strrchr(parent, '/')) && slash != parent) {
+		*slash = '\0';
+		if (statfs(parent, &sf) != 0 || sf.f_type != CGROUP2_SUPER_MAGIC)
+			break;
+		++*level;
+		below = slash - parent;
+	}
+	/* the path below the mount, as /proc/PID/cgroup's 0:: line names it */
+	*rel = strdup(*level ? buf + below : "/");
+	if (!*rel) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
 	return 0;
 }

@@ -4,6 +4,8 @@
 #define __CONTAINER_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define CONTAINER_ID_LEN 64
@@ -38,6 +40,16 @@ bool container__cgroup_within(const char *text, const char *dir);
 
 /* The same for process PID, from /proc/PID/cgroup; false when it is gone. */
 bool container__in_cgroup(pid_t pid, const char *dir);
+
+/*
+ * --cgroup PATH: its cgroup ID (the directory's inode number on cgroup2fs)
+ * into *ID, its depth below the root of the cgroup2 mount, where the
+ * sampler finds it among a task's ancestors, into *LEVEL, and its path
+ * below the mount, as /proc/PID/cgroup names it, into *REL (malloc'd).
+ * -errno with the reason in ERR.
+ */
+int container__resolve_cgroup(const char *path, uint64_t *id, uint32_t *level, char **rel,
+			      char *err, size_t errlen);
 
 /* Reads both for PID; -errno when the process is gone (OUT is then empty). */
 int container__read(pid_t pid, struct container_info *out);

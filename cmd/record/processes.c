@@ -11,6 +11,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "cmd/util/clock.h"
+#include "cmd/util/cpus.h"
 #include "cmd/util/hashmap.h"
 #include "container.h"
 #include "processes.h"
@@ -63,14 +65,6 @@ struct processes {
 	processes_exec_fn on_exec;
 	void *on_exec_ctx;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void proc__free(void *v)
 {
@@ -125,29 +119,11 @@ static void close_ring(struct ring *r)
 		close(r->fd);
 }
 
-/* Online CPUs by number, from "0-3,5"; -1 past the end. */
-static int next_online(FILE *f, int *lo, int *hi)
-{
-	int c;
-
-	if (*lo < *hi) {
-		++*lo;
-		return *lo;
-	}
-	if (fscanf(f, "%d", lo) != 1)
-		return -1;
-	*hi = *lo;
-	c = fgetc(f);
-	if (c == '-' && fscanf(f, "%d", hi) == 1)
-		c = fgetc(f);
-	return *lo;
-}
-
 struct processes *processes__new(bool follow, char *err, size_t errlen)
 {
 	struct processes *p = calloc(1, sizeof(*p));
-	int cpu, lo = 0, hi = -1, ret, ncpus;
-	FILE *f;
+	bool *online = NULL;
+	int cpu, ret, ncpus;
 
 	if (!p || !(p->procs = hashmap__new())) {
 		snprintf(err, errlen, "out of memory");
@@ -155,19 +131,22 @@ struct processes *processes__new(bool follow, char *err, size_t errlen)
 	}
 	if (!follow)
 		return p;
-	ncpus = sysconf(_SC_NPROCESSORS_CONF);
-	p->rings = calloc(ncpus > 0 ? ncpus : 1, sizeof(*p->rings));
-	p->wrap = malloc(65536);
-	f = fopen("/sys/devices/system/cpu/online", "re");
-	if (!p->rings || !p->wrap || !f) {
-		snprintf(err, errlen, "%s", f ? "out of memory" : "cannot read the online CPUs");
-		if (f)
-			fclose(f);
+	ret = cpus__online(&online, &ncpus);
+	if (ret) {
+		snprintf(err, errlen, "cannot read the online CPUs: %s", strerror(-ret));
 		goto fail;
 	}
-	while ((cpu = next_online(f, &lo, &hi)) >= 0 && p->nrings < ncpus) {
+	p->rings = calloc(ncpus, sizeof(*p->rings));
+	p->wrap = malloc(65536);
+	if (!p->rings || !p->wrap) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (cpu = 0; cpu < ncpus; cpu++) {
 		struct ring *r = &p->rings[p->nrings];
 
+		if (!online[cpu])
+			continue;
 		r->fd = -1;
 		ret = open_ring(r, cpu);
 		if (ret == -ENODEV) {
@@ -178,14 +157,14 @@ struct processes *processes__new(bool follow, char *err, size_t errlen)
 		if (ret) {
 			snprintf(err, errlen, "cannot follow mmaps on CPU %d (perf_event_open): %s", cpu,
 				 strerror(-ret));
-			fclose(f);
 			goto fail;
 		}
 	}
-	fclose(f);
-	p->read_until_ns = now_ns();
+	free(online);
+	p->read_until_ns = now_ns(CLOCK_MONOTONIC);
 	return p;
 fail:
+	free(online);
 	processes__free(p);
 	return NULL;
 }
@@ -416,7 +395,7 @@ static void apply(struct processes *p, const struct record *r)
 
 int processes__read(struct processes *p)
 {
-	uint64_t start = now_ns();
+	uint64_t start = now_ns(CLOCK_MONOTONIC);
 	size_t i;
 	int r, ret = 0;
 

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* counted.h: what aggregate counts for one (pid, trace ID, label set): its identity and its stacks. */
+#ifndef __COUNTED_H
+#define __COUNTED_H
+
+#include <stdint.h>
+
+#include "bpf/ctxprof.h"
+#include "cmd/util/hashmap.h"
+#include "trace_ids.h"
+
+/* Its flags: whether the goroutine had more labels, and which IDs its labels hold. */
+#define COUNTED_F_LABELS_CUT SAMPLE_F_LABELS_CUT
+#define COUNTED_F_TRACE (1U << 16) /* trace_id holds a packed 32-hex trace ID */
+#define COUNTED_F_SPAN (1U << 17) /* span_id holds a packed 16-hex span ID */
+#define COUNTED_F_TRACEPARENT (1U << 18) /* both came from the request's traceparent */
+#define COUNTED_F_OTEL (1U << 19) /* both came from a span the OpenTelemetry SDK records */
+
+struct counted {
+	uint32_t pid;
+	uint32_t flags;
+	uint32_t wall; /* ORIGIN_WALL records: state | wait reason << 8; 0 for CPU samples */
+	uint8_t trace_id[TRACE_ID_LEN]; /* from the labels or the traceparent */
+	uint8_t span_id[SPAN_ID_LEN];
+	uint32_t nlabels;
+	struct go_label labels[MAX_LABELS]; /* sorted by key, then value */
+	uint64_t samples;
+	uint64_t first_ns, last_ns;
+	struct hashmap *stacks; /* frames (u64 array) -> uint64_t count */
+};
+
+/* The bytes of a label's key and value that were read: the rest of each buffer is slack. */
+static inline size_t label_key_bytes(const struct go_label *l)
+{
+	return l->key_len < MAX_KEY_LEN ? l->key_len : MAX_KEY_LEN;
+}
+
+static inline size_t label_value_bytes(const struct go_label *l)
+{
+	return l->value_len < MAX_VALUE_LEN ? l->value_len : MAX_VALUE_LEN;
+}
+
+#endif /* __COUNTED_H */

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/* rec_build.c: a counted record as the record written: IDs in hex, the process named, every frame named. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec_build.h"
+
+struct rec_builder {
+	struct rec_frame *frames;
+	size_t nframes, capframes;
+	struct rec_stack *stacks;
+	size_t capstacks;
+	struct rec_mapping *maps;
+	size_t nmaps, capmaps;
+	struct rec_label labels[MAX_LABELS];
+	char trace[2 * TRACE_ID_LEN + 1], span[2 * SPAN_ID_LEN + 1];
+};
+
+struct rec_builder *rec_builder__new(void)
+{
+	return calloc(1, sizeof(struct rec_builder));
+}
+
+void rec_builder__free(struct rec_builder *b)
+{
+	if (!b)
+		return;
+	free(b->frames);
+	free(b->stacks);
+	free(b->maps);
+	free(b);
+}
+
+static void hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* One counted stack of a record: its addresses, as the hashmap keeps them. */
+struct stack_out {
+	const uint64_t *pcs;
+	size_t n;
+	uint64_t samples;
+};
+
+struct stack_list {
+	struct stack_out *items;
+	size_t n;
+};
+
+/*
+ * Every stack is its own: frames carry their address, so two stacks never
+ * print the same and there is nothing to merge after symbolizing.
+ */
+static void list_stack(const void *key, size_t len, void *value, void *arg)
+{
+	struct stack_list *l = arg;
+
+	l->items[l->n++] = (struct stack_out){ key, len / 8, *(uint64_t *)value };
+}
+
+static int by_stack_samples(const void *pa, const void *pb)
+{
+	const struct stack_out *a = pa, *b = pb;
+
+	return a->samples < b->samples ? 1 : a->samples > b->samples ? -1 : 0;
+}
+
+static int by_start(const void *pa, const void *pb)
+{
+	const struct rec_mapping *a = pa, *b = pb;
+
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+static void *grow_array(void **items, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return *items;
+	while (n < need)
+		n *= 2;
+	p = realloc(*items, n * size);
+	if (!p)
+		return NULL;
+	*items = p;
+	*cap = n;
+	return p;
+}
+
+/* Adds the mapping that holds ADDR to the record being built, once. */
+static int note_mapping(struct rec_builder *b, const struct agg_target *t, uint64_t addr)
+{
+	struct mapping m;
+	size_t i;
+
+	if (!t->sym || !symbolizer__mapping(t->sym, t->time_ns, addr, &m))
+		return 0;
+	for (i = 0; i < b->nmaps; i++) {
+		if (b->maps[i].start == m.start)
+			return 0;
+	}
+	if (!grow_array((void **)&b->maps, &b->capmaps, b->nmaps + 1, sizeof(*b->maps)))
+		return -ENOMEM;
+	b->maps[b->nmaps++] = (struct rec_mapping){ m.start, m.limit, m.offset, m.file, m.build_id };
+	return 0;
+}
+
+/*
+ * The frames of PCS, leaf first, after the record's frames so far; "addr"
+ * is the address looked up: the interrupted PC for the leaf, a return
+ * address minus one for callers, and the same for every frame one address
+ * expands to (inlined calls).
+ */
+static int add_frames(struct rec_builder *b, const struct agg_target *t, const uint64_t *pcs,
+		      size_t n)
+{
+	const struct frame *fr;
+	uint64_t addr;
+	size_t i, j, nf;
+
+	for (i = 0; i < n; i++) {
+		addr = i == 0 || !pcs[i] ? pcs[i] : pcs[i] - 1;
+		nf = t->sym ? symbolizer__frames(t->sym, t->time_ns, pcs[i], i == 0, &fr) : 1;
+		if (!grow_array((void **)&b->frames, &b->capframes, b->nframes + nf, sizeof(*b->frames)))
+			return -ENOMEM;
+		if (!t->sym) {
+			b->frames[b->nframes++] = (struct rec_frame){ .addr = addr, .pc = pcs[i] };
+			continue;
+		}
+		for (j = 0; j < nf; j++)
+			b->frames[b->nframes++] = (struct rec_frame){
+				.func = fr[j].func, .file = fr[j].file, .line = fr[j].line,
+				.addr = addr, .pc = pcs[i], .inlined = fr[j].inlined,
+			};
+		if (note_mapping(b, t, addr))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* C's stacks, most samples first, with their frames and mappings, into OUT. */
+static int build_stacks(struct rec_builder *b, const struct counted *c, const struct agg_target *t,
+			struct rec *out)
+{
+	struct stack_list l = { .items = calloc(hashmap__size(c->stacks) + 1, sizeof(*l.items)) };
+	size_t i, first;
+	int ret = 0;
+
+	b->nframes = 0;
+	b->nmaps = 0;
+	if (!l.items ||
+	    !grow_array((void **)&b->stacks, &b->capstacks, hashmap__size(c->stacks), sizeof(*b->stacks))) {
+		free(l.items);
+		return -ENOMEM;
+	}
+	hashmap__foreach(c->stacks, list_stack, &l);
+	qsort(l.items, l.n, sizeof(*l.items), by_stack_samples);
+	for (i = 0; i < l.n && !ret; i++) {
+		first = b->nframes;
+		ret = add_frames(b, t, l.items[i].pcs, l.items[i].n);
+		/* offsets now: the frames array may move as it grows */
+		b->stacks[i] = (struct rec_stack){ l.items[i].samples, b->nframes - first,
+						   (const struct rec_frame *)(uintptr_t)first };
+	}
+	for (i = 0; i < l.n; i++)
+		b->stacks[i].frames = b->frames + (uintptr_t)b->stacks[i].frames;
+	if (b->nmaps)
+		qsort(b->maps, b->nmaps, sizeof(*b->maps), by_start);
+	out->stacks = b->stacks;
+	out->nstacks = l.n;
+	out->mappings = b->maps;
+	out->nmappings = b->nmaps;
+	free(l.items);
+	return ret;
+}
+
+/* "running", "runnable", "waiting", "syscall": what records say */
+static const char *wall_state__name(unsigned int state)
+{
+	switch (state) {
+	case WALL_RUNNABLE:
+		return "runnable";
+	case WALL_WAITING:
+		return "waiting";
+	case WALL_SYSCALL:
+		return "syscall";
+	default:
+		return "running";
+	}
+}
+
+/* Go's own name of why a goroutine waits: NULL unless waiting, as the binary spells it. */
+static const char *wait_reason(uint32_t wall, const struct go_wall_layout *w)
+{
+	uint32_t reason = wall >> 8 & 0xff;
+
+	if ((wall & 0xff) != WALL_WAITING)
+		return NULL;
+	if (!w || reason >= w->nreasons || !w->reasons[reason][0])
+		return "unknown";
+	return w->reasons[reason];
+}
+
+
+int rec_builder__build(struct rec_builder *b, const struct counted *c, const struct agg_target *t,
+		       const struct rec_clock *clk, const struct go_wall_layout *reasons,
+		       struct rec *out)
+{
+	uint32_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (c->flags & COUNTED_F_TRACE) {
+		hex(c->trace_id, TRACE_ID_LEN, b->trace);
+		out->trace_id = b->trace;
+		out->trace_source = c->flags & COUNTED_F_TRACEPARENT ? "traceparent" :
+				    c->flags & COUNTED_F_OTEL	     ? "otel-sdk" :
+									       "label";
+	}
+	if (c->flags & COUNTED_F_SPAN) {
+		hex(c->span_id, SPAN_ID_LEN, b->span);
+		out->span_id = b->span;
+	}
+	for (i = 0; i < c->nlabels; i++) {
+		const struct go_label *l = &c->labels[i];
+
+		b->labels[i] = (struct rec_label){
+			l->key, l->value, label_key_bytes(l), label_value_bytes(l),
+			l->key_len > MAX_KEY_LEN || l->value_len > MAX_VALUE_LEN,
+		};
+	}
+	out->labels = b->labels;
+	out->nlabels = c->nlabels;
+	out->more_labels = c->flags & COUNTED_F_LABELS_CUT;
+	out->pid = c->pid;
+	out->comm = (const uint8_t *)t->comm;
+	out->comm_len = strlen(t->comm);
+	if (t->container && t->container->id[0])
+		out->container_id = t->container->id;
+	if (t->container && t->container->pod_uid[0])
+		out->pod_uid = t->container->pod_uid;
+	if (t->container)
+		out->ns_pid = t->container->ns_pid;
+	out->samples = c->samples;
+	out->cpu_ns = c->wall ? -1 : (int64_t)(c->samples * clk->period_ns);
+	if (c->wall) {
+		out->origin = REC_WALL;
+		out->wall_ns = c->samples * clk->wall_period_ns;
+		out->state = wall_state__name(c->wall & 0xff);
+		out->wait_reason = wait_reason(c->wall, reasons);
+	}
+	out->start_ns = c->first_ns + clk->mono_to_real_ns;
+	out->end_ns = c->last_ns + clk->mono_to_real_ns;
+	return build_stacks(b, c, t, out);
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* session_state.h: the state of one recording, shared by session.c (the run) and targets.c (its targets) only. */
+#ifndef __SESSION_STATE_H
+#define __SESSION_STATE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <signal.h>
+
+#include "bpf/ctxprof.h"
+#include "cmd/output/folded.h"
+#include "cmd/output/pprof.h"
+#include "cmd/util/hashmap.h"
+#include "offsets/go_binary.h"
+#include "aggregate.h"
+#include "custom.h"
+#include "processes.h"
+#include "session.h"
+#include "wall.h"
+
+struct target {
+	pid_t pid;
+	int pidfd; /* readable once the process has exited */
+	char comm[32];
+	/* held while sampled: replicas of one binary read its DWARF once */
+	struct go_binary *gb;
+	bool pending; /* its name, container and mappings are still to be read */
+	/* the traceparent source's probes in this process, at its handlers' entries */
+	struct bpf_link *http_links[MAX_TRACE_PROBES];
+	size_t nhttp;
+	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
+};
+
+struct session {
+	struct session_config cfg;
+	struct ctxprof_bpf *skel;
+	int ncpus; /* possible CPUs: per-CPU maps are this long */
+	bool *online; /* ncpus of them */
+	int *ring_fds;
+	struct ring_buffer *rb;
+	struct bpf_link **perf_links; /* per CPU, NULL where none */
+	int nevents;
+	struct bpf_link *uprobe_links[MAX_UPROBES];
+	struct bpf_link *exec_link;
+	struct pins *pins;
+	struct pprof *pprof; /* --pprof */
+	struct folded *folded; /* -f */
+	struct aggregate *agg;
+	struct processes *procs; /* every process's mappings, targets or not */
+	struct hashmap *targets; /* pid -> struct target */
+	int nadded; /* targets ever added, for the statistics */
+	int npending; /* targets added since describe_pending last ran */
+	uint64_t period_ns;
+	FILE *out;
+	const char *out_name; /* for messages: the -o FILE, or "stdout" */
+	bool unflushed; /* events written into OUT's buffer since its last flush */
+	/*
+	 * A ring that never empties (a flood of events) must not hold the
+	 * loop: -d, signals, flushes and the reader's health wait on it.
+	 * Reading stops for this round past this moment.
+	 */
+	uint64_t read_until_ns;
+	uint64_t nread;
+	bool reading; /* rings may be read between the records of a flush */
+	/* --all: what each executable file is, so that each is checked once */
+	struct hashmap *verdicts; /* struct file_key -> enum verdict */
+	pid_t *execs; /* exec'd since the loop last looked */
+	size_t nexecs, capexecs;
+	bool targets_full; /* said once */
+	char *cgroup_dir; /* --cgroup PATH below its cgroup2 mount, for --all */
+	/* --wall: the kernel's trace contexts as of this snapshot, struct goid_key -> trace_ctx */
+	struct hashmap *wall_ctxs;
+	struct wall_stats wall_stats;
+	uint64_t wall_cpu_ns; /* this process's CPU time in snapshots */
+	/* the first failure that loses data (a write, memory): it ends the run */
+	int fail;
+	char fail_msg[PATH_MAX + 64]; /* what failed, for the last line; "" when said already */
+};
+
+/* The first failure that loses data; WHAT ("write records to stdout") is said at the end. */
+void session__fail(struct session *s, int err, const char *what);
+
+/* targets.c */
+struct target *session__find_target(const struct session *s, pid_t pid);
+/* A hashmap value's destructor: probes detached, the binary put, the pidfd closed. */
+void target__free(void *p);
+/* Targets added by --all since the loop last looked: their name, container and mappings, read now. */
+void session__describe_pending(struct session *s);
+/* processes' exec callback: PID is looked at in the loop, outside any flush. */
+void session__on_exec(void *ctx, pid_t pid);
+/* --all: processes that exec'd are what they now run, Go or not. */
+void session__handle_execs(struct session *s);
+/* Drops targets that exited or exec'd; their last samples are read first. */
+void session__reap_targets(struct session *s);
+
+#endif /* __SESSION_STATE_H */

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: GPL-2.0
+/* targets.c: a recording's targets: checked, installed in the kernel, probed, described, reaped; --all's discovery. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "bpf/ctxprof.h"
+#include "cmd/symbols/binaries.h"
+#include "cmd/util/clock.h"
+#include "cmd/util/hashmap.h"
+#include "offsets/go_binary.h"
+#include "ctxprof.skel.h"
+#include "aggregate.h"
+#include "container.h"
+#include "processes.h"
+#include "session.h"
+#include "session_state.h"
+#include "wall.h"
+
+struct target *session__find_target(const struct session *s, pid_t pid)
+{
+	return hashmap__get(s->targets, &pid, sizeof(pid));
+}
+
+static int read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, len, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static void detach_http(struct target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nhttp; i++)
+		bpf_link__destroy(t->http_links[i]);
+	t->nhttp = 0;
+}
+
+void target__free(void *p)
+{
+	struct target *t = p;
+
+	if (!t)
+		return;
+	detach_http(t);
+	wall_reader__free(t->wall);
+	binaries__put(t->gb);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t);
+}
+
+/* A PIE's load bias in PID: where the kernel says its entry is, less the linked entry. */
+static bool load_bias(pid_t pid, uint64_t entry, uint64_t *bias)
+{
+	uint64_t pair[2];
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fread(pair, sizeof(pair), 1, f) == 1 && pair[0]) {
+		if (pair[0] == 9 /* AT_ENTRY */) {
+			fclose(f);
+			*bias = pair[1] - entry;
+			return true;
+		}
+	}
+	fclose(f);
+	return false;
+}
+
+/*
+ * T's process held by a pidfd (readable once it exits), its name, and its
+ * executable, parsed or shared with other targets running the same file:
+ * PATH names it, EXE_ST is what it was. -errno with a message unless QUIET.
+ */
+static int open_target(struct target *t, char *path, size_t pathlen, struct stat *exe_st, bool quiet)
+{
+	char exe[64], err[256];
+	pid_t pid = t->pid;
+	ssize_t n;
+	int ret;
+
+	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0) {
+		ret = -errno;
+		if (quiet)
+			return ret;
+		if (ret == -ESRCH)
+			fprintf(stderr, "pid %d: no such process\n", (int)pid);
+		else
+			fprintf(stderr, "pid %d: failed to open: %s\n", (int)pid, strerror(-ret));
+		return ret;
+	}
+	read_comm(pid, t->comm, sizeof(t->comm));
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	n = readlink(exe, path, pathlen - 1);
+	path[n > 0 ? n : 0] = '\0';
+	if (stat(exe, exe_st) != 0) {
+		ret = -errno;
+		if (!quiet)
+			fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid,
+				t->comm, path, strerror(-ret));
+		return ret;
+	}
+	/* shared with the symbolizer, and with other targets running the same file */
+	t->gb = binaries__get(exe, err, sizeof(err));
+	if (!t->gb) {
+		ret = -errno;
+		if (!quiet)
+			fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid,
+				t->comm, path, err);
+		return ret;
+	}
+	return 0;
+}
+
+/* -ENOTSUP, saying why unless QUIET, when T runs no Go build we can read. */
+static int refuse_unsupported(const struct target *t, const char *path, bool quiet)
+{
+	size_t i;
+
+	if (go_binary__supported(t->gb))
+		return 0;
+	if (quiet)
+		return -ENOTSUP;
+	/* without a version the problem already says it is not Go */
+	fprintf(stderr, "pid %d (%s, %s): %s", (int)t->pid, t->comm, path,
+		go_binary__version(t->gb) ? "unsupported Go build: " : "");
+	for (i = 0; i < go_binary__nproblems(t->gb); i++)
+		fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(t->gb, i));
+	fputc('\n', stderr);
+	return -ENOTSUP;
+}
+
+/* T's layout for the sampler; a PIE's addresses moved to where it is loaded. */
+static void target_layout(const struct target *t, struct target_info *info)
+{
+	uint64_t bias;
+
+	go_binary__layout(t->gb, &info->layout);
+	if (info->layout.gc_cycles && go_binary__pie(t->gb)) {
+		if (load_bias(t->pid, go_binary__entry(t->gb), &bias))
+			info->layout.gc_cycles += bias;
+		else
+			info->layout.gc_cycles = 0;
+	}
+}
+
+/* The binary's warnings (--all says them once per file, in consider()), and with -v the layout. */
+static void say_layout(const struct session *s, const struct target *t, const char *path,
+		       const struct target_info *info, bool quiet)
+{
+	const struct go_layout *l = &info->layout;
+	size_t i;
+
+	for (i = 0; !quiet && i < go_binary__nwarnings(t->gb); i++)
+		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)t->pid, t->comm,
+			go_binary__warning(t->gb, i));
+	if (s->cfg.verbose)
+		fprintf(stderr,
+			"pid %d (%s, %s): %s, offsets from %s, labels %s, g at fs%+lld, g.m %u, "
+			"m.curg %u, g.labels %u, g.goid %u\n",
+			(int)t->pid, t->comm, path, go_binary__version(t->gb),
+			go_layout_source__name(go_binary__source(t->gb)),
+			go_labels_layout__name(l->labels_layout) ?: "unknown",
+			(long long)l->tls_g_offset, l->g_m, l->m_curg, l->g_labels, l->g_goid);
+}
+
+/* Checks T's process and fills INFO with its layout; -errno with a message unless QUIET. */
+static int check_target(struct session *s, struct target *t, struct target_info *info,
+			struct stat *exe_st, bool quiet)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = open_target(t, path, sizeof(path), exe_st, quiet);
+	if (!ret)
+		ret = refuse_unsupported(t, path, quiet);
+	if (ret)
+		return ret;
+	target_layout(t, info);
+	say_layout(s, t, path, info, quiet);
+	return 0;
+}
+
+/* A target's name, container and mappings, read now while the process lives. */
+static void describe(struct session *s, struct target *t)
+{
+	processes__container(s->procs, t->pid);
+	processes__comm(s->procs, t->pid);
+	if (!symbolizer__known(processes__get(s->procs, t->pid, now_ns(CLOCK_MONOTONIC))))
+		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
+				"addresses\n",
+			(int)t->pid, t->comm);
+	t->pending = false;
+}
+
+static void describe_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct target *t = value;
+
+	if (t->pending)
+		describe(ctx, t);
+}
+
+/* Targets added by --all since the loop last looked: described now. */
+void session__describe_pending(struct session *s)
+{
+	if (s->npending) {
+		hashmap__foreach(s->targets, describe_one, s);
+		s->npending = 0;
+	}
+}
+
+/*
+ * The traceparent and otel-sdk sources in T's process: a uprobe at each
+ * function entry .gopclntab names, filtered to that process, so that other
+ * processes running the same file never take it. Through /proc/PID/exe,
+ * which names the very file in any mount namespace and on any filesystem.
+ */
+static void attach_http(struct session *s, struct target *t, bool quiet)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	const struct go_trace_probe *probes;
+	struct bpf_link *link;
+	size_t i, n;
+	char exe[64];
+	int err;
+
+	n = go_binary__trace_probes(t->gb, &probes);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+	for (i = 0; i < n; i++) {
+		if (!(s->cfg.trace_sources & (1U << probes[i].source)))
+			continue;
+		opts.bpf_cookie = probes[i].cookie;
+		link = bpf_program__attach_uprobe_opts(s->skel->progs.http_request, t->pid, exe,
+						       probes[i].offset, &opts);
+		if (!link) {
+			err = -errno;
+			if (!quiet || s->cfg.verbose)
+				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+						"no trace IDs from %s\n",
+					(int)t->pid, t->comm, probes[i].func, strerror(-err),
+					trace_source__name(probes[i].source));
+			detach_http(t);
+			return;
+		}
+		t->http_links[t->nhttp++] = link;
+	}
+	if (s->cfg.verbose && t->nhttp)
+		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts (requests "
+				"of: %s; SDK spans: %s)\n",
+			(int)t->pid, t->comm, t->nhttp, *go_binary__trace_servers(t->gb) ?
+			go_binary__trace_servers(t->gb) : "none",
+			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes");
+	else if (s->cfg.verbose && go_binary__serves_requests(t->gb))
+		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
+			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
+}
+
+/*
+ * Deletes the entries of map FD (keys of KEY_SIZE bytes that start with
+ * the tgid) that belong to PID. The keys are gathered first: a deleted key
+ * makes the next get_next_key start over.
+ */
+static void forget_tgid(int fd, size_t key_size, pid_t pid)
+{
+	uint8_t key[32], *keys = NULL, *grown;
+	size_t n = 0, cap = 0, i;
+	void *prev = NULL;
+	__u32 tgid;
+
+	while (key_size <= sizeof(key) && bpf_map_get_next_key(fd, prev, key) == 0) {
+		memcpy(&tgid, key, sizeof(tgid));
+		if (tgid == (__u32)pid) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				grown = realloc(keys, cap * key_size);
+				if (!grown)
+					break;
+				keys = grown;
+			}
+			memcpy(keys + n++ * key_size, key, key_size);
+		}
+		prev = key;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, keys + i * key_size);
+	free(keys);
+}
+
+/* The request and span contexts a gone process left: its pid may come back, with goids from 1 again. */
+static void forget_contexts(struct session *s, pid_t pid)
+{
+	forget_tgid(bpf_map__fd(s->skel->maps.trace_ctxs), sizeof(struct goid_key), pid);
+	forget_tgid(bpf_map__fd(s->skel->maps.grpc_streams), sizeof(struct grpc_stream_key), pid);
+}
+
+/*
+ * --wall: a reader of T's goroutines. A -p target whose binary cannot give
+ * them is refused, saying why; under --all such a process gets CPU
+ * samples only (said with -v).
+ */
+static int start_wall(struct session *s, struct target *t, bool quiet)
+{
+	const char *why = go_binary__wall_problem(t->gb);
+	uint64_t bias = 0;
+	int ret;
+
+	if (!why && go_binary__pie(t->gb) && !load_bias(t->pid, go_binary__entry(t->gb), &bias))
+		why = "cannot read its load address from /proc/PID/auxv";
+	if (!why && !(t->wall = wall_reader__new(t->pid, t->gb, bias)))
+		return -ENOMEM;
+	if (!why) {
+		ret = aggregate__name_reasons(s->agg, t->pid, go_binary__wall(t->gb));
+		return ret;
+	}
+	if (quiet) {
+		if (s->cfg.verbose)
+			fprintf(stderr, "ctxprof-go: pid %d (%s): no --wall, CPU samples only: %s\n",
+				(int)t->pid, t->comm, why);
+		return 0;
+	}
+	fprintf(stderr, "pid %d (%s): --wall cannot read its goroutines: %s\n", (int)t->pid,
+		t->comm, why);
+	return -EOPNOTSUPP;
+}
+
+/* T's layout into the kernel's targets map: from now on its samples are taken. */
+static int install_target(struct session *s, const struct target *t,
+			  const struct target_info *info, bool quiet)
+{
+	int ret;
+
+	if (!bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ t->pid }, info,
+				 BPF_ANY))
+		return 0;
+	ret = -errno;
+	if (!quiet || !s->targets_full)
+		fprintf(stderr, "pid %d: failed to add to the targets map: %s%s\n", (int)t->pid,
+			strerror(-ret),
+			ret == -E2BIG ? " (it is full: more Go processes than it holds)" : "");
+	s->targets_full = ret == -E2BIG;
+	return ret;
+}
+
+/*
+ * An exec from now on is marked by the exec tracepoint; one that came
+ * between reading the executable (BEFORE) and installing the layout shows
+ * here: -ESRCH, and the layout is taken out again.
+ */
+static int confirm_exe(struct session *s, const struct target *t, const struct stat *before,
+		       bool quiet)
+{
+	struct stat after;
+	char exe[64];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+	if (stat(exe, &after) == 0 && after.st_dev == before->st_dev &&
+	    after.st_ino == before->st_ino)
+		return 0;
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ t->pid });
+	if (!quiet)
+		fprintf(stderr, "pid %d (%s): exited or ran another program while being added\n",
+			(int)t->pid, t->comm);
+	return -ESRCH;
+}
+
+/*
+ * PID becomes a target: checked, its layout installed, its probes
+ * attached. QUIET (--all) says nothing of processes it passes over.
+ */
+static int add_target(struct session *s, pid_t pid, bool quiet)
+{
+	struct target_info info = {};
+	struct stat exe_st;
+	struct target *t;
+	int ret;
+
+	if (session__find_target(s, pid))
+		return 0;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->pid = pid;
+	t->pidfd = -1;
+	ret = check_target(s, t, &info, &exe_st, quiet);
+	if (!ret && s->cfg.wall)
+		ret = start_wall(s, t, quiet);
+	if (ret)
+		goto fail;
+	info.exe_ino = exe_st.st_ino;
+	/*
+	 * --all defers the rest (its name, container and mappings, read from
+	 * /proc while it lives) to the loop, right after: on a busy host with
+	 * hundreds of Go processes, sampling them all starts sooner.
+	 */
+	if (quiet)
+		t->pending = true;
+	else
+		describe(s, t);
+	ret = install_target(s, t, &info, quiet);
+	if (!ret)
+		ret = confirm_exe(s, t, &exe_st, quiet);
+	if (ret)
+		goto fail;
+	ret = hashmap__add(s->targets, &pid, sizeof(pid), t);
+	if (ret) {
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+		goto fail;
+	}
+	s->nadded++;
+	s->npending += t->pending;
+	attach_http(s, t, quiet);
+	if (quiet && s->cfg.verbose)
+		fprintf(stderr, "ctxprof-go: pid %d (%s, %s) added\n", (int)pid, t->comm,
+			go_binary__version(t->gb));
+	return 0;
+fail:
+	target__free(t);
+	return ret;
+}
+
+int session__add_target(struct session *s, pid_t pid)
+{
+	return add_target(s, pid, false);
+}
+
+void session__remove_target(struct session *s, pid_t pid, const char *why)
+{
+	struct target *t = hashmap__del(s->targets, &pid, sizeof(pid));
+
+	if (!t)
+		return;
+	/* what its snapshots counted stays counted */
+	if (t->wall && wall_reader__settle(t->wall, s->agg))
+		session__fail(s, -ENOMEM, "count goroutines");
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+	if (t->nhttp) {
+		detach_http(t);
+		forget_contexts(s, pid);
+	}
+	/* with --all processes come and go all the time: said with -v only */
+	if (!s->cfg.all || s->cfg.verbose)
+		fprintf(stderr, "ctxprof-go: pid %d (%s) %s\n", (int)pid, t->comm, why);
+	target__free(t);
+}
+
+/* An executable file, as this process sees it: the key of what it was found to be. */
+struct file_key {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	time_t mtime; /* a binary rewritten in place is checked again */
+	long mtime_ns;
+};
+
+enum verdict {
+	VERDICT_GO = 1,
+	VERDICT_NOT_GO,
+	VERDICT_UNSUPPORTED,
+};
+
+/*
+ * --all --cgroup: only processes of the cgroup become targets. The sampler
+ * filters by cgroup anyway; this keeps the rest of the host out of the
+ * target set (mappings, symbols, statistics). A process joins its
+ * container's cgroup before it execs the container's program, so an exec
+ * finds it there.
+ */
+static bool in_cgroup(const struct session *s, pid_t pid)
+{
+	return !s->cgroup_dir || container__in_cgroup(pid, s->cgroup_dir);
+}
+
+/*
+ * A file's verdict, said once: an unsupported Go build gets a note; with
+ * -v, a Go build's warnings too. A host runs many Go programs that never
+ * set labels (the go command, its compiler): sampled all the same.
+ */
+static void say_verdict(const struct session *s, const char *exe, const struct go_binary *gb,
+			enum verdict v)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+	size_t i;
+
+	n = readlink(exe, path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	for (i = 0; v == VERDICT_GO && s->cfg.verbose && i < go_binary__nwarnings(gb); i++)
+		fprintf(stderr, "ctxprof-go: %s (%s): warning: %s\n", path, go_binary__version(gb),
+			go_binary__warning(gb, i));
+	if (v == VERDICT_UNSUPPORTED) {
+		fprintf(stderr, "ctxprof-go: note: %s (%s) is not sampled: unsupported Go build: ",
+			path, go_binary__version(gb));
+		for (i = 0; i < go_binary__nproblems(gb); i++)
+			fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(gb, i));
+		fputc('\n', stderr);
+	}
+}
+
+/*
+ * What the executable EXE (as ST) is, from what this file was found to be,
+ * or read now: then *HELD keeps it parsed for the caller to put. 0 when it
+ * cannot be read.
+ */
+static enum verdict file_verdict(struct session *s, const char *exe, const struct stat *st,
+				 struct go_binary **held)
+{
+	struct file_key key = { st->st_dev, st->st_ino, st->st_size, st->st_mtim.tv_sec,
+				st->st_mtim.tv_nsec };
+	char err[256];
+	struct go_binary *gb;
+	enum verdict v;
+
+	v = (uintptr_t)hashmap__get(s->verdicts, &key, sizeof(key));
+	if (v)
+		return v;
+	gb = binaries__get(exe, err, sizeof(err));
+	if (!gb)
+		return 0;
+	v = !go_binary__version(gb) ? VERDICT_NOT_GO :
+	    go_binary__supported(gb) ? VERDICT_GO : VERDICT_UNSUPPORTED;
+	say_verdict(s, exe, gb, v);
+	hashmap__add(s->verdicts, &key, sizeof(key), (void *)(uintptr_t)v);
+	*held = gb;
+	return v;
+}
+
+/*
+ * --all: PID is sampled when it runs a supported Go build. Each file is
+ * checked once: a non-Go file is skipped silently from then on (-v lists
+ * each process), an unsupported Go build gets one note.
+ */
+static void consider(struct session *s, pid_t pid)
+{
+	struct go_binary *held = NULL;
+	char exe[64], comm[32] = "";
+	enum verdict v;
+	struct stat st;
+
+	if (pid == getpid() || !in_cgroup(s, pid))
+		return;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	/* kernel threads have no executable; a process may be gone already */
+	if (stat(exe, &st) != 0)
+		return;
+	v = file_verdict(s, exe, &st, &held);
+	if (v == VERDICT_GO)
+		add_target(s, pid, true);
+	/* held until the target took its own reference: the file is parsed once */
+	binaries__put(held);
+	if (!v || v == VERDICT_GO || !s->cfg.verbose)
+		return;
+	read_comm(pid, comm, sizeof(comm));
+	fprintf(stderr, "ctxprof-go: pid %d (%s): %s, skipped\n", (int)pid, comm,
+		v == VERDICT_NOT_GO ? "not a Go program" : "an unsupported Go build");
+}
+
+void session__discover(struct session *s)
+{
+	struct dirent *de;
+	DIR *proc;
+	char *end;
+	long pid;
+
+	proc = opendir("/proc");
+	if (!proc) {
+		fprintf(stderr, "ctxprof-go: cannot list /proc: %s\n", strerror(errno));
+		return;
+	}
+	while ((de = readdir(proc))) {
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		consider(s, pid);
+	}
+	closedir(proc);
+}
+
+/* An exec read from the kernel's records: looked at in the loop, outside any flush. */
+void session__on_exec(void *ctx, pid_t pid)
+{
+	struct session *s = ctx;
+	size_t cap;
+	pid_t *p;
+
+	if (s->nexecs == s->capexecs) {
+		cap = s->capexecs ? 2 * s->capexecs : 64;
+		p = realloc(s->execs, cap * sizeof(*p));
+		if (!p)
+			return;
+		s->execs = p;
+		s->capexecs = cap;
+	}
+	s->execs[s->nexecs++] = pid;
+}
+
+/* --all: processes that exec'd are what they now run, Go or not. */
+void session__handle_execs(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nexecs; i++) {
+		/* a target that execs runs another program: it is checked again */
+		session__remove_target(s, s->execs[i], "ran another program (exec)");
+		consider(s, s->execs[i]);
+	}
+	s->nexecs = 0;
+}
+
+int session__ntargets(const struct session *s)
+{
+	return hashmap__size(s->targets);
+}
+
+struct reap {
+	struct session *s;
+	pid_t *exited, *execed;
+	size_t nexited, nexeced;
+};
+
+static void check_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct target *t = value;
+	struct reap *r = ctx;
+	struct target_info info;
+	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 0) == 1)
+		r->exited[r->nexited++] = t->pid;
+	/* the kernel side already drops its samples; this says so, once */
+	else if (bpf_map_lookup_elem(bpf_map__fd(r->s->skel->maps.targets), &(__u32){ t->pid },
+				     &info) == 0 &&
+		 info.execed)
+		r->execed[r->nexeced++] = t->pid;
+}
+
+/* Drops targets that exited or exec'd; their last samples are read first. */
+void session__reap_targets(struct session *s)
+{
+	size_t n = hashmap__size(s->targets), i;
+	struct reap r = { .s = s };
+
+	if (!n)
+		return;
+	r.exited = calloc(n, sizeof(pid_t));
+	r.execed = calloc(n, sizeof(pid_t));
+	if (r.exited && r.execed)
+		hashmap__foreach(s->targets, check_one, &r);
+	if (r.nexited || r.nexeced)
+		ring_buffer__consume(s->rb);
+	for (i = 0; i < r.nexited; i++)
+		session__remove_target(s, r.exited[i], "exited");
+	for (i = 0; i < r.nexeced; i++)
+		session__remove_target(s, r.execed[i],
+				       "now runs another program (exec); no longer sampled");
+	free(r.exited);
+	free(r.execed);
+}
+

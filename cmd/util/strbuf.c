@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0
+/* strbuf.c: a growable byte buffer that remembers running out of memory. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+
+void strbuf__free(struct strbuf *b)
+{
+	free(b->p);
+	*b = (struct strbuf){};
+}
+
+void strbuf__put(struct strbuf *b, const void *s, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (b->n + n > b->cap) {
+		cap = b->cap ? b->cap : 4096;
+		while (cap < b->n + n)
+			cap *= 2;
+		p = b->oom ? NULL : realloc(b->p, cap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+}
