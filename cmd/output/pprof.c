@@ -4,9 +4,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "cmd/util/hashmap.h"
+#include "cmd/util/outfile.h"
 #include "pprof.h"
 
 /* Frames one address expands to: inlined calls, then the function itself. */
@@ -399,6 +401,7 @@ int pprof__write(struct pprof *c, const char *path)
 	const char *s;
 	size_t i, j;
 	gzFile gz;
+	int fd;
 	int ret = 0;
 
 	pb_value_type(&p, 1, samples, count);
@@ -478,9 +481,16 @@ int pprof__write(struct pprof *c, const char *path)
 		ret = -ENOMEM;
 		goto out;
 	}
-	gz = gzopen(path, "wb");
+	/* created 0600, as the records it comes from */
+	fd = outfile__open(path, false);
+	if (fd < 0) {
+		ret = fd;
+		goto out;
+	}
+	gz = gzdopen(fd, "wb");
 	if (!gz) {
-		ret = errno ? -errno : -EIO;
+		ret = errno ? -errno : -ENOMEM;
+		close(fd);
 		goto out;
 	}
 	/* zlib leaves the errno of a write(2) that failed; gzclose writes the rest */

@@ -18,7 +18,7 @@ void pprof__free(struct pprof *p);
  */
 int pprof__add(struct pprof *p, const struct rec *r);
 
-/* Writes every record added to PATH; -errno. */
+/* Writes every record added to PATH, created 0600 (an existing file keeps its mode); -errno. */
 int pprof__write(struct pprof *p, const char *path);
 
 #endif /* __PPROF_H */

@@ -19,6 +19,7 @@
 #include "cmd/symbols/binaries.h"
 #include "cmd/util/cpus.h"
 #include "cmd/util/hashmap.h"
+#include "cmd/util/outfile.h"
 #include "cmd/util/clock.h"
 #include "offsets/go_binary.h"
 #include "ctxprof.skel.h"
@@ -80,7 +81,7 @@ static void reopen_output(struct session *s)
 		s->out = NULL;
 		write_failed(s, errno ? -errno : -EIO);
 	}
-	f = fopen(s->cfg.output, "a");
+	f = outfile__fopen(s->cfg.output, true);
 	if (!f) {
 		fprintf(stderr, "ctxprof-go: failed to reopen %s: %s\n", s->cfg.output,
 			strerror(errno));
@@ -373,14 +374,14 @@ fail:
 	return NULL;
 }
 
-/* -o FILE, truncated or, with --append, appended to. */
+/* -o FILE, created 0600: records carry labels. */
 static int open_output(struct session *s)
 {
 	int err;
 
 	if (!s->cfg.output)
 		return 0;
-	s->out = fopen(s->cfg.output, s->cfg.append ? "a" : "w");
+	s->out = outfile__fopen(s->cfg.output, s->cfg.append);
 	if (!s->out) {
 		err = -errno;
 		fprintf(stderr, "failed to open %s: %s\n", s->cfg.output, strerror(-err));

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0
+/* outfile.c: output files created 0600. */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "outfile.h"
+
+int outfile__open(const char *path, bool append)
+{
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0600);
+	return fd < 0 ? -errno : fd;
+}
+
+FILE *outfile__fopen(const char *path, bool append)
+{
+	int fd = outfile__open(path, append), err;
+	FILE *f;
+
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	f = fdopen(fd, append ? "a" : "w");
+	if (!f) {
+		err = errno;
+		close(fd);
+		errno = err;
+	}
+	return f;
+}
