@@ -49,15 +49,6 @@ static void on_signal(int sig)
 		exiting = 1;
 }
 
-/* The first failure that loses data; WHAT ("write records to stdout") is said at the end. */
-void session__fail(struct session *s, int err, const char *what)
-{
-	if (s->fail)
-		return;
-	s->fail = err;
-	snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", what);
-}
-
 static void write_failed(struct session *s, int err)
 {
 	char what[PATH_MAX + 32];

@@ -81,7 +81,13 @@ struct session {
 };
 
 /* The first failure that loses data; WHAT ("write records to stdout") is said at the end. */
-void session__fail(struct session *s, int err, const char *what);
+static inline void session__fail(struct session *s, int err, const char *what)
+{
+	if (s->fail)
+		return;
+	s->fail = err;
+	snprintf(s->fail_msg, sizeof(s->fail_msg), "%s", what);
+}
 
 /* targets.c */
 struct target *session__find_target(const struct session *s, pid_t pid);
