@@ -70,7 +70,7 @@ help:
 	@echo 'make            build ./ctxprof-go'
 	@echo 'make deps       install Debian packages and Go toolchains (root)'
 	@echo 'make test       deps, build, then every test (end-to-end ones need root)'
-	@echo 'make demo       deps, build, then check the Go binaries on this machine'
+	@echo 'make demo       deps, build, then record the bundled demo service for 5 s'
 	@echo 'make golayout   regenerate golayout/golayout.tsv from every installed Go'
 	@echo 'make bench      ctxprof-go against pahole, go tool addr2line, bpftrace and perf'
 	@echo 'make soak       ctxprof-go --all for 10 min of Go processes coming and going'

@@ -23,6 +23,7 @@ static const char usage[] =
 	"  -i, --inlines    expand inlined calls, innermost first, as binutils'\n"
 	"                   `addr2line -f -i` does: one function and file:line pair\n"
 	"                   per frame, the inlined ones marked \" (inlined)\"\n"
+	"  -h, --help       show this help\n"
 	"\n"
 	"Examples:\n"
 	"  echo 0x4a1b2c | ctxprof-go addr2line ./server\n"
@@ -80,9 +81,13 @@ int addr2line__main(int argc, char **argv)
 		else
 			break;
 	}
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		fputs(usage, stdout);
+		return 0;
+	}
 	if (argc != 2 || argv[1][0] == '-') {
-		fputs(usage, argc == 2 && !strcmp(argv[1], "--help") ? stdout : stderr);
-		return argc == 2 && !strcmp(argv[1], "--help") ? 0 : 2;
+		fputs(usage, stderr);
+		return 2;
 	}
 	path = argv[1];
 	gb = go_binary__open_symbols(path, err, sizeof(err));

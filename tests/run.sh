@@ -43,6 +43,7 @@ for t in "$OUTPUT"/san/tests/*; do
 	[ -x "$t" ] && run "unit (asan+ubsan): $(basename "$t")" env GO_TEST_BINARY="$(go_build "$(go_toolchains | tail -n 1)" plain)" "$t"
 done
 run "layering: every #include runs one way" bash "$TOP/tests/layering.sh"
+run "docs: man page, README and the other documents against --help, the schema and check --json" bash "$TOP/tests/docs.sh"
 run "check: testdata matrix" bash "$TOP/tests/check-matrix.sh"
 run "check: Debian's Go binaries" bash "$TOP/tests/check-debian.sh"
 run "check: bad input" bash "$TOP/tests/check-bad-input.sh"
