@@ -97,7 +97,8 @@ static bool load_bias(pid_t pid, uint64_t entry, uint64_t *bias)
  * executable, parsed or shared with other targets running the same file:
  * PATH names it, EXE_ST is what it was. -errno with a message unless QUIET.
  */
-static int open_target(struct target *t, char *path, size_t pathlen, struct stat *exe_st, bool quiet)
+static int open_target(struct target *t, char *path, size_t pathlen, struct stat *exe_st,
+		       bool quiet)
 {
 	char exe[64], err[256];
 	pid_t pid = t->pid;
