@@ -10,28 +10,7 @@
 #include "cmd/util/hashmap.h"
 #include "cmd/util/outfile.h"
 #include "pprof.h"
-
-/* Frames one address expands to: inlined calls, then the function itself. */
-#define MAX_LINES 64
-
-struct line {
-	uint64_t function_id;
-	int64_t line;
-};
-
-struct location {
-	uint64_t mapping_id, addr;
-	size_t nlines;
-	struct line lines[];
-};
-
-struct mapping {
-	uint64_t start, limit, offset, file, build_id; /* strings as indexes */
-};
-
-struct function {
-	uint64_t name, file;
-};
+#include "profdict.h"
 
 struct label {
 	uint64_t key, str; /* str 0: numeric */
@@ -52,14 +31,7 @@ struct vec {
 };
 
 struct pprof {
-	struct hashmap *strings; /* string -> index + 1 */
-	struct vec strtab; /* char * */
-	struct hashmap *functions; /* name\0file -> id */
-	struct vec funcs; /* struct function */
-	struct hashmap *mappings_by; /* pid, start -> id */
-	struct vec maps; /* struct mapping */
-	struct hashmap *locations; /* pid, addr -> id */
-	struct vec locs; /* struct location * */
+	struct profdict *dict;
 	struct vec samples; /* struct sample */
 	int64_t first_ns, last_ns, period;
 	struct strbuf valid; /* a string made valid UTF-8 */
@@ -85,16 +57,9 @@ struct pprof *pprof__new(void)
 
 	if (!c)
 		return NULL;
-	c->strtab.size = sizeof(char *);
-	c->funcs.size = sizeof(struct function);
-	c->maps.size = sizeof(struct mapping);
-	c->locs.size = sizeof(struct location *);
 	c->samples.size = sizeof(struct sample);
-	c->strings = hashmap__new();
-	c->functions = hashmap__new();
-	c->mappings_by = hashmap__new();
-	c->locations = hashmap__new();
-	if (!c->strings || !c->functions || !c->mappings_by || !c->locations) {
+	c->dict = profdict__new();
+	if (!c->dict) {
 		pprof__free(c);
 		return NULL;
 	}
@@ -107,161 +72,19 @@ void pprof__free(struct pprof *c)
 
 	if (!c)
 		return;
-	for (i = 0; i < c->strtab.n; i++)
-		free(((char **)c->strtab.items)[i]);
-	for (i = 0; i < c->locs.n; i++)
-		free(((struct location **)c->locs.items)[i]);
 	for (i = 0; i < c->samples.n; i++) {
 		free(((struct sample *)c->samples.items)[i].locs);
 		free(((struct sample *)c->samples.items)[i].labels);
 	}
-	free(c->strtab.items);
-	free(c->funcs.items);
-	free(c->maps.items);
-	free(c->locs.items);
 	free(c->samples.items);
-	hashmap__free(c->strings, NULL);
-	hashmap__free(c->functions, NULL);
-	hashmap__free(c->mappings_by, NULL);
-	hashmap__free(c->locations, NULL);
+	profdict__free(c->dict);
 	strbuf__free(&c->valid);
 	free(c);
 }
 
-/* Index of S in the string table, added when new; 0 is "". */
 static uint64_t str_index(struct pprof *c, const char *s)
 {
-	size_t len = strlen(s);
-	void *v;
-	char **slot, *copy;
-
-	if (!c->strtab.n) {
-		slot = vec_push(&c->strtab);
-		if (!slot || !(*slot = strdup("")) || hashmap__add(c->strings, "", 0, (void *)1))
-			return 0;
-	}
-	v = hashmap__get(c->strings, s, len);
-	if (v)
-		return (uintptr_t)v - 1;
-	copy = strdup(s);
-	slot = copy ? vec_push(&c->strtab) : NULL;
-	if (!slot) {
-		free(copy);
-		return 0;
-	}
-	*slot = copy;
-	if (hashmap__add(c->strings, s, len, (void *)(uintptr_t)c->strtab.n))
-		return 0;
-	return c->strtab.n - 1;
-}
-
-/* S made valid UTF-8, in the string table */
-static uint64_t valid_index(struct pprof *c, const char *s)
-{
-	return str_index(c, rec__valid(&c->valid, (const uint8_t *)s, strlen(s)));
-}
-
-static uint64_t function_id(struct pprof *c, const char *name, const char *file)
-{
-	size_t nl = strlen(name), fl = strlen(file);
-	char *key = malloc(nl + fl + 2);
-	struct function *f;
-	void *v;
-
-	if (!key)
-		return 0;
-	memcpy(key, name, nl + 1);
-	memcpy(key + nl + 1, file, fl + 1);
-	v = hashmap__get(c->functions, key, nl + fl + 2);
-	if (!v && (f = vec_push(&c->funcs))) {
-		f->name = valid_index(c, name);
-		f->file = valid_index(c, file);
-		v = (void *)(uintptr_t)c->funcs.n;
-		if (hashmap__add(c->functions, key, nl + fl + 2, v))
-			v = NULL;
-	}
-	free(key);
-	return (uintptr_t)v;
-}
-
-/* pprof's mapping of ADDR in this record's process; 0 when none covers it. */
-static uint64_t mapping_id(struct pprof *c, const struct rec *r, uint64_t addr)
-{
-	uint64_t key[2] = { r->pid };
-	const struct rec_mapping *rm;
-	struct mapping *m;
-	size_t i;
-	void *v;
-
-	for (i = 0; i < r->nmappings; i++) {
-		rm = &r->mappings[i];
-		if (addr < rm->start || addr >= rm->limit)
-			continue;
-		key[1] = rm->start;
-		v = hashmap__get(c->mappings_by, key, sizeof(key));
-		if (v)
-			return (uintptr_t)v;
-		m = vec_push(&c->maps);
-		if (!m)
-			return 0;
-		m->start = rm->start;
-		m->limit = rm->limit;
-		m->offset = rm->offset;
-		m->file = valid_index(c, rm->file);
-		m->build_id = str_index(c, rm->build_id);
-		if (hashmap__add(c->mappings_by, key, sizeof(key), (void *)(uintptr_t)c->maps.n))
-			return 0;
-		return c->maps.n;
-	}
-	return 0;
-}
-
-/* The location of FRAMES[*I...]: every frame at one address; advances *I past them. */
-static uint64_t location_id(struct pprof *c, const struct rec *r, const struct rec_stack *st,
-			    size_t *i)
-{
-	uint64_t key[2] = { r->pid }, addr = st->frames[*i].addr;
-	struct line lines[MAX_LINES];
-	struct location *loc, **slot;
-	const struct rec_frame *f;
-	char pc[32];
-	size_t n = 0, j;
-	void *v;
-
-	/* the inlined frames, then the one that is not: all at ADDR */
-	for (j = *i; j < st->nframes; j++) {
-		f = &st->frames[j];
-		if (f->addr != addr)
-			break;
-		if (n < MAX_LINES) {
-			snprintf(pc, sizeof(pc), "0x%llx", (unsigned long long)f->pc);
-			lines[n].function_id = function_id(c, f->func ?: pc, f->file ?: "");
-			lines[n++].line = f->file ? f->line : 0;
-		}
-		if (!f->inlined) {
-			j++;
-			break;
-		}
-	}
-	*i = j;
-	key[1] = addr;
-	v = hashmap__get(c->locations, key, sizeof(key));
-	if (v)
-		return (uintptr_t)v;
-	loc = malloc(sizeof(*loc) + n * sizeof(lines[0]));
-	slot = loc ? vec_push(&c->locs) : NULL;
-	if (!slot) {
-		free(loc);
-		return 0;
-	}
-	*slot = loc;
-	loc->mapping_id = mapping_id(c, r, addr);
-	loc->addr = addr;
-	loc->nlines = n;
-	memcpy(loc->lines, lines, n * sizeof(lines[0]));
-	if (hashmap__add(c->locations, key, sizeof(key), (void *)(uintptr_t)c->locs.n))
-		return 0;
-	return c->locs.n;
+	return profdict__string(c->dict, s);
 }
 
 static void add_label(struct pprof *c, struct sample *s, const char *key, const char *value)
@@ -309,7 +132,7 @@ int pprof__add(struct pprof *c, const struct rec *r)
 		if (!s->locs || !s->labels)
 			return -ENOMEM;
 		for (j = 0; j < st->nframes;)
-			s->locs[s->nlocs++] = location_id(c, r, st, &j);
+			s->locs[s->nlocs++] = profdict__location(c->dict, r, st, &j);
 		if (r->trace_id)
 			add_label(c, s, "trace_id", r->trace_id);
 		if (r->span_id)
@@ -324,12 +147,11 @@ int pprof__add(struct pprof *c, const struct rec *r)
 		for (j = 0; j < r->nlabels; j++) {
 			if ((v = rec__label_value(r, j)) == SIZE_MAX)
 				continue;
-			key = str_index(c, rec__valid(&c->valid, r->labels[j].key, r->labels[j].key_len));
-			if (ours(((char **)c->strtab.items)[key], wall))
+			key = profdict__valid(c->dict, r->labels[j].key, r->labels[j].key_len);
+			if (ours(rec__valid(&c->valid, r->labels[j].key, r->labels[j].key_len), wall))
 				continue;
 			s->labels[s->nlabels++] = (struct label){
-				key, str_index(c, rec__valid(&c->valid, r->labels[v].value,
-							     r->labels[v].value_len))
+				key, profdict__valid(c->dict, r->labels[v].value, r->labels[v].value_len)
 			};
 		}
 		s->labels[s->nlabels++] = (struct label){ str_index(c, "pid"), 0, (int64_t)r->pid };
@@ -398,8 +220,11 @@ int pprof__write(struct pprof *c, const char *path)
 	uint64_t cpu = str_index(c, "cpu"), nanos = str_index(c, "nanoseconds");
 	uint64_t wall = str_index(c, "wall");
 	struct strbuf p = {}, sub = {}, sub2 = {};
-	const char *s;
-	size_t i, j;
+	const struct profdict_location *const *locs;
+	const struct profdict_function *funcs;
+	const struct profdict_mapping *maps;
+	const char *const *strs;
+	size_t i, j, n;
 	gzFile gz;
 	int fd;
 	int ret = 0;
@@ -424,52 +249,49 @@ int pprof__write(struct pprof *c, const char *path)
 		}
 		pb_sub(&p, 2, &sub);
 	}
-	for (i = 0; i < c->maps.n; i++) {
-		struct mapping *m = &((struct mapping *)c->maps.items)[i];
-
+	maps = profdict__mappings(c->dict, &n);
+	for (i = 0; i < n; i++) {
 		sub.n = 0;
 		pb_uint(&sub, 1, i + 1);
-		pb_uint(&sub, 2, m->start);
-		pb_uint(&sub, 3, m->limit);
-		pb_uint(&sub, 4, m->offset);
-		pb_uint(&sub, 5, m->file);
-		pb_uint(&sub, 6, m->build_id);
+		pb_uint(&sub, 2, maps[i].start);
+		pb_uint(&sub, 3, maps[i].limit);
+		pb_uint(&sub, 4, maps[i].offset);
+		pb_uint(&sub, 5, maps[i].file);
+		pb_uint(&sub, 6, maps[i].build_id);
 		/* names, files, lines and inlined frames are all in the locations */
 		for (j = 7; j <= 10; j++)
 			pb_uint(&sub, j, 1);
 		pb_sub(&p, 3, &sub);
 	}
-	for (i = 0; i < c->locs.n; i++) {
-		struct location *l = ((struct location **)c->locs.items)[i];
-
+	locs = profdict__locations(c->dict, &n);
+	for (i = 0; i < n; i++) {
 		sub.n = 0;
 		pb_uint(&sub, 1, i + 1);
-		pb_uint(&sub, 2, l->mapping_id);
-		pb_uint(&sub, 3, l->addr);
+		pb_uint(&sub, 2, locs[i]->mapping);
+		pb_uint(&sub, 3, locs[i]->addr);
 		/* innermost first: the last line is the function the others were inlined into */
-		for (j = 0; j < l->nlines; j++) {
+		for (j = 0; j < locs[i]->nlines; j++) {
 			sub2.n = 0;
-			pb_uint(&sub2, 1, l->lines[j].function_id);
-			pb_uint(&sub2, 2, l->lines[j].line);
+			pb_uint(&sub2, 1, locs[i]->lines[j].function);
+			pb_uint(&sub2, 2, locs[i]->lines[j].line);
 			pb_sub(&sub, 4, &sub2);
 		}
 		pb_sub(&p, 4, &sub);
 	}
-	for (i = 0; i < c->funcs.n; i++) {
-		struct function *f = &((struct function *)c->funcs.items)[i];
-
+	funcs = profdict__functions(c->dict, &n);
+	for (i = 0; i < n; i++) {
 		sub.n = 0;
 		pb_uint(&sub, 1, i + 1);
-		pb_uint(&sub, 2, f->name);
-		pb_uint(&sub, 3, f->name);
-		pb_uint(&sub, 4, f->file);
+		pb_uint(&sub, 2, funcs[i].name);
+		pb_uint(&sub, 3, funcs[i].name);
+		pb_uint(&sub, 4, funcs[i].file);
 		pb_sub(&p, 5, &sub);
 	}
-	for (i = 0; i < c->strtab.n; i++) {
-		s = ((char **)c->strtab.items)[i];
+	strs = profdict__strings(c->dict, &n);
+	for (i = 0; i < n; i++) {
 		pb_varint(&p, 6 << 3 | 2);
-		pb_varint(&p, strlen(s));
-		strbuf__put(&p, s, strlen(s));
+		pb_varint(&p, strlen(strs[i]));
+		strbuf__put(&p, strs[i], strlen(strs[i]));
 	}
 	pb_uint(&p, 9, c->first_ns);
 	pb_uint(&p, 10, c->last_ns > c->first_ns ? c->last_ns - c->first_ns : 0);
@@ -477,7 +299,7 @@ int pprof__write(struct pprof *c, const char *path)
 	pb_uint(&p, 12, c->period);
 	/* go tool pprof shows CPU unless told -sample_index=wall */
 	pb_uint(&p, 14, cpu);
-	if (p.oom || sub.oom || sub2.oom) {
+	if (p.oom || sub.oom || sub2.oom || profdict__oom(c->dict)) {
 		ret = -ENOMEM;
 		goto out;
 	}
