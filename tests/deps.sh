@@ -15,7 +15,14 @@ set -euo pipefail
 PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool golang-golang-x-net-dev
 	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq xxd binutils dwarves curl util-linux
 	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc groff-base man-db strace
-	python3-jsonschema)
+	python3-jsonschema protobuf-c-compiler libprotobuf-c-dev)
+# The OTLP profiles messages: opentelemetry-proto 1.10 or later, whose
+# .proto files the build compiles with protoc-c. Only sid has it (trixie's
+# 1.5 is another, incompatible layout); it is Architecture: all and depends
+# on nothing, so nothing else comes from sid with it.
+PROTO_PACKAGE=opentelemetry-proto
+PROTO_MIN=1.10
+PROTO_SUITE=sid
 # The OpenTelemetry Go SDK for tests/profile-otel.sh, as Go sources (arch all),
 # built in GOPATH mode. bookworm's versions are too old, so each is named from
 # trixie; the rest of what they need resolves from bookworm.
@@ -159,6 +166,15 @@ if [ "${#need[@]}" -gt 0 ]; then
 	if ! apt-get install -y -qq --no-install-recommends "${need[@]/%//$OTEL_SUITE}" >/dev/null; then
 		log "OpenTelemetry Go SDK: install from $OTEL_SUITE failed; tests/profile-otel.sh will skip"
 	fi
+fi
+
+proto=$(dpkg-query -W -f='${Status} ${Version}\n' "$PROTO_PACKAGE" 2>/dev/null |
+	awk '$3 == "installed" { print $4 }')
+if [ -z "$proto" ] || dpkg --compare-versions "$proto" lt "$PROTO_MIN"; then
+	add_suites
+	apt_update
+	log "installing $PROTO_PACKAGE from $PROTO_SUITE (have: ${proto:-none}; the build needs $PROTO_MIN or later)"
+	apt-get install -y -qq --no-install-recommends "$PROTO_PACKAGE/$PROTO_SUITE" >/dev/null
 fi
 
 have=()

@@ -25,7 +25,7 @@ rank() {
 	cmd/util) echo 4 ;;
 	offsets) echo 3 ;;
 	golayout) echo 2 ;;
-	bpf) echo 1 ;;
+	bpf | proto) echo 1 ;;
 	esac
 }
 
@@ -43,6 +43,7 @@ resolve() {
 		*.skel.h) p=bpf/$inc ;;
 		golayout_*.inc) p=golayout/$inc ;;
 		vmlinux.h) p=bpf/$inc ;;
+		opentelemetry/proto/*.pb-c.h) p=proto/${inc##*/} ;;
 		*) p="?" ;;
 		esac
 	fi
