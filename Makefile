@@ -11,12 +11,12 @@ PROTOC_C ?= protoc-c
 OTLP_PROTO_DIR ?= /usr/include
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-LIBS := libbpf libelf libdw jansson zlib libprotobuf-c
+LIBS := libbpf libelf libdw jansson zlib libprotobuf-c libcurl
 CFLAGS ?= -g -O2
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 ALL_CFLAGS = $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -DCTXPROF_VERSION='"$(VERSION)"' \
 	-iquote . -I$(OUTPUT) -I$(OUTPUT)/otlp $(shell $(PKG_CONFIG) --cflags $(LIBS) 2>/dev/null)
-LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -ldw -ljansson -lz -lprotobuf-c)
+LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -ldw -ljansson -lz -lprotobuf-c -lcurl) -lpthread
 
 # ASan+UBSan build of the same sources, in its own directory
 SAN_OUTPUT := $(OUTPUT)/san

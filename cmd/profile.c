@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf/ctxprof.h"
+#include "cmd/output/otlp_export.h"
 #include "cmd/record/aggregate.h"
 #include "cmd/record/custom.h"
 #include "cmd/record/session.h"
@@ -25,6 +26,7 @@
 #define DEFAULT_INTERVAL 10
 #define DEFAULT_WALL_HZ 19
 #define MAX_WALL_HZ 1000
+#define MAX_OTLP_QUEUE 4096
 /*
  * Ring buffer bytes per CPU: small enough to stay in cache, large enough for
  * several polls' worth of samples at 999 Hz (a sample is 0.2 to 4 KiB).
@@ -82,6 +84,13 @@ static const char usage[] =
 	"      --wall-hz HZ        goroutine snapshots per second with -w (default 19, at\n"
 	"                          most 1000)\n"
 	"      --folded-wall       like -f, wall records only (where goroutines waited)\n"
+	"      --otlp URL          also send each interval's profiles to an OpenTelemetry\n"
+	"                          Collector, OTLP/HTTP with protobuf to\n"
+	"                          URL/v1development/profiles; every sample linked to its\n"
+	"                          trace and span. OTEL_EXPORTER_OTLP_* variables apply\n"
+	"                          (an _ENDPOINT there turns it on as --otlp does)\n"
+	"      --otlp-queue N      requests waiting to be sent at most (default 16); when\n"
+	"                          the collector is slow or down, more are dropped, counted\n"
 	"\n"
 	"Custom traces (one record per event, origin \"custom\" or \"uprobe\"; no -p needed):\n"
 	"      --pin DIR           pin custom__generic and custom_context_map in DIR (bpffs)\n"
@@ -103,6 +112,7 @@ static const char usage[] =
 	"  ctxprof-go -p $(pidof api) --wall -d 30 --pprof wall.pb.gz > prof.jsonl\n"
 	"  go tool pprof -sample_index=wall -tagfocus=trace_id=4bf92f35... -top wall.pb.gz\n"
 	"  ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl\n"
+	"  ctxprof-go --all --otlp http://localhost:4318 -o /var/log/ctxprof-go/cpu.jsonl\n"
 	"  ctxprof-go --all --cgroup /sys/fs/cgroup/system.slice/docker-$ID.scope 30\n"
 	"  ctxprof-go -p 4242 --trace-key request_id 10\n"
 	"  ctxprof-go -p $(pidof api) --trace-sources traceparent -d 30 > cpu.jsonl\n"
@@ -137,6 +147,9 @@ struct options {
 	bool wall;
 	unsigned long wall_hz;
 	const char *pin_dir;
+	const char *otlp; /* --otlp URL */
+	unsigned long otlp_queue; /* 0: the default */
+	struct otlp_export_config otlp_cfg; /* with the environment's; url NULL: no export */
 	const char *uprobes[MAX_UPROBES];
 	int nuprobes;
 	enum uprobe_abi uprobe_abi;
@@ -182,6 +195,8 @@ enum {
 	OPT_TRACE_SOURCES,
 	OPT_WALL_HZ,
 	OPT_FOLDED_WALL,
+	OPT_OTLP,
+	OPT_OTLP_QUEUE,
 };
 
 #define MEMBER(o, m, type) ((type *)((char *)(o) + (m)))
@@ -341,6 +356,14 @@ static int parse_wall_hz(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
+static int parse_otlp_queue(struct options *o, size_t m, const char *arg)
+{
+	if (parse_ulong(arg, 1, MAX_OTLP_QUEUE, &o->otlp_queue))
+		return ARG_OK;
+	fprintf(stderr, "invalid --otlp-queue '%s' (1 to %d requests)\n", arg, MAX_OTLP_QUEUE);
+	return ARG_BAD;
+}
+
 static int parse_uprobe(struct options *o, size_t m, const char *arg)
 {
 	if (o->nuprobes >= MAX_UPROBES) {
@@ -403,6 +426,8 @@ static const struct opt_spec opt_table[] = {
 	FLAG("no-leaf-repair", OPT_NO_LEAF_REPAIR, no_leaf_repair),
 	FLAG("wall", 'w', wall),
 	PARSE("wall-hz", OPT_WALL_HZ, parse_wall_hz),
+	STRING("otlp", OPT_OTLP, otlp),
+	PARSE("otlp-queue", OPT_OTLP_QUEUE, parse_otlp_queue),
 	STRING("pin", OPT_PIN, pin_dir),
 	PARSE("uprobe", OPT_UPROBE, parse_uprobe),
 	PARSE("uprobe-abi", OPT_UPROBE_ABI, parse_uprobe_abi),
@@ -486,6 +511,14 @@ static int check_combination(const struct options *o)
 		fprintf(stderr, "--folded-wall needs --wall: it writes wall records only\n");
 		return 2;
 	}
+	if (o->otlp && !o->npids && !o->all) {
+		fprintf(stderr, "--otlp sends the profiles of targets: give -p PID or --all\n");
+		return 2;
+	}
+	if (o->otlp_queue && !o->otlp) {
+		fprintf(stderr, "--otlp-queue sizes the queue of --otlp\n");
+		return 2;
+	}
 	if (o->wall && !o->npids && !o->all) {
 		fprintf(stderr, "--wall samples the goroutines of targets: give -p PID or --all\n");
 		return 2;
@@ -496,6 +529,28 @@ static int check_combination(const struct options *o)
 			usage);
 		return 2;
 	}
+	return -1;
+}
+
+/*
+ * --otlp URL, or an endpoint in the OTEL_EXPORTER_OTLP_* variables, with
+ * the rest of them: -1 to go on, else the exit status. Only sampled
+ * profiles are sent: a run without targets sends nothing.
+ */
+static int otlp_config(struct options *o)
+{
+	char err[512];
+	int ret;
+
+	if (!o->npids && !o->all)
+		return -1;
+	ret = otlp_export__config(&o->otlp_cfg, o->otlp, err, sizeof(err));
+	if (ret < 0) {
+		fprintf(stderr, "--otlp: %s\n", err);
+		return 2;
+	}
+	if (ret && o->otlp_queue)
+		o->otlp_cfg.queue_max = o->otlp_queue;
 	return -1;
 }
 
@@ -510,7 +565,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return ret;
 	if (parse_operands(argc, argv, o))
 		return 2;
-	return check_combination(o);
+	ret = check_combination(o);
+	if (ret >= 0)
+		return ret;
+	return otlp_config(o);
 }
 
 /* Names the capabilities we lack, or returns 0 when sampling can work. */
@@ -599,6 +657,7 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.nuprobes = o->nuprobes,
 		.uprobe_abi = o->uprobe_abi,
 		.max_targets = o->all ? MAX_TARGETS : o->npids,
+		.otlp = o->otlp_cfg.url ? &o->otlp_cfg : NULL,
 	};
 }
 
@@ -629,13 +688,17 @@ int profile__main(int argc, char **argv)
 		return err;
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_print);
-	if (!can_sample())
+	if (!can_sample()) {
+		otlp_export__config_free(&o.otlp_cfg);
 		return 1;
+	}
 
 	session_config(&o, &cfg);
 	s = session__new(&cfg);
-	if (!s)
+	if (!s) {
+		otlp_export__config_free(&o.otlp_cfg);
 		return 1;
+	}
 	err = add_targets(s, &o);
 	if (err)
 		goto cleanup;
@@ -644,6 +707,7 @@ int profile__main(int argc, char **argv)
 
 cleanup:
 	session__free(s);
+	otlp_export__config_free(&o.otlp_cfg);
 	if (fclose(stdout) != 0 && !err) {
 		err = -errno;
 		fprintf(stderr, "ctxprof-go: failed to write to stdout: %s\n", strerror(-err));

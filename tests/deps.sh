@@ -14,8 +14,8 @@ set -euo pipefail
 # Debian has neither)
 PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool golang-golang-x-net-dev
 	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq xxd binutils dwarves curl util-linux
-	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc groff-base man-db strace
-	python3-jsonschema protobuf-c-compiler libprotobuf-c-dev)
+	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc groff-base man-db strace openssl
+	python3-jsonschema protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev)
 # The OTLP profiles messages: opentelemetry-proto 1.10 or later, whose
 # .proto files the build compiles with protoc-c. Only sid has it (trixie's
 # 1.5 is another, incompatible layout); it is Architecture: all and depends
@@ -32,6 +32,13 @@ OTEL_PACKAGES=(golang-opentelemetry-otel-dev golang-opentelemetry-contrib-dev
 	golang-google-cloud-dev golang-google-cloud-compute-metadata-dev
 	golang-github-golang-protobuf-1-5-dev golang-github-google-cel-go-dev
 	golang-go.opencensus-dev)
+# The OpenTelemetry Collector's Go sources, for tests/otlp.sh's collector:
+# from sid, which alone has 0.152, unpacked into a private tree and never
+# installed (installed from sid they would upgrade libc6). Only the
+# Architecture: all golang-*-dev packages of its dependency tree are taken.
+COLLECTOR_PACKAGE=golang-opentelemetry-collector-dev
+COLLECTOR_SUITE=sid
+COLLECTOR_TREE=$(cd "$(dirname "$0")/.." && pwd)/.output/otelcol
 TOOLCHAINS=(1.19 1.21 1.22 1.23 1.24 1.26 1.27)
 SUITES=(bookworm-backports trixie sid)
 SRC=/etc/apt/sources.list.d/ctxprof-go-toolchains.sources
@@ -176,6 +183,60 @@ if [ -z "$proto" ] || dpkg --compare-versions "$proto" lt "$PROTO_MIN"; then
 	log "installing $PROTO_PACKAGE from $PROTO_SUITE (have: ${proto:-none}; the build needs $PROTO_MIN or later)"
 	apt-get install -y -qq --no-install-recommends "$PROTO_PACKAGE/$PROTO_SUITE" >/dev/null
 fi
+
+# collector_sources: the collector's dependency tree from a private apt
+# configuration (the machine's Debian URI and keyring, COLLECTOR_SUITE
+# only, nothing installed), unpacked into $COLLECTOR_TREE/gocode
+collector_sources() {
+	local entry uri key apt opts pkgs p
+	[ -e "$COLLECTOR_TREE/gocode/.ready" ] && return 0
+	entry=$(debian_source | head -n 1)
+	uri=${entry%%$'\t'*}
+	key=${entry#*$'\t'}
+	[ -n "$key" ] || key=/usr/share/keyrings/debian-archive-keyring.gpg
+	if [ -z "$uri" ]; then
+		log "no Debian source entry found; the collector's sources are not fetched (tests/otlp.sh will say so)"
+		return 0
+	fi
+	apt=$COLLECTOR_TREE/apt
+	rm -rf "$apt" "$COLLECTOR_TREE/debs" "$COLLECTOR_TREE/gocode"
+	mkdir -p "$apt/sources.list.d" "$apt/preferences.d" "$apt/lists/partial" \
+		"$apt/archives/partial" "$COLLECTOR_TREE/debs" "$COLLECTOR_TREE/gocode"
+	: >"$apt/status"
+	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
+		"$uri" "$COLLECTOR_SUITE" "$key" >"$apt/sources.list.d/collector.sources"
+	opts=(-o "Dir::Etc::sourcelist=/dev/null" -o "Dir::Etc::sourceparts=$apt/sources.list.d"
+		-o "Dir::Etc::preferences=/dev/null" -o "Dir::Etc::preferencesparts=$apt/preferences.d"
+		-o "Dir::State=$apt" -o "Dir::State::lists=$apt/lists" -o "Dir::State::status=$apt/status"
+		-o "Dir::Cache=$apt" -o "Dir::Cache::archives=$apt/archives" -o "Debug::NoLocking=1"
+		-o "APT::Sandbox::User=root")
+	log "fetching $COLLECTOR_PACKAGE and its Go sources from $COLLECTOR_SUITE into $COLLECTOR_TREE (private)"
+	if ! apt-get "${opts[@]}" update -qq >/dev/null 2>&1; then
+		log "apt-get update of the private $COLLECTOR_SUITE list failed; tests/otlp.sh will say so"
+		return 0
+	fi
+	# the whole tree, as an empty system would install it; only Go sources are kept
+	mapfile -t pkgs < <(apt-get "${opts[@]}" install -s --no-install-recommends "$COLLECTOR_PACKAGE" 2>/dev/null |
+		awk '$1 == "Inst" && $2 ~ /^golang-.*-dev$/ { print $2 }')
+	[ "${#pkgs[@]}" -gt 0 ] && apt-cache "${opts[@]}" show --no-all-versions "${pkgs[@]}" 2>/dev/null |
+		awk '/^Package:/ { p = $2 } /^Architecture:/ && $2 == "all" && !seen[p]++ { print p }' \
+			>"$COLLECTOR_TREE/packages"
+	if [ ! -s "$COLLECTOR_TREE/packages" ]; then
+		log "$COLLECTOR_PACKAGE is not in $COLLECTOR_SUITE; tests/otlp.sh will say so"
+		return 0
+	fi
+	if ! (cd "$COLLECTOR_TREE/debs" && xargs apt-get "${opts[@]}" download -qq <"$COLLECTOR_TREE/packages" >/dev/null 2>&1); then
+		log "downloading the collector's sources failed; tests/otlp.sh will say so"
+		return 0
+	fi
+	for p in "$COLLECTOR_TREE"/debs/*.deb; do
+		dpkg-deb -x "$p" "$COLLECTOR_TREE/gocode" || return 1
+	done
+	rm -rf "$COLLECTOR_TREE/debs" "$apt/archives"
+	log "collector sources: $(wc -l <"$COLLECTOR_TREE/packages") packages in $COLLECTOR_TREE/gocode"
+	touch "$COLLECTOR_TREE/gocode/.ready"
+}
+collector_sources
 
 have=()
 for v in "${TOOLCHAINS[@]}"; do

@@ -85,6 +85,18 @@ refuses "--wall-hz 0" 2 "invalid --wall-hz '0' \\(1 to 1000\\)" "$CTXPROF" -p "$
 refuses "--folded-wall without --wall" 2 "--folded-wall needs --wall" "$CTXPROF" -p "$go_pid" --folded-wall
 refuses "--wall with no target" 2 "--wall samples the goroutines of targets: give -p PID or --all" \
 	"$CTXPROF" --wall --uprobe /bin/true:main
+refuses "--otlp with no target" 2 "--otlp sends the profiles of targets: give -p PID or --all" \
+	"$CTXPROF" --otlp http://127.0.0.1:4318 --uprobe /bin/true:main
+refuses "--otlp-queue without --otlp" 2 "--otlp-queue sizes the queue of --otlp" \
+	"$CTXPROF" -p "$go_pid" --otlp-queue 4
+refuses "--otlp-queue 0" 2 "invalid --otlp-queue '0' \\(1 to 4096 requests\\)" \
+	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --otlp-queue 0
+refuses "--otlp without a scheme" 2 "--otlp: OTLP endpoint 'collector:4318/v1development/profiles': not an http:// or https:// URL" \
+	"$CTXPROF" -p "$go_pid" --otlp collector:4318
+refuses "OTEL_EXPORTER_OTLP_PROTOCOL=grpc" 2 "http/protobuf only" \
+	env OTEL_EXPORTER_OTLP_PROTOCOL=grpc "$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318
+refuses "a bad OTEL_EXPORTER_OTLP_HEADERS" 2 "'tokenonly' is not key=value in OTEL_EXPORTER_OTLP_HEADERS" \
+	env OTEL_EXPORTER_OTLP_HEADERS=tokenonly "$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318
 out=$("$CTXPROF" --help)
 if grep -q "Examples:" <<<"$out" && grep -q -- "--traced-only" <<<"$out" && grep -q -- "--wall-hz" <<<"$out"; then
 	ok "--help lists options and examples"

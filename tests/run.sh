@@ -67,6 +67,7 @@ run "wall clock: every goroutine by trace ID (--wall)" bash "$TOP/tests/profile-
 run "outputs: pprof, folded, convert" bash "$TOP/tests/outputs.sh"
 run "output errors: full devices, closed pipes" bash "$TOP/tests/output-errors.sh"
 run "output files: private (0600), --append, SIGHUP rotation" bash "$TOP/tests/output-files.sh"
+run "OTLP profiles through an OpenTelemetry Collector" bash "$TOP/tests/otlp.sh"
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"
 run "label sets switching under a busy GC" bash "$TOP/tests/profile-labelswitch.sh"
 run "capacity: 200 targets, small rings" bash "$TOP/tests/capacity.sh"

@@ -99,7 +99,7 @@ static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_
 	return true;
 }
 
-/* Every record, as written, into --pprof's profile and -f's stacks. */
+/* Every record, as written, into --pprof's profile, -f's stacks and --otlp's request. */
 static int to_outputs(void *ctx, const struct rec *r)
 {
 	struct session *s = ctx;
@@ -109,7 +109,26 @@ static int to_outputs(void *ctx, const struct rec *r)
 		ret = pprof__add(s->pprof, r);
 	if (!ret && s->folded)
 		ret = folded__add(s->folded, r);
+	if (!ret && s->otlp)
+		ret = otlp__add(s->otlp, r);
 	return ret;
+}
+
+/* --otlp: the records of the interval just written, as one request to the export thread. */
+static void send_otlp(struct session *s)
+{
+	struct otlp_batch batch;
+	uint8_t *buf;
+	size_t len;
+
+	if (!s->otlp)
+		return;
+	if (otlp__take(s->otlp, &buf, &len, &batch)) {
+		session__fail(s, -ENOMEM, "encode OTLP profiles");
+		return;
+	}
+	if (buf)
+		otlp_export__push(s->export, buf, len, batch.samples);
 }
 
 /* One event from the ring; a failure that loses data stops the reading (malformed ones are counted). */
@@ -303,10 +322,48 @@ static int attach_sampling(struct session *s)
 	return 0;
 }
 
-/* The aggregator, and the converter that --pprof and -f read from. */
+static int agent_attribute(void *ctx, const char *k, const char *v)
+{
+	return otlp__set_attribute(ctx, k, v);
+}
+
+/*
+ * --otlp: the encoder, with what is said of every process (the agent's
+ * OTEL_RESOURCE_ATTRIBUTES, and host.name unless they name it), and the
+ * thread that sends its requests. -errno with a message.
+ */
+static int start_otlp(struct session *s)
+{
+	const struct session_config *c = &s->cfg;
+	const char *attrs = getenv("OTEL_RESOURCE_ATTRIBUTES");
+	char err[256], host[256] = "";
+	int ret;
+
+	s->otlp = otlp__new(CTXPROF_VERSION, s->period_ns, c->wall ? NSEC_PER_SEC / c->wall_hz : 0);
+	if (!s->otlp)
+		return -ENOMEM;
+	otlp__set_processes(s->otlp, session__describe_process, s);
+	if (attrs && (ret = otlp_kv_list(attrs, agent_attribute, s->otlp, err, sizeof(err)))) {
+		if (ret != -ENOMEM)
+			fprintf(stderr, "OTEL_RESOURCE_ATTRIBUTES: %s\n", err);
+		return ret;
+	}
+	if ((!attrs || !strstr(attrs, "host.name")) && !gethostname(host, sizeof(host) - 1) &&
+	    (ret = otlp__set_attribute(s->otlp, "host.name", host)))
+		return ret;
+	s->export = otlp_export__start(c->otlp, CTXPROF_VERSION, err, sizeof(err));
+	if (!s->export) {
+		fprintf(stderr, "failed to start sending OTLP profiles: %s\n", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The aggregator, and the encoders that --pprof, -f and --otlp read from. */
 static int create_outputs(struct session *s)
 {
 	const struct session_config *c = &s->cfg;
+	int err;
 
 	s->agg = aggregate__new(s->period_ns,
 				(int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
@@ -322,11 +379,13 @@ static int create_outputs(struct session *s)
 	if (c->wall)
 		aggregate__set_wall_period(s->agg, NSEC_PER_SEC / c->wall_hz);
 	aggregate__set_progress(s->agg, read_rings, s);
-	if (c->pprof || c->folded) {
+	if (c->pprof || c->folded || c->otlp) {
 		/* the same encoders as `ctxprof-go convert`, fed the same records */
 		if ((c->pprof && !(s->pprof = pprof__new())) ||
 		    (c->folded && !(s->folded = folded__new())))
 			return -ENOMEM;
+		if (c->otlp && (err = start_otlp(s)))
+			return err;
 		/* folded stacks go to stdout; JSON lines then only to -o FILE, if given */
 		aggregate__set_sink(s->agg, to_outputs, s, !c->folded || c->output);
 	}
@@ -519,6 +578,8 @@ void session__free(struct session *s)
 	aggregate__free(s->agg);
 	pprof__free(s->pprof);
 	folded__free(s->folded);
+	otlp_export__stop(s->export, NULL);
+	otlp__free(s->otlp);
 	processes__free(s->procs);
 	if (s->targets)
 		hashmap__free(s->targets, target__free);
@@ -580,6 +641,24 @@ static void print_wall_stats(const struct session *s)
 		(unsigned long long)w->unreadable, s->wall_cpu_ns / 1e6);
 }
 
+/* --otlp: what reached the collector, and what did not; during the run, what so far. */
+static void print_otlp_stats(const struct session *s)
+{
+	struct otlp_export_stats st = s->otlp_stats;
+
+	if (s->export)
+		otlp_export__stats(s->export, &st);
+	fprintf(stderr,
+		"ctxprof-go: otlp: %llu requests sent to %s (%llu samples, %llu bytes), %llu retries, "
+		"%llu dropped (%llu samples), %llu profiles rejected by the collector; queue high "
+		"water %llu of %zu\n",
+		(unsigned long long)st.requests, s->cfg.otlp->url, (unsigned long long)st.samples,
+		(unsigned long long)st.bytes, (unsigned long long)st.retries,
+		(unsigned long long)st.dropped, (unsigned long long)st.dropped_samples,
+		(unsigned long long)st.rejected, (unsigned long long)st.queue_high,
+		s->cfg.otlp->queue_max);
+}
+
 /* The statistics: at exit, and on SIGUSR1. Lines about what did not happen are left out. */
 static void print_stats(const struct session *s)
 {
@@ -611,6 +690,8 @@ static void print_stats(const struct session *s)
 			(unsigned long long)ps.lost);
 	if (s->cfg.wall)
 		print_wall_stats(s);
+	if (s->cfg.otlp)
+		print_otlp_stats(s);
 	if (totals[STAT_EXECED])
 		fprintf(stderr,
 			"ctxprof-go: %llu samples dropped from targets that no longer ran their Go "
@@ -765,6 +846,13 @@ static int drain(struct session *s)
 	settle_wall(s);
 	if (!s->fail && (ret = aggregate__flush(s->agg, s->out, lookup_target, s)) < 0)
 		write_failed(s, ret);
+	if (!s->fail)
+		send_otlp(s);
+	/* what is queued goes out within the flush time; the rest is counted */
+	if (s->export) {
+		otlp_export__stop(s->export, &s->otlp_stats);
+		s->export = NULL;
+	}
 	print_stats(s);
 	if (!s->fail)
 		return 0;
@@ -863,6 +951,10 @@ static void say_ready(const struct session *s)
 {
 	const struct session_config *c = &s->cfg;
 	int ntargets = session__ntargets(s);
+
+	if (c->otlp)
+		fprintf(stderr, "ctxprof-go: sending OTLP profiles to %s%s every %g s\n", c->otlp->url,
+			c->otlp->gzip ? " (gzip)" : "", c->interval);
 
 	if (c->all)
 		fprintf(stderr,
@@ -977,6 +1069,7 @@ static bool flush_if_due(struct session *s, struct run_clock *rc)
 		write_failed(s, err);
 		return false;
 	}
+	send_otlp(s);
 	/* written: the mappings of processes gone before then are no longer needed */
 	processes__release(s->procs, rc->consumed);
 	rc->next_flush += (uint64_t)(s->cfg.interval * NSEC_PER_SEC);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cmd/output/otlp_export.h"
 #include "custom.h"
 
 /* What the user asked for; the strings must outlive the session. */
@@ -35,6 +36,7 @@ struct session_config {
 	enum uprobe_abi uprobe_abi;
 	int max_targets; /* at once: sizes the kernel's targets map */
 	unsigned int trace_sources; /* bit 1 << TRACE_SOURCE_*: where trace IDs may come from */
+	const struct otlp_export_config *otlp; /* --otlp: where profiles go, or NULL */
 };
 
 struct session;

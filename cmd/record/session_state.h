@@ -12,6 +12,8 @@
 
 #include "bpf/ctxprof.h"
 #include "cmd/output/folded.h"
+#include "cmd/output/otlp.h"
+#include "cmd/output/otlp_export.h"
 #include "cmd/output/pprof.h"
 #include "cmd/util/hashmap.h"
 #include "offsets/go_binary.h"
@@ -32,6 +34,8 @@ struct target {
 	struct bpf_link *http_links[MAX_TRACE_PROBES];
 	size_t nhttp;
 	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
+	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */
+	char *service_name; /* --otlp: its OTEL_SERVICE_NAME; NULL until asked, "" when none */
 };
 
 struct session {
@@ -48,6 +52,9 @@ struct session {
 	struct pins *pins;
 	struct pprof *pprof; /* --pprof */
 	struct folded *folded; /* -f */
+	struct otlp *otlp; /* --otlp: the request of this interval */
+	struct otlp_export *export; /* --otlp: the thread that sends them */
+	struct otlp_export_stats otlp_stats; /* its totals, once it has stopped */
 	struct aggregate *agg;
 	struct processes *procs; /* every process's mappings, targets or not */
 	struct hashmap *targets; /* pid -> struct target */
@@ -101,5 +108,7 @@ void session__on_exec(void *ctx, pid_t pid);
 void session__handle_execs(struct session *s);
 /* Drops targets that exited or exec'd; their last samples are read first. */
 void session__reap_targets(struct session *s);
+/* --otlp: what a target is, for its resource (otlp_process_fn). */
+bool session__describe_process(void *ctx, uint32_t pid, struct otlp_process *out);
 
 #endif /* __SESSION_STATE_H */

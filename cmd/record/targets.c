@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf/ctxprof.h"
+#include "cmd/output/otlp_export.h"
 #include "cmd/symbols/binaries.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/hashmap.h"
@@ -65,6 +66,7 @@ void target__free(void *p)
 	detach_http(t);
 	wall_reader__free(t->wall);
 	binaries__put(t->gb);
+	free(t->service_name);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	free(t);
@@ -195,16 +197,15 @@ static void say_layout(const struct session *s, const struct target *t, const ch
 static int check_target(struct session *s, struct target *t, struct target_info *info,
 			struct stat *exe_st, bool quiet)
 {
-	char path[PATH_MAX];
 	int ret;
 
-	ret = open_target(t, path, sizeof(path), exe_st, quiet);
+	ret = open_target(t, t->exe, sizeof(t->exe), exe_st, quiet);
 	if (!ret)
-		ret = refuse_unsupported(t, path, quiet);
+		ret = refuse_unsupported(t, t->exe, quiet);
 	if (ret)
 		return ret;
 	target_layout(t, info);
-	say_layout(s, t, path, info, quiet);
+	say_layout(s, t, t->exe, info, quiet);
 	return 0;
 }
 
@@ -684,3 +685,72 @@ void session__reap_targets(struct session *s)
 	free(r.execed);
 }
 
+static int take_service_name(void *ctx, const char *k, const char *v)
+{
+	char **name = ctx;
+
+	if (!strcmp(k, "service.name") && !*name)
+		*name = strdup(v);
+	return 0;
+}
+
+/*
+ * The service a process says it is, as its OpenTelemetry SDK would:
+ * OTEL_SERVICE_NAME, else service.name in OTEL_RESOURCE_ATTRIBUTES, from
+ * its environment at exec. "" when neither (or unreadable), NULL when out
+ * of memory.
+ */
+static char *service_name(pid_t pid)
+{
+	char path[64], *env = NULL, *name = NULL, err[128];
+	const char *attrs = NULL, *p;
+	size_t n = 0, cap = 0, got;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "re");
+	while (f && cap < (1 << 20)) {
+		char *grown = realloc(env, cap + 65536 + 1);
+
+		if (!grown)
+			break;
+		env = grown;
+		cap += 65536;
+		got = fread(env + n, 1, cap - n, f);
+		n += got;
+		if (n < cap)
+			break;
+	}
+	if (f)
+		fclose(f);
+	if (env)
+		env[n] = '\0';
+	for (p = env; env && p < env + n; p += strlen(p) + 1) {
+		if (!strncmp(p, "OTEL_SERVICE_NAME=", 18) && p[18]) {
+			name = strdup(p + 18);
+			free(env);
+			return name;
+		}
+		if (!strncmp(p, "OTEL_RESOURCE_ATTRIBUTES=", 25))
+			attrs = p + 25;
+	}
+	/* a list that does not parse names no service */
+	if (attrs)
+		otlp_kv_list(attrs, take_service_name, &name, err, sizeof(err));
+	free(env);
+	return name ?: strdup("");
+}
+
+bool session__describe_process(void *ctx, uint32_t pid, struct otlp_process *out)
+{
+	struct target *t = session__find_target(ctx, pid);
+
+	if (!t)
+		return false;
+	if (!t->service_name)
+		t->service_name = service_name(pid);
+	out->service_name = t->service_name && *t->service_name ? t->service_name : NULL;
+	out->exe_path = t->exe[0] ? t->exe : NULL;
+	out->go_version = go_binary__version(t->gb);
+	return true;
+}

@@ -1,0 +1,702 @@
+// SPDX-License-Identifier: GPL-2.0
+/* otlp_export.c: OTLP/HTTP with protobuf to a collector through libcurl: a queue, a thread, retries with backoff. */
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <curl/curl.h>
+#include <zlib.h>
+
+#include "cmd/util/clock.h"
+#include "cmd/util/strbuf.h"
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
+#include "otlp_export.h"
+
+#define BACKOFF_FIRST_MS 1000
+#define BACKOFF_MAX_MS 30000
+#define RETRY_AFTER_MAX_MS 300000
+/* a request is given up after retrying this long */
+#define GIVE_UP_MS 300000
+#define RESPONSE_MAX 65536
+
+/* The variable NAME of the profiles signal, else the one of every signal; NULL when neither. */
+static const char *otel_env(const char *name)
+{
+	char buf[128];
+	const char *v;
+
+	snprintf(buf, sizeof(buf), "OTEL_EXPORTER_OTLP_PROFILES_%s", name);
+	v = getenv(buf);
+	if (v && *v)
+		return v;
+	snprintf(buf, sizeof(buf), "OTEL_EXPORTER_OTLP_%s", name);
+	v = getenv(buf);
+	return v && *v ? v : NULL;
+}
+
+static int hexdigit(int c)
+{
+	return isdigit(c) ? c - '0' : isxdigit(c) ? tolower(c) - 'a' + 10 : -1;
+}
+
+/* S[0..N) percent-decoded and trimmed of spaces, into a new string; NULL on a bad escape. */
+static char *decode(const char *s, size_t n)
+{
+	char *out, *p;
+	size_t i;
+
+	while (n && isspace((unsigned char)*s))
+		s++, n--;
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	out = p = malloc(n + 1);
+	if (!out)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (s[i] != '%') {
+			*p++ = s[i];
+			continue;
+		}
+		if (i + 2 >= n || hexdigit(s[i + 1]) < 0 || hexdigit(s[i + 2]) < 0) {
+			free(out);
+			return NULL;
+		}
+		*p++ = hexdigit(s[i + 1]) << 4 | hexdigit(s[i + 2]);
+		i += 2;
+	}
+	*p = '\0';
+	return out;
+}
+
+int otlp_kv_list(const char *list, int (*fn)(void *ctx, const char *k, const char *v), void *ctx,
+		 char *err, size_t errlen)
+{
+	const char *item = list, *end, *eq;
+	char *k, *v;
+	int ret;
+
+	while (*item) {
+		end = strchr(item, ',') ?: item + strlen(item);
+		eq = memchr(item, '=', end - item);
+		k = eq ? decode(item, eq - item) : NULL;
+		v = eq ? decode(eq + 1, end - eq - 1) : NULL;
+		if (!k || !v || !*k) {
+			snprintf(err, errlen, "'%.*s' is not key=value", (int)(end - item), item);
+			free(k);
+			free(v);
+			return -EINVAL;
+		}
+		ret = fn(ctx, k, v);
+		free(k);
+		free(v);
+		if (ret)
+			return ret;
+		item = *end ? end + 1 : end;
+	}
+	return 0;
+}
+
+static int add_header(void *ctx, const char *k, const char *v)
+{
+	struct otlp_export_config *c = ctx;
+	char **h = realloc(c->headers, (c->nheaders + 1) * sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	c->headers = h;
+	if (asprintf(&h[c->nheaders], "%s: %s", k, v) < 0)
+		return -ENOMEM;
+	c->nheaders++;
+	return 0;
+}
+
+/* The URL of the profiles endpoint: BASE's path with the signal's after it. */
+static char *profiles_url(const char *base)
+{
+	size_t n = strlen(base);
+	char *url;
+
+	while (n && base[n - 1] == '/')
+		n--;
+	return asprintf(&url, "%.*s%s", (int)n, base, OTLP_PROFILES_PATH) < 0 ? NULL : url;
+}
+
+static char *dup_env(const char *name)
+{
+	const char *v = otel_env(name);
+
+	return v ? strdup(v) : NULL;
+}
+
+int otlp_export__config(struct otlp_export_config *c, const char *base_url, char *err,
+			size_t errlen)
+{
+	const char *v, *profiles = getenv("OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT");
+	char *end;
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->queue_max = OTLP_DEFAULT_QUEUE;
+	c->timeout_ms = OTLP_DEFAULT_TIMEOUT_MS;
+	c->flush_ms = OTLP_FLUSH_MS;
+	/* the command line, then the profiles endpoint as it is, then every signal's base */
+	if (base_url)
+		c->url = profiles_url(base_url);
+	else if (profiles && *profiles)
+		c->url = strdup(profiles);
+	else if ((v = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) && *v)
+		c->url = profiles_url(v);
+	else
+		return 0;
+	if (!c->url)
+		goto nomem;
+	if (strncmp(c->url, "http://", 7) && strncmp(c->url, "https://", 8)) {
+		snprintf(err, errlen, "OTLP endpoint '%s': not an http:// or https:// URL", c->url);
+		goto bad;
+	}
+	v = otel_env("PROTOCOL");
+	if (v && strcmp(v, "http/protobuf")) {
+		snprintf(err, errlen, "OTEL_EXPORTER_OTLP_PROTOCOL=%s: ctxprof-go speaks http/protobuf only",
+			 v);
+		goto bad;
+	}
+	v = otel_env("HEADERS");
+	if (v && (ret = otlp_kv_list(v, add_header, c, err, errlen))) {
+		if (ret == -ENOMEM)
+			goto nomem;
+		snprintf(err + strlen(err), errlen - strlen(err), " in OTEL_EXPORTER_OTLP_HEADERS");
+		goto bad;
+	}
+	v = otel_env("COMPRESSION");
+	if (v && strcmp(v, "gzip") && strcmp(v, "none")) {
+		snprintf(err, errlen, "OTEL_EXPORTER_OTLP_COMPRESSION=%s: gzip or none", v);
+		goto bad;
+	}
+	c->gzip = v && !strcmp(v, "gzip");
+	v = otel_env("TIMEOUT");
+	if (v) {
+		errno = 0;
+		c->timeout_ms = strtol(v, &end, 10);
+		if (errno || *end || end == v || c->timeout_ms <= 0) {
+			snprintf(err, errlen, "OTEL_EXPORTER_OTLP_TIMEOUT=%s: milliseconds, more than 0", v);
+			goto bad;
+		}
+	}
+	c->ca_file = dup_env("CERTIFICATE");
+	c->cert_file = dup_env("CLIENT_CERTIFICATE");
+	c->key_file = dup_env("CLIENT_KEY");
+	if ((otel_env("CERTIFICATE") && !c->ca_file) ||
+	    (otel_env("CLIENT_CERTIFICATE") && !c->cert_file) || (otel_env("CLIENT_KEY") && !c->key_file))
+		goto nomem;
+	if (!c->cert_file != !c->key_file) {
+		snprintf(err, errlen, "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _CLIENT_KEY go together");
+		goto bad;
+	}
+	return 1;
+nomem:
+	snprintf(err, errlen, "out of memory");
+bad:
+	otlp_export__config_free(c);
+	return -EINVAL;
+}
+
+void otlp_export__config_free(struct otlp_export_config *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nheaders; i++)
+		free(c->headers[i]);
+	free(c->headers);
+	free(c->url);
+	free(c->ca_file);
+	free(c->cert_file);
+	free(c->key_file);
+	memset(c, 0, sizeof(*c));
+}
+
+static int copy_config(struct otlp_export_config *dst, const struct otlp_export_config *src)
+{
+	size_t i;
+
+	*dst = *src;
+	dst->headers = calloc(src->nheaders + 1, sizeof(char *));
+	dst->url = strdup(src->url);
+	dst->ca_file = src->ca_file ? strdup(src->ca_file) : NULL;
+	dst->cert_file = src->cert_file ? strdup(src->cert_file) : NULL;
+	dst->key_file = src->key_file ? strdup(src->key_file) : NULL;
+	for (i = 0; dst->headers && i < src->nheaders; i++)
+		dst->headers[i] = strdup(src->headers[i]);
+	if (!dst->headers || !dst->url || (src->ca_file && !dst->ca_file) ||
+	    (src->cert_file && !dst->cert_file) || (src->key_file && !dst->key_file))
+		return -ENOMEM;
+	for (i = 0; i < src->nheaders; i++) {
+		if (!dst->headers[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+struct item {
+	uint8_t *buf;
+	size_t len;
+	uint64_t samples;
+};
+
+struct otlp_export {
+	struct otlp_export_config cfg;
+	char *user_agent;
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct item *q; /* a ring of cfg.queue_max */
+	size_t head, n;
+	bool stopping;
+	uint64_t stop_by_ns; /* CLOCK_MONOTONIC: what is not sent by then is dropped */
+	struct otlp_export_stats st;
+	/* the thread's own */
+	CURL *curl;
+	struct curl_slist *hdrs;
+	struct strbuf body, gz;
+	long retry_after_ms;
+	char curl_err[CURL_ERROR_SIZE];
+	bool said_permanent, failing;
+};
+
+/* What one attempt came to. */
+enum outcome {
+	SENT,
+	RETRY,
+	REFUSED, /* permanent: the request is dropped */
+};
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+	struct otlp_export *e = ctx;
+
+	if (e->body.n < RESPONSE_MAX)
+		strbuf__put(&e->body, p, size * n);
+	return size * n;
+}
+
+/* Retry-After in seconds (an HTTP date is left to the backoff). */
+static size_t on_header(char *p, size_t size, size_t n, void *ctx)
+{
+	struct otlp_export *e = ctx;
+	size_t len = size * n;
+	char buf[64];
+	long s;
+
+	if (len > 12 && len < sizeof(buf) && !strncasecmp(p, "Retry-After:", 12)) {
+		memcpy(buf, p + 12, len - 12);
+		buf[len - 12] = '\0';
+		if (sscanf(buf, "%ld", &s) == 1 && s >= 0)
+			e->retry_after_ms = s * 1000 < RETRY_AFTER_MAX_MS ? s * 1000 : RETRY_AFTER_MAX_MS;
+	}
+	return len;
+}
+
+/* A google.rpc.Status's message (field 2), else the body as text, into MSG. */
+static void response_message(const struct strbuf *b, char *msg, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)b->p, *end = p + b->n;
+	uint64_t key, l;
+	int shift;
+	size_t i;
+
+	msg[0] = '\0';
+	while (p < end) {
+		for (key = 0, shift = 0; p < end && shift < 64; shift += 7) {
+			key |= (uint64_t)(*p & 0x7f) << shift;
+			if (!(*p++ & 0x80))
+				break;
+		}
+		if ((key & 7) == 0) {
+			while (p < end && (*p++ & 0x80))
+				;
+			continue;
+		}
+		if ((key & 7) != 2)
+			break;
+		for (l = 0, shift = 0; p < end && shift < 64; shift += 7) {
+			l |= (uint64_t)(*p & 0x7f) << shift;
+			if (!(*p++ & 0x80))
+				break;
+		}
+		if (l > (uint64_t)(end - p))
+			break;
+		if (key >> 3 == 2) {
+			snprintf(msg, len, "%.*s", (int)l, p);
+			return;
+		}
+		p += l;
+	}
+	/* not a Status: the text, printable, on one line */
+	for (i = 0; i < b->n && i + 1 < len; i++)
+		msg[i] = isprint((unsigned char)b->p[i]) ? b->p[i] : ' ';
+	while (i && msg[i - 1] == ' ')
+		i--;
+	msg[i] = '\0';
+}
+
+/* Profiles the collector says it rejected, from an ExportProfilesServiceResponse. */
+static uint64_t rejected_profiles(const struct strbuf *b)
+{
+	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse *r;
+	uint64_t n = 0;
+
+	if (!b->n)
+		return 0;
+	r = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__unpack(
+		NULL, b->n, (const uint8_t *)b->p);
+	if (!r)
+		return 0;
+	if (r->partial_success && r->partial_success->rejected_profiles > 0) {
+		n = r->partial_success->rejected_profiles;
+		fprintf(stderr, "ctxprof-go: otlp: the collector rejected %llu profiles: %s\n",
+			(unsigned long long)n,
+			r->partial_success->error_message ?: "(no message)");
+	}
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__free_unpacked(
+		r, NULL);
+	return n;
+}
+
+/* BUF gzip-compressed into e->gz; false when zlib failed. */
+static bool compress_gzip(struct otlp_export *e, const uint8_t *buf, size_t len)
+{
+	z_stream z = {};
+	uLong bound;
+	char *p;
+	bool ok;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return false;
+	bound = deflateBound(&z, len);
+	if (bound > e->gz.cap) {
+		p = realloc(e->gz.p, bound);
+		if (!p) {
+			deflateEnd(&z);
+			return false;
+		}
+		e->gz.p = p;
+		e->gz.cap = bound;
+	}
+	z.next_in = (Bytef *)buf;
+	z.avail_in = len;
+	z.next_out = (Bytef *)e->gz.p;
+	z.avail_out = e->gz.cap;
+	ok = deflate(&z, Z_FINISH) == Z_STREAM_END;
+	e->gz.n = z.total_out;
+	deflateEnd(&z);
+	return ok;
+}
+
+static bool retryable_curl(CURLcode c)
+{
+	switch (c) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_OPERATION_TIMEDOUT:
+	case CURLE_SEND_ERROR:
+	case CURLE_RECV_ERROR:
+	case CURLE_GOT_NOTHING:
+	case CURLE_PARTIAL_FILE:
+	case CURLE_HTTP2:
+	case CURLE_HTTP2_STREAM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* One attempt at IT, of at most TIMEOUT_MS; the reason of a failure in WHY. */
+static enum outcome attempt(struct otlp_export *e, const struct item *it, long timeout_ms, char *why,
+			    size_t len)
+{
+	const uint8_t *data = it->buf;
+	size_t size = it->len;
+	long status = 0;
+	CURLcode rc;
+	char msg[512];
+
+	if (e->cfg.gzip) {
+		if (!compress_gzip(e, it->buf, it->len)) {
+			snprintf(why, len, "gzip failed");
+			return REFUSED;
+		}
+		data = (const uint8_t *)e->gz.p;
+		size = e->gz.n;
+	}
+	e->body.n = 0;
+	e->retry_after_ms = 0;
+	e->curl_err[0] = '\0';
+	curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, data);
+	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)size);
+	rc = curl_easy_perform(e->curl);
+	if (rc != CURLE_OK) {
+		snprintf(why, len, "%s", *e->curl_err ? e->curl_err : curl_easy_strerror(rc));
+		return retryable_curl(rc) ? RETRY : REFUSED;
+	}
+	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status < 300) {
+		e->st.bytes += size;
+		e->st.rejected += rejected_profiles(&e->body);
+		return SENT;
+	}
+	response_message(&e->body, msg, sizeof(msg));
+	snprintf(why, len, "HTTP %ld%s%s", status, *msg ? ": " : "", msg);
+	return status == 429 || status == 502 || status == 503 || status == 504 ? RETRY : REFUSED;
+}
+
+/* Sleeps MS with the lock held, or less: at exit, never past the end of the flush. */
+static void wait_ms(struct otlp_export *e, long ms)
+{
+	uint64_t until = now_ns(CLOCK_MONOTONIC) + (uint64_t)ms * 1000000, left;
+	struct timespec ts;
+
+	for (;;) {
+		if (e->stopping && e->stop_by_ns < until)
+			until = e->stop_by_ns;
+		if (now_ns(CLOCK_MONOTONIC) >= until)
+			return;
+		/* the condition variable keeps CLOCK_REALTIME */
+		left = until - now_ns(CLOCK_MONOTONIC);
+		left = now_ns(CLOCK_REALTIME) + left;
+		ts.tv_sec = left / NSEC_PER_SEC;
+		ts.tv_nsec = left % NSEC_PER_SEC;
+		pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+	}
+}
+
+/* Milliseconds to the end of the flush at exit, at least 1. */
+static long ms_left(const struct otlp_export *e)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	return now < e->stop_by_ns ? (e->stop_by_ns - now) / 1000000 + 1 : 1;
+}
+
+static long jitter(long ms)
+{
+	/* +-25%, so that agents restarted together do not retry together */
+	return ms * 3 / 4 + random() % (ms / 2 + 1);
+}
+
+/* Delivers IT, retrying; with the lock held, dropped while sending. */
+static void deliver(struct otlp_export *e, struct item *it)
+{
+	uint64_t start = now_ns(CLOCK_MONOTONIC);
+	long backoff = BACKOFF_FIRST_MS;
+	long timeout;
+	enum outcome out;
+	char why[640];
+
+	for (;;) {
+		/* at exit, no attempt outlasts the flush time */
+		timeout = e->cfg.timeout_ms;
+		if (e->stopping)
+			timeout = ms_left(e) < timeout ? ms_left(e) : timeout;
+		pthread_mutex_unlock(&e->mu);
+		out = attempt(e, it, timeout, why, sizeof(why));
+		pthread_mutex_lock(&e->mu);
+		if (out == SENT) {
+			e->st.requests++;
+			e->st.samples += it->samples;
+			if (e->failing)
+				fprintf(stderr, "ctxprof-go: otlp: %s takes requests again\n", e->cfg.url);
+			e->failing = false;
+			return;
+		}
+		if (out == REFUSED) {
+			if (!e->said_permanent)
+				fprintf(stderr, "ctxprof-go: otlp: %s refused a request, not retried: %s "
+						"(said once; later refusals are counted)\n",
+					e->cfg.url, why);
+			e->said_permanent = true;
+			break;
+		}
+		if (!e->failing)
+			fprintf(stderr, "ctxprof-go: otlp: %s: %s; retrying with backoff\n", e->cfg.url,
+				why);
+		e->failing = true;
+		if ((e->stopping && now_ns(CLOCK_MONOTONIC) >= e->stop_by_ns) ||
+		    now_ns(CLOCK_MONOTONIC) - start > (uint64_t)GIVE_UP_MS * 1000000)
+			break;
+		e->st.retries++;
+		wait_ms(e, e->retry_after_ms > backoff ? e->retry_after_ms : jitter(backoff));
+		backoff = backoff * 2 < BACKOFF_MAX_MS ? backoff * 2 : BACKOFF_MAX_MS;
+	}
+	e->st.dropped++;
+	e->st.dropped_samples += it->samples;
+}
+
+static void *run(void *arg)
+{
+	struct otlp_export *e = arg;
+	struct item it;
+
+	pthread_mutex_lock(&e->mu);
+	for (;;) {
+		while (!e->n && !e->stopping)
+			pthread_cond_wait(&e->cv, &e->mu);
+		if (!e->n)
+			break;
+		it = e->q[e->head];
+		e->head = (e->head + 1) % e->cfg.queue_max;
+		e->n--;
+		if (e->stopping && now_ns(CLOCK_MONOTONIC) >= e->stop_by_ns) {
+			e->st.dropped++;
+			e->st.dropped_samples += it.samples;
+		} else {
+			deliver(e, &it);
+		}
+		free(it.buf);
+	}
+	pthread_mutex_unlock(&e->mu);
+	return NULL;
+}
+
+/* libcurl's handle, set up once: its connection is kept from one request to the next. */
+static int setup_curl(struct otlp_export *e, char *err, size_t errlen)
+{
+	size_t i;
+
+	e->curl = curl_easy_init();
+	e->hdrs = curl_slist_append(NULL, "Content-Type: application/x-protobuf");
+	/* a collector answers at once: no wait for "100 Continue" */
+	if (e->hdrs)
+		e->hdrs = curl_slist_append(e->hdrs, "Expect:");
+	if (e->hdrs && e->cfg.gzip)
+		e->hdrs = curl_slist_append(e->hdrs, "Content-Encoding: gzip");
+	for (i = 0; e->hdrs && i < e->cfg.nheaders; i++)
+		e->hdrs = curl_slist_append(e->hdrs, e->cfg.headers[i]);
+	if (!e->curl || !e->hdrs) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	curl_easy_setopt(e->curl, CURLOPT_URL, e->cfg.url);
+	curl_easy_setopt(e->curl, CURLOPT_POST, 1L);
+	curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, e->hdrs);
+	curl_easy_setopt(e->curl, CURLOPT_USERAGENT, e->user_agent);
+	curl_easy_setopt(e->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e->curl, CURLOPT_ERRORBUFFER, e->curl_err);
+	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, e);
+	curl_easy_setopt(e->curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(e->curl, CURLOPT_HEADERDATA, e);
+	/* only what was asked: no redirects to elsewhere (a proxy from the environment is taken) */
+	curl_easy_setopt(e->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(e->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (e->cfg.ca_file)
+		curl_easy_setopt(e->curl, CURLOPT_CAINFO, e->cfg.ca_file);
+	if (e->cfg.cert_file) {
+		curl_easy_setopt(e->curl, CURLOPT_SSLCERT, e->cfg.cert_file);
+		curl_easy_setopt(e->curl, CURLOPT_SSLKEY, e->cfg.key_file);
+	}
+	return 0;
+}
+
+static void export_free(struct otlp_export *e)
+{
+	size_t i;
+
+	if (!e)
+		return;
+	for (i = 0; e->q && i < e->n; i++)
+		free(e->q[(e->head + i) % e->cfg.queue_max].buf);
+	free(e->q);
+	curl_slist_free_all(e->hdrs);
+	if (e->curl)
+		curl_easy_cleanup(e->curl);
+	strbuf__free(&e->body);
+	strbuf__free(&e->gz);
+	otlp_export__config_free(&e->cfg);
+	free(e->user_agent);
+	pthread_mutex_destroy(&e->mu);
+	pthread_cond_destroy(&e->cv);
+	free(e);
+}
+
+struct otlp_export *otlp_export__start(const struct otlp_export_config *c, const char *version,
+				       char *err, size_t errlen)
+{
+	struct otlp_export *e = calloc(1, sizeof(*e));
+	CURLcode rc;
+
+	if (!e) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&e->mu, NULL);
+	pthread_cond_init(&e->cv, NULL);
+	if (copy_config(&e->cfg, c) || asprintf(&e->user_agent, "ctxprof-go/%s", version) < 0 ||
+	    !(e->q = calloc(c->queue_max ? c->queue_max : 1, sizeof(*e->q)))) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (!e->cfg.queue_max)
+		e->cfg.queue_max = 1;
+	rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (rc != CURLE_OK) {
+		snprintf(err, errlen, "libcurl: %s", curl_easy_strerror(rc));
+		goto fail;
+	}
+	if (setup_curl(e, err, errlen))
+		goto fail;
+	srandom(now_ns(CLOCK_MONOTONIC));
+	if (pthread_create(&e->thread, NULL, run, e)) {
+		snprintf(err, errlen, "cannot start the export thread: %s", strerror(errno));
+		goto fail;
+	}
+	e->started = true;
+	return e;
+fail:
+	export_free(e);
+	return NULL;
+}
+
+void otlp_export__push(struct otlp_export *e, uint8_t *buf, size_t len, uint64_t samples)
+{
+	pthread_mutex_lock(&e->mu);
+	if (e->n == e->cfg.queue_max) {
+		e->st.dropped++;
+		e->st.dropped_samples += samples;
+		free(buf);
+	} else {
+		e->q[(e->head + e->n) % e->cfg.queue_max] = (struct item){ buf, len, samples };
+		e->n++;
+		if (e->n > e->st.queue_high)
+			e->st.queue_high = e->n;
+		pthread_cond_signal(&e->cv);
+	}
+	pthread_mutex_unlock(&e->mu);
+}
+
+void otlp_export__stats(struct otlp_export *e, struct otlp_export_stats *out)
+{
+	pthread_mutex_lock(&e->mu);
+	*out = e->st;
+	pthread_mutex_unlock(&e->mu);
+}
+
+void otlp_export__stop(struct otlp_export *e, struct otlp_export_stats *out)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->mu);
+	e->stopping = true;
+	e->stop_by_ns = now_ns(CLOCK_MONOTONIC) + (uint64_t)e->cfg.flush_ms * 1000000;
+	pthread_cond_broadcast(&e->cv);
+	pthread_mutex_unlock(&e->mu);
+	if (e->started)
+		pthread_join(e->thread, NULL);
+	if (out)
+		*out = e->st;
+	export_free(e);
+}
