@@ -112,7 +112,15 @@ collector_start() {
 	return 1
 }
 
-# totals_by_trace JSONL: {"trace or null": ns, ...} of the records' cpu_ns
+# pipeline NAME DIR [TLS_DIR]: a sink in DIR/sink and a collector forwarding to
+# it, on a free port, $cport
+pipeline() {
+	cport=$(free_port)
+	sink_start "$2/sink" && collector_start "$2" "$cport" "http://127.0.0.1:$sink_port" ${3:+"$3"} ||
+		not_ok "$1: the sink or the collector did not start: $(tail -n 3 "$2/collector.log" 2>/dev/null)"
+}
+
+# json_totals JSONL [TYPE]: {"trace or null": ns, ...} of the records' cpu_ns
 # (or, with TYPE wall, wall_ns): what the sink must hold
 json_totals() {
 	local type=${2:-cpu}

@@ -9,7 +9,8 @@
 # collector's own pdata and writes one JSON line per sample, its link and
 # stack resolved. Cases:
 # 1. CPU: per trace ID, the CPU time the sink received equals the JSON lines
-#    of the same run, for each target; resource attributes are the target's.
+#    of the same run, for each target; every sample carries the time it was
+#    taken; resource attributes are the target's.
 # 2. Wall: with --wall, the same for wall time, and state and wait_reason
 #    arrive as attributes.
 # 3. Collector restart: the collector is killed mid-run and started again
@@ -75,14 +76,6 @@ compare() {
 enough() { jobs_enough 5 2 "$1"; }
 stats_line() { grep '^ctxprof-go: otlp:' "$1" | tail -n 1; }
 
-# pipeline NAME DIR [TLS_DIR]: a sink in DIR/sink and a collector forwarding to
-# it, on a free port, $cport
-pipeline() {
-	cport=$(free_port)
-	sink_start "$2/sink" && collector_start "$2" "$cport" "http://127.0.0.1:$sink_port" ${3:+"$3"} ||
-		not_ok "$1: the sink or the collector did not start: $(tail -n 3 "$2/collector.log" 2>/dev/null)"
-}
-
 # record DIR MIN ARGS...: ctxprof-go ARGS on both targets, flushing every
 # second into DIR/out.jsonl, for MIN seconds and until every job has samples;
 # its exit status in $rc
@@ -106,6 +99,21 @@ OTEL_RESOURCE_ATTRIBUTES="k8s.node.name=node-7,deployment.environment=test%20lab
 check_eq "cpu: ctxprof-go --otlp exits" 0 "$rc"
 echo "# $(stats_line "$d/err")"
 compare "cpu" cpu "$d"
+# every CPU sample's own time, within its records' span
+for pid in $map_pid $slice_pid; do
+	want=$(pid_records "$d/out.jsonl" "$pid" | jq -s 'map(select(.origin == "sampling") | .samples) | add')
+	got=$(pid_samples "$d/sink/samples.jsonl" "$pid" | jq -s 'map(select(.type == "cpu") | .timestamps) | add')
+	read -r lo hi < <(pid_records "$d/out.jsonl" "$pid" |
+		jq -s -r '[(map(.start | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) | min),
+			   (map(.end | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) | max) + 1] | @tsv')
+	out=$(pid_samples "$d/sink/samples.jsonl" "$pid" | jq -s --argjson lo "$lo" --argjson hi "$hi" \
+		'map(select(.type == "cpu" and (.time_min / 1e9 < $lo or .time_max / 1e9 > $hi))) | length')
+	if [ "$got" = "$want" ] && [ "$out" = 0 ]; then
+		ok "cpu, pid $pid: every sample carries its time ($got timestamps for $got samples), all within the records' span"
+	else
+		not_ok "cpu, pid $pid: $got timestamps for $want samples, $out samples with times outside [$lo, $hi] s"
+	fi
+done
 res=$(jq -c --arg p "$slice_pid" 'select(.resource["process.pid"] == $p) | .resource' "$d/sink/samples.jsonl" | head -n 1)
 check_eq "cpu: service.name from the target's OTEL_SERVICE_NAME" checkout "$(jq -r '."service.name"' <<<"$res")"
 check_eq "cpu: process.runtime.version, the target's Go" "$(go_version_of "$last" "$slice_bin")" \

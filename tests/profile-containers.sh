@@ -12,10 +12,14 @@
 # cri-containerd-<64 hex>.scope). Two runs at once: --all, where each
 # target must be attributed as in profile-e2e.sh and carry its container's
 # ID, its pod's UID (null for Docker's) and ns_pid 1; and --all --cgroup of
-# the Docker container, whose records must all be that target's.
+# the Docker container, whose records must all be that target's. The --all
+# run also sends OTLP through a collector (tests/otlp.sh's): each
+# container's resource carries its container.id, k8s.pod.uid and
+# process.vpid, and its per-trace CPU equals the JSON lines.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
+. "$(dirname "$0")/otlp-lib.sh"
 
 e2e_setup "containers: container_id, pod_uid, ns_pid and --cgroup"
 if ! why=$(private_mounts_why); then
@@ -117,8 +121,17 @@ start_container() {
 	return 1
 }
 
+# the --all run's OTLP goes through a collector
+otlp=()
+if otelcol_build; then
+	pipeline "containers, OTLP" "$work/otlp"
+	otlp=(--otlp "http://127.0.0.1:$cport")
+else
+	not_ok "containers, OTLP: $otelcol_why"
+fi
+
 # both ctxprof-go runs start before the containers, as an agent would be
-ctxprof_start "$work/all.err" "$work/all.jsonl" --all -F 999 -i 1 -d 300 ||
+ctxprof_start "$work/all.err" "$work/all.jsonl" --all -F 999 -i 1 -d 300 "${otlp[@]}" ||
 	{ not_ok "ctxprof-go --all did not start: $(tr '\n' ' ' <"$work/all.err")"; done_testing; }
 all_pid=$ctxprof
 ctxprof_start "$work/one.err" "$work/one.jsonl" --all --cgroup "$docker_cg" -F 999 -i 1 -d 300 ||
@@ -181,6 +194,33 @@ check_eq "--all: Kubernetes-style container's container_id, pod_uid, ns_pid" \
 n=$(jq -s --argjson a "$docker_pid" --argjson b "$k8s_pid" \
 	'map(select(.pid != $a and .pid != $b and (.container_id != null or .ns_pid != null))) | length' "$work/all.jsonl")
 check_eq "--all: records of other processes with a container_id or ns_pid" 0 "$n"
+
+# resource_of PID: container.id pod_uid vpid of PID's resource at the sink
+resource_of() {
+	jq -s -r --arg p "$1" 'map(select(.resource["process.pid"] == $p) | .resource
+		| "\(."container.id" // "null") \(."k8s.pod.uid" // "null") \(."process.vpid" // "null")") | unique | join(", ")' \
+		"$work/otlp/sink/samples.jsonl"
+}
+if [ "${#otlp[@]}" -gt 0 ]; then
+	for pid in "$docker_pid" "$k8s_pid"; do
+		want=$(json_totals <(jq -c --argjson p "$pid" 'select(.pid == $p)' "$work/all.jsonl"))
+		for i in $(seq 60); do
+			got=$(sink_totals <(jq -c --arg p "$pid" 'select(.resource["process.pid"] == $p)' "$work/otlp/sink/samples.jsonl"))
+			[ "$got" = "$want" ] && break
+			sleep 0.5
+		done
+		if [ "$got" = "$want" ] && [ "$want" != "{}" ]; then
+			ok "OTLP: container pid $pid: per trace ID, the CPU the collector passed on equals the JSON lines"
+		else
+			not_ok "OTLP: container pid $pid: JSON lines $want, sink $got"
+		fi
+	done
+	check_eq "OTLP: the Docker-style container's resource: container.id, k8s.pod.uid, process.vpid" \
+		"$docker_id null 1" "$(resource_of "$docker_pid")"
+	check_eq "OTLP: the Kubernetes-style container's resource: container.id, k8s.pod.uid, process.vpid" \
+		"$k8s_id $pod 1" "$(resource_of "$k8s_pid")"
+	kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
+fi
 
 jq -c --argjson pid "$docker_pid" 'select(.pid == $pid)' "$work/one.jsonl" >"$work/p.jsonl"
 job_verdicts "--cgroup: Docker-style container (pid $docker_pid)" "$work/p.jsonl" 20

@@ -44,6 +44,8 @@ struct sample {
 	int32_t *attrs;
 	size_t nattrs;
 	int64_t value;
+	uint64_t *times; /* when each sample was taken, where known */
+	size_t ntimes;
 };
 
 /* The samples of one process in this request. */
@@ -115,10 +117,14 @@ static void resource__free(struct resource *res)
 
 	if (!res)
 		return;
-	for (i = 0; i < res->cpu.n; i++)
+	for (i = 0; i < res->cpu.n; i++) {
 		free(((struct sample *)res->cpu.items)[i].attrs);
-	for (i = 0; i < res->wall.n; i++)
+		free(((struct sample *)res->cpu.items)[i].times);
+	}
+	for (i = 0; i < res->wall.n; i++) {
 		free(((struct sample *)res->wall.items)[i].attrs);
+		free(((struct sample *)res->wall.items)[i].times);
+	}
 	free(res->cpu.items);
 	free(res->wall.items);
 	free(res->comm);
@@ -443,6 +449,13 @@ int otlp__add(struct otlp *o, const struct rec *r)
 		s->attrs = attrs;
 		s->nattrs = nattrs;
 		s->value = (int64_t)r->stacks[i].samples * per;
+		if (r->stacks[i].ntimes) {
+			s->times = malloc(r->stacks[i].ntimes * sizeof(*s->times));
+			if (!s->times)
+				return -ENOMEM;
+			memcpy(s->times, r->stacks[i].times, r->stacks[i].ntimes * sizeof(*s->times));
+			s->ntimes = r->stacks[i].ntimes;
+		}
 	}
 	o->batch.records++;
 	o->batch.samples += r->samples;
@@ -610,6 +623,8 @@ static pb_profile *build_profile(struct otlp *o, struct arena *a, const struct r
 		ps->n_attribute_indices = s[i].nattrs;
 		ps->values = (int64_t *)&s[i].value;
 		ps->n_values = 1;
+		ps->timestamps_unix_nano = s[i].times;
+		ps->n_timestamps_unix_nano = s[i].ntimes;
 		p->samples[p->n_samples++] = ps;
 	}
 	return p;

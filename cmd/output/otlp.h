@@ -9,6 +9,9 @@
 
 #include "rec.h"
 
+/* Per-sample times a request carries at most (8 bytes each); past them, counts alone. */
+#define OTLP_MAX_TIMES 1000000
+
 /* What a process is beyond its records; the recording knows it, the encoder asks. NULL: unknown. */
 struct otlp_process {
 	const char *service_name; /* its OTEL_SERVICE_NAME, else its executable's name */

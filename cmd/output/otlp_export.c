@@ -414,9 +414,13 @@ static bool retryable_curl(CURLcode c)
 	}
 }
 
-/* One attempt at IT, of at most TIMEOUT_MS; the reason of a failure in WHY. */
+/*
+ * One attempt at IT, of at most TIMEOUT_MS, without the lock: the reason
+ * of a failure in WHY; once sent, the bytes and the profiles the collector
+ * rejected in *SENT.
+ */
 static enum outcome attempt(struct otlp_export *e, const struct item *it, long timeout_ms, char *why,
-			    size_t len)
+			    size_t len, struct otlp_export_stats *sent)
 {
 	const uint8_t *data = it->buf;
 	size_t size = it->len;
@@ -445,8 +449,8 @@ static enum outcome attempt(struct otlp_export *e, const struct item *it, long t
 	}
 	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300) {
-		e->st.bytes += size;
-		e->st.rejected += rejected_profiles(&e->body);
+		sent->bytes = size;
+		sent->rejected = rejected_profiles(&e->body);
 		return SENT;
 	}
 	response_message(&e->body, msg, sizeof(msg));
@@ -492,6 +496,7 @@ static long jitter(long ms)
 static void deliver(struct otlp_export *e, struct item *it)
 {
 	uint64_t start = now_ns(CLOCK_MONOTONIC);
+	struct otlp_export_stats sent = {};
 	long backoff = BACKOFF_FIRST_MS;
 	long timeout;
 	enum outcome out;
@@ -503,11 +508,13 @@ static void deliver(struct otlp_export *e, struct item *it)
 		if (e->stopping)
 			timeout = ms_left(e) < timeout ? ms_left(e) : timeout;
 		pthread_mutex_unlock(&e->mu);
-		out = attempt(e, it, timeout, why, sizeof(why));
+		out = attempt(e, it, timeout, why, sizeof(why), &sent);
 		pthread_mutex_lock(&e->mu);
 		if (out == SENT) {
 			e->st.requests++;
 			e->st.samples += it->samples;
+			e->st.bytes += sent.bytes;
+			e->st.rejected += sent.rejected;
 			if (e->failing)
 				fprintf(stderr, "ctxprof-go: otlp: %s takes requests again\n", e->cfg.url);
 			e->failing = false;

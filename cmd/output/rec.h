@@ -23,6 +23,9 @@ struct rec_stack {
 	uint64_t samples;
 	size_t nframes;
 	const struct rec_frame *frames; /* leaf first */
+	/* when CPU samples were taken (CLOCK_REALTIME ns), where kept (--otlp); not in JSON */
+	size_t ntimes;
+	const int64_t *times;
 };
 
 struct rec_mapping {

@@ -23,6 +23,8 @@ struct aggregate {
 	struct trace_keys keys; /* the labels that hold the IDs */
 	bool no_labels, no_traceparent, no_otel; /* --trace-sources without them */
 	struct rec_clock clock; /* what a sample stands for, and the wall clock */
+	uint64_t max_times; /* CPU sample times kept an interval at most; 0: none */
+	uint64_t times_left; /* of them, in this interval */
 	uint64_t gen; /* flushes so far, plus one: slots of an older one are stale */
 	struct hashmap *records; /* record key -> struct counted */
 	struct hashmap *cpus; /* cpu number -> struct cpu_labels */
@@ -99,13 +101,42 @@ static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_e
 	return buf;
 }
 
+void counted_stack__free(void *p)
+{
+	struct counted_stack *cs = p;
+
+	if (cs)
+		free(cs->times);
+	free(cs);
+}
+
+/* When a CPU sample was taken, for OTLP's per-sample times; past the bound, the count alone. */
+static void keep_time(struct aggregate *a, struct counted_stack *cs, uint64_t time_ns)
+{
+	uint64_t *times;
+	uint32_t cap;
+
+	if (a->times_left == 0)
+		return;
+	if (cs->ntimes == cs->cap) {
+		cap = cs->cap ? 2 * cs->cap : 8;
+		times = realloc(cs->times, cap * sizeof(*times));
+		if (!times)
+			return;
+		cs->times = times;
+		cs->cap = cap;
+	}
+	cs->times[cs->ntimes++] = time_ns;
+	a->times_left--;
+}
+
 static void counted__free(void *p)
 {
 	struct counted *r = p;
 
 	if (!r)
 		return;
-	hashmap__free(r->stacks, free);
+	hashmap__free(r->stacks, counted_stack__free);
 	free(r);
 }
 
@@ -319,6 +350,11 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 	return 0;
 }
 
+void aggregate__keep_times(struct aggregate *a, uint64_t max)
+{
+	a->max_times = a->times_left = max;
+}
+
 void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns)
 {
 	a->clock.wall_period_ns = period_ns;
@@ -384,7 +420,7 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	const uint64_t *stack;
 	struct counted tmp, *r;
 	uint8_t key[MAX_COUNTED_KEY];
-	uint64_t *count;
+	struct counted_stack *cs;
 	size_t klen, nframes;
 
 	if (parse_event(a, e, size, &tmp, &stack, &nframes, buf) != 0)
@@ -404,18 +440,20 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 			return -ENOMEM;
 		}
 	}
-	count = hashmap__get(r->stacks, stack, nframes * 8);
-	if (!count) {
-		count = calloc(1, sizeof(*count));
-		if (!count || hashmap__add(r->stacks, stack, nframes * 8, count) != 0) {
-			free(count);
+	cs = hashmap__get(r->stacks, stack, nframes * 8);
+	if (!cs) {
+		cs = calloc(1, sizeof(*cs));
+		if (!cs || hashmap__add(r->stacks, stack, nframes * 8, cs) != 0) {
+			free(cs);
 			return -ENOMEM;
 		}
 	}
 	count_n(a, r, 1, e->time_ns, e->time_ns);
-	(*count)++;
+	cs->count++;
+	if (e->origin == ORIGIN_SAMPLING)
+		keep_time(a, cs, e->time_ns);
 	if (slot)
-		*slot = (struct agg_slot){ a->gen, r, count };
+		*slot = (struct agg_slot){ a->gen, r, &cs->count };
 	return 0;
 }
 
@@ -477,7 +515,8 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 			   agg_lookup_fn lookup, void *ctx)
 {
 	const struct sample_event *e = data;
-	uint64_t buf[MAX_STACK_DEPTH], one = 1;
+	struct counted_stack one = { .count = 1 };
+	uint64_t buf[MAX_STACK_DEPTH];
 	struct agg_target t = {};
 	const uint64_t *stack;
 	struct counted r;
@@ -529,6 +568,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 
 	/* samples that arrive while these are written count towards the next flush */
 	a->gen++;
+	a->times_left = a->max_times;
 	a->records = hashmap__new();
 	if (!a->records) {
 		a->records = records;

@@ -61,6 +61,13 @@ void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool 
 /* Counts one event from the ring buffer; -EINVAL for a malformed one. */
 int aggregate__add(struct aggregate *a, const void *data, size_t size);
 
+/*
+ * Keeps when each CPU sample was taken, for records' rec_stack.times
+ * (OTLP's per-sample timestamps), up to MAX an interval; 0: none (the
+ * default). Past MAX, samples are counted without their time.
+ */
+void aggregate__keep_times(struct aggregate *a, uint64_t max);
+
 /* --wall: the wall-clock time one ORIGIN_WALL sample stands for. */
 void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns);
 /* --wall: PID's names of wait reasons (W's, copied), for its records; 0 or -ENOMEM. */

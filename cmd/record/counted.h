@@ -26,10 +26,22 @@ struct counted {
 	struct go_label labels[MAX_LABELS]; /* sorted by key, then value */
 	uint64_t samples;
 	uint64_t first_ns, last_ns;
-	struct hashmap *stacks; /* frames (u64 array) -> uint64_t count */
+	struct hashmap *stacks; /* frames (u64 array) -> struct counted_stack */
+};
+
+/*
+ * What one stack of a record counted: its samples, and with times kept,
+ * when each CPU sample was taken (bpf_ktime_get_ns()).
+ */
+struct counted_stack {
+	uint64_t count; /* first: agg_slot points at it */
+	uint64_t *times;
+	uint32_t ntimes, cap;
 };
 
 /* The bytes of a label's key and value that were read: the rest of each buffer is slack. */
+void counted_stack__free(void *p);
+
 static inline size_t label_key_bytes(const struct go_label *l)
 {
 	return l->key_len < MAX_KEY_LEN ? l->key_len : MAX_KEY_LEN;

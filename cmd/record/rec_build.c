@@ -9,6 +9,8 @@
 struct rec_builder {
 	struct rec_frame *frames;
 	size_t nframes, capframes;
+	int64_t *times; /* of CPU samples, CLOCK_REALTIME */
+	size_t ntimes, captimes;
 	struct rec_stack *stacks;
 	size_t capstacks;
 	struct rec_mapping *maps;
@@ -27,6 +29,7 @@ void rec_builder__free(struct rec_builder *b)
 	if (!b)
 		return;
 	free(b->frames);
+	free(b->times);
 	free(b->stacks);
 	free(b->maps);
 	free(b);
@@ -48,7 +51,7 @@ static void hex(const uint8_t *b, size_t n, char *out)
 struct stack_out {
 	const uint64_t *pcs;
 	size_t n;
-	uint64_t samples;
+	const struct counted_stack *cs;
 };
 
 struct stack_list {
@@ -64,14 +67,14 @@ static void list_stack(const void *key, size_t len, void *value, void *arg)
 {
 	struct stack_list *l = arg;
 
-	l->items[l->n++] = (struct stack_out){ key, len / 8, *(uint64_t *)value };
+	l->items[l->n++] = (struct stack_out){ key, len / 8, value };
 }
 
 static int by_stack_samples(const void *pa, const void *pb)
 {
 	const struct stack_out *a = pa, *b = pb;
 
-	return a->samples < b->samples ? 1 : a->samples > b->samples ? -1 : 0;
+	return a->cs->count < b->cs->count ? 1 : a->cs->count > b->cs->count ? -1 : 0;
 }
 
 static int by_start(const void *pa, const void *pb)
@@ -149,15 +152,31 @@ static int add_frames(struct rec_builder *b, const struct agg_target *t, const u
 	return 0;
 }
 
-/* C's stacks, most samples first, with their frames and mappings, into OUT. */
+/* The times of CS's samples, where kept, after the record's times so far: wall-clock times. */
+static int add_times(struct rec_builder *b, const struct counted_stack *cs,
+		     const struct rec_clock *clk)
+{
+	uint32_t i;
+
+	if (!cs->ntimes)
+		return 0;
+	if (!grow_array((void **)&b->times, &b->captimes, b->ntimes + cs->ntimes, sizeof(*b->times)))
+		return -ENOMEM;
+	for (i = 0; i < cs->ntimes; i++)
+		b->times[b->ntimes++] = cs->times[i] + clk->mono_to_real_ns;
+	return 0;
+}
+
+/* C's stacks, most samples first, with their frames, times and mappings, into OUT. */
 static int build_stacks(struct rec_builder *b, const struct counted *c, const struct agg_target *t,
-			struct rec *out)
+			const struct rec_clock *clk, struct rec *out)
 {
 	struct stack_list l = { .items = calloc(hashmap__size(c->stacks) + 1, sizeof(*l.items)) };
-	size_t i, first;
+	size_t i, first, first_time;
 	int ret = 0;
 
 	b->nframes = 0;
+	b->ntimes = 0;
 	b->nmaps = 0;
 	if (!l.items ||
 	    !grow_array((void **)&b->stacks, &b->capstacks, hashmap__size(c->stacks), sizeof(*b->stacks))) {
@@ -168,13 +187,20 @@ static int build_stacks(struct rec_builder *b, const struct counted *c, const st
 	qsort(l.items, l.n, sizeof(*l.items), by_stack_samples);
 	for (i = 0; i < l.n && !ret; i++) {
 		first = b->nframes;
+		first_time = b->ntimes;
 		ret = add_frames(b, t, l.items[i].pcs, l.items[i].n);
-		/* offsets now: the frames array may move as it grows */
-		b->stacks[i] = (struct rec_stack){ l.items[i].samples, b->nframes - first,
-						   (const struct rec_frame *)(uintptr_t)first };
+		if (!ret)
+			ret = add_times(b, l.items[i].cs, clk);
+		/* offsets now: the arrays may move as they grow */
+		b->stacks[i] = (struct rec_stack){
+			l.items[i].cs->count, b->nframes - first, (const struct rec_frame *)(uintptr_t)first,
+			b->ntimes - first_time, (const int64_t *)(uintptr_t)first_time,
+		};
 	}
-	for (i = 0; i < l.n; i++)
+	for (i = 0; i < l.n; i++) {
 		b->stacks[i].frames = b->frames + (uintptr_t)b->stacks[i].frames;
+		b->stacks[i].times = b->stacks[i].ntimes ? b->times + (uintptr_t)b->stacks[i].times : NULL;
+	}
 	if (b->nmaps)
 		qsort(b->maps, b->nmaps, sizeof(*b->maps), by_start);
 	out->stacks = b->stacks;
@@ -261,5 +287,5 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 	}
 	out->start_ns = c->first_ns + clk->mono_to_real_ns;
 	out->end_ns = c->last_ns + clk->mono_to_real_ns;
-	return build_stacks(b, c, t, out);
+	return build_stacks(b, c, t, clk, out);
 }

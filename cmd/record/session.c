@@ -342,6 +342,8 @@ static int start_otlp(struct session *s)
 	s->otlp = otlp__new(CTXPROF_VERSION, s->period_ns, c->wall ? NSEC_PER_SEC / c->wall_hz : 0);
 	if (!s->otlp)
 		return -ENOMEM;
+	/* each CPU sample's own time: a backend lays a request's samples along its spans */
+	aggregate__keep_times(s->agg, OTLP_MAX_TIMES);
 	otlp__set_processes(s->otlp, session__describe_process, s);
 	if (attrs && (ret = otlp_kv_list(attrs, agent_attribute, s->otlp, err, sizeof(err)))) {
 		if (ret != -ENOMEM)

@@ -127,7 +127,8 @@ int main(void)
 		{ key_route, val_route, 5, 4 },
 		{ key_route, val_bad, 5, 3 }, /* a duplicate key: the JSON object keeps the last */
 	};
-	struct rec_stack stacks_a[] = { { 3, 3, frames_a }, { 2, 2, frames_b } };
+	static const int64_t times_a[] = { T0 + 10, T0 + 20, T0 + 30 };
+	struct rec_stack stacks_a[] = { { 3, 3, frames_a, 3, times_a }, { 2, 2, frames_b } };
 	struct rec_stack stacks_wall[] = { { 5, 3, frames_a } };
 	struct rec recs[4] = {
 		{ .trace_id = TRACE_A, .trace_source = "label", .span_id = SPAN_A, .labels = labels_a,
@@ -226,6 +227,9 @@ int main(void)
 	check_int("cpu samples: one per stack", 2, cpu->n_samples);
 	check_int("value of the first stack: 3 samples", 3LL * PERIOD, cpu->samples[0]->values[0]);
 	check_int("value of the second stack: 2 samples", 2LL * PERIOD, cpu->samples[1]->values[0]);
+	check_int("a stack's sample times travel with it", 3, cpu->samples[0]->n_timestamps_unix_nano);
+	check_int("as they were", T0 + 20, cpu->n_samples ? cpu->samples[0]->timestamps_unix_nano[1] : 0);
+	check_int("a stack without them has none", 0, cpu->samples[1]->n_timestamps_unix_nano);
 	check_str("an inlined call is a second line of one location, innermost first",
 		  "main.leaf:12 main.caller:20 | main.root:30", stack_text(d, cpu->samples[0]));
 	check_str("a frame nothing names keeps its PC as its name",
