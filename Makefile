@@ -143,6 +143,12 @@ $(OUTPUT)/bench/wall-read: tests/bench/wall_read.c $(OUTPUT)/bench/wall_iter.ske
 	$(call msg,BINARY,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -I$(OUTPUT)/bench $< $(LDLIBS) -o $@
 
+# make bench only: one OTLP export of many records, encoded and sent
+$(OUTPUT)/bench/otlp-encode: tests/bench/otlp_encode.c $(OUTPUT)/libctxprof.a
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/libctxprof.a $(LDLIBS) -o $@
+
 $(OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(OTLP_PB_H) $(HDRS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -214,7 +220,7 @@ demo: deps
 golayout: ctxprof-go
 	$(Q)bash golayout/generate.sh golayout/golayout.tsv golayout/modules.tsv
 
-bench: ctxprof-go $(OUTPUT)/bench/wall-read
+bench: ctxprof-go $(OUTPUT)/bench/wall-read $(OUTPUT)/bench/otlp-encode
 	$(Q)bash tests/bench.sh
 
 # not part of `make test`: ten minutes of processes coming and going under --all

@@ -55,6 +55,9 @@
 #    neighbours with process_vm_readv (cmd/record/wall.c's way), one iovec per g,
 #    and a sleepable task iterator calling bpf_copy_from_user_task per g:
 #    the CPU per goroutine of each, what --wall's design was chosen by.
+# 9. --otlp through a collector (tests/bench/otlp.sh): ctxprof-go's own CPU
+#    with and without at 999 Hz, bytes sent per sample beside the JSON lines
+#    and the gzip pprof of the same run, one export of 10,000 records.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -667,4 +670,7 @@ printf -- '--wall, 10,000 parked goroutines at 19 Hz: worker rate %s of unprofil
 awk -v r="$wall_ratio" 'BEGIN { exit !(r >= 0.99) }' || status=1
 awk -v o="$wall_own" 'BEGIN { exit !(o <= 5) }' || status=1
 awk -v d="$wall_drop" 'BEGIN { exit !(d <= 1) }' || status=1
+
+# 9. --otlp: its own script, which also runs alone
+bash "$TOP/tests/bench/otlp.sh" || status=1
 exit $status

@@ -64,8 +64,9 @@ sink_start() {
 
 # collector_start DIR PORT SINK_URL [TLS_DIR]: the collector, receiving OTLP/HTTP on
 # PORT (with TLS_DIR's server.pem and server.key, and client certificates of
-# its ca.pem required, when given) and forwarding profiles to SINK_URL; sets
-# $collector_pid once it says it is ready
+# its ca.pem required, when given) and forwarding profiles to SINK_URL (with
+# SINK_URL "-", to its debug exporter only); sets $collector_pid once it
+# says it is ready
 collector_start() {
 	local dir=$1 port=$2 sink=$3 tls=${4:-} i
 	mkdir -p "$dir"
@@ -82,21 +83,23 @@ collector_start() {
 			echo "          client_ca_file: $tls/ca.pem"
 		fi
 		echo "exporters:"
-		echo "  otlp_http:"
-		echo "    endpoint: $sink"
-		echo "    compression: none"
-		# answered only once the sink has it: a collector killed loses nothing it took
-		echo "    sending_queue:"
-		echo "      enabled: false"
-		echo "    retry_on_failure:"
-		echo "      enabled: false"
+		if [ "$sink" != - ]; then
+			echo "  otlp_http:"
+			echo "    endpoint: $sink"
+			echo "    compression: none"
+			# answered only once the sink has it: a collector killed loses nothing it took
+			echo "    sending_queue:"
+			echo "      enabled: false"
+			echo "    retry_on_failure:"
+			echo "      enabled: false"
+		fi
 		echo "  debug:"
 		echo "    verbosity: basic"
 		echo "service:"
 		echo "  pipelines:"
 		echo "    profiles:"
 		echo "      receivers: [otlp]"
-		echo "      exporters: [otlp_http, debug]"
+		echo "      exporters: [$([ "$sink" != - ] && echo "otlp_http, ")debug]"
 		echo "  telemetry:"
 		echo "    metrics:"
 		echo "      level: none"

@@ -421,7 +421,7 @@ int otlp__add(struct otlp *o, const struct rec *r)
 	struct sample *s;
 	int32_t lnk;
 	size_t i, nattrs;
-	int32_t *attrs;
+	int32_t *attrs, *shared;
 
 	if (r->origin != REC_SAMPLING && !wall)
 		return 0;
@@ -437,13 +437,21 @@ int otlp__add(struct otlp *o, const struct rec *r)
 		res->last_ns = r->end_ns;
 	note_build_id(res, r);
 	lnk = link(o, r);
+	/* the record's attributes are every one of its samples' */
+	shared = sample_attrs(o, r, &nattrs);
+	if (!shared)
+		return -ENOMEM;
 	for (i = 0; i < r->nstacks; i++) {
-		attrs = sample_attrs(o, r, &nattrs);
+		attrs = i + 1 < r->nstacks ? malloc((nattrs + 1) * sizeof(*attrs)) : shared;
 		s = attrs ? vec_push(wall ? &res->wall : &res->cpu) : NULL;
 		if (!s) {
-			free(attrs);
+			if (attrs != shared)
+				free(attrs);
+			free(shared);
 			return -ENOMEM;
 		}
+		if (attrs != shared)
+			memcpy(attrs, shared, nattrs * sizeof(*attrs));
 		s->stack = stack(o, r, &r->stacks[i]);
 		s->link = lnk;
 		s->attrs = attrs;
@@ -457,6 +465,8 @@ int otlp__add(struct otlp *o, const struct rec *r)
 			s->ntimes = r->stacks[i].ntimes;
 		}
 	}
+	if (!r->nstacks)
+		free(shared);
 	o->batch.records++;
 	o->batch.samples += r->samples;
 	return o->oom || profdict__oom(o->dict) ? -ENOMEM : 0;
@@ -468,7 +478,7 @@ int otlp__add(struct otlp *o, const struct rec *r)
  */
 struct arena {
 	void **blocks;
-	size_t n;
+	size_t n, cap;
 	bool oom;
 };
 
@@ -478,10 +488,16 @@ static void *arena_alloc(struct arena *a, size_t n, size_t size)
 
 	if (a->oom)
 		return NULL;
-	blocks = realloc(a->blocks, (a->n + 1) * sizeof(*blocks));
-	p = blocks ? calloc(n ? n : 1, size) : NULL;
-	if (blocks)
+	if (a->n == a->cap) {
+		blocks = realloc(a->blocks, (a->cap ? 2 * a->cap : 1024) * sizeof(*blocks));
+		if (!blocks) {
+			a->oom = true;
+			return NULL;
+		}
 		a->blocks = blocks;
+		a->cap = a->cap ? 2 * a->cap : 1024;
+	}
+	p = calloc(n ? n : 1, size);
 	if (!p) {
 		a->oom = true;
 		return NULL;

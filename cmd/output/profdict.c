@@ -200,30 +200,31 @@ uint64_t profdict__location(struct profdict *d, const struct rec *r, const struc
 	struct profdict_line lines[MAX_LINES];
 	struct profdict_location *loc, **slot;
 	const struct rec_frame *f;
+	size_t n = 0, j, end;
 	char pc[32];
-	size_t n = 0, j;
 	void *v;
 
 	/* the inlined frames, then the one that is not: all at ADDR */
-	for (j = *i; j < st->nframes; j++) {
-		f = &st->frames[j];
-		if (f->addr != addr)
+	for (end = *i; end < st->nframes && st->frames[end].addr == addr;) {
+		if (!st->frames[end++].inlined)
 			break;
-		if (n < MAX_LINES) {
-			snprintf(pc, sizeof(pc), "0x%llx", (unsigned long long)f->pc);
-			lines[n].function = function(d, f->func ?: pc, f->file ?: "");
-			lines[n++].line = f->file ? f->line : 0;
-		}
-		if (!f->inlined) {
-			j++;
-			break;
-		}
 	}
-	*i = j;
 	key[1] = addr;
 	v = hashmap__get(d->locations, key, sizeof(key));
-	if (v)
+	if (v) {
+		/* one address of one process: the same frames every time */
+		*i = end;
 		return (uintptr_t)v;
+	}
+	for (j = *i; j < end && n < MAX_LINES; j++) {
+		f = &st->frames[j];
+		/* a frame nothing names is named by its PC */
+		if (!f->func)
+			snprintf(pc, sizeof(pc), "0x%llx", (unsigned long long)f->pc);
+		lines[n].function = function(d, f->func ?: pc, f->file ?: "");
+		lines[n++].line = f->file ? f->line : 0;
+	}
+	*i = end;
 	loc = malloc(sizeof(*loc) + n * sizeof(lines[0]));
 	slot = loc ? vec_push(&d->locs) : NULL;
 	if (!slot) {
