@@ -14,11 +14,13 @@
 # 2. Wall: with --wall, the same for wall time, and state and wait_reason
 #    arrive as attributes.
 # 3. Collector restart: the collector is killed mid-run and started again
-#    3 s later; the per-trace totals still match, and retries are counted.
+#    3 s later; the per-trace totals, CPU and wall, still match, and
+#    retries are counted.
 # 4. No collector: exit 0, the JSON lines whole, every request and sample
 #    counted as dropped.
 # 5. Permanent errors: a sink answering 400, and a wrong path at the
-#    collector (404): one clear message, no retry, requests counted.
+#    collector (404): one clear message, no retry, requests counted. A
+#    partial success is said once and its rejected profiles counted.
 # 6. TLS: a self-signed CA, the collector's TLS receiver requiring a client
 #    certificate (mTLS); without the CA the certificate is refused, once.
 # 7. gzip and headers, straight to the sink: it sees Content-Encoding gzip
@@ -158,7 +160,7 @@ kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
 # --- 3. the collector killed mid-run, started again ---
 d=$work/restart
 pipeline restart "$d"
-if ctxprof_start "$d/err" "$d/out.jsonl" -p "$map_pid,$slice_pid" -F 499 -i 1 -d 300 \
+if ctxprof_start "$d/err" "$d/out.jsonl" -p "$map_pid,$slice_pid" -F 499 -i 1 -d 300 --wall \
 	--otlp "http://127.0.0.1:$cport"; then
 	sleep 2.5
 	kill -KILL "$collector_pid"
@@ -175,6 +177,7 @@ fi
 check_eq "restart: ctxprof-go exits" 0 "$rc"
 echo "# $(stats_line "$d/err")"
 compare "restart" cpu "$d"
+compare "restart" wall "$d"
 if grep -q 'retrying with backoff' "$d/err" && grep -q 'takes requests again' "$d/err" &&
 	[[ $(stats_line "$d/err") =~ [1-9][0-9]*\ retries,\ 0\ dropped ]]; then
 	ok "restart: the outage and the recovery are said once each; retries counted, nothing dropped"
@@ -211,6 +214,19 @@ if [ "$said" = 1 ] && [[ $line == *"HTTP 400"*"the sink was told to answer so"* 
 	ok "refused: one message with the collector's own ('$line'); $hits requests, each tried once"
 else
 	not_ok "refused: said $said times, $hits requests reached the sink; stderr: $(grep otlp "$d/err" | tr '\n' ' ')"
+fi
+kill "${sink_pid:-}" 2>/dev/null
+d=$work/partial
+sink_start "$d/sink" -reject 2 || not_ok "partial success: the sink did not start"
+"$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 3 --otlp "http://127.0.0.1:$sink_port" -o "$d/out.jsonl" 2>"$d/err"
+check_eq "partial success: exit status" 0 "$?"
+hits=$(wc -l <"$d/sink/headers.jsonl")
+if [ "$(grep -c 'took a request in part' "$d/err")" = 1 ] &&
+	grep -q 'the sink was told to reject some' "$d/err" &&
+	[[ $(stats_line "$d/err") =~ \ ${hits}\ requests\ sent.*\ $((2 * hits))\ profiles\ rejected ]]; then
+	ok "partial success: said once with the collector's message; $((2 * hits)) rejected profiles counted over $hits requests"
+else
+	not_ok "partial success: $hits requests; stderr: $(grep otlp "$d/err" | tr '\n' ' ')"
 fi
 kill "${sink_pid:-}" 2>/dev/null
 d=$work/wrongpath

@@ -263,7 +263,7 @@ struct otlp_export {
 	struct strbuf body, gz;
 	long retry_after_ms;
 	char curl_err[CURL_ERROR_SIZE];
-	bool said_permanent, failing;
+	bool said_permanent, said_rejected, failing;
 };
 
 /* What one attempt came to. */
@@ -342,8 +342,11 @@ static void response_message(const struct strbuf *b, char *msg, size_t len)
 	msg[i] = '\0';
 }
 
-/* Profiles the collector says it rejected, from an ExportProfilesServiceResponse. */
-static uint64_t rejected_profiles(const struct strbuf *b)
+/*
+ * Profiles the collector says it rejected, from an ExportProfilesServiceResponse;
+ * its message into MSG.
+ */
+static uint64_t rejected_profiles(const struct strbuf *b, char *msg, size_t len)
 {
 	Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceResponse *r;
 	uint64_t n = 0;
@@ -356,9 +359,7 @@ static uint64_t rejected_profiles(const struct strbuf *b)
 		return 0;
 	if (r->partial_success && r->partial_success->rejected_profiles > 0) {
 		n = r->partial_success->rejected_profiles;
-		fprintf(stderr, "ctxprof-go: otlp: the collector rejected %llu profiles: %s\n",
-			(unsigned long long)n,
-			r->partial_success->error_message ?: "(no message)");
+		snprintf(msg, len, "%s", r->partial_success->error_message ?: "");
 	}
 	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__free_unpacked(
 		r, NULL);
@@ -450,7 +451,7 @@ static enum outcome attempt(struct otlp_export *e, const struct item *it, long t
 	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300) {
 		sent->bytes = size;
-		sent->rejected = rejected_profiles(&e->body);
+		sent->rejected = rejected_profiles(&e->body, why, len);
 		return SENT;
 	}
 	response_message(&e->body, msg, sizeof(msg));
@@ -503,6 +504,7 @@ static void deliver(struct otlp_export *e, struct item *it)
 	char why[640];
 
 	for (;;) {
+		why[0] = '\0';
 		/* at exit, no attempt outlasts the flush time */
 		timeout = e->cfg.timeout_ms;
 		if (e->stopping)
@@ -515,6 +517,11 @@ static void deliver(struct otlp_export *e, struct item *it)
 			e->st.samples += it->samples;
 			e->st.bytes += sent.bytes;
 			e->st.rejected += sent.rejected;
+			if (sent.rejected && !e->said_rejected)
+				fprintf(stderr, "ctxprof-go: otlp: %s took a request in part, rejecting %llu "
+						"profiles: %s (said once; later rejections are counted)\n",
+					e->cfg.url, (unsigned long long)sent.rejected, *why ? why : "no reason given");
+			e->said_rejected |= sent.rejected > 0;
 			if (e->failing)
 				fprintf(stderr, "ctxprof-go: otlp: %s takes requests again\n", e->cfg.url);
 			e->failing = false;

@@ -3,7 +3,8 @@
 // decoded with the collector's own pdata: its OTLP JSON goes to requests.jsonl, one
 // JSON line per sample, its dictionary references resolved, to samples.jsonl, and
 // its headers (and the status answered) to headers.jsonl. With -status it answers
-// every request with that HTTP status.
+// every request with that HTTP status; with -reject N, with a partial success
+// that rejects N profiles.
 package main
 
 import (
@@ -48,6 +49,7 @@ var (
 	smpOut   *bufio.Writer
 	hdrOut   *bufio.Writer
 	status   int
+	reject   int64
 )
 
 func str(d pprofile.ProfilesDictionary, i int32) string {
@@ -168,7 +170,12 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	}
 	reqOut.Flush()
 	smpOut.Flush()
-	resp, _ := pprofileotlp.NewExportResponse().MarshalProto()
+	r2 := pprofileotlp.NewExportResponse()
+	if reject > 0 {
+		r2.PartialSuccess().SetRejectedProfiles(reject)
+		r2.PartialSuccess().SetErrorMessage("the sink was told to reject some")
+	}
+	resp, _ := r2.MarshalProto()
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.Write(resp)
 }
@@ -185,6 +192,7 @@ func main() {
 	addr := flag.String("listen", "127.0.0.1:0", "address")
 	dir := flag.String("out", ".", "directory for requests.jsonl, samples.jsonl, headers.jsonl")
 	flag.IntVar(&status, "status", 0, "answer every request with this HTTP status")
+	flag.Int64Var(&reject, "reject", 0, "answer every request with a partial success rejecting this many profiles")
 	cert := flag.String("cert", "", "TLS certificate")
 	key := flag.String("key", "", "TLS key")
 	flag.Parse()
