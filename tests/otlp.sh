@@ -11,8 +11,8 @@
 # 1. CPU: per trace ID, the CPU time the sink received equals the JSON lines
 #    of the same run, for each target; every sample carries the time it was
 #    taken; resource attributes are the target's.
-# 2. Wall: with --wall, the same for wall time, and state and wait_reason
-#    arrive as attributes.
+# 2. Wall: with --wall, the same for wall time, state and wait_reason
+#    arrive as attributes, and wall samples carry their snapshots' times.
 # 3. Collector restart: the collector is killed mid-run and started again
 #    3 s later; the per-trace totals, CPU and wall, still match, and
 #    retries are counted.
@@ -155,6 +155,16 @@ if [ "$n" -gt 0 ] && [ "$m" -gt 0 ]; then
 else
 	not_ok "wall: wall samples with a state: $n, waiting with a wait_reason: $m"
 fi
+# a goroutine's sample times are its snapshots' (none for a run a snapshot missed)
+for pid in $map_pid $slice_pid; do
+	want=$(pid_records "$d/out.jsonl" "$pid" | jq -s 'map(select(.origin == "wall") | .samples) | add')
+	got=$(pid_samples "$d/sink/samples.jsonl" "$pid" | jq -s 'map(select(.type == "wall") | .timestamps) | add')
+	if [ "$want" -gt 0 ] && [ $((100 * got)) -ge $((99 * want)) ] && [ "$got" -le "$want" ]; then
+		ok "wall, pid $pid: $got of $want wall samples carry the time of their snapshot (at least 99%)"
+	else
+		not_ok "wall, pid $pid: $got timestamps for $want wall samples"
+	fi
+done
 kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
 
 # --- 3. the collector killed mid-run, started again ---

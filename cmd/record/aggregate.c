@@ -23,8 +23,8 @@ struct aggregate {
 	struct trace_keys keys; /* the labels that hold the IDs */
 	bool no_labels, no_traceparent, no_otel; /* --trace-sources without them */
 	struct rec_clock clock; /* what a sample stands for, and the wall clock */
-	uint64_t max_times; /* CPU sample times kept an interval at most; 0: none */
-	uint64_t times_left; /* of them, in this interval */
+	uint64_t max_times; /* sample times kept an interval at most, CPU and wall each; 0: none */
+	uint64_t times_left[2]; /* of them, in this interval: CPU, wall */
 	uint64_t gen; /* flushes so far, plus one: slots of an older one are stale */
 	struct hashmap *records; /* record key -> struct counted */
 	struct hashmap *cpus; /* cpu number -> struct cpu_labels */
@@ -110,13 +110,13 @@ void counted_stack__free(void *p)
 	free(cs);
 }
 
-/* When a CPU sample was taken, for OTLP's per-sample times; past the bound, the count alone. */
-static void keep_time(struct aggregate *a, struct counted_stack *cs, uint64_t time_ns)
+/* When a sample was taken, for OTLP's per-sample times; past the bound, the count alone. */
+static void keep_time(struct aggregate *a, struct counted_stack *cs, bool wall, uint64_t time_ns)
 {
 	uint64_t *times;
 	uint32_t cap;
 
-	if (a->times_left == 0)
+	if (a->times_left[wall] == 0)
 		return;
 	if (cs->ntimes == cs->cap) {
 		cap = cs->cap ? 2 * cs->cap : 8;
@@ -127,7 +127,7 @@ static void keep_time(struct aggregate *a, struct counted_stack *cs, uint64_t ti
 		cs->cap = cap;
 	}
 	cs->times[cs->ntimes++] = time_ns;
-	a->times_left--;
+	a->times_left[wall]--;
 }
 
 static void counted__free(void *p)
@@ -352,7 +352,7 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 
 void aggregate__keep_times(struct aggregate *a, uint64_t max)
 {
-	a->max_times = a->times_left = max;
+	a->max_times = a->times_left[0] = a->times_left[1] = max;
 }
 
 void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns)
@@ -394,12 +394,18 @@ static void count_n(struct aggregate *a, struct counted *r, uint64_t n, uint64_t
 }
 
 bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_t n,
-		       uint64_t first_ns, uint64_t last_ns)
+		       uint64_t first_ns, uint64_t last_ns, const uint64_t *times)
 {
+	struct counted_stack *cs = slot->stack;
+	struct counted *r = slot->record;
+	uint64_t i;
+
 	if (slot->gen != a->gen)
 		return false;
-	count_n(a, slot->record, n, first_ns, last_ns);
-	*slot->count += n;
+	count_n(a, r, n, first_ns, last_ns);
+	cs->count += n;
+	for (i = 0; times && i < n; i++)
+		keep_time(a, cs, r->wall != 0, times[i]);
 	return true;
 }
 
@@ -450,10 +456,10 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	}
 	count_n(a, r, 1, e->time_ns, e->time_ns);
 	cs->count++;
-	if (e->origin == ORIGIN_SAMPLING)
-		keep_time(a, cs, e->time_ns);
+	if (e->origin == ORIGIN_SAMPLING || e->origin == ORIGIN_WALL)
+		keep_time(a, cs, e->origin == ORIGIN_WALL, e->time_ns);
 	if (slot)
-		*slot = (struct agg_slot){ a->gen, r, &cs->count };
+		*slot = (struct agg_slot){ a->gen, r, cs };
 	return 0;
 }
 
@@ -568,7 +574,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 
 	/* samples that arrive while these are written count towards the next flush */
 	a->gen++;
-	a->times_left = a->max_times;
+	a->times_left[0] = a->times_left[1] = a->max_times;
 	a->records = hashmap__new();
 	if (!a->records) {
 		a->records = records;

@@ -62,9 +62,9 @@ void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool 
 int aggregate__add(struct aggregate *a, const void *data, size_t size);
 
 /*
- * Keeps when each CPU sample was taken, for records' rec_stack.times
- * (OTLP's per-sample timestamps), up to MAX an interval; 0: none (the
- * default). Past MAX, samples are counted without their time.
+ * Keeps when each sample was taken, for records' rec_stack.times (OTLP's
+ * per-sample timestamps), up to MAX CPU and MAX wall samples an interval;
+ * 0: none (the default). Past MAX, samples are counted without their time.
  */
 void aggregate__keep_times(struct aggregate *a, uint64_t max);
 
@@ -81,18 +81,18 @@ int aggregate__name_reasons(struct aggregate *a, uint32_t pid, const struct go_w
  */
 struct agg_slot {
 	uint64_t gen; /* 0: never filled */
-	void *record;
-	uint64_t *count;
+	void *record, *stack;
 };
 
 /* Like aggregate__add, and fills SLOT with where the event went. */
 int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, struct agg_slot *slot);
 /*
  * N more samples where SLOT points, the first at FIRST_NS and the last at
- * LAST_NS; false when the slot is stale (add the event again).
+ * LAST_NS, taken at TIMES (N of them, or NULL when not known one by one);
+ * false when the slot is stale (add the event again).
  */
 bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_t n,
-		       uint64_t first_ns, uint64_t last_ns);
+		       uint64_t first_ns, uint64_t last_ns, const uint64_t *times);
 /* Flushes so far, plus one: a slot filled under another is stale. */
 uint64_t aggregate__gen(const struct aggregate *a);
 

@@ -82,6 +82,9 @@ struct wall_reader {
 	 * (past g.stack, which only a full read needs) to the last.
 	 */
 	uint32_t win_lo, win_len;
+	/* the times of the snapshots since the last settle: when pending counts were taken */
+	uint64_t *snaps;
+	size_t nsnaps, capsnaps;
 	uint8_t gbuf[MAX_G_READ]; /* a g read on its own, when its range failed */
 	uint8_t rbuf[BATCH_BYTES]; /* one batch of ranges as read */
 	struct sample_event ev;
@@ -196,6 +199,7 @@ void wall_reader__free(struct wall_reader *r)
 	free(r->gs);
 	free(r->cold);
 	free(r->order);
+	free(r->snaps);
 	free(r);
 }
 
@@ -653,17 +657,41 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns,
 	return 0;
 }
 
+/*
+ * The times of WG's pending counts: the snapshots from its first to its
+ * last, when it was counted in each of them; NULL when one missed it (it
+ * could not be read, or was not alive), and its counts go without times.
+ */
+static const uint64_t *pending_times(const struct wall_reader *r, const struct wall_g *wg)
+{
+	size_t lo = 0, hi = r->nsnaps, mid;
+
+	/* the first snapshot at or after pending_first */
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (r->snaps[mid] < wg->pending_first)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo + wg->pending > r->nsnaps || r->snaps[lo] != wg->pending_first ||
+	    r->snaps[lo + wg->pending - 1] != wg->pending_last)
+		return NULL;
+	return &r->snaps[lo];
+}
+
 /* Counts what snapshots left pending for goroutine IDX into A. */
 static int settle_one(struct wall_reader *r, struct aggregate *a, uint32_t idx)
 {
 	struct wall_g *wg = &r->gs[idx];
 	struct wall_cold *cold = &r->cold[idx];
+	const uint64_t *times = pending_times(r, wg);
 	const struct sample_event *e;
 	uint64_t n = wg->pending;
 	int ret;
 
 	wg->pending = 0;
-	if (aggregate__repeat(a, &cold->slot, n, wg->pending_first, wg->pending_last))
+	if (aggregate__repeat(a, &cold->slot, n, wg->pending_first, wg->pending_last, times))
 		return 0;
 	/* stale: A was flushed without a settle first */
 	e = rebuild(r, cold, wg->pending_first);
@@ -671,7 +699,8 @@ static int settle_one(struct wall_reader *r, struct aggregate *a, uint32_t idx)
 		return ret;
 	wg->gen = cold->slot.gen;
 	if (n > 1)
-		aggregate__repeat(a, &cold->slot, n - 1, wg->pending_first, wg->pending_last);
+		aggregate__repeat(a, &cold->slot, n - 1, wg->pending_first, wg->pending_last,
+				  times ? times + 1 : NULL);
 	return 0;
 }
 
@@ -689,6 +718,8 @@ int wall_reader__settle(struct wall_reader *r, struct aggregate *a)
 		if (r->gs[i].pending && (ret = settle_one(r, a, i)))
 			return ret;
 	}
+	/* nothing is pending: the times start over */
+	r->nsnaps = 0;
 	return 0;
 }
 
@@ -802,6 +833,15 @@ int wall_reader__snapshot(struct wall_reader *r, struct aggregate *a, uint64_t t
 		return ret;
 	}
 	st->snapshots++;
+	if (r->nsnaps == r->capsnaps) {
+		uint64_t *grown = realloc(r->snaps, (r->capsnaps ? 2 * r->capsnaps : 256) * sizeof(*grown));
+
+		if (!grown)
+			return -ENOMEM;
+		r->snaps = grown;
+		r->capsnaps = r->capsnaps ? 2 * r->capsnaps : 256;
+	}
+	r->snaps[r->nsnaps++] = time_ns;
 	len = r->win_len;
 	for (i = 0; i < n;) {
 		start = r->order[i].addr + r->win_lo;
