@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd/util/hashmap.h"
+#include "cmd/util/vec.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 #include "otlp.h"
 #include "profdict.h"
@@ -31,12 +32,6 @@ typedef Opentelemetry__Proto__Common__V1__AnyValue pb_anyvalue;
 
 #define TRACE_BYTES 16
 #define SPAN_BYTES 8
-
-/* A growable array of fixed-size items. */
-struct vec {
-	void *items;
-	size_t n, cap, size;
-};
 
 /* One sample before the request is built; table indexes as OTLP numbers them. */
 struct sample {
@@ -96,20 +91,6 @@ struct otlp {
 	struct strbuf valid;
 	bool oom;
 };
-
-static void *vec_push(struct vec *v)
-{
-	void *items;
-
-	if (v->n == v->cap) {
-		items = realloc(v->items, (v->cap ? 2 * v->cap : 16) * v->size);
-		if (!items)
-			return NULL;
-		v->items = items;
-		v->cap = v->cap ? 2 * v->cap : 16;
-	}
-	return memset((char *)v->items + v->n++ * v->size, 0, v->size);
-}
 
 static void resource__free(struct resource *res)
 {
@@ -174,7 +155,7 @@ static int start(struct otlp *o)
 	o->stack_index = hashmap__new();
 	o->by_pid = hashmap__new();
 	if (!o->dict || !o->attr_index || !o->link_index || !o->stack_index || !o->by_pid ||
-	    !vec_push(&o->attrs) || !vec_push(&o->links) || !vec_push(&o->stacks)) {
+	    !vec__push(&o->attrs) || !vec__push(&o->links) || !vec__push(&o->stacks)) {
 		reset(o);
 		return -ENOMEM;
 	}
@@ -248,7 +229,7 @@ static int32_t intern(struct otlp *o, struct hashmap *index, struct vec *tab, co
 
 	if (v)
 		return (uintptr_t)v;
-	slot = vec_push(tab);
+	slot = vec__push(tab);
 	if (!slot || hashmap__add(index, key, len, (void *)(uintptr_t)(tab->n - 1))) {
 		if (slot)
 			tab->n--;
@@ -341,7 +322,7 @@ static struct resource *resource(struct otlp *o, const struct rec *r)
 	if (res)
 		return res;
 	res = calloc(1, sizeof(*res));
-	slot = res ? vec_push(&o->resources) : NULL;
+	slot = res ? vec__push(&o->resources) : NULL;
 	if (!slot) {
 		free(res);
 		return NULL;
@@ -443,7 +424,7 @@ int otlp__add(struct otlp *o, const struct rec *r)
 		return -ENOMEM;
 	for (i = 0; i < r->nstacks; i++) {
 		attrs = i + 1 < r->nstacks ? malloc((nattrs + 1) * sizeof(*attrs)) : shared;
-		s = attrs ? vec_push(wall ? &res->wall : &res->cpu) : NULL;
+		s = attrs ? vec__push(wall ? &res->wall : &res->cpu) : NULL;
 		if (!s) {
 			if (attrs != shared)
 				free(attrs);

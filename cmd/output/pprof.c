@@ -9,6 +9,7 @@
 
 #include "cmd/util/hashmap.h"
 #include "cmd/util/outfile.h"
+#include "cmd/util/vec.h"
 #include "pprof.h"
 #include "profdict.h"
 
@@ -24,32 +25,12 @@ struct sample {
 	struct label *labels;
 };
 
-/* A growable array of fixed-size items. */
-struct vec {
-	void *items;
-	size_t n, cap, size;
-};
-
 struct pprof {
 	struct profdict *dict;
 	struct vec samples; /* struct sample */
 	int64_t first_ns, last_ns, period;
 	struct strbuf valid; /* a string made valid UTF-8 */
 };
-
-static void *vec_push(struct vec *v)
-{
-	void *items;
-
-	if (v->n == v->cap) {
-		items = realloc(v->items, (v->cap ? 2 * v->cap : 64) * v->size);
-		if (!items)
-			return NULL;
-		v->items = items;
-		v->cap = v->cap ? 2 * v->cap : 64;
-	}
-	return memset((char *)v->items + v->n++ * v->size, 0, v->size);
-}
 
 struct pprof *pprof__new(void)
 {
@@ -121,7 +102,7 @@ int pprof__add(struct pprof *c, const struct rec *r)
 		per_wall = r->wall_ns / r->samples;
 	for (i = 0; i < r->nstacks; i++) {
 		st = &r->stacks[i];
-		s = vec_push(&c->samples);
+		s = vec__push(&c->samples);
 		if (!s)
 			return -ENOMEM;
 		s->values[0] = st->samples;

@@ -5,16 +5,11 @@
 #include <string.h>
 
 #include "cmd/util/hashmap.h"
+#include "cmd/util/vec.h"
 #include "profdict.h"
 
 /* Frames one address expands to: inlined calls, then the function itself. */
 #define MAX_LINES 64
-
-/* A growable array of fixed-size items. */
-struct vec {
-	void *items;
-	size_t n, cap, size;
-};
 
 struct profdict {
 	struct hashmap *strings; /* string -> number + 1 */
@@ -28,20 +23,6 @@ struct profdict {
 	struct strbuf valid; /* a string made valid UTF-8 */
 	bool oom;
 };
-
-static void *vec_push(struct vec *v)
-{
-	void *items;
-
-	if (v->n == v->cap) {
-		items = realloc(v->items, (v->cap ? 2 * v->cap : 64) * v->size);
-		if (!items)
-			return NULL;
-		v->items = items;
-		v->cap = v->cap ? 2 * v->cap : 64;
-	}
-	return memset((char *)v->items + v->n++ * v->size, 0, v->size);
-}
 
 struct profdict *profdict__new(void)
 {
@@ -107,7 +88,7 @@ uint64_t profdict__string(struct profdict *d, const char *s)
 	if (v)
 		return (uintptr_t)v - 1;
 	copy = strdup(s);
-	slot = copy ? vec_push(&d->strtab) : NULL;
+	slot = copy ? vec__push(&d->strtab) : NULL;
 	if (!slot) {
 		free(copy);
 		d->oom = true;
@@ -145,7 +126,7 @@ static uint64_t function(struct profdict *d, const char *name, const char *file)
 	memcpy(key, name, nl + 1);
 	memcpy(key + nl + 1, file, fl + 1);
 	v = hashmap__get(d->functions, key, nl + fl + 2);
-	if (!v && (f = vec_push(&d->funcs))) {
+	if (!v && (f = vec__push(&d->funcs))) {
 		f->name = valid_cstr(d, name);
 		f->file = valid_cstr(d, file);
 		v = (void *)(uintptr_t)d->funcs.n;
@@ -174,7 +155,7 @@ static uint64_t mapping(struct profdict *d, const struct rec *r, uint64_t addr)
 		v = hashmap__get(d->mappings, key, sizeof(key));
 		if (v)
 			return (uintptr_t)v;
-		m = vec_push(&d->maps);
+		m = vec__push(&d->maps);
 		if (!m) {
 			d->oom = true;
 			return 0;
@@ -226,7 +207,7 @@ uint64_t profdict__location(struct profdict *d, const struct rec *r, const struc
 	}
 	*i = end;
 	loc = malloc(sizeof(*loc) + n * sizeof(lines[0]));
-	slot = loc ? vec_push(&d->locs) : NULL;
+	slot = loc ? vec__push(&d->locs) : NULL;
 	if (!slot) {
 		free(loc);
 		d->oom = true;

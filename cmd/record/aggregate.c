@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "cmd/util/hashmap.h"
+#include "aggregate.h"
 #include "counted.h"
 #include "rec_build.h"
 #include "trace_ids.h"
-#include "aggregate.h"
 
 /* The last full label set each CPU sent; events flagged SAMPLE_F_SAME_LABELS refer to it. */
 struct cpu_labels {

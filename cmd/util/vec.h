@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* vec.h: a growable array of fixed-size items, for the tables the encoders build. */
+#ifndef __VEC_H
+#define __VEC_H
+
+#include <stddef.h>
+
+struct vec {
+	void *items;
+	size_t n, cap;
+	size_t size; /* of one item; set before the first push */
+};
+
+/* A new zeroed item at the end; NULL when out of memory (V unchanged). */
+void *vec__push(struct vec *v);
+
+#endif /* __VEC_H */
