@@ -105,6 +105,11 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	} else {
+		/* outside any goroutine: said with -v, as a target whose labels never show would be */
+		if (!w->g)
+			stat_inc(STAT_NO_G);
+		else if (!w->curg)
+			stat_inc(STAT_NO_CURG);
 		tc = sampled_ctx(l, tgid, w->curg);
 	}
 	/*

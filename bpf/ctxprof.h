@@ -321,6 +321,8 @@ enum ctxprof_stat {
 	STAT_EXECED, /* samples of a target no longer running its file (exec, exit): dropped */
 	STAT_BUSY, /* every work slot of the CPU was taken by interrupted programs: dropped */
 	STAT_HTTP_ERR, /* requests and streams whose headers could not be read */
+	STAT_NO_G, /* samples on a thread whose TLS slot held no g */
+	STAT_NO_CURG, /* samples of an M between goroutines (m.curg 0) */
 	STAT_MAX,
 };
 

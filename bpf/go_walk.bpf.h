@@ -275,8 +275,11 @@ static __always_inline int read_labels_map(struct work *wk, const struct go_layo
 	__u64 hmap = 0, buckets, old;
 	__u8 B, flags;
 
-	if (read_user(&hmap, sizeof(hmap), labels) || !hmap)
-		return hmap ? -1 : 0;
+	/* a failed read leaves hmap 0: it must not pass for an empty set */
+	if (read_user(&hmap, sizeof(hmap), labels))
+		return -1;
+	if (!hmap)
+		return 0;
 	if (read_user(&B, 1, hmap + l->hmap_b) || read_user(&flags, 1, hmap + l->hmap_flags) ||
 	    read_user(&buckets, 8, hmap + l->hmap_buckets) ||
 	    read_user(&old, 8, hmap + l->hmap_oldbuckets))

@@ -70,10 +70,42 @@ schema_verdict "every toolchain's records" "$work/out.jsonl"
 # diagnose PID: a target whose labels were never read (seen once, in a chroot
 # CI run, never here): what it runs, what check says, and a second run's view
 diagnose() {
+	local check
 	echo "# pid $1 runs $(readlink "/proc/$1/exe" 2>&1); $(grep -E '^(State|NSpid)' "/proc/$1/status" 2>&1 | tr '\n\t' '  ')"
-	echo "# check: $("$CTXPROF" check --json "/proc/$1/exe" 2>&1 | jq -c '{go_version, source, tls_g_offset, offsets}' 2>&1)"
-	"$CTXPROF" -v -p "$1" -d 2 -o "$work/again.jsonl" 2>&1 | grep -E "^pid $1|samples from" | sed 's/^/# again: /'
+	check=$("$CTXPROF" check --json "/proc/$1/exe" 2>&1)
+	echo "# check: $(jq -c '{go_version, source, tls_g_offset, offsets}' <<<"$check" 2>&1)"
+	"$CTXPROF" -v -p "$1" -d 2 -o "$work/again.jsonl" 2>&1 |
+		grep -E "^pid $1|samples from|outside any goroutine" | sed 's/^/# again: /'
 	echo "# again: $(jq -s '[.[] | select(.trace_id != null) | .samples] | add // 0' "$work/again.jsonl") samples with a trace ID"
+	echo "# again: $(jq -s -c '[.[] | {labels: (.labels | length), samples}]' "$work/again.jsonl")"
+	walk_by_hand "$1" "$check"
+}
+
+# walk_by_hand PID CHECK_JSON: the walk the sampler makes, made by gdb on
+# every thread of PID, with the offsets check reported: where it stops
+walk_by_hand() {
+	command -v gdb >/dev/null || { echo "# (no gdb: no walk by hand)"; return; }
+	OFFS=$(jq -r '"\(.tls_g_offset) \(.offsets["g.m"]) \(.offsets["m.curg"]) \(.offsets["g.labels"])"' <<<"$2") \
+		timeout 60 gdb -q -nx -batch -p "$1" -ex 'python
+import os
+tls, gm, mcurg, glabels = (int(x) for x in os.environ["OFFS"].split())
+inf = gdb.selected_inferior()
+def word(a):
+    try:
+        return int.from_bytes(bytes(inf.read_memory(a, 8)), "little")
+    except gdb.MemoryError:
+        return None
+for t in inf.threads():
+    t.switch()
+    fs = int(gdb.parse_and_eval("$fs_base")) & (2**64 - 1)
+    g = word(fs + tls) if fs else None
+    m = word(g + gm) if g else None
+    curg = word(m + mcurg) if m else None
+    labels = word(curg + glabels) if curg else None
+    lm = word(labels) if labels else None
+    print("# gdb: tid %d fs %#x g %s m %s curg %s labels %s *labels %s" % (t.ptid[1], fs,
+          *(("%#x" % v) if v is not None else "?" for v in (g, m, curg, labels, lm))))
+' 2>&1 | grep '^# gdb' || echo "# (gdb could not attach to $1)"
 }
 
 for pid in "${pids[@]}"; do

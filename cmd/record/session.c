@@ -672,6 +672,13 @@ static void print_stats(const struct session *s)
 	aggregate__stats(s->agg, &st);
 	if (s->cfg.sampling)
 		print_sampling_stats(s, totals, &st);
+	/* samples that can have no labels: many in a target means its g was not found */
+	if (s->cfg.sampling && s->cfg.verbose)
+		fprintf(stderr,
+			"ctxprof-go: %llu samples outside any goroutine: %llu on threads whose TLS "
+			"slot held no g, %llu of an M between goroutines (m.curg 0)\n",
+			(unsigned long long)(totals[STAT_NO_G] + totals[STAT_NO_CURG]),
+			(unsigned long long)totals[STAT_NO_G], (unsigned long long)totals[STAT_NO_CURG]);
 	if (totals[STAT_EVENTS])
 		fprintf(stderr,
 			"ctxprof-go: %llu custom-trace and uprobe events: %llu reported, %llu lost "
