@@ -41,7 +41,8 @@ SAN_LIB_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(LIB_SRCS)) \
 SAN_CMD_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(CMD_SRCS))
 SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN_OUTPUT)/tests/%,$(UNIT_SRCS))
 
-GOLAYOUT_INC := $(OUTPUT)/golayout_rows.inc $(OUTPUT)/golayout_members.inc
+GOLAYOUT_INC := $(OUTPUT)/golayout_rows.inc $(OUTPUT)/golayout_members.inc \
+	$(OUTPUT)/golayout_reasons.inc
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 BPF_HDRS := $(wildcard bpf/*.h)
@@ -100,6 +101,10 @@ $(OUTPUT)/golayout_members.inc: golayout/modules.tsv golayout/modules2c.awk | $(
 $(OUTPUT)/golayout_rows.inc: golayout/golayout.tsv golayout/tsv2c.awk | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)awk -f golayout/tsv2c.awk $< > $@
+
+$(OUTPUT)/golayout_reasons.inc: golayout/waitreasons.tsv golayout/reasons2c.awk | $(OUTPUT)
+	$(call msg,GEN,$@)
+	$(Q)awk -f golayout/reasons2c.awk $< > $@
 
 $(OUTPUT)/otlp/opentelemetry/proto/%.pb-c.c $(OUTPUT)/otlp/opentelemetry/proto/%.pb-c.h: \
 		$(OTLP_PROTO_DIR)/opentelemetry/proto/%.proto
@@ -218,7 +223,7 @@ demo: deps
 	$(Q)bash tests/demo.sh
 
 golayout: ctxprof-go
-	$(Q)bash golayout/generate.sh golayout/golayout.tsv golayout/modules.tsv
+	$(Q)bash golayout/generate.sh golayout/golayout.tsv golayout/modules.tsv golayout/waitreasons.tsv
 
 bench: ctxprof-go $(OUTPUT)/bench/wall-read $(OUTPUT)/bench/otlp-encode
 	$(Q)bash tests/bench.sh

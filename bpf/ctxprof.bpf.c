@@ -223,10 +223,11 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	if (!t)
 		return 0;
-	if (t->exe_ino && BPF_CORE_READ(bprm, file, f_inode, i_ino) == t->exe_ino)
+	if (t->exe_ino && BPF_CORE_READ(bprm, file, f_inode, i_ino) == t->exe_ino) {
 		/* where the runtime's variables are depends on the load address */
 		t->layout.gc_cycles = 0;
-	else
+		__sync_fetch_and_add(&t->reexecs, 1);
+	} else
 		t->execed = 1;
 	return 0;
 }

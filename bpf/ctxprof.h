@@ -237,7 +237,12 @@ struct sample_event {
 struct target_info {
 	struct go_layout layout;
 	__u32 execed;
-	__u32 __pad;
+	/*
+	 * Execs of the same file, counted: a PIE's new image is elsewhere, and
+	 * user space, which reads its goroutines (--wall) at link-time
+	 * addresses plus the load bias, reads that bias again.
+	 */
+	__u32 reexecs;
 	/*
 	 * The inode number of the executable user space checked. The exec
 	 * record that makes user space add a process comes out before the exec

@@ -172,7 +172,8 @@ static json_t *wall_json(const struct go_binary *gb)
 {
 	const struct go_wall_layout *w = go_binary__wall(gb);
 	const char *why = go_binary__wall_problem(gb);
-	json_t *o = json_pack("{s:b, s:o}", "supported", !why, "reason",
+	size_t i;
+	json_t *names, *o = json_pack("{s:b, s:o}", "supported", !why, "reason",
 			      why ? json_string(why) : json_null());
 
 	if (!w)
@@ -183,7 +184,17 @@ static json_t *wall_json(const struct go_binary *gb)
 				      w->off.g_sched, "gobuf.sp", w->off.gobuf_sp, "gobuf.pc",
 				      w->off.gobuf_pc, "gobuf.bp", w->off.gobuf_bp, "g.syscallsp",
 				      w->off.g_syscallsp, "g.syscallpc", w->off.g_syscallpc));
+	/* link-time addresses: a PIE adds its load bias */
+	json_object_set_new(o, "allgs", json_integer((json_int_t)w->allgs));
+	json_object_set_new(o, "allglen", json_integer((json_int_t)w->allglen));
 	json_object_set_new(o, "wait_reasons", json_integer(w->nreasons));
+	names = json_array();
+	for (i = 0; i < w->nreasons; i++)
+		json_array_append_new(names, json_string(w->reasons[i]));
+	json_object_set_new(o, "wait_reason_names", names);
+	json_object_set_new(o, "sources",
+			    json_pack("{s:s, s:s, s:s}", "offsets", w->offsets_from, "goroutines",
+				      w->goroutines_from, "wait_reasons", w->reasons_from));
 	return o;
 }
 
@@ -249,6 +260,7 @@ static void print_json(json_t *o)
 
 static void print_human(const struct go_binary *gb)
 {
+	const struct go_wall_layout *w;
 	struct go_layout l;
 	size_t i, n;
 
@@ -268,8 +280,13 @@ static void print_human(const struct go_binary *gb)
 	       go_layout_source__name(go_binary__source(gb)),
 	       go_labels_layout__name(l.labels_layout) ?: "unknown", (long long)l.tls_g_offset,
 	       go_binary__pie(gb) ? "yes" : "no", go_binary__cgo(gb) ? "yes" : "no");
-	printf(", --wall %s%s", go_binary__wall(gb) ? "yes" : "no: ",
-	       go_binary__wall_problem(gb) ?: "");
+	w = go_binary__wall(gb);
+	if (w && (strcmp(w->offsets_from, "dwarf") || strcmp(w->goroutines_from, "symtab")))
+		printf(", --wall yes (g members from %s, goroutine list from %s, wait reasons "
+		       "from %s)",
+		       w->offsets_from, w->goroutines_from, w->reasons_from);
+	else
+		printf(", --wall %s%s", w ? "yes" : "no: ", go_binary__wall_problem(gb) ?: "");
 	n = go_binary__nwarnings(gb);
 	for (i = 0; i < n; i++)
 		printf("; warning: %s", go_binary__warning(gb, i));

@@ -11,6 +11,9 @@
 /* generated from golayout/modules.tsv by golayout/modules2c.awk */
 #include "golayout_members.inc"
 
+/* generated from golayout/waitreasons.tsv by golayout/reasons2c.awk */
+#include "golayout_reasons.inc"
+
 #define NMEMBERS (sizeof(members) / sizeof(members[0]))
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -57,6 +60,18 @@ const char *golayout__module_versions(const char *module)
 			break;
 	}
 	return buf;
+}
+
+size_t golayout__wait_reasons(int major, int minor, const char **out, size_t max)
+{
+	size_t i, n = 0;
+
+	/* the generator checked that each release's indices run 0, 1, 2... in order */
+	for (i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++) {
+		if (reasons[i].major == major && reasons[i].minor == minor && n < max)
+			out[n++] = reasons[i].reason;
+	}
+	return n;
 }
 
 size_t golayout__count(void)

@@ -9,7 +9,9 @@ BEGIN {
 		"hmap_flags hmap_oldbuckets md_gofunc g_parentGoid headers Request_Header " \
 		"hh_B hh_flags hh_buckets hh_oldbuckets hb_size hb_tophash hb_keys hb_values " \
 		"hb_overflow sm_dir_ptr sm_dir_len st_groups st_mask sg_size sg_ctrl sg_slots " \
-		"ss_size ss_key ss_elem", cols, " ")
+		"ss_size ss_key ss_elem g_atomicstatus g_waitreason g_sched gobuf_sp gobuf_pc " \
+		"gobuf_bp g_syscallsp g_syscallpc", cols, " ")
+	nwall = 8
 	print "/* generated from golayout/golayout.tsv by golayout/tsv2c.awk: do not edit */"
 	print "static const struct golayout_row rows[] = {"
 	n = 0
@@ -75,10 +77,21 @@ $1 == "go" {
 		die("headers must be 'hmap', 'swiss' or '-'")
 	printf "\t\t.g_parent_goid = %d, .hdr = { .map = %s, .req_header = %d,\n", \
 		num($24, "g_parentGoid"), hdr, num($26, "Request_Header")
-	for (i = 27; i <= ncols; i++)
+	for (i = 27; i <= ncols - nwall; i++)
 		printf "\t\t\t.%s = %d,\n", tolower(cols[i]), num($i, cols[i])
 	printf "\t\t} },\n"
-	printf "\t\t.md_gofunc = %d },\n", num($23, "md_gofunc")
+	printf "\t\t.md_gofunc = %d,\n", num($23, "md_gofunc")
+	# runtime.g's scheduling members: all measured, or none ('-')
+	dashes = 0
+	for (i = ncols - nwall + 1; i <= ncols; i++)
+		dashes += $i == "-"
+	if (dashes && dashes != nwall)
+		die("g_atomicstatus..g_syscallpc: all measured or all '-'")
+	printf "\t\t.wall = { .known = %s", dashes ? "false" : "true"
+	split("g_status g_waitreason g_sched gobuf_sp gobuf_pc gobuf_bp g_syscallsp g_syscallpc", wf, " ")
+	for (i = 1; i <= nwall; i++)
+		printf ", .%s = %d", wf[i], num($(ncols - nwall + i), cols[ncols - nwall + i])
+	printf " } },\n"
 	n++
 }
 END {

@@ -208,6 +208,18 @@ const uint8_t *elf_image__section_hdr(const struct elf_image *img, const char *n
 	return img->map + shdr->sh_offset;
 }
 
+int elf_image__section_range(const struct elf_image *img, const char *name, uint64_t *addr,
+			     uint64_t *size)
+{
+	GElf_Shdr shdr;
+
+	if (!find_section(img, name, &shdr))
+		return -ENOENT;
+	*addr = shdr.sh_addr;
+	*size = shdr.sh_size;
+	return 0;
+}
+
 const uint8_t *elf_image__section(const struct elf_image *img, const char *name,
 				  size_t *size, uint64_t *addr)
 {

@@ -30,6 +30,10 @@ bool elf_image__has_section(const struct elf_image *img, const char *name);
 const uint8_t *elf_image__section_hdr(const struct elf_image *img, const char *name,
 				      GElf_Shdr *shdr);
 
+/* Where section NAME is linked, NOBITS ones (.bss) too: 0, or -ENOENT. */
+int elf_image__section_range(const struct elf_image *img, const char *name, uint64_t *addr,
+			     uint64_t *size);
+
 /*
  * LEN file-backed bytes at virtual address VADDR (as linked, no load bias),
  * or NULL when they are not all inside one PT_LOAD segment's file image.

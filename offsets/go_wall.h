@@ -31,7 +31,8 @@ enum wall_state {
 
 /*
  * The runtime.g members the wall sampler reads, besides the ones CPU
- * sampling has (goid, labels, parentGoid): from DWARF only. g.stack is at 0.
+ * sampling has (goid, labels, parentGoid): from DWARF, or the golayout
+ * table's row for the release. g.stack is at 0.
  */
 struct go_wall_offsets {
 	bool ok;
@@ -54,6 +55,13 @@ struct go_wall_layout {
 	uint32_t g_read; /* bytes of a g that hold every member read, g.stack too */
 	size_t nreasons;
 	char reasons[MAX_WAIT_REASONS][40];
+	/*
+	 * Where each came from, for check: the offsets from "dwarf" or the
+	 * golayout "table"; the goroutine list from the "symtab" or the
+	 * "code" of runtime.allgadd; the reasons from the "symtab", the
+	 * binary's "data" or the "table".
+	 */
+	const char *offsets_from, *goroutines_from, *reasons_from;
 };
 
 #endif /* __GO_WALL_H */

@@ -4,7 +4,8 @@
 #
 # For every installed toolchain, /usr/lib/go-1.NN/bin/gofmt and go must be
 # supported, with offsets from the golayout table, and the version that the
-# toolchain's own `go version` reads from them. Runs with ./ctxprof-go and,
+# toolchain's own `go version` reads from them; --wall too, its goroutine
+# list decoded from runtime.allgadd and its wait reasons found in .data. Runs with ./ctxprof-go and,
 # when CTXPROF_SAN names it, the ASan+UBSan build.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -29,6 +30,10 @@ for v in $(go_toolchains); do
 			layout=slice
 			[ "${v#1.}" -le 23 ] && layout=map
 			check_eq "$bin$tag: version source dwarf symtab labels" "$want table false false $layout" "$got"
+			# --wall without symbols or DWARF: where each fact came from, and the
+			# wait reasons are the release's (the table's, measured from its builds)
+			got=$(jq -r '.wall | "\(.supported) \(.sources.offsets) \(.sources.goroutines) \(.sources.wait_reasons) \(.wait_reason_names[1])"' <<<"$json")
+			check_eq "$bin$tag: --wall supported, its facts from" "true table code data GC assist marking" "$got"
 		done
 	done
 done

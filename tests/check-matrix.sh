@@ -27,7 +27,8 @@ design_facts() {
 dwarfdump_members() {
 	llvm-dwarfdump --show-children --name=runtime.g --name=runtime.m \
 		--name='hash<string,string>' --name='bucket<string,string>' \
-		--name=runtime/pprof.label --name=internal/runtime/pprof/label.Label "$1" |
+		--name=runtime/pprof.label --name=internal/runtime/pprof/label.Label \
+		--name=runtime.gobuf "$1" |
 		awk '
 		/DW_TAG_structure_type/ { want = 1; st = ""; m = ""; next }
 		/DW_TAG_typedef|DW_TAG_pointer_type/ { st = ""; next }
@@ -123,7 +124,31 @@ verify() { # verify VERSION VARIANT BIN TWIN
 		got=$(j '[.offsets["label.size","label.key","label.value"]] | map(tostring) | join(" ")')
 		check_eq "$name label element members (llvm-dwarfdump)" "$want" "$got"
 	fi
+	# --wall: runtime.g's scheduling members (llvm-dwarfdump), the goroutine
+	# list (nm) and the names of wait reasons, whatever the build kept
+	want=$(for m in g.atomicstatus g.waitreason g.sched gobuf.sp gobuf.pc gobuf.bp g.syscallsp g.syscallpc; do
+		dd "$ddf" "runtime.$m"
+	done | paste -sd' ')
+	got=$(j '.wall.offsets // {} | [.["g.atomicstatus","g.waitreason","g.sched","gobuf.sp","gobuf.pc","gobuf.bp","g.syscallsp","g.syscallpc"]] | map(tostring) | join(" ")')
+	check_eq "$name --wall: runtime.g scheduling members (llvm-dwarfdump)" "$want" "$got"
 	rm -f "$ddf"
+	local allgs allglen reasons_size
+	read -r allgs allglen reasons_size < <(nm -S "$twin" | awk '$4 == "runtime.allgs" { a = $1 }
+		$4 == "runtime.allglen" { l = $1 } $4 == "runtime.waitReasonStrings" { n = $2 }
+		END { print a, l, n }')
+	want="$((16#${allgs:-0})) $((16#${allglen:-0})) $((16#${reasons_size:-0} / 16))"
+	got=$(j '"\(.wall.allgs) \(.wall.allglen) \(.wall.wait_reasons)"')
+	check_eq "$name --wall: runtime.allgs, allglen and the count of wait reasons (nm)" "$want" "$got"
+	case $var in
+	*stripped) want="true table code data" ;;
+	*) want="true dwarf symtab symtab" ;;
+	esac
+	check_eq "$name --wall supported, and where its facts came from" "$want" \
+		"$(j '"\(.wall.supported) \(.wall.sources.offsets) \(.wall.sources.goroutines) \(.wall.sources.wait_reasons)"')"
+	if [ "$bin" != "$twin" ]; then
+		check_eq "$name --wall: the wait reasons found in its data are its twin's, from the symbol table" \
+			"$("$CTXPROF" check --json "$twin" | jq -c .wall.wait_reason_names)" "$(j '.wall.wait_reason_names | tojson')"
+	fi
 
 	want=$(tls_expected "$twin")
 	check_eq "$name tls_g_offset (readelf/nm/objdump)" "$want" "$(j .tls_g_offset)"

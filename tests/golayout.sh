@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# golayout.sh: the committed golayout table matches what `make golayout` extracts here.
+# golayout.sh: the committed golayout tables (layouts, module members, wait reasons) match what `make golayout` extracts here.
 #
 # Regenerates the table from every installed toolchain (testdata/traced,
 # plain build, DWARF) into a temporary file and compares it with the
@@ -21,8 +21,9 @@ table=$TOP/golayout/golayout.tsv
 reference=$TOP/../shared/golayout-reference.tsv
 tmp=$(mktemp)
 tmpm=$(mktemp)
-trap 'rm -f "$tmp" "$tmpm"' EXIT
-if ! bash "$TOP/golayout/generate.sh" "$tmp" "$tmpm" 2>"$tmpm.err"; then
+tmpr=$(mktemp)
+trap 'rm -f "$tmp" "$tmpm" "$tmpr"' EXIT
+if ! bash "$TOP/golayout/generate.sh" "$tmp" "$tmpm" "$tmpr" 2>"$tmpm.err"; then
 	not_ok "golayout/generate.sh failed: $(tail -n 3 "$tmpm.err")"
 	rm -f "$tmpm.err"
 	done_testing
@@ -78,5 +79,12 @@ if [ "$(members "$tmpm")" = "$(members "$TOP/golayout/modules.tsv")" ]; then
 	ok "golayout/modules.tsv matches the extractor: $(grep -vc '^#\|^module' "$tmpm") members of $(grep -v '^#\|^module' "$tmpm" | cut -f1,2 | sort -u | tr '\t\n' '@ ')"
 else
 	not_ok "golayout/modules.tsv differs from the extractor: $(diff <(members "$TOP/golayout/modules.tsv") <(members "$tmpm") | head -n 5 | tr '\n' ' ')"
+fi
+# waitreasons.tsv: each installed release's names, as extracted again
+reasons() { grep -v '^#' "$1"; }
+if [ "$(reasons "$tmpr")" = "$(reasons "$TOP/golayout/waitreasons.tsv")" ]; then
+	ok "golayout/waitreasons.tsv matches the extractor: $(grep -c '^[0-9]' "$tmpr") names of wait reasons, Go $(grep '^[0-9]' "$tmpr" | cut -f1 | sort -uV | paste -sd' ')"
+else
+	not_ok "golayout/waitreasons.tsv differs from the extractor: $(diff <(reasons "$TOP/golayout/waitreasons.tsv") <(reasons "$tmpr") | head -n 5 | tr '\n' ' ')"
 fi
 done_testing

@@ -4,9 +4,10 @@
 #
 # Builds: testdata/waitkinds by Go 1.19 (map labels; save() keeps no frame
 # pointer, so syscall stacks come from .gopclntab) and by the newest
-# toolchain (slice labels), plain, and by the newest as a PIE; the newest
-# stripped only goes through check and -p, which must refuse --wall with
-# the reason. All run at once under one ctxprof-go --wall --wall-hz 97,
+# toolchain (slice labels), plain, by the newest as a PIE, and by both
+# stripped (-s -w: runtime.g's members from the golayout table, the
+# goroutine list from runtime.allgadd's code, the wait reasons from the
+# binary's data). All run at once under one ctxprof-go --wall --wall-hz 97,
 # with --pprof, for 10 s, while every target runs. In each, five
 # goroutines, each under its own trace ID,
 # alternate 4 ms of CPU with one kind of wait (time.Sleep, a channel
@@ -37,30 +38,19 @@ mapfile -t all < <(go_toolchains)
 newest=${all[-1]}
 go=/usr/lib/go-$newest/bin/go
 
-bin=$(go_build "$newest" stripped waitkinds) || not_ok "go$newest stripped waitkinds: build failed"
-check_eq "check: a stripped binary refuses --wall, with the reason" \
-	"false no DWARF: runtime.g's scheduling members (atomicstatus, waitreason, sched) come from DWARF only; rebuild without -w or strip" \
-	"$("$CTXPROF" check --json "$bin" | jq -r '"\(.wall.supported) \(.wall.reason)"')"
-"$bin" -d 60s >/dev/null 2>&1 &
-stripped=$!
-"$CTXPROF" -p "$stripped" --wall -d 1 >/dev/null 2>"$work/stripped.err"
-rc=$?
-kill "$stripped"
-if [ "$rc" = 1 ] && grep -q "pid $stripped (waitkinds): --wall cannot read its goroutines: no DWARF" "$work/stripped.err"; then
-	ok "--wall -p on a stripped binary: exit 1, $(head -n 1 "$work/stripped.err")"
-else
-	not_ok "--wall -p on a stripped binary: exit $rc, $(tr '\n' ' ' <"$work/stripped.err")"
-fi
-
 pids=()
 declare -A name_of idx_of ver_of
 n=0
-for build in "1.19 plain" "$newest plain" "$newest pie"; do
+for build in "1.19 plain" "$newest plain" "$newest pie" "1.19 stripped" "$newest stripped"; do
 	read -r v variant <<<"$build"
 	[[ " ${all[*]} " == *" $v "* ]] || continue
 	bin=$(go_build "$v" "$variant" waitkinds) || { not_ok "go$v $variant waitkinds: build failed"; continue; }
-	check_eq "check go$v $variant waitkinds: --wall supported" "true" \
-		"$("$CTXPROF" check --json "$bin" | jq -r '.wall.supported')"
+	case $variant in
+	stripped) want="true table code data" ;;
+	*) want="true dwarf symtab symtab" ;;
+	esac
+	check_eq "check go$v $variant waitkinds: --wall supported, its facts from" "$want" \
+		"$("$CTXPROF" check --json "$bin" | jq -r '.wall | "\(.supported) \(.sources.offsets) \(.sources.goroutines) \(.sources.wait_reasons)"')"
 	# until SIGUSR1, after the run: every target lives through every snapshot
 	"$bin" -d 600s -cpu 4ms -wait 16ms >"$work/kinds$n" 2>"$work/stderr$n" &
 	pids+=($!)
@@ -206,6 +196,21 @@ top=$("$go" tool pprof -top -sample_index=wall -unit=ms -tagfocus="trace_id=$id"
 	"$work/wall.pb.gz" 2>/dev/null | awk '$NF == "main.waitChan" { print $NF }')
 check_eq "go tool pprof -sample_index=wall -tagfocus=trace_id=$id, wait_reason=chan receive: main.waitChan in the top" \
 	main.waitChan "$top"
+# running goroutines' wall samples have no stack: pprof shows them as [running]
+run=$(jq -s '[.[] | select(.origin == "wall" and .state == "running") | .wall_ns] | add // 0' "$work/out.jsonl")
+top=$("$go" tool pprof -top -sample_index=wall -unit=ns "$work/wall.pb.gz" 2>/dev/null |
+	awk '$NF == "[running]" { sub(/ns$/, "", $1); print $1 }')
+check_eq "go tool pprof -top -sample_index=wall: [running] holds the running goroutines' wall time (JSON)" \
+	"${run}" "${top:-none}"
+# a parked goroutine stopped in gopark's mcall(park_m): its leaf is a return
+# address, and its line is the call's, as the toolchain's own source has it
+for pid in "${pids[@]}"; do
+	v=${ver_of[$pid]}
+	want=$(awk '/^func gopark\(/ { f = 1 } f && /mcall\(park_m\)/ { print NR; exit }' "/usr/lib/go-$v/src/runtime/proc.go")
+	got=$(jq -r --argjson p "$pid" 'select(.pid == $p and .origin == "wall" and .wait_reason == "sleep") |
+		.stacks[] | select(.frames[0].func == "runtime.gopark") | .frames[0].line' "$work/out.jsonl" | sort | uniq -c | sort -rn | awk '{ print $2; exit }')
+	check_eq "${name_of[$pid]}: a sleeping goroutine's leaf is runtime.gopark at mcall(park_m) (proc.go:$want)" "$want" "${got:-none}"
+done
 
 # folded: every wall sample, with the wait as the leaf
 "$CTXPROF" convert --folded-wall "$work/out.jsonl" >"$work/wall.folded" 2>"$work/conv.err"
@@ -242,6 +247,42 @@ if [ "$rc" = 0 ] && grep -q "every target has exited" "$work/x.err" && [ "${n:-0
 	ok "--wall, target exits mid-run: exit 0, $n wall samples in the JSON lines and in --folded-wall's stacks"
 else
 	not_ok "--wall, target exits mid-run: exit $rc, ${n:-no} wall samples, $folded folded; $(tr '\n' ' ' <"$work/x.err")"
+fi
+
+# a PIE that runs its own program again mid-run (SIGUSR2: exec of the same
+# file, as servers that upgrade in place do): a new Go runtime at a new load
+# address, whose goroutines are read there from then on
+bin=$(go_build "$newest" pie waitkinds)
+"$bin" -d 600s >/dev/null 2>&1 &
+t=$!
+"$CTXPROF" -v -p "$t" --wall -i 1 -o "$work/re.jsonl" 2>"$work/re.err" &
+ctxprof=$!
+for ((i = 0; i < 3000; i++)); do
+	grep -q 'Ctrl-C to stop' "$work/re.err" 2>/dev/null || ! kill -0 "$ctxprof" 2>/dev/null && break
+	sleep 0.1
+done
+sleep 2
+before=$(awk '$1 ~ /^[0-9a-f]+-/ && / r-xp / { print $1; exit }' "/proc/$t/maps")
+kill -USR2 "$t"
+reexec_s=$(date +%s)
+sleep 1
+after=$(awk '$1 ~ /^[0-9a-f]+-/ && / r-xp / { print $1; exit }' "/proc/$t/maps")
+sleep 4
+kill -INT "$ctxprof"
+wait "$ctxprof"
+rc=$?
+kill -USR1 "$t"
+wait "$t"
+# the sleep kind's wall samples in intervals that began a second after the exec
+n=$(jq -s --argjson t0 "$((reexec_s + 2))" '[.[] | select(.origin == "wall" and
+	.trace_id == "5ee9000000000000000000000000a001" and .wait_reason == "sleep" and
+	(.start | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) >= $t0) |
+	.stacks[] | select(any(.frames[]; .func == "main.waitSleep")) | .samples] | add // 0' "$work/re.jsonl" 2>/dev/null)
+if [ "$rc" = 0 ] && [ "$before" != "$after" ] && grep -q "ran its program again" "$work/re.err" &&
+	[ "${n:-0}" -ge 20 ]; then
+	ok "--wall, a PIE that execs itself (text at $before, then $after): $n sleep samples in main.waitSleep after the exec"
+else
+	not_ok "--wall, a PIE that execs itself: exit $rc, text at $before then $after, ${n:-no} sleep samples in main.waitSleep after; $(grep -v '^pid' "$work/re.err" | tr '\n' ' ' | head -c 1500)"
 fi
 
 done_testing

@@ -87,6 +87,7 @@ int pprof__add(struct pprof *c, const struct rec *r)
 	bool wall = r->origin == REC_WALL, event = r->origin == REC_CUSTOM || r->origin == REC_UPROBE;
 	const struct rec_stack *st;
 	struct sample *s;
+	char pseudo[48];
 	size_t i, j, v;
 
 	if (!c->first_ns || r->start_ns < c->first_ns)
@@ -114,6 +115,11 @@ int pprof__add(struct pprof *c, const struct rec *r)
 			return -ENOMEM;
 		for (j = 0; j < st->nframes;)
 			s->locs[s->nlocs++] = profdict__location(c->dict, r, st, &j);
+		/* a running goroutine's wall samples have no stack (its CPU samples do) */
+		if (wall && !st->nframes) {
+			snprintf(pseudo, sizeof(pseudo), "[%s]", r->wait_reason ?: r->state ?: "?");
+			s->locs[s->nlocs++] = profdict__pseudo(c->dict, pseudo);
+		}
 		if (r->trace_id)
 			add_label(c, s, "trace_id", r->trace_id);
 		if (r->span_id)

@@ -225,6 +225,34 @@ uint64_t profdict__location(struct profdict *d, const struct rec *r, const struc
 	return d->locs.n;
 }
 
+uint64_t profdict__pseudo(struct profdict *d, const char *name)
+{
+	/* no process has pid UINT64_MAX: a key no address can take */
+	uint64_t key[2] = { UINT64_MAX, function(d, name, "") };
+	struct profdict_location *loc, **slot;
+	void *v = hashmap__get(d->locations, key, sizeof(key));
+
+	if (v)
+		return (uintptr_t)v;
+	loc = malloc(sizeof(*loc) + sizeof(loc->lines[0]));
+	slot = loc ? vec__push(&d->locs) : NULL;
+	if (!slot) {
+		free(loc);
+		d->oom = true;
+		return 0;
+	}
+	*slot = loc;
+	loc->mapping = 0;
+	loc->addr = 0;
+	loc->nlines = 1;
+	loc->lines[0] = (struct profdict_line){ .function = key[1], .line = 0 };
+	if (hashmap__add(d->locations, key, sizeof(key), (void *)(uintptr_t)d->locs.n)) {
+		d->oom = true;
+		return 0;
+	}
+	return d->locs.n;
+}
+
 const char *const *profdict__strings(const struct profdict *d, size_t *n)
 {
 	*n = d->strtab.n;

@@ -53,6 +53,11 @@ uint64_t profdict__location(struct profdict *d, const struct rec *r, const struc
 			    size_t *i);
 
 /* Whether an allocation failed since the dictionary was made: its numbers may then be 0. */
+/*
+ * A location of no address, one frame named NAME ("[running]"): what a
+ * sample with no frames stands in, so that pprof's -top shows it.
+ */
+uint64_t profdict__pseudo(struct profdict *d, const char *name);
 bool profdict__oom(const struct profdict *d);
 
 /* The tables, for encoders: entry I of each has the number I (strings) or I + 1 (the rest). */

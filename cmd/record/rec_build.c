@@ -121,20 +121,23 @@ static int note_mapping(struct rec_builder *b, const struct agg_target *t, uint6
 
 /*
  * The frames of PCS, leaf first, after the record's frames so far; "addr"
- * is the address looked up: the interrupted PC for the leaf, a return
- * address minus one for callers, and the same for every frame one address
- * expands to (inlined calls).
+ * is the address looked up: the interrupted PC for a CPU sample's leaf, a
+ * return address minus one for callers and for a parked goroutine's leaf
+ * (RETURNS: where gopark's mcall or entersyscall's caller will resume),
+ * and the same for every frame one address expands to (inlined calls).
  */
 static int add_frames(struct rec_builder *b, const struct agg_target *t, const uint64_t *pcs,
-		      size_t n)
+		      size_t n, bool returns)
 {
 	const struct frame *fr;
 	uint64_t addr;
 	size_t i, j, nf;
+	bool leaf;
 
 	for (i = 0; i < n; i++) {
-		addr = i == 0 || !pcs[i] ? pcs[i] : pcs[i] - 1;
-		nf = t->sym ? symbolizer__frames(t->sym, t->time_ns, pcs[i], i == 0, &fr) : 1;
+		leaf = i == 0 && !returns;
+		addr = leaf || !pcs[i] ? pcs[i] : pcs[i] - 1;
+		nf = t->sym ? symbolizer__frames(t->sym, t->time_ns, pcs[i], leaf, &fr) : 1;
 		if (!grow_array((void **)&b->frames, &b->capframes, b->nframes + nf, sizeof(*b->frames)))
 			return -ENOMEM;
 		if (!t->sym) {
@@ -188,7 +191,7 @@ static int build_stacks(struct rec_builder *b, const struct counted *c, const st
 	for (i = 0; i < l.n && !ret; i++) {
 		first = b->nframes;
 		first_time = b->ntimes;
-		ret = add_frames(b, t, l.items[i].pcs, l.items[i].n);
+		ret = add_frames(b, t, l.items[i].pcs, l.items[i].n, c->wall != 0);
 		if (!ret)
 			ret = add_times(b, l.items[i].cs, clk);
 		/* offsets now: the arrays may move as they grow */

@@ -34,6 +34,7 @@ struct target {
 	struct bpf_link *http_links[MAX_TRACE_PROBES];
 	size_t nhttp;
 	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
+	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
 	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */
 	char *service_name; /* --otlp: its OTEL_SERVICE_NAME; NULL until asked, "" when none */
 };

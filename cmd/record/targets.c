@@ -642,8 +642,8 @@ int session__ntargets(const struct session *s)
 
 struct reap {
 	struct session *s;
-	pid_t *exited, *execed;
-	size_t nexited, nexeced;
+	pid_t *exited, *execed, *reexeced;
+	size_t nexited, nexeced, nreexeced;
 };
 
 static void check_one(const void *key, size_t len, void *value, void *ctx)
@@ -655,11 +655,48 @@ static void check_one(const void *key, size_t len, void *value, void *ctx)
 
 	if (poll(&pfd, 1, 0) == 1)
 		r->exited[r->nexited++] = t->pid;
-	/* the kernel side already drops its samples; this says so, once */
 	else if (bpf_map_lookup_elem(bpf_map__fd(r->s->skel->maps.targets), &(__u32){ t->pid },
-				     &info) == 0 &&
-		 info.execed)
+				     &info) != 0)
+		return;
+	/* the kernel side already drops its samples; this says so, once */
+	else if (info.execed)
 		r->execed[r->nexeced++] = t->pid;
+	else if (info.reexecs != t->reexecs)
+		r->reexeced[r->nreexeced++] = t->pid;
+}
+
+/*
+ * A target that exec'd its own file again: a new Go runtime, at a new
+ * load address when a PIE. Its goroutines are read afresh at the new
+ * bias, and so is the GC cycle count the sampler keys label sets by.
+ */
+static void reexeced(struct session *s, pid_t pid)
+{
+	struct target *t = session__find_target(s, pid);
+	struct target_info info;
+	int fd = bpf_map__fd(s->skel->maps.targets);
+
+	if (!t || bpf_map_lookup_elem(fd, &(__u32){ pid }, &info))
+		return;
+	t->reexecs = info.reexecs;
+	target_layout(t, &info);
+	if (bpf_map_update_elem(fd, &(__u32){ pid }, &info, BPF_EXIST))
+		fprintf(stderr, "pid %d (%s): failed to update its layout after it ran its "
+				"program again: %s\n",
+			(int)pid, t->comm, strerror(errno));
+	if (!t->wall)
+		return;
+	/* what the old image's snapshots counted stays counted */
+	if (wall_reader__settle(t->wall, s->agg))
+		session__fail(s, -ENOMEM, "count goroutines");
+	wall_reader__free(t->wall);
+	t->wall = NULL;
+	if (start_wall(s, t, true))
+		session__fail(s, -ENOMEM, "read goroutines");
+	else if (s->cfg.verbose)
+		fprintf(stderr, "ctxprof-go: pid %d (%s) ran its program again: its goroutines "
+				"are read at its new address\n",
+			(int)pid, t->comm);
 }
 
 /* Drops targets that exited or exec'd; their last samples are read first. */
@@ -672,7 +709,8 @@ void session__reap_targets(struct session *s)
 		return;
 	r.exited = calloc(n, sizeof(pid_t));
 	r.execed = calloc(n, sizeof(pid_t));
-	if (r.exited && r.execed)
+	r.reexeced = calloc(n, sizeof(pid_t));
+	if (r.exited && r.execed && r.reexeced)
 		hashmap__foreach(s->targets, check_one, &r);
 	if (r.nexited || r.nexeced)
 		ring_buffer__consume(s->rb);
@@ -681,8 +719,11 @@ void session__reap_targets(struct session *s)
 	for (i = 0; i < r.nexeced; i++)
 		session__remove_target(s, r.execed[i],
 				       "now runs another program (exec); no longer sampled");
+	for (i = 0; i < r.nreexeced; i++)
+		reexeced(s, r.reexeced[i]);
 	free(r.exited);
 	free(r.execed);
+	free(r.reexeced);
 }
 
 static int take_service_name(void *ctx, const char *k, const char *v)

@@ -159,6 +159,15 @@ func main() {
 	procs := flag.Int("procs", 16, "GOMAXPROCS")
 	flag.Parse()
 	runtime.GOMAXPROCS(*procs)
+	// SIGUSR2: exec this same program again, as servers that upgrade in
+	// place do (a PIE lands at another address)
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, syscall.SIGUSR2)
+	go func() {
+		<-again
+		exe, _ := os.Executable()
+		syscall.Exec(exe, os.Args, os.Environ())
+	}()
 	peers()
 	kinds := []*kind{
 		{Kind: "sleep", TraceID: "5ee9000000000000000000000000a001", Wait: "main.waitSleep", fn: waitSleep},

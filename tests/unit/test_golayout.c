@@ -81,6 +81,36 @@ static void test_rows(void)
 }
 
 /* Properties every row must have, whatever the release. */
+/*
+ * --wall on stripped binaries: a row measured here has runtime.g's
+ * scheduling members and its release's names of wait reasons; a public
+ * reference row has neither, and is refused rather than guessed.
+ */
+static void wall_row(const struct golayout_row *r)
+{
+	const struct golayout_wall *w = &r->wall;
+	const char *reasons[64];
+	size_t n = golayout__wait_reasons(r->major, r->minor, reasons, 64);
+
+	if (!r->verified) {
+		check(!w->known && !n,
+		      desc("Go %d.%d (reference): no scheduling members, no wait reasons", r->major,
+			   r->minor),
+		      "none", "some");
+		return;
+	}
+	check(w->known && w->g_sched && w->gobuf_pc && w->g_status && w->g_syscallsp &&
+		      w->gobuf_sp != w->gobuf_pc && w->gobuf_pc != w->gobuf_bp,
+	      desc("Go %d.%d: g.atomicstatus %u, g.sched %u {sp %u, pc %u, bp %u}, g.syscallsp %u",
+		   r->major, r->minor, w->g_status, w->g_sched, w->gobuf_sp, w->gobuf_pc,
+		   w->gobuf_bp, w->g_syscallsp),
+	      "measured, distinct", "missing");
+	check(n > 20 && !strcmp(reasons[0], "") && !strcmp(reasons[1], "GC assist marking"),
+	      desc("Go %d.%d: %zu names of wait reasons, \"\" then \"GC assist marking\"", r->major,
+		   r->minor, n),
+	      "yes", "no");
+}
+
 static void test_all_rows(void)
 {
 	const struct golayout_row *r;
@@ -131,6 +161,7 @@ static void test_all_rows(void)
 				       r->toolchain[strlen(prefix)] == '\0'),
 			      desc("Go %d.%d verified with %s", r->major, r->minor, r->toolchain),
 			      expected, r->toolchain);
+		wall_row(r);
 	}
 }
 
