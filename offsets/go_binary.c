@@ -1060,7 +1060,13 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	gb->sets_labels = has_func(gb, "runtime/pprof.Do") ||
 			  has_func(gb, "runtime/pprof.SetGoroutineLabels");
 	gb->serves_http = has_func(gb, http_funcs[0].name);
-	gb->serves_grpc = has_func(gb, grpc_funcs[0].name) && has_func(gb, grpc_funcs[1].name);
+	/*
+	 * A program can link grpc-go's server methods without ever making a
+	 * server (caddy does, through a type it refers to): only one that
+	 * calls grpc.NewServer, its one constructor, serves grpc.
+	 */
+	gb->serves_grpc = has_func(gb, "google.golang.org/grpc.NewServer") &&
+			  has_func(gb, grpc_funcs[0].name) && has_func(gb, grpc_funcs[1].name);
 	if (!gb->sets_labels)
 		source_problem(gb, TRACE_SOURCE_LABEL, "never sets goroutine labels (no "
 						       "runtime/pprof.Do or SetGoroutineLabels)");

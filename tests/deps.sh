@@ -39,6 +39,11 @@ OTEL_PACKAGES=(golang-opentelemetry-otel-dev golang-opentelemetry-contrib-dev
 COLLECTOR_PACKAGE=golang-opentelemetry-collector-dev
 COLLECTOR_SUITE=sid
 COLLECTOR_TREE=$(cd "$(dirname "$0")/.." && pwd)/.output/otelcol
+# Go programs Debian ships, for tests/wall-debian.sh: a reverse proxy, from
+# three suites whose Go releases differ (1.19, 1.24, 1.26), never installed
+DEBIAN_PROGRAM=caddy
+DEBIAN_PROGRAM_SUITES=(bookworm trixie sid)
+DEBIAN_PROGRAMS=$(cd "$(dirname "$0")/.." && pwd)/.output/debian-programs
 TOOLCHAINS=(1.19 1.21 1.22 1.23 1.24 1.26 1.27)
 SUITES=(bookworm-backports trixie sid)
 SRC=/etc/apt/sources.list.d/ctxprof-go-toolchains.sources
@@ -184,59 +189,95 @@ if [ -z "$proto" ] || dpkg --compare-versions "$proto" lt "$PROTO_MIN"; then
 	apt-get install -y -qq --no-install-recommends "$PROTO_PACKAGE/$PROTO_SUITE" >/dev/null
 fi
 
-# collector_sources: the collector's dependency tree from a private apt
-# configuration (the machine's Debian URI and keyring, COLLECTOR_SUITE
-# only, nothing installed), unpacked into $COLLECTOR_TREE/gocode
-collector_sources() {
-	local entry uri key apt opts pkgs p
-	[ -e "$COLLECTOR_TREE/gocode/.ready" ] && return 0
+# private_apt DIR SUITE...: an apt configuration of its own under DIR, with
+# the machine's Debian URI and keyring and only SUITEs, nothing installed
+# (an empty status); its options go into the array APT_OPTS. False, with a
+# note, when the machine has no Debian source entry.
+private_apt() {
+	local dir=$1 entry uri key
+	shift
 	entry=$(debian_source | head -n 1)
 	uri=${entry%%$'\t'*}
 	key=${entry#*$'\t'}
 	[ -n "$key" ] || key=/usr/share/keyrings/debian-archive-keyring.gpg
 	if [ -z "$uri" ]; then
-		log "no Debian source entry found; the collector's sources are not fetched (tests/otlp.sh will say so)"
-		return 0
+		log "no Debian source entry found in /etc/apt"
+		return 1
 	fi
-	apt=$COLLECTOR_TREE/apt
-	rm -rf "$apt" "$COLLECTOR_TREE/debs" "$COLLECTOR_TREE/gocode"
-	mkdir -p "$apt/sources.list.d" "$apt/preferences.d" "$apt/lists/partial" \
-		"$apt/archives/partial" "$COLLECTOR_TREE/debs" "$COLLECTOR_TREE/gocode"
-	: >"$apt/status"
+	rm -rf "$dir"
+	mkdir -p "$dir/sources.list.d" "$dir/preferences.d" "$dir/lists/partial" "$dir/archives/partial"
+	: >"$dir/status"
 	printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
-		"$uri" "$COLLECTOR_SUITE" "$key" >"$apt/sources.list.d/collector.sources"
-	opts=(-o "Dir::Etc::sourcelist=/dev/null" -o "Dir::Etc::sourceparts=$apt/sources.list.d"
-		-o "Dir::Etc::preferences=/dev/null" -o "Dir::Etc::preferencesparts=$apt/preferences.d"
-		-o "Dir::State=$apt" -o "Dir::State::lists=$apt/lists" -o "Dir::State::status=$apt/status"
-		-o "Dir::Cache=$apt" -o "Dir::Cache::archives=$apt/archives" -o "Debug::NoLocking=1"
+		"$uri" "$*" "$key" >"$dir/sources.list.d/private.sources"
+	APT_OPTS=(-o "Dir::Etc::sourcelist=/dev/null" -o "Dir::Etc::sourceparts=$dir/sources.list.d"
+		-o "Dir::Etc::preferences=/dev/null" -o "Dir::Etc::preferencesparts=$dir/preferences.d"
+		-o "Dir::State=$dir" -o "Dir::State::lists=$dir/lists" -o "Dir::State::status=$dir/status"
+		-o "Dir::Cache=$dir" -o "Dir::Cache::archives=$dir/archives" -o "Debug::NoLocking=1"
 		-o "APT::Sandbox::User=root")
+	apt-get "${APT_OPTS[@]}" update -qq >/dev/null 2>&1 || log "apt-get update of the private $* lists failed"
+}
+
+# collector_sources: the collector's dependency tree from a private apt
+# configuration (COLLECTOR_SUITE only, nothing installed), unpacked into
+# $COLLECTOR_TREE/gocode
+collector_sources() {
+	local pkgs p
+	[ -e "$COLLECTOR_TREE/gocode/.ready" ] && return 0
+	rm -rf "$COLLECTOR_TREE/debs" "$COLLECTOR_TREE/gocode"
+	mkdir -p "$COLLECTOR_TREE/debs" "$COLLECTOR_TREE/gocode"
 	log "fetching $COLLECTOR_PACKAGE and its Go sources from $COLLECTOR_SUITE into $COLLECTOR_TREE (private)"
-	if ! apt-get "${opts[@]}" update -qq >/dev/null 2>&1; then
-		log "apt-get update of the private $COLLECTOR_SUITE list failed; tests/otlp.sh will say so"
+	if ! private_apt "$COLLECTOR_TREE/apt" "$COLLECTOR_SUITE"; then
+		log "the collector's sources are not fetched; tests/otlp.sh will say so"
 		return 0
 	fi
 	# the whole tree, as an empty system would install it; only Go sources are kept
-	mapfile -t pkgs < <(apt-get "${opts[@]}" install -s --no-install-recommends "$COLLECTOR_PACKAGE" 2>/dev/null |
+	mapfile -t pkgs < <(apt-get "${APT_OPTS[@]}" install -s --no-install-recommends "$COLLECTOR_PACKAGE" 2>/dev/null |
 		awk '$1 == "Inst" && $2 ~ /^golang-.*-dev$/ { print $2 }')
-	[ "${#pkgs[@]}" -gt 0 ] && apt-cache "${opts[@]}" show --no-all-versions "${pkgs[@]}" 2>/dev/null |
+	[ "${#pkgs[@]}" -gt 0 ] && apt-cache "${APT_OPTS[@]}" show --no-all-versions "${pkgs[@]}" 2>/dev/null |
 		awk '/^Package:/ { p = $2 } /^Architecture:/ && $2 == "all" && !seen[p]++ { print p }' \
 			>"$COLLECTOR_TREE/packages"
 	if [ ! -s "$COLLECTOR_TREE/packages" ]; then
 		log "$COLLECTOR_PACKAGE is not in $COLLECTOR_SUITE; tests/otlp.sh will say so"
 		return 0
 	fi
-	if ! (cd "$COLLECTOR_TREE/debs" && xargs apt-get "${opts[@]}" download -qq <"$COLLECTOR_TREE/packages" >/dev/null 2>&1); then
+	if ! (cd "$COLLECTOR_TREE/debs" && xargs apt-get "${APT_OPTS[@]}" download -qq <"$COLLECTOR_TREE/packages" >/dev/null 2>&1); then
 		log "downloading the collector's sources failed; tests/otlp.sh will say so"
 		return 0
 	fi
 	for p in "$COLLECTOR_TREE"/debs/*.deb; do
 		dpkg-deb -x "$p" "$COLLECTOR_TREE/gocode" || return 1
 	done
-	rm -rf "$COLLECTOR_TREE/debs" "$apt/archives"
+	rm -rf "$COLLECTOR_TREE/debs" "$COLLECTOR_TREE/apt/archives"
 	log "collector sources: $(wc -l <"$COLLECTOR_TREE/packages") packages in $COLLECTOR_TREE/gocode"
 	touch "$COLLECTOR_TREE/gocode/.ready"
 }
 collector_sources
+
+# debian_programs: Go programs Debian itself ships, stripped GOPATH builds
+# by the Go of their suite, for tests/wall-debian.sh: each suite's caddy,
+# downloaded through a private apt configuration and unpacked into
+# $DEBIAN_PROGRAMS/SUITE, never installed
+debian_programs() {
+	local suite deb
+	[ -e "$DEBIAN_PROGRAMS/.ready" ] && return 0
+	log "fetching ${DEBIAN_PROGRAM} from ${DEBIAN_PROGRAM_SUITES[*]} into $DEBIAN_PROGRAMS (private)"
+	private_apt "$DEBIAN_PROGRAMS/apt" "${DEBIAN_PROGRAM_SUITES[@]}" || return 0
+	for suite in "${DEBIAN_PROGRAM_SUITES[@]}"; do
+		rm -rf "${DEBIAN_PROGRAMS:?}/$suite"
+		mkdir -p "$DEBIAN_PROGRAMS/$suite"
+		if ! (cd "$DEBIAN_PROGRAMS/$suite" &&
+			apt-get "${APT_OPTS[@]}" download -qq "$DEBIAN_PROGRAM/$suite" >/dev/null 2>&1); then
+			log "$DEBIAN_PROGRAM is not in $suite; tests/wall-debian.sh will say so"
+			continue
+		fi
+		for deb in "$DEBIAN_PROGRAMS/$suite"/*.deb; do
+			dpkg-deb -x "$deb" "$DEBIAN_PROGRAMS/$suite" && rm -f "$deb"
+		done
+	done
+	rm -rf "$DEBIAN_PROGRAMS/apt"
+	touch "$DEBIAN_PROGRAMS/.ready"
+}
+debian_programs
 
 have=()
 for v in "${TOOLCHAINS[@]}"; do
