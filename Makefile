@@ -94,17 +94,17 @@ help:
 $(OUTPUT) $(OUTPUT)/tests $(SAN_OUTPUT)/tests:
 	$(Q)mkdir -p $@
 
-$(OUTPUT)/golayout_members.inc: golayout/modules.tsv golayout/modules2c.awk | $(OUTPUT)
+$(OUTPUT)/golayout_members.inc: golayout/modules.tsv golayout/modules2c.awk golayout/tsvlib.awk | $(OUTPUT)
 	$(call msg,GEN,$@)
-	$(Q)awk -f golayout/modules2c.awk $< > $@
+	$(Q)awk -f golayout/tsvlib.awk -f golayout/modules2c.awk $< > $@
 
-$(OUTPUT)/golayout_rows.inc: golayout/golayout.tsv golayout/tsv2c.awk | $(OUTPUT)
+$(OUTPUT)/golayout_rows.inc: golayout/golayout.tsv golayout/tsv2c.awk golayout/tsvlib.awk | $(OUTPUT)
 	$(call msg,GEN,$@)
-	$(Q)awk -f golayout/tsv2c.awk $< > $@
+	$(Q)awk -f golayout/tsvlib.awk -f golayout/tsv2c.awk $< > $@
 
-$(OUTPUT)/golayout_reasons.inc: golayout/waitreasons.tsv golayout/reasons2c.awk | $(OUTPUT)
+$(OUTPUT)/golayout_reasons.inc: golayout/waitreasons.tsv golayout/reasons2c.awk golayout/tsvlib.awk | $(OUTPUT)
 	$(call msg,GEN,$@)
-	$(Q)awk -f golayout/reasons2c.awk $< > $@
+	$(Q)awk -f golayout/tsvlib.awk -f golayout/reasons2c.awk $< > $@
 
 $(OUTPUT)/otlp/opentelemetry/proto/%.pb-c.c $(OUTPUT)/otlp/opentelemetry/proto/%.pb-c.h: \
 		$(OTLP_PROTO_DIR)/opentelemetry/proto/%.proto

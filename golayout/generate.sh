@@ -135,7 +135,7 @@ done
 		printf '%s\n' "${rows[$go]}"
 	done | sort -t. -k1,1n -k2,2n
 } >"$tmp"
-awk -f "$TOP/golayout/tsv2c.awk" "$tmp" >/dev/null
+awk -f "$TOP/golayout/tsvlib.awk" -f "$TOP/golayout/tsv2c.awk" "$tmp" >/dev/null
 cp "$tmp" "$out"
 echo "golayout: wrote $out ($(grep -c '^[0-9]' "$out") rows)" >&2
 
@@ -158,7 +158,7 @@ if [ -n "$reasons_out" ]; then
 			fi
 		} | sort -t$'\t' -k1,1V -k2,2n
 	} >"$tmp"
-	awk -f "$TOP/golayout/reasons2c.awk" "$tmp" >/dev/null
+	awk -f "$TOP/golayout/tsvlib.awk" -f "$TOP/golayout/reasons2c.awk" "$tmp" >/dev/null
 	cp "$tmp" "$reasons_out"
 	echo "golayout: wrote $reasons_out ($(grep -c '^[0-9]' "$reasons_out") rows)" >&2
 fi
@@ -191,7 +191,7 @@ v=$(go_toolchains | tail -n 1)
 	printf 'module\tversion\tverified\ttoolchain\tmember\toffset\n'
 	cat "$tmp"
 } >"$tmp.mod"
-awk -f "$TOP/golayout/modules2c.awk" "$tmp.mod" >/dev/null
+awk -f "$TOP/golayout/tsvlib.awk" -f "$TOP/golayout/modules2c.awk" "$tmp.mod" >/dev/null
 cp "$tmp.mod" "$modules_out"
 rm -f "$tmp.mod"
 echo "golayout: wrote $modules_out ($(grep -vc '^#\|^module' "$modules_out") rows)" >&2

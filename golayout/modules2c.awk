@@ -1,27 +1,12 @@
-#!/usr/bin/awk -f
 # SPDX-License-Identifier: GPL-2.0
 # modules2c.awk: turns modules.tsv into C initializers; any malformed row fails the build.
 BEGIN {
-	FS = "\t"
 	print "/* generated from golayout/modules.tsv by golayout/modules2c.awk: do not edit */"
 	print "static const struct golayout_member members[] = {"
 	n = 0
-}
-function die(msg) {
-	printf "%s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"
-	failed = 1
-	exit 1
-}
-/^#/ || /^[ \t]*$/ { next }
-$1 == "module" {
-	if ($0 != "module\tversion\tverified\ttoolchain\tmember\toffset")
-		die("header must be: module version verified toolchain member offset")
-	header = 1
-	next
+	HEADER = "module\tversion\tverified\ttoolchain\tmember\toffset"
 }
 {
-	if (!header)
-		die("data before the header line")
 	if (NF != 6)
 		die("expected 6 columns, found " NF)
 	if ($1 !~ /^[a-z0-9.\/_-]+$/ || $2 !~ /^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$/ || $5 !~ /^[A-Za-z0-9.]+$/)

@@ -1,8 +1,6 @@
-#!/usr/bin/awk -f
 # SPDX-License-Identifier: GPL-2.0
 # tsv2c.awk: turns golayout.tsv into C initializers; any malformed row fails the build.
 BEGIN {
-	FS = "\t"
 	ncols = split("go verified toolchain labels g_m m_curg g_labels g_goid " \
 		"hmap_count hmap_B hmap_buckets bucket_size bucket_tophash bucket_keys " \
 		"bucket_values bucket_overflow label_list label_size label_key label_value " \
@@ -16,11 +14,6 @@ BEGIN {
 	print "static const struct golayout_row rows[] = {"
 	n = 0
 }
-function die(msg) {
-	printf "%s:%d: %s\n", FILENAME, FNR, msg > "/dev/stderr"
-	failed = 1
-	exit 1
-}
 function num(v, name) {
 	if (v == "-")
 		return 0
@@ -28,7 +21,6 @@ function num(v, name) {
 		die("column " name ": not a number: " v)
 	return v
 }
-/^#/ || /^[ \t]*$/ { next }
 $1 == "go" {
 	for (i = 1; i <= ncols; i++)
 		if ($i != cols[i])

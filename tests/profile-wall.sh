@@ -255,12 +255,7 @@ fi
 bin=$(go_build "$newest" pie waitkinds)
 "$bin" -d 600s >/dev/null 2>&1 &
 t=$!
-"$CTXPROF" -v -p "$t" --wall -i 1 -o "$work/re.jsonl" 2>"$work/re.err" &
-ctxprof=$!
-for ((i = 0; i < 3000; i++)); do
-	grep -q 'Ctrl-C to stop' "$work/re.err" 2>/dev/null || ! kill -0 "$ctxprof" 2>/dev/null && break
-	sleep 0.1
-done
+ctxprof_start "$work/re.err" "$work/re.jsonl" -v -p "$t" --wall -i 1
 sleep 2
 before=$(awk '$1 ~ /^[0-9a-f]+-/ && / r-xp / { print $1; exit }' "/proc/$t/maps")
 kill -USR2 "$t"
