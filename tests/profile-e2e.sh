@@ -79,6 +79,27 @@ diagnose() {
 	echo "# again: $(jq -s '[.[] | select(.trace_id != null) | .samples] | add // 0' "$work/again.jsonl") samples with a trace ID"
 	echo "# again: $(jq -s -c '[.[] | {labels: (.labels | length), samples}]' "$work/again.jsonl")"
 	walk_by_hand "$1" "$check"
+	walk_by_bpftrace "$1" "$check"
+}
+
+# walk_by_bpftrace PID CHECK_JSON: the sampler's walk from another BPF
+# program (task->thread.fsbase, then user reads), per thread: samples whose
+# walk reached a label set, and those that did not, beside gdb's fs (the
+# slot is below fsbase: its distance goes as a positive number)
+walk_by_bpftrace() {
+	command -v bpftrace >/dev/null || { echo "# (no bpftrace: no second walk)"; return; }
+	# shellcheck disable=SC2046
+	timeout 60 bpftrace -e '
+	profile:hz:499 /pid == $1/ {
+		$fs = (uint64)curtask->thread.fsbase;
+		$g = *(uint64 *)uptr($fs - $2);
+		$m = *(uint64 *)uptr($g + $3);
+		$c = *(uint64 *)uptr($m + $4);
+		$l = *(uint64 *)uptr($c + $5);
+		if ($l != 0) { @labels[tid, $fs] = count(); } else { @none[tid, $fs] = count(); }
+	}
+	interval:s:3 { exit(); }' "$1" $(jq -r '"\(-.tls_g_offset) \(.offsets["g.m"]) \(.offsets["m.curg"]) \(.offsets["g.labels"])"' <<<"$2") 2>&1 |
+		grep '^@' | sed 's/^/# bpftrace: /' | head -n 40
 }
 
 # walk_by_hand PID CHECK_JSON: the walk the sampler makes, made by gdb on
