@@ -125,7 +125,9 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		e->flags |= last->flags & SET_FLAGS;
 		e->nlabels = last->nlabels;
 		e->labels_hash = last->hash;
-	} else if (!(e->flags & SAMPLE_F_READ_ERR) && go_labels(w, l) < 0) {
+	} else if (!(e->flags & SAMPLE_F_READ_ERR) &&
+		   /* a label's bytes that could not be read mark the event, not the walk */
+		   (go_labels(w, l) < 0 || (e->flags & SAMPLE_F_READ_ERR))) {
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	}

@@ -1106,6 +1106,11 @@ bool go_binary__supported(const struct go_binary *gb)
 	return gb->problems.n == 0 && gb->tls_known && gb->source != GO_SOURCE_NONE;
 }
 
+int go_binary__rodata(const struct go_binary *gb, uint64_t *addr, uint64_t *len)
+{
+	return elf_image__section_range(gb->img, ".rodata", addr, len);
+}
+
 uint64_t go_binary__entry(const struct go_binary *gb)
 {
 	const GElf_Ehdr *eh = gb->img ? elf_image__ehdr(gb->img) : NULL;

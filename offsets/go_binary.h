@@ -75,6 +75,8 @@ bool go_binary__supported(const struct go_binary *gb);
 const char *go_binary__path(const struct go_binary *gb);
 /* The ELF entry point as linked: a PIE's load bias is AT_ENTRY minus this. */
 uint64_t go_binary__entry(const struct go_binary *gb);
+/* Where .rodata is linked, Go's string constants among its data: 0, or -ENOENT. */
+int go_binary__rodata(const struct go_binary *gb, uint64_t *addr, uint64_t *len);
 const char *go_binary__version(const struct go_binary *gb); /* "go1.24.4", or NULL */
 const char *go_binary__arch(const struct go_binary *gb); /* "amd64", "arm64", ... or NULL */
 bool go_binary__pie(const struct go_binary *gb);

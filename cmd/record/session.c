@@ -928,6 +928,8 @@ static int finish(struct session *s)
 /* When the loop does what it does on a timer; CLOCK_MONOTONIC ns, 0 for never. */
 struct run_clock {
 	uint64_t next_flush, next_scan, next_wall, deadline;
+	/* label read errors seen so far, and when string pages may be mapped again */
+	uint64_t read_errors, next_remap;
 	/* every event before this moment has been read: 0 when the read budget ran out */
 	uint64_t consumed;
 };
@@ -1043,6 +1045,24 @@ static bool serve_outputs(struct session *s)
 }
 
 /*
+ * Samples whose labels could not be read, most often a string constant's
+ * page the target never mapped or reclaim took back: its targets' string
+ * pages are mapped again, at most once a second.
+ */
+static void remap_strings(struct session *s, struct run_clock *rc)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct agg_stats st;
+
+	aggregate__stats(s->agg, &st);
+	if (st.read_errors == rc->read_errors || now < rc->next_remap)
+		return;
+	rc->read_errors = st.read_errors;
+	rc->next_remap = now + 1000000000ULL;
+	session__map_strings(s);
+}
+
+/*
  * Targets that exited or exec'd go, processes that exec'd come (--all).
  * False when, with END_WITH_TARGETS, none is left.
  */
@@ -1056,6 +1076,7 @@ static bool follow_targets(struct session *s, struct run_clock *rc, bool end_wit
 	processes__read(s->procs);
 	session__handle_execs(s);
 	session__describe_pending(s);
+	remap_strings(s, rc);
 	/* without the kernel's exec records, new processes are found by looking */
 	if (s->cfg.all && !processes__following(s->procs) &&
 	    now_ns(CLOCK_MONOTONIC) >= rc->next_scan) {

@@ -109,6 +109,8 @@ void session__on_exec(void *ctx, pid_t pid);
 void session__handle_execs(struct session *s);
 /* Drops targets that exited or exec'd; their last samples are read first. */
 void session__reap_targets(struct session *s);
+/* Maps in every target's string constants again: labels whose bytes could not be read. */
+void session__map_strings(struct session *s);
 /* --otlp: what a target is, for its resource (otlp_process_fn). */
 bool session__describe_process(void *ctx, uint32_t pid, struct otlp_process *out);
 

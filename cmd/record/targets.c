@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -352,6 +353,45 @@ static int start_wall(struct session *s, struct target *t, bool quiet)
 	return -EOPNOTSUPP;
 }
 
+/*
+ * Go's string constants, label keys and values a program spells out among
+ * them, are in the executable's .rodata, whose pages a process maps only
+ * as it touches them, and Go copies a constant's header, never its bytes:
+ * a label's bytes can lie on a page the target never mapped, or one that
+ * reclaim took out of its page tables, and the sampler, which cannot take
+ * a page fault, fails to read them. One byte of each page read through
+ * process_vm_readv maps it in, as the target's own fault would.
+ */
+static void map_strings(const struct target *t)
+{
+	struct iovec local, remote[1024];
+	uint64_t addr, len, bias = 0, page, end;
+	uint8_t sink[1024];
+	size_t n;
+
+	if (go_binary__rodata(t->gb, &addr, &len) ||
+	    (go_binary__pie(t->gb) && !load_bias(t->pid, go_binary__entry(t->gb), &bias)))
+		return;
+	end = addr + len + bias;
+	for (page = (addr + bias) & ~4095ULL; page < end;) {
+		for (n = 0; n < sizeof(sink) && page < end; n++, page += 4096)
+			remote[n] = (struct iovec){ (void *)(uintptr_t)page, 1 };
+		local = (struct iovec){ sink, n };
+		if (process_vm_readv(t->pid, &local, 1, remote, n, 0) < 0)
+			return;
+	}
+}
+
+static void map_strings_one(const void *key, size_t len, void *value, void *ctx)
+{
+	map_strings(value);
+}
+
+void session__map_strings(struct session *s)
+{
+	hashmap__foreach(s->targets, map_strings_one, s);
+}
+
 /* T's layout into the kernel's targets map: from now on its samples are taken. */
 static int install_target(struct session *s, const struct target *t,
 			  const struct target_info *info, bool quiet)
@@ -425,6 +465,7 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 		t->pending = true;
 	else
 		describe(s, t);
+	map_strings(t);
 	ret = install_target(s, t, &info, quiet);
 	if (!ret)
 		ret = confirm_exe(s, t, &exe_st, quiet);
