@@ -180,7 +180,8 @@ if [ "${#need[@]}" -gt 0 ]; then
 	fi
 fi
 
-proto=$(dpkg-query -W -f='${Status} ${Version}\n' "$PROTO_PACKAGE" 2>/dev/null |
+# dpkg-query fails for a package never installed: that is an answer, not an error
+proto=$({ dpkg-query -W -f='${Status} ${Version}\n' "$PROTO_PACKAGE" 2>/dev/null || true; } |
 	awk '$3 == "installed" { print $4 }')
 if [ -z "$proto" ] || dpkg --compare-versions "$proto" lt "$PROTO_MIN"; then
 	add_suites
