@@ -720,6 +720,8 @@ static void reexeced(struct session *s, pid_t pid)
 	if (!t || bpf_map_lookup_elem(fd, &(__u32){ pid }, &info))
 		return;
 	t->reexecs = info.reexecs;
+	/* a new image: none of its string pages are mapped yet */
+	map_strings(t);
 	target_layout(t, &info);
 	if (bpf_map_update_elem(fd, &(__u32){ pid }, &info, BPF_EXIST))
 		fprintf(stderr, "pid %d (%s): failed to update its layout after it ran its "
