@@ -802,10 +802,7 @@ static const char *code_allgs(struct go_binary *gb, uint64_t *allgs, uint64_t *a
 	return NULL;
 }
 
-/*
- * The bytes of a g that --wall reads: every member it reads but g.stack
- * (at 0, read only when a goroutine is read whole) lies in [g_lo, g_read).
- */
+/* The bytes of a g that --wall reads: every member it reads, g.stack (at 0) too, lies in [0, g_read). */
 static void wall_window(struct go_wall_layout *w, const struct go_layout *l)
 {
 	const struct go_wall_offsets *o = &w->off;
@@ -817,11 +814,8 @@ static void wall_window(struct go_wall_layout *w, const struct go_layout *l)
 	};
 	size_t i;
 
-	w->g_lo = UINT32_MAX;
 	w->g_read = 16;
 	for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
-		if (at[i][0] < w->g_lo)
-			w->g_lo = at[i][0];
 		if (at[i][0] + at[i][1] > w->g_read)
 			w->g_read = at[i][0] + at[i][1];
 	}

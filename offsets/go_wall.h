@@ -51,7 +51,6 @@ struct go_wall_layout {
 	struct go_wall_offsets off;
 	uint64_t allgs; /* runtime.allgs, a []*g */
 	uint64_t allglen; /* runtime.allglen, a uintptr kept equal to len(allgs) */
-	uint32_t g_lo; /* where the members a snapshot reads begin (past g.stack) */
 	uint32_t g_read; /* bytes of a g that hold every member read, g.stack too */
 	size_t nreasons;
 	char reasons[MAX_WAIT_REASONS][40];

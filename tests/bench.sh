@@ -41,20 +41,11 @@
 #    per sample while requests are traced against bpftrace's from 2.
 #    Bounds: <= 2 hits per request; 0 per goroutine start and <= 2% slower;
 #    the overhead per request <= 1.2x its hits' bare cost; per sample <= 1.0.
-# 8. --wall on testdata/parked (10,000 goroutines parked in select, a third
-#    under a trace ID label of its own, beside one worker computing in
-#    rounds), newest Go, 19 Hz, with CPU sampling at the default 99 Hz and
-#    the default interval: the worker's rate with ctxprof-go against
-#    without, 20 s each, taking turns (>= 0.99: at most 1% slower),
-#    ctxprof-go's whole CPU time (/proc/PID/stat) over those 20 s, from 2 s
-#    after it is ready (<= 5% of a core), and apart the CPU of those first
-#    2 s (the first snapshot reads every goroutine whole), goroutines
-#    dropped as changed while read (<= 1%), and the snapshots' CPU per
-#    goroutine counted. Before that, tests/bench/wall_read.c reads the same
-#    goroutines' windows three ways, 20 rounds taking turns: ranges of
-#    neighbours with process_vm_readv (cmd/record/wall.c's way), one iovec per g,
-#    and a sleepable task iterator calling bpf_copy_from_user_task per g:
-#    the CPU per goroutine of each, what --wall's design was chosen by.
+# 8. --wall (tests/bench/wall.sh) on 10,000, 100,000 and 1,000,000 parked
+#    goroutines, a third under trace IDs: ctxprof-go's CPU over whole 30 s
+#    runs (<= 5% of a core at 10,000 and 100,000), the worker's rate beside
+#    them (>= 0.99 of unprofiled), every trace's wall_ns against the time
+#    covered (all within 10%); at 10,000, g windows read three ways.
 # 9. --otlp through a collector (tests/bench/otlp.sh): ctxprof-go's own CPU
 #    with and without at 999 Hz, bytes sent per sample beside the JSON lines
 #    and the gzip pprof of the same run, one export of 10,000 records.
@@ -609,67 +600,8 @@ printf 'goroutine starts: %s probe hits per 1,000,000; %s ms of CPU with against
 awk -v r="$spawn_ratio" 'BEGIN { exit !(r <= 1.02) }' || status=1
 kill "$srv" 2>/dev/null || true
 
-# 8. --wall on 10,000 parked goroutines at 19 Hz
-echo
-echo "## 8. --wall: 10,000 parked goroutines (a third with a trace ID label), 19 Hz"
-park_bin=$(go_build "$newest" plain parked)
-"$park_bin" -parked 10000 -report 2s -d 3600s >"$work/park.rate" 2>/dev/null &
-park=$!
-sleep 4
-# proc_cpu PID: user + system CPU of every thread, in ms
-proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{ print int(($14 + $15) * 1000 / hz) }' "/proc/$1/stat"; }
-# rate_over SECONDS: the worker's median rounds per second over the next SECONDS
-rate_over() {
-	local from
-	from=$(wc -l <"$work/park.rate")
-	sleep "$1"
-	tail -n +"$((from + 2))" "$work/park.rate" | median_of
-}
-# how to read them: ranges of neighbours with process_vm_readv (what
-# cmd/record/wall.c does), one iovec per g, or a sleepable task iterator calling
-# bpf_copy_from_user_task per g; the window --wall reads of each g
-syms=$("/usr/lib/go-$newest/bin/go" tool nm "$park_bin")
-win=$("$CTXPROF" check --json "$park_bin" | jq -r '[.wall.offsets["g.sched"], .wall.offsets["g.syscallsp"],
-	.wall.offsets["g.atomicstatus"], .offsets["g.goid"], .offsets["g.labels"], .offsets["g.parentGoid"]] |
-	"\(min) \(max + 8 - min)"')
-# shellcheck disable=SC2086
-"$OUTPUT/bench/wall-read" "$park" "$(awk '$3 == "runtime.allgs" { print $1 }' <<<"$syms")" \
-	"$(awk '$3 == "runtime.allglen" { print $1 }' <<<"$syms")" $win 20 || status=1
-: >"$work/wall"
-for ((r = 1; r <= 5; r++)); do
-	without=$(rate_over 20)
-	ctxprof_start "$work/w.err" "$work/w.jsonl" -p "$park" --wall 2>/dev/null || { status=1; break; }
-	# the first snapshot reads every goroutine in full: its cost is said apart
-	f0=$(proc_cpu "$ctxprof")
-	sleep 2
-	c0=$(proc_cpu "$ctxprof")
-	t0=$(now)
-	with=$(rate_over 20)
-	c1=$(proc_cpu "$ctxprof")
-	t1=$(now)
-	ctxprof_stop || true
-	own=$(awk -v c="$((c1 - c0))" -v t="$(((t1 - t0) / 1000000))" 'BEGIN { printf "%.2f", 100 * c / t }')
-	line=$(grep '^ctxprof-go: wall:' "$work/w.err")
-	drop=$(sed -n 's/.*(\([0-9.]*\)%).*/\1/p' <<<"$line")
-	snap_ms=$(sed -n 's/.*unreadable; \([0-9.]*\) ms of CPU.*/\1/p' <<<"$line")
-	gs=$(sed -n 's/^ctxprof-go: wall: \([0-9]*\) goroutine samples.*/\1/p' <<<"$line")
-	per_g=$(awk -v m="$snap_ms" -v g="$gs" 'BEGIN { printf "%.0f", g ? m * 1e6 / g : 0 }')
-	ratio=$(awk -v a="$without" -v b="$with" 'BEGIN { printf "%.4f", b / a }')
-	echo "$ratio $own $drop $per_g $((c0 - f0))" >>"$work/wall"
-	printf 'round %d: worker %s rounds/s without, %s with --wall (%s); ctxprof-go %s%% of a core over 20 s, %d ms in its first 2 s; %s%% of goroutines dropped; snapshots %s ns per goroutine\n' \
-		"$r" "$without" "$with" "$ratio" "$own" $((c0 - f0)) "$drop" "$per_g"
-done
-kill "$park" 2>/dev/null || true
-wall_ratio=$(cut -d' ' -f1 "$work/wall" | median_of)
-wall_own=$(cut -d' ' -f2 "$work/wall" | median_of)
-wall_drop=$(cut -d' ' -f3 "$work/wall" | sort -n | tail -n 1)
-wall_per_g=$(cut -d' ' -f4 "$work/wall" | median_of)
-wall_first=$(cut -d' ' -f5 "$work/wall" | median_of)
-printf -- '--wall, 10,000 parked goroutines at 19 Hz: worker rate %s of unprofiled (must be >= 0.99); ctxprof-go %s%% of a core once running (must be <= 5), %s ms of CPU in its first 2 s (the first snapshot reads every goroutine whole); at most %s%% dropped (must be <= 1); %s ns per goroutine a snapshot\n' \
-	"$wall_ratio" "$wall_own" "$wall_first" "$wall_drop" "$wall_per_g"
-awk -v r="$wall_ratio" 'BEGIN { exit !(r >= 0.99) }' || status=1
-awk -v o="$wall_own" 'BEGIN { exit !(o <= 5) }' || status=1
-awk -v d="$wall_drop" 'BEGIN { exit !(d <= 1) }' || status=1
+# 8. --wall: its own script, which also runs alone
+bash "$TOP/tests/bench/wall.sh" || status=1
 
 # 9. --otlp: its own script, which also runs alone
 bash "$TOP/tests/bench/otlp.sh" || status=1

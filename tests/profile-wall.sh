@@ -20,7 +20,9 @@
 #   receive", "sync.Mutex.Lock" or before Go 1.20 "semacquire", "IO wait"),
 #   the read(2) waits are in state "syscall", and their stacks run through
 #   the workload's main.wait* function;
-# - each goroutine is counted in at least 90% of the snapshots.
+# - each goroutine is counted in at least 90% of the wall periods the
+#   recording covered (a snapshot the machine was too busy to take is
+#   counted by the next), and in no more than all of them.
 # And: at most 1% of goroutines dropped as changed while read; the records
 # fit the schema; go tool pprof -raw's wall values per trace ID equal the
 # JSON's wall_ns sums, and -sample_index=wall -tagfocus selects one trace's;
@@ -87,8 +89,11 @@ for pid in "${pids[@]}"; do
 done
 
 wall_line=$(grep '^ctxprof-go: wall:' "$work/err")
-# of every target: each has as many
-snapshots=$(($(sed -n 's/.* in \([0-9]*\) snapshots .*/\1/p' <<<"$wall_line") / (${#pids[@]} + 1)))
+# the periods of 1/97 s from the first snapshot to the last, of every target at once
+periods=$(jq -rn 'def ns(t): (t | sub("\\.[0-9]+Z$"; "Z") | fromdate) * 1000000 +
+		(t | capture("\\.(?<f>[0-9]+)Z$").f | tonumber);
+	[inputs | select(.origin == "wall") | ns(.start), ns(.end)] | (max - min) * 97 / 1000000 + 1.5 | floor' \
+	"$work/out.jsonl")
 drop_pct=$(sed -n 's/.*(\([0-9.]*\)%).*/\1/p' <<<"$wall_line")
 if [ -n "$drop_pct" ] && awk -v p="$drop_pct" 'BEGIN { exit !(p <= 1) }'; then
 	ok "goroutines dropped as changed while read: $drop_pct% (at most 1%): $wall_line"
@@ -142,10 +147,10 @@ for pid in "${pids[@]}"; do
 			check_eq "$name $kind: the dominant wait reason" "$want" "$(jq -r .reason <<<"$t")"
 		fi
 		check_eq "$name $kind: the dominant stack off the CPU runs through $func" true "$idle_func"
-		if [ "$total" -ge $((snapshots * 9 / 10)) ] && [ "$total" -le "$snapshots" ]; then
-			ok "$name $kind: counted in $total of $snapshots snapshots"
+		if [ "$total" -ge $((periods * 9 / 10)) ] && [ "$total" -le $((periods + 1)) ]; then
+			ok "$name $kind: counted in $total of $periods periods"
 		else
-			not_ok "$name $kind: counted $total times in $snapshots snapshots"
+			not_ok "$name $kind: counted $total times in $periods periods"
 		fi
 	done < <(jq -r '"\(.kind) \(.trace_id) \(.wait_func) \(.cpu_share)"' "$work/kinds${idx_of[$pid]}")
 done

@@ -64,6 +64,7 @@ run "containers: container_id, pod_uid, ns_pid, --cgroup" bash "$TOP/tests/profi
 run "custom traces: --pin, tail calls, --uprobe" bash "$TOP/tests/custom-traces.sh"
 run "uprobe events and samples colliding" bash "$TOP/tests/uprobe-collide.sh"
 run "wall clock: every goroutine by trace ID (--wall)" bash "$TOP/tests/profile-wall.sh"
+run "wall clock on more goroutines than a snapshot reads (30,000, a CPU hog on every core)" bash "$TOP/tests/wall-many.sh"
 run "wall clock on Debian's own stripped Go programs (caddy of three suites)" bash "$TOP/tests/wall-debian.sh"
 run "outputs: pprof, folded, convert" bash "$TOP/tests/outputs.sh"
 run "output errors: full devices, closed pipes" bash "$TOP/tests/output-errors.sh"

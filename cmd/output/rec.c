@@ -46,12 +46,17 @@ static size_t utf8_seq(const uint8_t *s, size_t len)
 /* "2026-11-22T11:40:01.123456Z" for a CLOCK_REALTIME time in ns. */
 static void format_rfc3339(uint64_t realtime_ns, char *buf, size_t len)
 {
+	/* a flush's records mostly share their seconds: the date is made once for them */
+	static __thread time_t last = -1;
+	static __thread char date[32];
 	time_t sec = realtime_ns / 1000000000ULL;
 	struct tm tm;
-	char date[32];
 
-	gmtime_r(&sec, &tm);
-	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+	if (sec != last) {
+		gmtime_r(&sec, &tm);
+		strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+		last = sec;
+	}
 	snprintf(buf, len, "%s.%06uZ", date, (unsigned int)(realtime_ns % 1000000000ULL / 1000));
 }
 
@@ -93,6 +98,12 @@ static void put_json(struct strbuf *b, const uint8_t *s, size_t len)
 
 	strbuf__put(b, "\"", 1);
 	while (i < len) {
+		/* function names and file paths: printable ASCII all through */
+		if (s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\') {
+			i++;
+			run++;
+			continue;
+		}
 		n = utf8_seq(s + i, len - i);
 		if (n == 1 && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\') {
 			i++;
@@ -147,9 +158,32 @@ static void put_key(struct strbuf *b, const char *key)
 	strbuf__put(b, "\":", 2);
 }
 
+/* A frame's numbers, without printf: a record has some twenty */
 static void put_hex(struct strbuf *b, uint64_t v)
 {
-	put_fmt(b, "\"0x%" PRIx64 "\"", v);
+	char buf[24], *p = buf + sizeof(buf);
+
+	*--p = '"';
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while (v >>= 4);
+	*--p = 'x';
+	*--p = '0';
+	*--p = '"';
+	strbuf__put(b, p, buf + sizeof(buf) - p);
+}
+
+static void put_int(struct strbuf *b, int64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do
+		*--p = '0' + u % 10;
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	strbuf__put(b, p, buf + sizeof(buf) - p);
 }
 
 static void put_time(struct strbuf *b, int64_t ns)
@@ -210,7 +244,8 @@ static void put_frame(struct strbuf *b, const struct rec_frame *f)
 	if (f->file) {
 		put_str(b, ",\"file\":");
 		put_cstr(b, f->file);
-		put_fmt(b, ",\"line\":%" PRId64, f->line);
+		put_str(b, ",\"line\":");
+		put_int(b, f->line);
 	}
 	if (f->inlined)
 		put_str(b, ",\"inlined\":true");
@@ -265,6 +300,7 @@ int rec__json(const struct rec *r, struct strbuf *b)
 		put_str(b, "null");
 	if (r->origin == REC_WALL) {
 		put_fmt(b, ",\"wall_ns\":%" PRId64, r->wall_ns);
+		put_fmt(b, ",\"observed\":%" PRIu64, r->observed);
 		put_key(b, "state");
 		put_cstr(b, r->state);
 		put_key(b, "wait_reason");
@@ -575,6 +611,12 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 		if (!json_is_integer(v) || !r->state)
 			return fail("a wall record without \"wall_ns\" or \"state\"");
 		r->wall_ns = json_integer_value(v);
+		/* older records have none: every sample was a look */
+		v = json_object_get(o, "observed");
+		if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			  (uint64_t)json_integer_value(v) > r->samples))
+			return fail("\"observed\" is not an integer from 0 to \"samples\"");
+		r->observed = v ? (uint64_t)json_integer_value(v) : r->samples;
 		v = json_object_get(o, "wait_reason");
 		if (!json_is_string(v) && !json_is_null(v))
 			return fail("\"wait_reason\" neither a string nor null");

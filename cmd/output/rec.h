@@ -61,6 +61,7 @@ struct rec {
 	uint64_t samples;
 	int64_t cpu_ns; /* < 0: null (events, wall records) */
 	int64_t wall_ns; /* REC_WALL only */
+	uint64_t observed; /* REC_WALL only: the looks behind samples */
 	const char *state, *wait_reason; /* REC_WALL only; wait_reason NULL: null */
 	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
 	const struct rec_stack *stacks;

@@ -25,7 +25,7 @@ struct aggregate {
 	struct rec_clock clock; /* what a sample stands for, and the wall clock */
 	uint64_t max_times; /* sample times kept an interval at most, CPU and wall each; 0: none */
 	uint64_t times_left[2]; /* of them, in this interval: CPU, wall */
-	uint64_t gen; /* flushes so far, plus one: slots of an older one are stale */
+	uint64_t gen; /* of filled slots: 1 */
 	struct hashmap *records; /* record key -> struct counted */
 	struct hashmap *cpus; /* cpu number -> struct cpu_labels */
 	struct hashmap *reasons; /* pid -> struct go_wall_layout, for its wait reasons' names */
@@ -310,7 +310,8 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 	*nframes = e->stack_bytes / 8;
 	*stack = repaired_stack(a, e, *stack, nframes, buf);
 	labels = resolve_labels(a, e, &nlabels, &set_flags);
-	memset(tmp, 0, sizeof(*tmp));
+	/* labels past nlabels are never read */
+	memset(tmp, 0, offsetof(struct counted, labels));
 	tmp->pid = e->tgid;
 	if (e->flags & SAMPLE_F_READ_ERR) {
 		/* a half-read label set could name the wrong trace: count it unlabeled */
@@ -394,7 +395,7 @@ static void count_n(struct aggregate *a, struct counted *r, uint64_t n, uint64_t
 }
 
 bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_t n,
-		       uint64_t first_ns, uint64_t last_ns, const uint64_t *times)
+		       uint64_t looks, uint64_t first_ns, uint64_t last_ns, const uint64_t *times)
 {
 	struct counted_stack *cs = slot->stack;
 	struct counted *r = slot->record;
@@ -403,8 +404,9 @@ bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_
 	if (slot->gen != a->gen)
 		return false;
 	count_n(a, r, n, first_ns, last_ns);
+	r->observed += looks;
 	cs->count += n;
-	for (i = 0; times && i < n; i++)
+	for (i = 0; times && i < looks; i++)
 		keep_time(a, cs, r->wall != 0, times[i]);
 	return true;
 }
@@ -434,10 +436,10 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	klen = counted_key(&tmp, key);
 	r = hashmap__get(a->records, key, klen);
 	if (!r) {
-		r = malloc(sizeof(*r));
+		r = malloc(offsetof(struct counted, labels) + tmp.nlabels * sizeof(tmp.labels[0]));
 		if (!r)
 			return -ENOMEM;
-		*r = tmp;
+		memcpy(r, &tmp, offsetof(struct counted, labels) + tmp.nlabels * sizeof(tmp.labels[0]));
 		r->stacks = hashmap__new();
 		r->first_ns = e->time_ns;
 		r->last_ns = e->time_ns;
@@ -455,12 +457,27 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 		}
 	}
 	count_n(a, r, 1, e->time_ns, e->time_ns);
+	r->observed++;
 	cs->count++;
 	if (e->origin == ORIGIN_SAMPLING || e->origin == ORIGIN_WALL)
 		keep_time(a, cs, e->origin == ORIGIN_WALL, e->time_ns);
-	if (slot)
+	if (slot) {
+		/* taken first: the slot may already hold these */
+		r->refs++;
+		cs->refs++;
+		aggregate__release_slot(a, slot);
 		*slot = (struct agg_slot){ a->gen, r, cs };
+	}
 	return 0;
+}
+
+void aggregate__release_slot(struct aggregate *a, struct agg_slot *slot)
+{
+	if (slot->gen == a->gen) {
+		((struct counted *)slot->record)->refs--;
+		((struct counted_stack *)slot->stack)->refs--;
+	}
+	*slot = (struct agg_slot){ 0 };
 }
 
 struct collect {
@@ -563,47 +580,117 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 	return ret;
 }
 
+/* A record's stacks that counted nothing and that no slot holds: their keys, copied. */
+struct idle_stacks {
+	void **keys;
+	size_t *lens;
+	size_t n, cap;
+};
+
+/* Each stack starts over; an idle one is listed, to be freed once the walk is done. */
+static void find_idle_stack(const void *key, size_t len, void *value, void *arg)
+{
+	struct counted_stack *cs = value;
+	struct idle_stacks *st = arg;
+	void *p;
+
+	cs->ntimes = 0;
+	if (cs->count || cs->refs) {
+		cs->count = 0;
+		return;
+	}
+	/* out of memory: it stays, counting nothing */
+	if (st->n == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 4;
+
+		if (!(p = realloc(st->keys, cap * sizeof(*st->keys))))
+			return;
+		st->keys = p;
+		if (!(p = realloc(st->lens, cap * sizeof(*st->lens))))
+			return;
+		st->lens = p;
+		st->cap = cap;
+	}
+	if (!(p = malloc(len)))
+		return;
+	memcpy(p, key, len);
+	st->keys[st->n] = p;
+	st->lens[st->n++] = len;
+}
+
+/*
+ * After R was written (or could not be): its counts start over, and what
+ * this interval did not count, nothing holds and no flush will write
+ * (stacks, then R itself when IDLE) is freed. What a slot holds is kept,
+ * so that a parked goroutine counts into the same record every interval
+ * without its labels and stack being hashed again.
+ */
+static void start_over(struct aggregate *a, struct counted *r, bool idle)
+{
+	struct idle_stacks st = { 0 };
+	uint8_t key[MAX_COUNTED_KEY];
+	size_t i;
+
+	/* idle: counted nothing when the flush began; what came since is the next one's */
+	if (idle && r->samples)
+		return;
+	if (idle && !r->refs) {
+		hashmap__del(a->records, key, counted_key(r, key));
+		counted__free(r);
+		return;
+	}
+	hashmap__foreach(r->stacks, find_idle_stack, &st);
+	for (i = 0; i < st.n; i++) {
+		counted_stack__free(hashmap__del(r->stacks, st.keys[i], st.lens[i]));
+		free(st.keys[i]);
+	}
+	free(st.keys);
+	free(st.lens);
+	r->samples = r->observed = 0;
+	r->first_ns = UINT64_MAX;
+	r->last_ns = 0;
+}
+
 int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void *ctx)
 {
-	struct hashmap *records = a->records;
 	struct agg_target t;
 	struct collect all;
 	struct rec rec;
-	size_t i;
+	size_t i, counted = 0;
 	int n = 0, ret = 0;
 
-	/* samples that arrive while these are written count towards the next flush */
-	a->gen++;
 	a->times_left[0] = a->times_left[1] = a->max_times;
-	a->records = hashmap__new();
-	if (!a->records) {
-		a->records = records;
+	collect(a->records, &all);
+	if (!all.items)
 		return -ENOMEM;
-	}
-	collect(records, &all);
-	if (!all.items) {
-		hashmap__free(records, counted__free);
-		return -ENOMEM;
-	}
+	/* the records counted in this interval first, most samples first; then the idle ones */
 	qsort(all.items, all.n, sizeof(void *), by_record_samples);
-	for (i = 0; i < all.n && !ret; i++) {
+	for (i = 0; i < all.n && ((struct counted *)all.items[i])->samples; i++) {
 		struct counted *r = all.items[i];
 
-		memset(&t, 0, sizeof(t));
-		if (!lookup(ctx, r->pid, r->last_ns, &t)) {
-			t.comm = "";
-			t.sym = NULL;
+		counted++;
+		if (!ret) {
+			memset(&t, 0, sizeof(t));
+			if (!lookup(ctx, r->pid, r->last_ns, &t)) {
+				t.comm = "";
+				t.sym = NULL;
+			}
+			t.time_ns = r->last_ns;
+			ret = build_rec(a, r, &t, &rec);
+			if (!ret)
+				ret = emit(a, &rec, out);
+			if (!ret)
+				n++;
 		}
-		t.time_ns = r->last_ns;
-		ret = build_rec(a, r, &t, &rec);
-		if (!ret)
-			ret = emit(a, &rec, out);
-		if (!ret)
-			n++;
+		/* samples that arrive while the others are written count towards the next flush */
+		start_over(a, r, false);
 		/* many records take a while: the rings must not fill meanwhile */
 		if (a->progress && i % 64 == 63)
 			a->progress(a->progress_ctx);
 	}
+	/* idle for a whole interval: freed, unless a slot holds it or samples just came */
+	for (; i < all.n; i++)
+		start_over(a, all.items[i], true);
 	/* a line in stdio's buffer is not written yet */
 	errno = 0;
 	if (!ret && !a->no_json && fflush(out) != 0)
@@ -612,8 +699,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	/* with stdio's buffer in between, none of them is known to be written */
 	if (ret)
 		n = 0;
-	a->stats.unwritten += all.n - n;
-	hashmap__free(records, counted__free);
+	a->stats.unwritten += counted - n;
 	a->stats.records += n;
 	return ret ? ret : n;
 }

@@ -77,23 +77,28 @@ int aggregate__name_reasons(struct aggregate *a, uint32_t pid, const struct go_w
  * Where an event was counted, so that the same goroutine, unchanged, is
  * counted again without its labels and stack being hashed again: --wall
  * finds thousands of parked goroutines as they were at the last snapshot.
- * A flush makes every slot stale.
+ * A filled slot holds its record and stack: a flush writes and empties
+ * them but keeps them, until aggregate__release_slot or another fill.
  */
 struct agg_slot {
 	uint64_t gen; /* 0: never filled */
 	void *record, *stack;
 };
 
-/* Like aggregate__add, and fills SLOT with where the event went. */
+/* Like aggregate__add, and fills SLOT with where the event went (releasing what it held). */
 int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, struct agg_slot *slot);
+/* SLOT no longer holds its record and stack; it is left empty. */
+void aggregate__release_slot(struct aggregate *a, struct agg_slot *slot);
 /*
- * N more samples where SLOT points, the first at FIRST_NS and the last at
- * LAST_NS, taken at TIMES (N of them, or NULL when not known one by one);
- * false when the slot is stale (add the event again).
+ * N more samples where SLOT points, from LOOKS looks at the goroutine (a
+ * wall look counts the snapshots since its last one), the first at
+ * FIRST_NS and the last at LAST_NS, taken at TIMES (LOOKS of them, or NULL
+ * when not known one by one); false when the slot is stale (add the event
+ * again).
  */
 bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_t n,
-		       uint64_t first_ns, uint64_t last_ns, const uint64_t *times);
-/* Flushes so far, plus one: a slot filled under another is stale. */
+		       uint64_t looks, uint64_t first_ns, uint64_t last_ns, const uint64_t *times);
+/* What a filled slot's gen is: one of an empty slot (0) is not. */
 uint64_t aggregate__gen(const struct aggregate *a);
 
 /*

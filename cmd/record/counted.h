@@ -23,10 +23,13 @@ struct counted {
 	uint8_t trace_id[TRACE_ID_LEN]; /* from the labels or the traceparent */
 	uint8_t span_id[SPAN_ID_LEN];
 	uint32_t nlabels;
-	struct go_label labels[MAX_LABELS]; /* sorted by key, then value */
+	uint32_t refs; /* agg_slots that point at it: it is kept while they do */
 	uint64_t samples;
+	uint64_t observed; /* ORIGIN_WALL: the goroutine looks behind samples, each counting its weight */
 	uint64_t first_ns, last_ns;
 	struct hashmap *stacks; /* frames (u64 array) -> struct counted_stack */
+	/* sorted by key, then value; last, so that a record kept has room for its NLABELS only */
+	struct go_label labels[MAX_LABELS];
 };
 
 /*
@@ -37,6 +40,7 @@ struct counted_stack {
 	uint64_t count; /* first: agg_slot points at it */
 	uint64_t *times;
 	uint32_t ntimes, cap;
+	uint32_t refs; /* agg_slots that point at it */
 };
 
 /* The bytes of a label's key and value that were read: the rest of each buffer is slack. */

@@ -65,9 +65,12 @@ struct stack_list {
  */
 static void list_stack(const void *key, size_t len, void *value, void *arg)
 {
+	const struct counted_stack *cs = value;
 	struct stack_list *l = arg;
 
-	l->items[l->n++] = (struct stack_out){ key, len / 8, value };
+	/* kept from an earlier interval, not counted in this one */
+	if (cs->count)
+		l->items[l->n++] = (struct stack_out){ key, len / 8, value };
 }
 
 static int by_stack_samples(const void *pa, const void *pb)
@@ -285,6 +288,7 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 	if (c->wall) {
 		out->origin = REC_WALL;
 		out->wall_ns = c->samples * clk->wall_period_ns;
+		out->observed = c->observed;
 		out->state = wall_state__name(c->wall & 0xff);
 		out->wait_reason = wait_reason(c->wall, reasons);
 	}

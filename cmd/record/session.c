@@ -633,13 +633,18 @@ static void print_wall_stats(const struct session *s)
 {
 	const struct wall_stats *w = &s->wall_stats;
 
+	char stride[64] = "";
+
+	if (w->stride > 1)
+		snprintf(stride, sizeof(stride), " (each goroutine in 1 of %llu snapshots)",
+			 (unsigned long long)w->stride);
 	fprintf(stderr,
-		"ctxprof-go: wall: %llu goroutine samples in %llu snapshots at %lu Hz, "
+		"ctxprof-go: wall: %llu goroutine samples in %llu snapshots at %lu Hz from %llu looks%s, "
 		"%llu read in full; %llu dropped as changed while read (%.2f%%), "
 		"%llu unreadable; %.1f ms of CPU\n",
 		(unsigned long long)w->goroutines, (unsigned long long)w->snapshots, s->cfg.wall_hz,
-		(unsigned long long)w->reread, (unsigned long long)w->dropped,
-		w->goroutines + w->dropped ? 100.0 * w->dropped / (w->goroutines + w->dropped) : 0.0,
+		(unsigned long long)w->looks, stride, (unsigned long long)w->reread, (unsigned long long)w->dropped,
+		w->looks + w->dropped ? 100.0 * w->dropped / (w->looks + w->dropped) : 0.0,
 		(unsigned long long)w->unreadable, s->wall_cpu_ns / 1e6);
 }
 
@@ -679,6 +684,15 @@ static void print_stats(const struct session *s)
 			"slot held no g, %llu of an M between goroutines (m.curg 0)\n",
 			(unsigned long long)(totals[STAT_NO_G] + totals[STAT_NO_CURG]),
 			(unsigned long long)totals[STAT_NO_G], (unsigned long long)totals[STAT_NO_CURG]);
+	/* where ctxprof-go's own time went: what make bench weighs */
+	if (s->cfg.verbose) {
+		fprintf(stderr, "ctxprof-go: own CPU: %.1f ms in all, %.1f ms of it writing records (%llu flushes)",
+			now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6, s->write_cpu_ns / 1e6,
+			(unsigned long long)s->flushes);
+		if (s->cfg.wall)
+			fprintf(stderr, ", %.1f ms in --wall snapshots", s->wall_cpu_ns / 1e6);
+		fputc('\n', stderr);
+	}
 	if (totals[STAT_EVENTS])
 		fprintf(stderr,
 			"ctxprof-go: %llu custom-trace and uprobe events: %llu reported, %llu lost "
@@ -719,6 +733,12 @@ static bool wall_context(void *ctx, uint32_t tgid, uint64_t goid, struct trace_c
 	if (c)
 		*out = *c;
 	return c;
+}
+
+/* NULL with no context to look up: most snapshots, with no request in flight. */
+static wall_ctx_fn wall_context_fn(const struct session *s)
+{
+	return s->wall_ctxs && hashmap__size(s->wall_ctxs) ? wall_context : NULL;
 }
 
 struct any_probes {
@@ -768,7 +788,7 @@ static void snapshot_contexts(struct session *s)
 }
 
 struct settle_round {
-	struct aggregate *agg;
+	struct session *s;
 	int err;
 };
 
@@ -778,14 +798,46 @@ static void settle_one(const void *key, size_t len, void *value, void *ctx)
 	struct settle_round *r = ctx;
 	int ret;
 
-	if (t->wall && !r->err && (ret = wall_reader__settle(t->wall, r->agg)))
+	if (t->wall && !r->err && (ret = wall_reader__settle(t->wall, r->s->agg)))
 		r->err = ret;
+}
+
+static void finish_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct target *t = value;
+	struct settle_round *r = ctx;
+	int ret;
+
+	if (!t->wall || r->err)
+		return;
+	ret = wall_reader__finish(t->wall, r->s->agg, wall_context_fn(r->s), r->s,
+				  &r->s->wall_stats);
+	if (ret && ret != -ESRCH)
+		r->err = ret;
+}
+
+/*
+ * --wall, at the end: goroutines the last snapshot did not look at (it
+ * looked at a share) are looked at as of it, so that each one's count runs
+ * to the end of the recording.
+ */
+static void finish_wall(struct session *s)
+{
+	struct settle_round r = { .s = s };
+	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	if (!s->cfg.wall || s->fail)
+		return;
+	hashmap__foreach(s->targets, finish_one, &r);
+	s->wall_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	if (r.err)
+		session__fail(s, r.err, "count goroutines");
 }
 
 /* --wall: what snapshots counted, into the aggregate; before every flush. */
 static void settle_wall(struct session *s)
 {
-	struct settle_round r = { .agg = s->agg };
+	struct settle_round r = { .s = s };
 
 	if (!s->cfg.wall)
 		return;
@@ -794,11 +846,38 @@ static void settle_wall(struct session *s)
 		session__fail(s, r.err, "count goroutines");
 }
 
+/*
+ * Goroutine looks a second --wall may spend: about 275 ns each (make
+ * bench: most of it the kernel pinning and copying the target's pages),
+ * 0.8% of a core. With more goroutines than a snapshot's share (1578 at
+ * 19 Hz), each snapshot looks at a rotating part of them.
+ */
+#define WALL_LOOKS_PER_SEC 30000
+/*
+ * Reading a goroutine whole (labels, context, stack) costs some 20 looks:
+ * with a rotating part, a snapshot reads at most its share / this whole
+ * again, so that goroutines that keep changing cost at most as much again
+ * as the looks. (The first read of each is not limited: that is once.)
+ */
+#define WALL_FULL_COST 32
+
 struct wall_round {
 	struct session *s;
 	uint64_t time_ns;
+	struct wall_share share;
+	uint64_t goroutines;
 	int err;
 };
+
+/* A target's goroutines as its last snapshot listed them. */
+static void count_goroutines(const void *key, size_t len, void *value, void *ctx)
+{
+	struct target *t = value;
+	struct wall_round *w = ctx;
+
+	if (t->wall)
+		w->goroutines += wall_reader__goroutines(t->wall);
+}
 
 static void snapshot_one(const void *key, size_t len, void *value, void *ctx)
 {
@@ -813,27 +892,47 @@ static void snapshot_one(const void *key, size_t len, void *value, void *ctx)
 	if (bpf_map_lookup_elem(bpf_map__fd(w->s->skel->maps.targets), &(__u32){ t->pid }, &info) ||
 	    info.execed)
 		return;
-	/* no context to look up: most snapshots, with no request in flight */
-	ret = wall_reader__snapshot(t->wall, w->s->agg, w->time_ns,
-				    w->s->wall_ctxs && hashmap__size(w->s->wall_ctxs) ? wall_context : NULL,
-				    w->s,
-				    &w->s->wall_stats);
+	ret = wall_reader__snapshot(t->wall, w->s->agg, &w->share, w->time_ns, wall_context_fn(w->s),
+				    w->s, &w->s->wall_stats);
 	/* a process that is gone is reaped by the loop */
 	if (ret && ret != -ESRCH)
 		w->err = ret;
 }
 
-/* --wall: every goroutine of every target, once. */
-static void wall_snapshot(struct session *s)
+/*
+ * --wall: the goroutines of every target, in the snapshot of SLOT; all of
+ * them unless they are more than WALL_LOOKS_PER_SEC allows a snapshot.
+ */
+static void wall_snapshot(struct session *s, uint32_t slot)
 {
-	struct wall_round w = { .s = s, .time_ns = now_ns(CLOCK_MONOTONIC) };
-	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	struct wall_round w = { .s = s, .time_ns = now_ns(CLOCK_MONOTONIC), .share.slot = slot };
+	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID), share = WALL_LOOKS_PER_SEC / s->cfg.wall_hz;
+	uint64_t stride;
 
 	snapshot_contexts(s);
+	hashmap__foreach(s->targets, count_goroutines, &w);
+	share = share ? share : 1;
+	stride = (w.goroutines + share - 1) / share;
+	w.share.stride = stride > 1 ? stride : 1;
+	/* every goroutine in each snapshot: fewer than a share, each read whole at most once */
+	w.share.full = stride > 1 ? share / WALL_FULL_COST + 1 : UINT32_MAX;
+	if (w.share.stride > s->wall_stats.stride)
+		s->wall_stats.stride = w.share.stride;
 	hashmap__foreach(s->targets, snapshot_one, &w);
 	s->wall_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	if (w.err)
 		session__fail(s, w.err, "count goroutines");
+}
+
+/* The records counted so far, written; its CPU time kept for -v. As aggregate__flush. */
+static int flush_records(struct session *s)
+{
+	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	int ret = aggregate__flush(s->agg, s->out, lookup_target, s);
+
+	s->write_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+	s->flushes++;
+	return ret;
 }
 
 /*
@@ -852,8 +951,9 @@ static int drain(struct session *s)
 	if (!s->fail)
 		ring_buffer__consume(s->rb);
 	flush_events(s);
+	finish_wall(s);
 	settle_wall(s);
-	if (!s->fail && (ret = aggregate__flush(s->agg, s->out, lookup_target, s)) < 0)
+	if (!s->fail && (ret = flush_records(s)) < 0)
 		write_failed(s, ret);
 	if (!s->fail)
 		send_otlp(s);
@@ -928,6 +1028,7 @@ static int finish(struct session *s)
 /* When the loop does what it does on a timer; CLOCK_MONOTONIC ns, 0 for never. */
 struct run_clock {
 	uint64_t next_flush, next_scan, next_wall, deadline;
+	uint64_t wall_start; /* --wall: when the snapshot of slot 0 was due */
 	/* label read errors seen so far, and when string pages may be mapped again */
 	uint64_t read_errors, next_remap;
 	/* every event before this moment has been read: 0 when the read budget ran out */
@@ -953,6 +1054,7 @@ static void start_clock(const struct session *s, struct run_clock *rc)
 		.next_flush = start + (uint64_t)(c->interval * NSEC_PER_SEC),
 		.next_scan = start + NSEC_PER_SEC,
 		.next_wall = c->wall ? start : 0,
+		.wall_start = start,
 		.deadline = c->duration > 0 ? start + (uint64_t)(c->duration * NSEC_PER_SEC) : 0,
 	};
 }
@@ -982,14 +1084,18 @@ static void say_ready(const struct session *s)
 		fprintf(stderr, "ctxprof-go: recording custom-trace events; Ctrl-C to stop\n");
 }
 
-/* --wall: a snapshot when one is due; one that overran its period skips the ones it missed. */
+/*
+ * --wall: a snapshot when one is due; one that overran its period skips
+ * the ones it missed, and the next counts them (snapshots are numbered by
+ * periods since the start).
+ */
 static void snapshot_if_due(struct session *s, struct run_clock *rc)
 {
-	uint64_t period = NSEC_PER_SEC / s->cfg.wall_hz, now;
+	uint64_t period = NSEC_PER_SEC / s->cfg.wall_hz, now = now_ns(CLOCK_MONOTONIC);
 
-	if (!rc->next_wall || now_ns(CLOCK_MONOTONIC) < rc->next_wall)
+	if (!rc->next_wall || now < rc->next_wall)
 		return;
-	wall_snapshot(s);
+	wall_snapshot(s, (now - rc->wall_start + period / 2) / period);
 	rc->next_wall += period;
 	now = now_ns(CLOCK_MONOTONIC);
 	if (rc->next_wall <= now)
@@ -1089,12 +1195,14 @@ static bool follow_targets(struct session *s, struct run_clock *rc, bool end_wit
 /* Every --interval: the records counted so far. False when they could not be written. */
 static bool flush_if_due(struct session *s, struct run_clock *rc)
 {
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	int err;
 
-	if (now_ns(CLOCK_MONOTONIC) < rc->next_flush)
+	/* at the end, drain writes them once, after --wall's last look at every goroutine */
+	if (now < rc->next_flush || (rc->deadline && now >= rc->deadline))
 		return true;
 	settle_wall(s);
-	err = aggregate__flush(s->agg, s->out, lookup_target, s);
+	err = flush_records(s);
 	if (err < 0) {
 		write_failed(s, err);
 		return false;

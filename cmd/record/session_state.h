@@ -83,6 +83,8 @@ struct session {
 	struct hashmap *wall_ctxs;
 	struct wall_stats wall_stats;
 	uint64_t wall_cpu_ns; /* this process's CPU time in snapshots */
+	uint64_t write_cpu_ns; /* and in writing records, over FLUSHES flushes */
+	uint64_t flushes;
 	/* the first failure that loses data (a write, memory): it ends the run */
 	int fail;
 	char fail_msg[PATH_MAX + 64]; /* what failed, for the last line; "" when said already */

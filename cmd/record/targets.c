@@ -502,6 +502,7 @@ void session__remove_target(struct session *s, pid_t pid, const char *why)
 	/* what its snapshots counted stays counted */
 	if (t->wall && wall_reader__settle(t->wall, s->agg))
 		session__fail(s, -ENOMEM, "count goroutines");
+	wall_reader__release(t->wall, s->agg);
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
 	if (t->nhttp) {
 		detach_http(t);
@@ -732,6 +733,7 @@ static void reexeced(struct session *s, pid_t pid)
 	/* what the old image's snapshots counted stays counted */
 	if (wall_reader__settle(t->wall, s->agg))
 		session__fail(s, -ENOMEM, "count goroutines");
+	wall_reader__release(t->wall, s->agg);
 	wall_reader__free(t->wall);
 	t->wall = NULL;
 	if (start_wall(s, t, true))

@@ -20,6 +20,8 @@
 /* the ranges read in one call: as much as stays in a core's cache while visited */
 #define BATCH_BYTES (128 * 1024)
 #define IOV_BATCH 1024
+/* neighbours in address order a strided snapshot looks at together: one range of a few KiB */
+#define CHUNK 16
 /* a parked goroutine's frames, from its saved SP up: deeper ones lose their outer frames */
 #define STACK_READ (32 * 1024)
 /* the members read lie in a g's first bytes; a layout past this is refused */
@@ -36,18 +38,24 @@ struct gsnap {
  * A goroutine as the last snapshot counted it, by its index in allgs: the
  * runtime only appends to allgs and reuses a dead g in place, so index and
  * address stay paired. When nothing it was counted by has changed, it is
- * counted again without reading its labels or stack. What every snapshot
- * looks at fits a cache line; the rest is in struct wall_cold.
+ * counted again without reading its labels or stack. A look counts the
+ * snapshots since the one before (every snapshot looks at every goroutine
+ * unless there are too many: then each looks at a rotating share). What
+ * every snapshot looks at fits a cache line; the rest is in struct wall_cold.
  */
 struct wall_g {
 	uint64_t g;
 	uint64_t key; /* key_of() the members it was counted by */
 	uint64_t ctx_sig; /* of the trace context it carried, 0 for none */
 	uint64_t gen; /* of its slot: an older one is stale */
-	/* counted again since the last settle, not yet in the aggregate */
-	uint64_t pending_first, pending_last;
-	uint32_t pending;
+	uint32_t last; /* the slot of the snapshot that last counted it, or found it not live */
+	/*
+	 * Looks again since the last settle, not yet in the aggregate: at
+	 * slots first, first + step, ... plast, PENDING snapshots in all
+	 */
+	uint32_t looks, first, step, plast, pending;
 	bool valid;
+	bool seen; /* read whole before: a read again is one a snapshot limits */
 };
 
 /* What a goroutine was counted by, for counting it again unread. */
@@ -65,6 +73,13 @@ struct gref {
 	uint32_t idx;
 };
 
+/* The ranges of g windows one process_vm_readv reads: range K holds order[first[K], end[K]). */
+struct batch {
+	struct iovec local[IOV_BATCH], remote[IOV_BATCH];
+	uint32_t first[IOV_BATCH], end[IOV_BATCH];
+	size_t nio, off;
+};
+
 struct wall_reader {
 	pid_t pid;
 	const struct go_wall_layout *w;
@@ -78,16 +93,29 @@ struct wall_reader {
 	struct gref *order; /* the g addresses in address order, for ranged reads */
 	uint32_t cap;
 	/*
-	 * The window of a g each snapshot reads: from its first member read
-	 * (past g.stack, which only a full read needs) to the last.
+	 * The window of a g each snapshot reads: from its start (g.stack,
+	 * which a full read needs, so that it can begin from the window) to
+	 * its last member read.
 	 */
-	uint32_t win_lo, win_len;
-	/* the times of the snapshots since the last settle: when pending counts were taken */
-	uint64_t *snaps;
+	uint32_t win_len;
+	/* the slot of the last snapshot, and its time; false before the first */
+	uint32_t slot;
+	uint64_t slot_ns;
+	bool started;
+	/*
+	 * The times of the snapshots since the last settle, by slot from BASE
+	 * (0 for a slot no snapshot took): when pending looks were taken
+	 */
+	uint64_t *snaps, *tbuf;
+	uint32_t base;
 	size_t nsnaps, capsnaps;
 	uint8_t gbuf[MAX_G_READ]; /* a g read on its own, when its range failed */
 	uint8_t rbuf[BATCH_BYTES]; /* one batch of ranges as read */
+	struct batch batch;
 	struct sample_event ev;
+	/* where the key and value of each label of ev lie in the target, for read_strings */
+	uint64_t strs[MAX_LABELS][2];
+	struct iovec slocal[2 * MAX_LABELS], sremote[2 * MAX_LABELS];
 	uint8_t stack[STACK_READ];
 };
 
@@ -109,25 +137,25 @@ static uint64_t u64_at(const uint8_t *b, uint32_t off)
 	return v;
 }
 
-/* The members of a g whose bytes from offset LO are at B; g.stack only when LO is 0. */
-static void parse_g(const struct wall_reader *r, const uint8_t *b, uint32_t lo, struct gsnap *s)
+/* The members of a g whose bytes are at B. */
+static void parse_g(const struct wall_reader *r, const uint8_t *b, struct gsnap *s)
 {
 	const struct go_wall_offsets *o = &r->w->off;
 	uint32_t status;
 
-	s->lo = lo ? 0 : u64_at(b, 0);
-	s->hi = lo ? 0 : u64_at(b, 8);
-	s->goid = u64_at(b, r->l.g_goid - lo);
-	s->labels = u64_at(b, r->l.g_labels - lo);
-	s->parent = r->l.g_parent_goid ? u64_at(b, r->l.g_parent_goid - lo) : 0;
-	s->sp = u64_at(b, o->g_sched + o->gobuf_sp - lo);
-	s->pc = u64_at(b, o->g_sched + o->gobuf_pc - lo);
-	s->bp = u64_at(b, o->g_sched + o->gobuf_bp - lo);
-	s->syscallsp = u64_at(b, o->g_syscallsp - lo);
-	s->syscallpc = u64_at(b, o->g_syscallpc - lo);
-	memcpy(&status, b + o->g_status - lo, 4);
+	s->lo = u64_at(b, 0);
+	s->hi = u64_at(b, 8);
+	s->goid = u64_at(b, r->l.g_goid);
+	s->labels = u64_at(b, r->l.g_labels);
+	s->parent = r->l.g_parent_goid ? u64_at(b, r->l.g_parent_goid) : 0;
+	s->sp = u64_at(b, o->g_sched + o->gobuf_sp);
+	s->pc = u64_at(b, o->g_sched + o->gobuf_pc);
+	s->bp = u64_at(b, o->g_sched + o->gobuf_bp);
+	s->syscallsp = u64_at(b, o->g_syscallsp);
+	s->syscallpc = u64_at(b, o->g_syscallpc);
+	memcpy(&status, b + o->g_status, 4);
 	s->status = status;
-	s->reason = b[o->g_waitreason - lo];
+	s->reason = b[o->g_waitreason];
 }
 
 /* What the snapshot counts the goroutine as; 0 for one that is not live. */
@@ -200,6 +228,7 @@ void wall_reader__free(struct wall_reader *r)
 	free(r->cold);
 	free(r->order);
 	free(r->snaps);
+	free(r->tbuf);
 	free(r);
 }
 
@@ -224,8 +253,7 @@ struct wall_reader *wall_reader__new(pid_t pid, const struct go_binary *gb, uint
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	r->win_lo = w->g_lo;
-	r->win_len = w->g_read - w->g_lo;
+	r->win_len = w->g_read;
 	return r;
 }
 
@@ -269,7 +297,7 @@ static int grow(struct wall_reader *r, uint32_t n)
  * allglen entries are written). -ESRCH once the process is gone; -EFAULT
  * when it cannot be read (counted as unreadable, every snapshot).
  */
-static int read_allgs(struct wall_reader *r, uint32_t *n)
+static int read_allgs(struct wall_reader *r, uint32_t slot, uint32_t *n)
 {
 	uint64_t len, hdr[3];
 	uint32_t i, old = r->nallg;
@@ -290,20 +318,22 @@ static int read_allgs(struct wall_reader *r, uint32_t *n)
 		return ret;
 	if ((ret = mem_read(r, r->allg + old, (len - old) * 8, hdr[0] + old * 8)))
 		return ret == -ESRCH ? -ESRCH : -EFAULT;
-	for (i = old; i < len; i++)
+	for (i = old; i < len; i++) {
 		r->order[i] = (struct gref){ r->allg[i], i };
+		/* made since the last snapshot, or before the first: counted from this one */
+		r->gs[i].last = slot - 1;
+	}
 	r->nallg = len;
 	qsort(r->order, len, sizeof(*r->order), by_addr);
 	*n = len;
 	return 0;
 }
 
-/* Appends a label to E, its strings read from the target (cut as the sampler cuts them). */
+/* Appends a label to E, its strings to be read by read_strings. */
 static int add_label(struct wall_reader *r, struct sample_event *e, uint64_t kptr, uint64_t klen,
 		     uint64_t vptr, uint64_t vlen)
 {
 	struct go_label *lb;
-	uint64_t n;
 
 	if (e->nlabels >= MAX_LABELS) {
 		e->flags |= SAMPLE_F_LABELS_CUT;
@@ -313,14 +343,37 @@ static int add_label(struct wall_reader *r, struct sample_event *e, uint64_t kpt
 	memset(lb, 0, sizeof(*lb));
 	lb->key_len = klen > UINT32_MAX ? UINT32_MAX : klen;
 	lb->value_len = vlen > UINT32_MAX ? UINT32_MAX : vlen;
-	n = klen < MAX_KEY_LEN ? klen : MAX_KEY_LEN;
-	if (n && mem_read(r, lb->key, n, kptr))
-		return -EFAULT;
-	n = vlen < MAX_VALUE_LEN ? vlen : MAX_VALUE_LEN;
-	if (n && mem_read(r, lb->value, n, vptr))
-		return -EFAULT;
+	r->strs[e->nlabels][0] = kptr;
+	r->strs[e->nlabels][1] = vptr;
 	e->nlabels++;
 	return 0;
+}
+
+/* The strings of E's labels, in one read (cut as the sampler cuts them). */
+static int read_strings(struct wall_reader *r, struct sample_event *e)
+{
+	size_t n = 0, want = 0, len;
+	ssize_t got;
+	uint32_t i;
+
+	for (i = 0; i < e->nlabels; i++) {
+		struct go_label *lb = &e->labels[i];
+
+		if ((len = lb->key_len < MAX_KEY_LEN ? lb->key_len : MAX_KEY_LEN)) {
+			r->slocal[n] = (struct iovec){ lb->key, len };
+			r->sremote[n++] = (struct iovec){ (void *)r->strs[i][0], len };
+			want += len;
+		}
+		if ((len = lb->value_len < MAX_VALUE_LEN ? lb->value_len : MAX_VALUE_LEN)) {
+			r->slocal[n] = (struct iovec){ lb->value, len };
+			r->sremote[n++] = (struct iovec){ (void *)r->strs[i][1], len };
+			want += len;
+		}
+	}
+	if (!n)
+		return 0;
+	got = process_vm_readv(r->pid, r->slocal, n, r->sremote, n, 0);
+	return got >= 0 && (size_t)got == want ? 0 : -EFAULT;
 }
 
 /* Go >= 1.24: labelMap { list []struct{key, value string} } */
@@ -359,18 +412,23 @@ static int read_labels_map(struct wall_reader *r, struct sample_event *e, uint64
 	const struct go_layout *l = &r->l;
 	uint8_t buf[MAX_BUCKET_SIZE], B, flags;
 	uint64_t hmap, buckets, old, cur = 0;
-	uint32_t nb, nold, idx = 0, oidx = 0, visits, s;
+	uint32_t nb, nold, idx = 0, oidx = 0, visits, s, hlen;
 	int ret;
 
 	if (mem_read(r, &hmap, 8, labels))
 		return -EFAULT;
 	if (!hmap)
 		return 0;
-	if (l->bucket_size > sizeof(buf) || mem_read(r, &B, 1, hmap + l->hmap_b) ||
-	    mem_read(r, &flags, 1, hmap + l->hmap_flags) ||
-	    mem_read(r, &buckets, 8, hmap + l->hmap_buckets) ||
-	    mem_read(r, &old, 8, hmap + l->hmap_oldbuckets))
+	/* the hmap's header in one read */
+	hlen = l->hmap_buckets > l->hmap_oldbuckets ? l->hmap_buckets : l->hmap_oldbuckets;
+	hlen = (hlen > l->hmap_b ? hlen : l->hmap_b) + 8;
+	if (l->bucket_size > sizeof(buf) || hlen > sizeof(buf) || hlen < l->hmap_flags + 1 ||
+	    mem_read(r, buf, hlen, hmap))
 		return -EFAULT;
+	B = buf[l->hmap_b];
+	flags = buf[l->hmap_flags];
+	buckets = u64_at(buf, l->hmap_buckets);
+	old = u64_at(buf, l->hmap_oldbuckets);
 	if (B > MAX_B) {
 		e->flags |= SAMPLE_F_LABELS_CUT;
 		B = MAX_B;
@@ -484,11 +542,27 @@ static uint64_t syscall_fp(const struct wall_reader *r, const uint8_t *stack, ui
 }
 
 /*
+ * The stack from BASE into R's buffer and then, in the same call (one
+ * system call fewer a goroutine read in full), the g at G into GBUF.
+ */
+static int read_stack_then_g(struct wall_reader *r, uint64_t base, size_t len, uint64_t g,
+			     uint8_t *gbuf)
+{
+	struct iovec local[2] = { { r->stack, len }, { gbuf, r->w->g_read } };
+	struct iovec remote[2] = { { (void *)base, len }, { (void *)g, r->w->g_read } };
+	ssize_t n = process_vm_readv(r->pid, local, 2, remote, 2, 0);
+
+	return n >= 0 && (size_t)n == len + r->w->g_read ? 0 : -EFAULT;
+}
+
+/*
  * Frame pointers from where the goroutine stopped (its saved sched, or for
  * a syscall where entersyscall was called), through its own stack only.
+ * When the stack could be read, the g at G was read right after it, into
+ * AFTER, and *REREAD is set.
  */
 static uint32_t walk_stack(struct wall_reader *r, const struct gsnap *s, uint32_t state,
-			   uint64_t *frames)
+			   uint64_t *frames, uint64_t g, struct gsnap *after, bool *reread)
 {
 	uint64_t pc = s->pc, sp = s->sp, fp = s->bp, base, next, ret, len;
 	bool syscall_bp = false;
@@ -510,8 +584,10 @@ static uint32_t walk_stack(struct wall_reader *r, const struct gsnap *s, uint32_
 		return n;
 	base = sp;
 	len = s->hi - sp < STACK_READ ? s->hi - sp : STACK_READ;
-	if (mem_read(r, r->stack, len, base))
+	if (read_stack_then_g(r, base, len, g, r->gbuf))
 		return n;
+	parse_g(r, r->gbuf, after);
+	*reread = true;
 	if (state == WALL_SYSCALL && !syscall_bp)
 		fp = syscall_fp(r, r->stack, base, len, pc, sp, frames, &n);
 	while (n < MAX_STACK_DEPTH && fp >= base && fp + 16 <= base + len && !(fp & 7)) {
@@ -597,29 +673,29 @@ static bool read_g(struct wall_reader *r, uint64_t g, struct gsnap *s)
 
 	if (mem_read(r, buf, r->w->g_read, g))
 		return false;
-	parse_g(r, buf, 0, s);
+	parse_g(r, buf, s);
 	return true;
 }
 
 /*
- * A goroutine new or changed since the last snapshot: its g read whole,
- * its labels, context and stack read, then its g read again. Anything that
- * moved meanwhile means it ran: dropped (-EAGAIN), to be read at the next
- * snapshot.
+ * A goroutine new or changed since the last snapshot, as its window S
+ * found it: its labels, context and stack read, then its g read again.
+ * Anything that moved meanwhile means it ran: dropped (-EAGAIN), to be
+ * read at the next look. Counted as W snapshots.
  */
-static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns, wall_ctx_fn fn,
-			  void *ctx, struct aggregate *a)
+static int read_goroutine(struct wall_reader *r, uint32_t idx, const struct gsnap *gs,
+			  uint64_t time_ns, uint32_t w, wall_ctx_fn fn, void *ctx,
+			  struct aggregate *a)
 {
 	struct wall_g *wg = &r->gs[idx];
 	struct wall_cold *cold = &r->cold[idx];
+	struct gsnap s = *gs, s2;
 	struct sample_event *e;
 	uint32_t wall, state;
-	struct gsnap s, s2;
+	bool reread = false;
 	uint64_t sig;
 	int ret;
 
-	if (!read_g(r, r->allg[idx], &s))
-		return -EAGAIN;
 	wall = wall_word(r, &s);
 	state = wall & 0xff;
 	if (!state)
@@ -629,14 +705,15 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns,
 		ret = r->l.labels_layout == GO_LABELS_SLICE ? read_labels_slice(r, e, s.labels) :
 			      r->l.labels_layout == GO_LABELS_MAP ? read_labels_map(r, e, s.labels) :
 								    0;
-		if (ret)
+		if (ret || read_strings(r, e))
 			return -EAGAIN;
 	}
 	sig = add_context(r, e, &s, fn, ctx);
 	/* a running goroutine's CPU samples say where it runs */
 	if (state != WALL_RUNNING)
-		e->stack_bytes = 8 * walk_stack(r, &s, state, (uint64_t *)&e->labels[e->nlabels]);
-	if (!read_g(r, r->allg[idx], &s2))
+		e->stack_bytes = 8 * walk_stack(r, &s, state, (uint64_t *)&e->labels[e->nlabels],
+						r->allg[idx], &s2, &reread);
+	if (!reread && !read_g(r, r->allg[idx], &s2))
 		return -EAGAIN;
 	if (state == WALL_RUNNING ? s2.goid != s.goid || s2.status != s.status ||
 					    s2.labels != s.labels :
@@ -645,6 +722,8 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns,
 	ret = aggregate__add_slot(a, e, event_size(e), &cold->slot);
 	if (ret)
 		return ret;
+	if (w > 1)
+		aggregate__repeat(a, &cold->slot, w - 1, 0, time_ns, time_ns, NULL);
 	if ((ret = remember(cold, e)))
 		return ret;
 	cold->goid = s.goid;
@@ -657,49 +736,47 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, uint64_t time_ns,
 	return 0;
 }
 
-/*
- * The times of WG's pending counts: the snapshots from its first to its
- * last, when it was counted in each of them; NULL when one missed it (it
- * could not be read, or was not alive), and its counts go without times.
- */
-static const uint64_t *pending_times(const struct wall_reader *r, const struct wall_g *wg)
+/* When the snapshot of SLOT was taken; 0 when none since the last settle was. */
+static uint64_t slot_time(const struct wall_reader *r, uint32_t slot)
 {
-	size_t lo = 0, hi = r->nsnaps, mid;
+	uint32_t i = slot - r->base;
 
-	/* the first snapshot at or after pending_first */
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (r->snaps[mid] < wg->pending_first)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo + wg->pending > r->nsnaps || r->snaps[lo] != wg->pending_first ||
-	    r->snaps[lo + wg->pending - 1] != wg->pending_last)
-		return NULL;
-	return &r->snaps[lo];
+	return i < r->nsnaps ? r->snaps[i] : 0;
 }
 
-/* Counts what snapshots left pending for goroutine IDX into A. */
+/* The times of WG's pending looks, into R's buffer; NULL when one is not known. */
+static const uint64_t *pending_times(struct wall_reader *r, const struct wall_g *wg)
+{
+	uint32_t k;
+
+	for (k = 0; k < wg->looks; k++) {
+		if (!(r->tbuf[k] = slot_time(r, wg->first + k * wg->step)))
+			return NULL;
+	}
+	return r->tbuf;
+}
+
+/* Counts what looks left pending for goroutine IDX into A. */
 static int settle_one(struct wall_reader *r, struct aggregate *a, uint32_t idx)
 {
 	struct wall_g *wg = &r->gs[idx];
 	struct wall_cold *cold = &r->cold[idx];
 	const uint64_t *times = pending_times(r, wg);
+	uint64_t first = slot_time(r, wg->first), last = slot_time(r, wg->plast);
 	const struct sample_event *e;
-	uint64_t n = wg->pending;
+	uint32_t n = wg->pending, looks = wg->looks;
 	int ret;
 
-	wg->pending = 0;
-	if (aggregate__repeat(a, &cold->slot, n, wg->pending_first, wg->pending_last, times))
+	wg->pending = wg->looks = 0;
+	if (aggregate__repeat(a, &cold->slot, n, looks, first, last, times))
 		return 0;
 	/* stale: A was flushed without a settle first */
-	e = rebuild(r, cold, wg->pending_first);
+	e = rebuild(r, cold, first);
 	if ((ret = aggregate__add_slot(a, e, event_size(e), &cold->slot)))
 		return ret;
 	wg->gen = cold->slot.gen;
 	if (n > 1)
-		aggregate__repeat(a, &cold->slot, n - 1, wg->pending_first, wg->pending_last,
+		aggregate__repeat(a, &cold->slot, n - 1, looks - 1, first, last,
 				  times ? times + 1 : NULL);
 	return 0;
 }
@@ -715,7 +792,7 @@ int wall_reader__settle(struct wall_reader *r, struct aggregate *a)
 	int ret;
 
 	for (i = 0; i < r->nallg; i++) {
-		if (r->gs[i].pending && (ret = settle_one(r, a, i)))
+		if (r->gs[i].looks && (ret = settle_one(r, a, i)))
 			return ret;
 	}
 	/* nothing is pending: the times start over */
@@ -723,88 +800,231 @@ int wall_reader__settle(struct wall_reader *r, struct aggregate *a)
 	return 0;
 }
 
+/*
+ * A look at goroutine IDX at SLOT that found it as it was counted, W
+ * snapshots after the last: pending, in a run of looks at one step (a
+ * look off the step counts the run first, so that its times stay known).
+ */
+static int look_again(struct wall_reader *r, struct aggregate *a, uint32_t idx, uint32_t slot,
+		      uint32_t w)
+{
+	struct wall_g *wg = &r->gs[idx];
+	int ret;
+
+	if (wg->looks > 1 && slot - wg->plast != wg->step && (ret = settle_one(r, a, idx)))
+		return ret;
+	if (!wg->looks)
+		wg->first = slot;
+	else if (wg->looks == 1)
+		wg->step = slot - wg->first;
+	wg->looks++;
+	wg->plast = slot;
+	wg->pending += w;
+	return 0;
+}
+
+/*
+ * Goroutine IDX is gone: what it counted is counted, and its record no
+ * longer kept for it.
+ */
+static int forget(struct wall_reader *r, struct aggregate *a, uint32_t idx)
+{
+	int ret;
+
+	if (r->gs[idx].looks && (ret = settle_one(r, a, idx)))
+		return ret;
+	r->gs[idx].valid = false;
+	aggregate__release_slot(a, &r->cold[idx].slot);
+	return 0;
+}
+
+void wall_reader__release(struct wall_reader *r, struct aggregate *a)
+{
+	uint32_t i;
+
+	for (i = 0; r && i < r->nallg; i++) {
+		r->gs[i].valid = false;
+		aggregate__release_slot(a, &r->cold[i].slot);
+	}
+}
+
 /* One snapshot's state, as its goroutines are visited. */
 struct visit {
 	struct aggregate *a;
 	uint64_t time_ns, gen;
+	uint32_t slot;
+	uint32_t *full; /* reads in full left */
 	wall_ctx_fn ctx_fn;
 	void *ctx;
 	struct wall_stats *st;
 };
 
-/* Counts goroutine IDX, whose window is at WIN (NULL: it could not be read). */
+/*
+ * Counts goroutine IDX, whose window is at WIN (NULL: it could not be
+ * read), as the snapshots since its last count. One that cannot be read
+ * consistently keeps its last count: its snapshots go to the next look.
+ */
 static int visit_g(struct wall_reader *r, uint32_t idx, const uint8_t *win, struct visit *v)
 {
 	struct wall_g *wg = &r->gs[idx];
+	uint32_t w = v->slot - wg->last;
 	const struct sample_event *e;
 	struct gsnap s;
 	int ret;
 
+	if (!w || w > INT32_MAX)
+		return 0;
 	if (!win) {
 		v->st->unreadable++;
 		return 0;
 	}
-	parse_g(r, win, r->win_lo, &s);
-	if (!wall_state(s.status))
-		return 0;
+	parse_g(r, win, &s);
+	if (!wall_state(s.status)) {
+		wg->last = v->slot;
+		return forget(r, v->a, idx);
+	}
 	if (wg->valid && wg->g == r->allg[idx] && wg->key == key_of(&s) &&
 	    wg->ctx_sig == context_sig(r, &s, v->ctx_fn, v->ctx)) {
-		/* parked since the last snapshot: counted as it was */
+		/* parked since the last look: counted as it was */
 		if (wg->gen == v->gen) {
-			if (!wg->pending++)
-				wg->pending_first = v->time_ns;
-			wg->pending_last = v->time_ns;
+			if ((ret = look_again(r, v->a, idx, v->slot, w)))
+				return ret;
 		} else {
 			e = rebuild(r, &r->cold[idx], v->time_ns);
 			if ((ret = aggregate__add_slot(v->a, e, event_size(e), &r->cold[idx].slot)))
 				return ret;
+			if (w > 1)
+				aggregate__repeat(v->a, &r->cold[idx].slot, w - 1, 0, v->time_ns,
+						  v->time_ns, NULL);
 			wg->gen = r->cold[idx].slot.gen;
 		}
-		v->st->goroutines++;
+		wg->last = v->slot;
+		v->st->goroutines += w;
+		v->st->looks++;
 		return 0;
 	}
-	if (wg->pending && (ret = settle_one(r, v->a, idx)))
+	/*
+	 * a snapshot's reads in full of goroutines that changed are spent: at
+	 * its next look (the first read of each is not held back: that is the
+	 * first pass, once)
+	 */
+	if (wg->seen && !*v->full)
+		return 0;
+	if (wg->seen)
+		--*v->full;
+	wg->seen = true;
+	if (wg->looks && (ret = settle_one(r, v->a, idx)))
 		return ret;
 	wg->valid = false;
 	v->st->reread++;
-	ret = read_goroutine(r, idx, v->time_ns, v->ctx_fn, v->ctx, v->a);
-	if (ret == -ENOENT)
-		return 0;
+	ret = read_goroutine(r, idx, &s, v->time_ns, w, v->ctx_fn, v->ctx, v->a);
+	if (ret == -ENOENT) {
+		wg->last = v->slot;
+		return forget(r, v->a, idx);
+	}
 	if (ret == -EAGAIN) {
 		v->st->dropped++;
 		return 0;
 	}
-	if (!ret)
-		v->st->goroutines++;
-	return ret;
+	if (ret)
+		return ret;
+	wg->last = v->slot;
+	v->st->goroutines += w;
+	v->st->looks++;
+	return 0;
 }
 
-/* Visits the g structs of ranges [0, NIO) as read by one process_vm_readv, GOT its result. */
-static int visit_batch(struct wall_reader *r, struct iovec *local, struct iovec *remote,
-		       const uint32_t *first, size_t nio, ssize_t got, struct visit *v)
+/* Reads B's ranges and visits their g structs; a range that failed is read again g by g. */
+static int visit_batch(struct wall_reader *r, struct batch *b, struct visit *v)
 {
-	uint32_t j, idx;
-	uint64_t at;
-	size_t k, base;
+	ssize_t got = b->nio ? process_vm_readv(r->pid, b->local, b->nio, b->remote, b->nio, 0) : 0;
 	const uint8_t *win;
+	size_t k, base;
+	uint32_t j;
+	uint64_t at;
 	bool whole;
 	int ret;
 
-	for (k = 0, base = 0; k < nio; base += local[k].iov_len, k++) {
+	if (got < 0 && errno == ESRCH)
+		return -ESRCH;
+	for (k = 0, base = 0; k < b->nio; base += b->local[k].iov_len, k++) {
 		/* the ranges lie end to end: GOT bytes of them came */
-		whole = got >= 0 && (size_t)got >= base + local[k].iov_len;
-		for (j = first[k]; j < first[k + 1]; j++) {
-			idx = r->order[j].idx;
-			at = r->order[j].addr + r->win_lo - (uint64_t)remote[k].iov_base;
-			win = (uint8_t *)local[k].iov_base + at;
+		whole = got >= 0 && (size_t)got >= base + b->local[k].iov_len;
+		for (j = b->first[k]; j < b->end[k]; j++) {
+			at = r->order[j].addr - (uint64_t)b->remote[k].iov_base;
+			win = (uint8_t *)b->local[k].iov_base + at;
 			if (!whole)
-				win = mem_read(r, r->gbuf, r->win_len, r->order[j].addr + r->win_lo) ?
+				win = mem_read(r, r->gbuf, r->win_len, r->order[j].addr) ?
 					      NULL :
 					      r->gbuf;
-			if ((ret = visit_g(r, idx, win, v)))
+			if ((ret = visit_g(r, r->order[j].idx, win, v)))
 				return ret;
 		}
 	}
+	b->nio = b->off = 0;
+	return 0;
+}
+
+/*
+ * Visits the g structs at order[from, to): ranges of neighbours, each read
+ * into B, which is visited when full.
+ */
+static int visit_span(struct wall_reader *r, struct batch *b, uint32_t from, uint32_t to,
+		      struct visit *v)
+{
+	uint32_t len = r->win_len, i, j;
+	uint64_t start, end;
+	int ret;
+
+	for (i = from; i < to;) {
+		/* room for one more range of at least one g, or read these now */
+		if ((b->nio == IOV_BATCH || b->off + len > BATCH_BYTES) && (ret = visit_batch(r, b, v)))
+			return ret;
+		start = r->order[i].addr;
+		end = start + len;
+		for (j = i + 1; j < to && r->order[j].addr <= end + RANGE_GAP &&
+				r->order[j].addr + len - start <= BATCH_BYTES - b->off;
+		     j++)
+			if (r->order[j].addr + len > end)
+				end = r->order[j].addr + len;
+		b->local[b->nio] = (struct iovec){ r->rbuf + b->off, end - start };
+		b->remote[b->nio] = (struct iovec){ (void *)start, end - start };
+		b->first[b->nio] = i;
+		b->end[b->nio++] = j;
+		b->off += end - start;
+		i = j;
+	}
+	return 0;
+}
+
+/* Keeps when the snapshot of SLOT was taken, for the times of pending looks. */
+static int keep_slot(struct wall_reader *r, struct aggregate *a, uint32_t slot, uint64_t time_ns)
+{
+	size_t i, cap;
+	void *p;
+	int ret;
+
+	/* a long pause between snapshots: count what is pending rather than keep empty slots */
+	if (r->nsnaps && slot - r->base >= (1U << 20) && (ret = wall_reader__settle(r, a)))
+		return ret;
+	if (!r->nsnaps)
+		r->base = slot;
+	i = slot - r->base;
+	if (i >= r->capsnaps) {
+		for (cap = r->capsnaps ? r->capsnaps : 256; cap <= i; cap *= 2)
+			;
+		if (!(p = realloc(r->snaps, cap * sizeof(*r->snaps))))
+			return -ENOMEM;
+		r->snaps = p;
+		if (!(p = realloc(r->tbuf, cap * sizeof(*r->tbuf))))
+			return -ENOMEM;
+		r->tbuf = p;
+		r->capsnaps = cap;
+	}
+	while (r->nsnaps < i)
+		r->snaps[r->nsnaps++] = 0;
+	r->snaps[i] = time_ns;
+	r->nsnaps = i + 1;
 	return 0;
 }
 
@@ -812,61 +1032,60 @@ static int visit_batch(struct wall_reader *r, struct iovec *local, struct iovec 
  * Every g's window, in address order: g structs lie in a few heap spans,
  * so ranges of neighbours are read in few calls and few iovecs, a batch at
  * a time into a buffer small enough to stay in cache, and each g is
- * visited where it landed. A range that fails is read again g by g.
+ * visited where it landed. With STRIDE above 1, only every STRIDE-th chunk
+ * of CHUNK neighbours, the next chunks at the next slot.
  */
-int wall_reader__snapshot(struct wall_reader *r, struct aggregate *a, uint64_t time_ns,
-			  wall_ctx_fn ctx_fn, void *ctx, struct wall_stats *st)
+int wall_reader__snapshot(struct wall_reader *r, struct aggregate *a, struct wall_share *sh,
+			  uint64_t time_ns, wall_ctx_fn ctx_fn, void *ctx, struct wall_stats *st)
 {
-	struct visit v = { a, time_ns, aggregate__gen(a), ctx_fn, ctx, st };
-	struct iovec local[IOV_BATCH], remote[IOV_BATCH];
-	uint32_t len, i, j, n, first[IOV_BATCH + 1];
-	uint64_t start, end;
-	size_t off = 0, nio = 0;
-	ssize_t got;
+	struct visit v = { a, time_ns, aggregate__gen(a), sh->slot, &sh->full, ctx_fn, ctx, st };
+	uint32_t n, c, slot = sh->slot, stride = sh->stride;
+	struct batch *b = &r->batch;
 	int ret;
 
-	if ((ret = read_allgs(r, &n))) {
+	/* a slot taken twice (the clock stepped back) counts nothing new */
+	if (r->started && (int32_t)(slot - r->slot) <= 0)
+		return 0;
+	if ((ret = read_allgs(r, slot, &n))) {
 		if (ret == -EFAULT) {
 			st->unreadable++;
 			return 0;
 		}
 		return ret;
 	}
+	if ((ret = keep_slot(r, a, slot, time_ns)))
+		return ret;
 	st->snapshots++;
-	if (r->nsnaps == r->capsnaps) {
-		uint64_t *grown = realloc(r->snaps, (r->capsnaps ? 2 * r->capsnaps : 256) * sizeof(*grown));
+	r->slot = slot;
+	r->slot_ns = time_ns;
+	r->started = true;
+	b->nio = b->off = 0;
+	if (stride <= 1)
+		ret = visit_span(r, b, 0, n, &v);
+	for (c = slot % stride * CHUNK; stride > 1 && c < n && !ret; c += stride * CHUNK)
+		ret = visit_span(r, b, c, c + CHUNK < n ? c + CHUNK : n, &v);
+	return ret ?: visit_batch(r, b, &v);
+}
 
-		if (!grown)
-			return -ENOMEM;
-		r->snaps = grown;
-		r->capsnaps = r->capsnaps ? 2 * r->capsnaps : 256;
-	}
-	r->snaps[r->nsnaps++] = time_ns;
-	len = r->win_len;
-	for (i = 0; i < n;) {
-		start = r->order[i].addr + r->win_lo;
-		end = start + len;
-		for (j = i + 1; j < n && r->order[j].addr + r->win_lo <= end + RANGE_GAP &&
-				r->order[j].addr + r->win_lo + len - start <= BATCH_BYTES - off;
-		     j++)
-			if (r->order[j].addr + r->win_lo + len > end)
-				end = r->order[j].addr + r->win_lo + len;
-		local[nio] = (struct iovec){ r->rbuf + off, end - start };
-		remote[nio] = (struct iovec){ (void *)start, end - start };
-		first[nio++] = i;
-		off += end - start;
-		i = j;
-		/* room for one more range of at least one g, or read these now */
-		if (nio < IOV_BATCH && i < n && off + len <= BATCH_BYTES)
-			continue;
-		first[nio] = i;
-		got = process_vm_readv(r->pid, local, nio, remote, nio, 0);
-		if (got < 0 && errno == ESRCH)
-			return -ESRCH;
-		if ((ret = visit_batch(r, local, remote, first, nio, got, &v)))
-			return ret;
-		nio = 0;
-		off = 0;
-	}
-	return 0;
+int wall_reader__finish(struct wall_reader *r, struct aggregate *a, wall_ctx_fn ctx_fn, void *ctx,
+			struct wall_stats *st)
+{
+	uint32_t full = UINT32_MAX;
+	struct visit v = { a, r->slot_ns, aggregate__gen(a), r->slot, &full, ctx_fn, ctx, st };
+	struct batch *b = &r->batch;
+	int ret;
+
+	if (!r->started)
+		return 0;
+	/* a settle since the last snapshot forgot its time */
+	if ((ret = keep_slot(r, a, r->slot, r->slot_ns)))
+		return ret;
+	b->nio = b->off = 0;
+	ret = visit_span(r, b, 0, r->nallg, &v);
+	return ret ?: visit_batch(r, b, &v);
+}
+
+uint32_t wall_reader__goroutines(const struct wall_reader *r)
+{
+	return r->nallg;
 }

@@ -30,21 +30,50 @@ void wall_reader__free(struct wall_reader *r);
 /* What snapshots found, summed over every reader. */
 struct wall_stats {
 	uint64_t snapshots; /* of one target each */
-	uint64_t goroutines; /* counted */
+	uint64_t goroutines; /* counted: snapshots of a goroutine */
+	uint64_t looks; /* at goroutines, each counting the snapshots since its last */
 	uint64_t dropped; /* changed while being read: taken again at the next snapshot */
 	uint64_t unreadable; /* a read of target memory failed */
 	uint64_t reread; /* read in full: new, or changed since the last snapshot */
+	uint64_t stride; /* the most snapshots between two looks at one goroutine */
+};
+
+/* What one round of snapshots, of every target, may do: set by the caller, spent by readers. */
+struct wall_share {
+	uint32_t slot; /* the number of wall periods since the recording started */
+	uint32_t stride; /* each goroutine is looked at once in STRIDE snapshots */
+	uint32_t full; /* goroutines left to read whole again (changed since read) */
 };
 
 /*
- * One snapshot: every live goroutine counted once into A at TIME_NS
- * (CLOCK_MONOTONIC, as bpf_ktime_get_ns), with its state, wait reason,
- * labels, context (CTX) and, unless it is running, its stack. -ESRCH once
- * the process is gone, -ENOMEM; a goroutine that cannot be read
- * consistently is left out and counted in ST.
+ * The snapshot of SH->slot at TIME_NS (CLOCK_MONOTONIC, as
+ * bpf_ktime_get_ns): live goroutines counted into A, with their state,
+ * wait reason, labels, context (CTX) and, unless running, their stacks.
+ * Each is looked at once in SH->stride snapshots, neighbours in address
+ * order together, and counted as the snapshots since its last count, so
+ * that totals hold whatever the stride. A goroutine that cannot be read
+ * consistently, or changed when SH->full is spent, is counted at its next
+ * look. -ESRCH once the process is gone, -ENOMEM.
  */
-int wall_reader__snapshot(struct wall_reader *r, struct aggregate *a, uint64_t time_ns,
-			  wall_ctx_fn ctx_fn, void *ctx, struct wall_stats *st);
+int wall_reader__snapshot(struct wall_reader *r, struct aggregate *a, struct wall_share *sh,
+			  uint64_t time_ns, wall_ctx_fn ctx_fn, void *ctx, struct wall_stats *st);
+
+/*
+ * At the end of a recording: the goroutines the last snapshot did not look
+ * at, looked at as of its slot, so that every goroutine's count runs to
+ * the end. Returns as wall_reader__snapshot.
+ */
+int wall_reader__finish(struct wall_reader *r, struct aggregate *a, wall_ctx_fn ctx_fn, void *ctx,
+			struct wall_stats *st);
+
+/*
+ * Lets A free the records R's goroutines counted into once they are
+ * written: before R is freed while A lives on. Settle R first.
+ */
+void wall_reader__release(struct wall_reader *r, struct aggregate *a);
+
+/* The goroutine list's length as last read: what a snapshot may look at. */
+uint32_t wall_reader__goroutines(const struct wall_reader *r);
 
 /*
  * Goroutines counted again unread are only counted into A here: before

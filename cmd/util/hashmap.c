@@ -40,7 +40,8 @@ struct hashmap *hashmap__new(void)
 
 	if (!m)
 		return NULL;
-	m->nbuckets = 64;
+	/* most maps are a record's stacks, one or a few: a large one grows */
+	m->nbuckets = 8;
 	m->buckets = calloc(m->nbuckets, sizeof(*m->buckets));
 	if (!m->buckets) {
 		free(m);
