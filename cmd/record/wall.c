@@ -109,13 +109,14 @@ struct wall_reader {
 	uint64_t *snaps, *tbuf;
 	uint32_t base;
 	size_t nsnaps, capsnaps;
-	uint8_t gbuf[MAX_G_READ]; /* a g read on its own, when its range failed */
+	uint8_t gbuf[MAX_G_READ]; /* a g read on its own: its range failed, or after its stack */
 	uint8_t rbuf[BATCH_BYTES]; /* one batch of ranges as read */
 	struct batch batch;
 	struct sample_event ev;
-	/* where the key and value of each label of ev lie in the target, for read_strings */
+	/* where the key and value of each label of ev lie in the target, for read_rest */
 	uint64_t strs[MAX_LABELS][2];
-	struct iovec slocal[2 * MAX_LABELS], sremote[2 * MAX_LABELS];
+	/* the labels' strings, the stack and the g again: one read */
+	struct iovec slocal[2 * MAX_LABELS + 2], sremote[2 * MAX_LABELS + 2];
 	uint8_t stack[STACK_READ];
 };
 
@@ -329,7 +330,7 @@ static int read_allgs(struct wall_reader *r, uint32_t slot, uint32_t *n)
 	return 0;
 }
 
-/* Appends a label to E, its strings to be read by read_strings. */
+/* Appends a label to E, its strings to be read by read_rest. */
 static int add_label(struct wall_reader *r, struct sample_event *e, uint64_t kptr, uint64_t klen,
 		     uint64_t vptr, uint64_t vlen)
 {
@@ -347,33 +348,6 @@ static int add_label(struct wall_reader *r, struct sample_event *e, uint64_t kpt
 	r->strs[e->nlabels][1] = vptr;
 	e->nlabels++;
 	return 0;
-}
-
-/* The strings of E's labels, in one read (cut as the sampler cuts them). */
-static int read_strings(struct wall_reader *r, struct sample_event *e)
-{
-	size_t n = 0, want = 0, len;
-	ssize_t got;
-	uint32_t i;
-
-	for (i = 0; i < e->nlabels; i++) {
-		struct go_label *lb = &e->labels[i];
-
-		if ((len = lb->key_len < MAX_KEY_LEN ? lb->key_len : MAX_KEY_LEN)) {
-			r->slocal[n] = (struct iovec){ lb->key, len };
-			r->sremote[n++] = (struct iovec){ (void *)r->strs[i][0], len };
-			want += len;
-		}
-		if ((len = lb->value_len < MAX_VALUE_LEN ? lb->value_len : MAX_VALUE_LEN)) {
-			r->slocal[n] = (struct iovec){ lb->value, len };
-			r->sremote[n++] = (struct iovec){ (void *)r->strs[i][1], len };
-			want += len;
-		}
-	}
-	if (!n)
-		return 0;
-	got = process_vm_readv(r->pid, r->slocal, n, r->sremote, n, 0);
-	return got >= 0 && (size_t)got == want ? 0 : -EFAULT;
 }
 
 /* Go >= 1.24: labelMap { list []struct{key, value string} } */
@@ -541,55 +515,95 @@ static uint64_t syscall_fp(const struct wall_reader *r, const uint8_t *stack, ui
 	return 0;
 }
 
-/*
- * The stack from BASE into R's buffer and then, in the same call (one
- * system call fewer a goroutine read in full), the g at G into GBUF.
- */
-static int read_stack_then_g(struct wall_reader *r, uint64_t base, size_t len, uint64_t g,
-			     uint8_t *gbuf)
+/* Where a goroutine's frames start, and the part of its own stack they lie in. */
+struct walk {
+	uint64_t pc, sp, fp;
+	uint64_t base, len; /* len 0: no stack to read */
+	bool syscall_bp;
+};
+
+/* Where the goroutine stopped: its saved sched, or for a syscall where entersyscall was called. */
+static void walk_start(const struct wall_reader *r, const struct gsnap *s, uint32_t state,
+		       struct walk *w)
 {
-	struct iovec local[2] = { { r->stack, len }, { gbuf, r->w->g_read } };
-	struct iovec remote[2] = { { (void *)base, len }, { (void *)g, r->w->g_read } };
-	ssize_t n = process_vm_readv(r->pid, local, 2, remote, 2, 0);
-
-	return n >= 0 && (size_t)n == len + r->w->g_read ? 0 : -EFAULT;
-}
-
-/*
- * Frame pointers from where the goroutine stopped (its saved sched, or for
- * a syscall where entersyscall was called), through its own stack only.
- * When the stack could be read, the g at G was read right after it, into
- * AFTER, and *REREAD is set.
- */
-static uint32_t walk_stack(struct wall_reader *r, const struct gsnap *s, uint32_t state,
-			   uint64_t *frames, uint64_t g, struct gsnap *after, bool *reread)
-{
-	uint64_t pc = s->pc, sp = s->sp, fp = s->bp, base, next, ret, len;
-	bool syscall_bp = false;
-	uint32_t n = 0;
-
+	*w = (struct walk){ .pc = s->pc, .sp = s->sp, .fp = s->bp };
 	if (state == WALL_SYSCALL) {
 		/*
 		 * Go >= 1.23 saves entersyscall's caller's frame pointer; before,
 		 * sched.bp may be one a systemstack switch in reentersyscall left
 		 */
-		syscall_bp = !r->pcln && s->pc == s->syscallpc && s->bp >= s->syscallsp;
-		pc = s->syscallpc;
-		sp = s->syscallsp;
+		w->syscall_bp = !r->pcln && s->pc == s->syscallpc && s->bp >= s->syscallsp;
+		w->pc = s->syscallpc;
+		w->sp = s->syscallsp;
 	}
-	if (!pc || !sp)
-		return 0;
-	frames[n++] = pc;
-	if (sp < s->lo || sp >= s->hi)
-		return n;
-	base = sp;
-	len = s->hi - sp < STACK_READ ? s->hi - sp : STACK_READ;
-	if (read_stack_then_g(r, base, len, g, r->gbuf))
-		return n;
+	if (w->pc && w->sp >= s->lo && w->sp < s->hi) {
+		w->base = w->sp;
+		w->len = s->hi - w->sp < STACK_READ ? s->hi - w->sp : STACK_READ;
+	}
+}
+
+/*
+ * E's label strings (its first NSTR labels, cut as the sampler cuts them),
+ * W's stack and then the g at G (into AFTER), in one read: the g last, so
+ * that a goroutine that ran meanwhile is seen to have. A stack that cannot
+ * be read is left out (W->len 0) rather than the goroutine.
+ */
+static int read_rest(struct wall_reader *r, struct sample_event *e, uint32_t nstr, struct walk *w,
+		     uint64_t g, struct gsnap *after)
+{
+	size_t n = 0, want = 0, len, nlab;
+	ssize_t got;
+	uint32_t i;
+
+	for (i = 0; i < nstr; i++) {
+		struct go_label *lb = &e->labels[i];
+
+		if ((len = lb->key_len < MAX_KEY_LEN ? lb->key_len : MAX_KEY_LEN)) {
+			r->slocal[n] = (struct iovec){ lb->key, len };
+			r->sremote[n++] = (struct iovec){ (void *)r->strs[i][0], len };
+			want += len;
+		}
+		if ((len = lb->value_len < MAX_VALUE_LEN ? lb->value_len : MAX_VALUE_LEN)) {
+			r->slocal[n] = (struct iovec){ lb->value, len };
+			r->sremote[n++] = (struct iovec){ (void *)r->strs[i][1], len };
+			want += len;
+		}
+	}
+	nlab = n;
+	for (;;) {
+		n = nlab;
+		if (w->len) {
+			r->slocal[n] = (struct iovec){ r->stack, w->len };
+			r->sremote[n++] = (struct iovec){ (void *)w->base, w->len };
+		}
+		r->slocal[n] = (struct iovec){ r->gbuf, r->w->g_read };
+		r->sremote[n++] = (struct iovec){ (void *)g, r->w->g_read };
+		got = process_vm_readv(r->pid, r->slocal, n, r->sremote, n, 0);
+		if (got >= 0 && (size_t)got == want + w->len + r->w->g_read)
+			break;
+		/* the strings came, the stack did not: its first frame only */
+		if (!w->len || got < 0 || (size_t)got < want)
+			return -EFAULT;
+		w->len = 0;
+	}
 	parse_g(r, r->gbuf, after);
-	*reread = true;
-	if (state == WALL_SYSCALL && !syscall_bp)
-		fp = syscall_fp(r, r->stack, base, len, pc, sp, frames, &n);
+	return 0;
+}
+
+/* Frame pointers from W's start through the stack as read_rest read it. */
+static uint32_t walk_frames(struct wall_reader *r, const struct walk *w, uint32_t state,
+			    uint64_t *frames)
+{
+	uint64_t fp = w->fp, base = w->base, len = w->len, next, ret;
+	uint32_t n = 0;
+
+	if (!w->pc || !w->sp)
+		return 0;
+	frames[n++] = w->pc;
+	if (!len)
+		return n;
+	if (state == WALL_SYSCALL && !w->syscall_bp)
+		fp = syscall_fp(r, r->stack, base, len, w->pc, w->sp, frames, &n);
 	while (n < MAX_STACK_DEPTH && fp >= base && fp + 16 <= base + len && !(fp & 7)) {
 		next = u64_at(r->stack, fp - base);
 		ret = u64_at(r->stack, fp - base + 8);
@@ -666,17 +680,6 @@ static const struct sample_event *rebuild(struct wall_reader *r, const struct wa
 	return e;
 }
 
-/* The whole of G's members, read from its start (g.stack too); false when it cannot be read. */
-static bool read_g(struct wall_reader *r, uint64_t g, struct gsnap *s)
-{
-	uint8_t buf[MAX_G_READ];
-
-	if (mem_read(r, buf, r->w->g_read, g))
-		return false;
-	parse_g(r, buf, s);
-	return true;
-}
-
 /*
  * A goroutine new or changed since the last snapshot, as its window S
  * found it: its labels, context and stack read, then its g read again.
@@ -691,8 +694,8 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, const struct gsna
 	struct wall_cold *cold = &r->cold[idx];
 	struct gsnap s = *gs, s2;
 	struct sample_event *e;
-	uint32_t wall, state;
-	bool reread = false;
+	uint32_t wall, state, nstr;
+	struct walk wk;
 	uint64_t sig;
 	int ret;
 
@@ -705,16 +708,19 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, const struct gsna
 		ret = r->l.labels_layout == GO_LABELS_SLICE ? read_labels_slice(r, e, s.labels) :
 			      r->l.labels_layout == GO_LABELS_MAP ? read_labels_map(r, e, s.labels) :
 								    0;
-		if (ret || read_strings(r, e))
+		if (ret)
 			return -EAGAIN;
 	}
+	nstr = e->nlabels;
 	sig = add_context(r, e, &s, fn, ctx);
 	/* a running goroutine's CPU samples say where it runs */
+	memset(&wk, 0, sizeof(wk));
 	if (state != WALL_RUNNING)
-		e->stack_bytes = 8 * walk_stack(r, &s, state, (uint64_t *)&e->labels[e->nlabels],
-						r->allg[idx], &s2, &reread);
-	if (!reread && !read_g(r, r->allg[idx], &s2))
+		walk_start(r, &s, state, &wk);
+	if (read_rest(r, e, nstr, &wk, r->allg[idx], &s2))
 		return -EAGAIN;
+	if (state != WALL_RUNNING)
+		e->stack_bytes = 8 * walk_frames(r, &wk, state, (uint64_t *)&e->labels[e->nlabels]);
 	if (state == WALL_RUNNING ? s2.goid != s.goid || s2.status != s.status ||
 					    s2.labels != s.labels :
 				    !same_g(&s, &s2) || s2.lo != s.lo || s2.hi != s.hi)

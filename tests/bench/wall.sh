@@ -5,10 +5,11 @@
 # Target: testdata/parked (newest Go): N goroutines parked in select, a
 # third each under a trace ID label of its own, beside one worker computing
 # in rounds. For each N (WALL_COUNTS, default "10000 100000 1000000"),
-# WALL_ROUNDS rounds (default 3; 1 at a million) of: the worker's rate over
-# 30 s without ctxprof-go, then a whole `ctxprof-go -p PID --wall -d 30`
+# WALL_ROUNDS rounds (default 5; 1 at a million) of: the worker's rate over
+# 30 s without ctxprof-go, and a whole `ctxprof-go -v -p PID --wall -d 30`
 # run (19 Hz, CPU sampling at 99 Hz, the default 10 s interval, records to
-# a file) and the worker's rate meanwhile. Measured per run:
+# a file) with the worker's rate meanwhile, taking turns which comes first.
+# Measured per run:
 # - ctxprof-go's CPU (user + sys, from its start to its exit: start-up,
 #   first reads, every flush of records and the last look at every
 #   goroutine included) over the run's wall time;
@@ -58,24 +59,28 @@ read_ways() {
 		"$(awk '$3 == "runtime.allglen" { print $1 }' <<<"$syms")" $win 20
 }
 
-# accuracy OUT: covered-ns traces off-by-10% looks samples untraced-ns, from one run's records
+# accuracy OUT: covered-ns traces off-by-10% looks samples untraced-ns, from one run's records:
+# jq streams a line per wall record, awk adds them up (a million goroutines write a GB)
 accuracy() {
-	jq -rn --argjson p "$period" '
+	jq -r 'select(.origin == "wall") |
 		def ns(t): (t | sub("\\.[0-9]+Z$"; "Z") | fromdate) * 1e9 +
 			(t | capture("\\.(?<f>[0-9]+)Z$").f | tonumber * 1e3);
-		reduce (inputs | select(.origin == "wall")) as $r ({lo: null, hi: 0, t: {}, looks: 0, n: 0, un: 0};
-			.lo = ([.lo // ns($r.start), ns($r.start)] | min) | .hi = ([.hi, ns($r.end)] | max) |
-			if $r.trace_id != null then
-				.t[$r.trace_id] += $r.wall_ns | .looks += $r.observed | .n += $r.samples
-			elif any($r.stacks[].frames[]; .func == "main.park") then .un += $r.wall_ns
-			else . end) |
-		(.hi - .lo + $p) as $cov |
-		"\($cov | floor) \(.t | length) \([.t[] | select(. < 0.9 * $cov or . > 1.1 * $cov)] | length)" +
-		" \(.looks) \(.n) \(.un | floor)"' "$1"
+		[ns(.start), ns(.end), .trace_id // "-", .wall_ns, .observed, .samples,
+		 (any(.stacks[].frames[]; .func == "main.park") | tostring)] | @tsv' "$1" |
+	awk -F'\t' -v p="$period" '
+		NR == 1 || $1 < lo { lo = $1 }
+		$2 > hi { hi = $2 }
+		$3 != "-" { t[$3] += $4; looks += $5; n += $6; next }
+		$7 == "true" { un += $4 }
+		END {
+			cov = hi - lo + p
+			for (k in t) { traces++; if (t[k] < 0.9 * cov || t[k] > 1.1 * cov) off++ }
+			printf "%.0f %d %d %.0f %.0f %.0f\n", cov, traces, off, looks, n, un
+		}'
 }
 
 for n in ${WALL_COUNTS:-10000 100000 1000000}; do
-	rounds=${WALL_ROUNDS:-3}
+	rounds=${WALL_ROUNDS:-5}
 	[ "$n" -lt 1000000 ] || rounds=1
 	: >"$work/park.rate"
 	"$park_bin" -parked "$n" -report 2s -d 3600s >"$work/park.rate" 2>"$work/park.err" &
@@ -86,16 +91,18 @@ for n in ${WALL_COUNTS:-10000 100000 1000000}; do
 	[ "$n" != 10000 ] || read_ways || status=1
 	: >"$work/runs"
 	for ((r = 1; r <= rounds; r++)); do
-		without=$(rate_over 30)
+		# taking turns: the machine drifts over minutes, by about as much as the bound
+		[ $((r % 2)) = 0 ] || without=$(rate_over 30)
 		t0=$(now)
 		(
 			TIMEFORMAT='%U %S'
-			{ time "$CTXPROF" -p "$park" --wall -d 30 -o "$work/w.jsonl" 2>"$work/w.err"; } 2>"$work/time"
+			{ time "$CTXPROF" -v -p "$park" --wall -d 30 -o "$work/w.jsonl" 2>"$work/w.err"; } 2>"$work/time"
 		) &
 		runner=$!
 		with=$(rate_over 30)
 		wait "$runner" || { echo "wall bench: ctxprof-go failed: $(cat "$work/w.err")" >&2; status=1; break; }
 		t1=$(now)
+		[ $((r % 2)) = 1 ] || without=$(rate_over 30)
 		own=$(awk -v t="$(cat "$work/time")" -v e="$((t1 - t0))" \
 			'BEGIN { split(t, a, " "); printf "%.2f", 100 * (a[1] + a[2]) / (e / 1e9) }')
 		ratio=$(awk -v a="$without" -v b="$with" 'BEGIN { printf "%.4f", b / a }')
@@ -104,10 +111,12 @@ for n in ${WALL_COUNTS:-10000 100000 1000000}; do
 		stride=$(sed -n 's/.*(each goroutine in 1 of \([0-9]*\) snapshots).*/\1/p' <<<"$line")
 		snaps=$(sed -n 's/.* in \([0-9]*\) snapshots .*/\1/p' <<<"$line")
 		full=$(sed -n 's/.*, \([0-9]*\) read in full;.*/\1/p' <<<"$line")
+		# where its CPU went (-v): writing records, and the snapshots
+		split=$(sed -n 's/^ctxprof-go: own CPU: [0-9.]* ms in all, \([0-9.]*\) ms of it writing records ([0-9]* flushes), \([0-9.]*\) ms in --wall snapshots$/\1 ms writing records, \2 ms in snapshots/p' "$work/w.err")
 		un_ratio=$(awk -v u="$un" -v c="$cov" -v n="$((n - n / 3))" 'BEGIN { printf "%.4f", u / (c * n) }')
 		echo "$own $ratio $off $traces $un_ratio" >>"$work/runs"
-		printf 'round %d: ctxprof-go %s%% of a core over its %.1f s run; worker %s rounds/s without, %s with (%s); %d of %d traces off by more than 10%% of %.2f s covered; untraced %s of 2N/3 x covered; 1 look in %s snapshots, %s looks for %s samples of traces, %s read in full; %s snapshots for %d periods\n' \
-			"$r" "$own" "$(awk -v e="$((t1 - t0))" 'BEGIN { print e / 1e9 }')" "$without" "$with" "$ratio" \
+		printf 'round %d: ctxprof-go %s%% of a core over its %.1f s run (%s); worker %s rounds/s without, %s with (%s); %d of %d traces off by more than 10%% of %.2f s covered; untraced %s of 2N/3 x covered; 1 look in %s snapshots, %s looks for %s samples of traces, %s read in full; %s snapshots for %d periods\n' \
+			"$r" "$own" "$(awk -v e="$((t1 - t0))" 'BEGIN { print e / 1e9 }')" "$split" "$without" "$with" "$ratio" \
 			"$off" "$traces" "$(awk -v c="$cov" 'BEGIN { print c / 1e9 }')" "$un_ratio" "${stride:-1}" \
 			"$looks" "$samples" "$full" "$snaps" "$((cov / period))"
 	done
