@@ -97,15 +97,23 @@ int convert__main(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		default:
-			fputs(usage, stderr);
-			return 2;
+			/* getopt said which option */
+			goto usage;
 		}
 	}
 	if (optind < argc)
 		input = argv[optind++];
-	if (optind < argc || (!pprof && !folded) || (pprof && folded)) {
-		fputs(usage, stderr);
-		return 2;
+	if (optind < argc) {
+		fprintf(stderr, "convert: one INPUT at most: '%s' is a second\n", argv[optind]);
+		goto usage;
+	}
+	if (!pprof && !folded) {
+		fprintf(stderr, "convert: no output format: give --pprof FILE or -f\n");
+		goto usage;
+	}
+	if (pprof && folded) {
+		fprintf(stderr, "convert: --pprof and -f (or --folded-*) both given: one format a run\n");
+		goto usage;
 	}
 	if (strcmp(input, "-") && !(in = fopen(input, "r"))) {
 		fprintf(stderr, "failed to open %s: %s\n", input, strerror(errno));
@@ -171,4 +179,7 @@ out:
 	if (in && in != stdin)
 		fclose(in);
 	return ret;
+usage:
+	fprintf(stderr, "Try 'ctxprof-go convert --help'.\n");
+	return 2;
 }

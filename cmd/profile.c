@@ -239,13 +239,25 @@ static bool parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsig
 	return !errno && end != s && !*end && *out >= lo && *out <= hi;
 }
 
+/* A comma-separated list with an empty item (",,", or a comma first or last), which strtok would skip. */
+static bool empty_item(const char *list)
+{
+	size_t n = strlen(list);
+
+	return !n || list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,");
+}
+
 static int parse_pids(struct options *o, size_t m, const char *arg)
 {
-	char *copy = strdup(arg), *tok, *save = NULL, *end;
+	char *copy, *tok, *save = NULL, *end;
 	int ret = ARG_OK;
 	long v;
 
-	if (!copy)
+	if (empty_item(arg)) {
+		fprintf(stderr, "-p '%s': an empty item; PIDs are separated by single commas\n", arg);
+		return ARG_BAD;
+	}
+	if (!(copy = strdup(arg)))
 		return ARG_BAD;
 	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		errno = 0;
@@ -311,7 +323,7 @@ static int parse_sources(struct options *o, size_t m, const char *arg)
 	unsigned int set = 0;
 	int src;
 
-	if (!*arg || strlen(arg) >= sizeof(buf))
+	if (empty_item(arg) || strlen(arg) >= sizeof(buf))
 		goto bad;
 	strcpy(buf, arg);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -685,6 +697,9 @@ int profile__main(int argc, char **argv)
 	int err;
 
 	err = parse_args(argc, argv, &o);
+	/* a usage error said what was wrong: then where the usage is */
+	if (err == 2)
+		fprintf(stderr, "Try 'ctxprof-go --help'.\n");
 	if (err >= 0)
 		return err;
 	verbose = o.verbose;

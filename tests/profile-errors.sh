@@ -5,7 +5,9 @@
 # Cases: no root (uid 65534), root without CAP_BPF/CAP_PERFMON, a PID that
 # does not exist, a process that is not Go (sleep), a Go build whose version
 # is not in the golayout table (testdata/traced, newest Go, stripped, with its
-# build info patched to go1.99), and usage errors.
+# build info patched to go1.99), and usage errors: each names what is wrong
+# (an empty item of a list, convert's missing or second format or input)
+# and then points at --help.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -97,6 +99,21 @@ refuses "OTEL_EXPORTER_OTLP_PROTOCOL=grpc" 2 "http/protobuf only" \
 	env OTEL_EXPORTER_OTLP_PROTOCOL=grpc "$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318
 refuses "a bad OTEL_EXPORTER_OTLP_HEADERS" 2 "'tokenonly' is not key=value in OTEL_EXPORTER_OTLP_HEADERS" \
 	env OTEL_EXPORTER_OTLP_HEADERS=tokenonly "$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318
+# empty list items are refused, not skipped; usage errors name what is wrong, then point at --help
+refuses "an empty PID in the list" 2 "-p '$go_pid,,': an empty item; PIDs are separated by single commas" \
+	"$CTXPROF" -p "$go_pid,,"
+refuses "a PID list starting with a comma" 2 "an empty item" "$CTXPROF" -p ",$go_pid"
+refuses "trace sources ending with a comma" 2 "--trace-sources: 'label,' is not a list" \
+	"$CTXPROF" -p "$go_pid" --trace-sources label,
+refuses "a bad PID points at --help" 2 "^Try 'ctxprof-go --help'.$" "$CTXPROF" -p abc
+refuses "convert without a format" 2 "^convert: no output format: give --pprof FILE or -f$" \
+	"$CTXPROF" convert /dev/null
+refuses "convert with two formats" 2 "^convert: --pprof and -f \\(or --folded-\\*\\) both given" \
+	"$CTXPROF" convert -f --pprof "$work/two.pb.gz" /dev/null
+refuses "convert with two inputs" 2 "^convert: one INPUT at most: 'b' is a second$" \
+	"$CTXPROF" convert -f a b
+refuses "convert, an unknown flag, points at --help" 2 "^Try 'ctxprof-go convert --help'.$" \
+	"$CTXPROF" convert --frobnicate
 out=$("$CTXPROF" --help)
 if grep -q "Examples:" <<<"$out" && grep -q -- "--traced-only" <<<"$out" && grep -q -- "--wall-hz" <<<"$out"; then
 	ok "--help lists options and examples"

@@ -16,6 +16,10 @@ void strbuf__put(struct strbuf *b, const void *s, size_t n)
 	size_t cap;
 	char *p;
 
+	/* nothing to put, and S may be NULL (an empty list's items): memcpy must not see it */
+	if (!n)
+		return;
+
 	if (b->n + n > b->cap) {
 		cap = b->cap ? b->cap : 4096;
 		while (cap < b->n + n)
