@@ -114,6 +114,15 @@ refuses "convert with two inputs" 2 "^convert: one INPUT at most: 'b' is a secon
 	"$CTXPROF" convert -f a b
 refuses "convert, an unknown flag, points at --help" 2 "^Try 'ctxprof-go convert --help'.$" \
 	"$CTXPROF" convert --frobnicate
+# an output that cannot be written stops the run before it records, not after
+out=$("$CTXPROF" -p "$go_pid" -d 600 --pprof "$work/no/such/dir/p.pb.gz" 2>&1 >/dev/null)
+rc=$?
+if [ "$rc" = 1 ] && grep -q "failed to open the pprof profile $work/no/such/dir/p.pb.gz: No such file or directory" <<<"$out" &&
+	! grep -q "Ctrl-C to stop" <<<"$out"; then
+	ok "--pprof into a missing directory: exit 1 before recording: $out"
+else
+	not_ok "--pprof into a missing directory: exit $rc: $out"
+fi
 out=$("$CTXPROF" --help)
 if grep -q "Examples:" <<<"$out" && grep -q -- "--traced-only" <<<"$out" && grep -q -- "--wall-hz" <<<"$out"; then
 	ok "--help lists options and examples"

@@ -426,11 +426,25 @@ fail:
 	return NULL;
 }
 
-/* -o FILE, created 0600: records carry labels. */
+/*
+ * -o FILE, created 0600: records carry labels. --pprof FILE is written at
+ * the end, but opened now, so that a path that cannot be written stops the
+ * run before the recording rather than losing it.
+ */
 static int open_output(struct session *s)
 {
-	int err;
+	int err, fd;
 
+	if (s->cfg.pprof) {
+		fd = outfile__open(s->cfg.pprof, false);
+		if (fd < 0) {
+			err = -errno;
+			fprintf(stderr, "failed to open the pprof profile %s: %s\n", s->cfg.pprof,
+				strerror(-err));
+			return err;
+		}
+		close(fd);
+	}
 	if (!s->cfg.output)
 		return 0;
 	s->out = outfile__fopen(s->cfg.output, s->cfg.append);
