@@ -5,7 +5,9 @@
 # Cases: no root (uid 65534), root without CAP_BPF/CAP_PERFMON, a PID that
 # does not exist, a process that is not Go (sleep), a Go build whose version
 # is not in the golayout table (testdata/traced, newest Go, stripped, with its
-# build info patched to go1.99), and usage errors: each names what is wrong
+# build info patched to go1.99), a target that has exited but is not yet
+# reaped (a zombie), --uprobe on a directory, a text file, a
+# truncated ELF file and a missing symbol, and usage errors: each names what is wrong
 # (an empty item of a list, convert's missing or second format or input)
 # and then points at --help.
 set -uo pipefail
@@ -114,6 +116,28 @@ refuses "convert with two inputs" 2 "^convert: one INPUT at most: 'b' is a secon
 	"$CTXPROF" convert -f a b
 refuses "convert, an unknown flag, points at --help" 2 "^Try 'ctxprof-go convert --help'.$" \
 	"$CTXPROF" convert --frobnicate
+# a target that has exited but is not reaped yet (as one that exits while ctxprof-go starts)
+bash -c 'sleep 0.2 & exec sleep 60' &
+zparent=$!
+zombie=
+for ((i = 0; i < 50; i++)); do
+	zombie=$(pgrep -P "$zparent" sleep)
+	[ -n "$zombie" ] && [ "$(awk '{ print $3 }' "/proc/$zombie/stat" 2>/dev/null)" = Z ] && break
+	sleep 0.1
+done
+refuses "a target that has exited (a zombie)" 1 "^pid $zombie \\(sleep\\): has exited$" "$CTXPROF" -p "$zombie" -d 1
+kill "$zparent" 2>/dev/null
+# --uprobe on what cannot hold one: said plainly, not as libbpf's own error number
+printf 'not a program\n' >"$work/text.txt"
+head -c 2000 "$bin" >"$work/truncated"
+refuses "--uprobe on a directory" 1 "^--uprobe $work:main.burnDo: $work is not a regular file$" \
+	"$CTXPROF" --uprobe "$work:main.burnDo" -d 1
+refuses "--uprobe on a text file" 1 "^--uprobe $work/text.txt:main.burnDo: $work/text.txt is not an ELF file$" \
+	"$CTXPROF" --uprobe "$work/text.txt:main.burnDo" -d 1
+refuses "--uprobe on a truncated ELF file" 1 "symbol main.burnDo not found in $work/truncated" \
+	"$CTXPROF" --uprobe "$work/truncated:main.burnDo" -d 1
+refuses "--uprobe on a missing symbol" 1 "symbol main.noSuchFunc not found in $bin: neither a Go function" \
+	"$CTXPROF" --uprobe "$bin:main.noSuchFunc" -d 1
 # an output that cannot be written stops the run before it records, not after
 out=$("$CTXPROF" -p "$go_pid" -d 600 --pprof "$work/no/such/dir/p.pb.gz" 2>&1 >/dev/null)
 rc=$?

@@ -265,6 +265,24 @@ static long file_offset(const char *path, uint64_t vaddr)
 	return off;
 }
 
+/* Why PATH cannot hold a uprobe's target, or NULL: a regular file that starts as an ELF file does. */
+static const char *not_elf(const char *path)
+{
+	unsigned char magic[4];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return "is not a regular file";
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return "cannot be opened";
+	n = read(fd, magic, sizeof(magic));
+	close(fd);
+	return n == sizeof(magic) && !memcmp(magic, ELFMAG, SELFMAG) ? NULL : "is not an ELF file";
+}
+
 /*
  * Lets the BPF side read labels in every process that hits probe INDEX:
  * its binary's layout at INDEX of probe_layouts. Returns the cookie bits
@@ -305,9 +323,10 @@ struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum
 	struct go_binary *gb = NULL;
 	struct bpf_link *link = NULL;
 	char path[PATH_MAX], err[256];
-	const char *colon = strrchr(spec, ':'), *sym;
+	const char *colon = strrchr(spec, ':'), *sym, *why;
 	long off = 0;
 	bool go_fn;
+	int ret;
 
 	if (!colon || colon == spec || !colon[1] || (size_t)(colon - spec) >= sizeof(path)) {
 		fprintf(stderr, "--uprobe %s: expected BINARY:SYMBOL\n", spec);
@@ -318,6 +337,10 @@ struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum
 	sym = colon + 1;
 	if (access(path, R_OK) != 0) {
 		fprintf(stderr, "--uprobe %s: cannot read %s: %s\n", spec, path, strerror(errno));
+		return NULL;
+	}
+	if ((why = not_elf(path))) {
+		fprintf(stderr, "--uprobe %s: %s %s\n", spec, path, why);
 		return NULL;
 	}
 	/* Go functions are found through .gopclntab, which stripping keeps */
@@ -340,9 +363,15 @@ struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum
 		opts.func_name = sym;
 	}
 	link = bpf_program__attach_uprobe_opts(skel->progs.uprobe_event, -1, path, off, &opts);
-	if (!link)
-		fprintf(stderr, "failed to attach --uprobe %s: %s\n", spec, strerror(errno));
-	else
+	if (!link && (ret = -errno) == -ENOENT && !go_fn) {
+		fprintf(stderr, "--uprobe %s: symbol %s not found in %s: neither a Go function "
+				"(.gopclntab) nor an ELF symbol\n",
+			spec, sym, path);
+	} else if (!link) {
+		/* libbpf's own codes (a bad ELF file, 4001 and up) are no errno */
+		libbpf_strerror(ret, err, sizeof(err));
+		fprintf(stderr, "failed to attach --uprobe %s: %s\n", spec, err);
+	} else
 		fprintf(stderr, "ctxprof-go: uprobe on %s in %s, context from %s\n", sym, path,
 			abi == UPROBE_ABI_GO ? "RAX (Go's first integer argument)" :
 					       "RDI (C's first integer argument)");

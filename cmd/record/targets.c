@@ -125,6 +125,12 @@ static int open_target(struct target *t, char *path, size_t pathlen, struct stat
 	path[n > 0 ? n : 0] = '\0';
 	if (stat(exe, exe_st) != 0) {
 		ret = -errno;
+		/* its pidfd is readable once it has exited: a zombie has no executable */
+		if (ret == -ENOENT && poll(&(struct pollfd){ .fd = t->pidfd, .events = POLLIN }, 1, 0) > 0) {
+			if (!quiet)
+				fprintf(stderr, "pid %d (%s): has exited\n", (int)pid, t->comm);
+			return -ESRCH;
+		}
 		if (!quiet)
 			fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid,
 				t->comm, path, strerror(-ret));
