@@ -86,7 +86,14 @@ int addr2line__main(int argc, char **argv)
 		return 0;
 	}
 	if (argc != 2 || argv[1][0] == '-') {
-		fputs(usage, stderr);
+		if (argc < 2 || !strcmp(argv[1], "-i") || !strcmp(argv[1], "--inlines") ||
+		    !strcmp(argv[1], "-a") || !strcmp(argv[1], "--addresses"))
+			fprintf(stderr, "addr2line: no BINARY given\n");
+		else if (argv[1][0] == '-')
+			fprintf(stderr, "addr2line: unknown option '%s'\n", argv[1]);
+		else
+			fprintf(stderr, "addr2line: one BINARY: '%s' is a second\n", argv[2]);
+		fprintf(stderr, "Try 'ctxprof-go addr2line --help'.\n");
 		return 2;
 	}
 	path = argv[1];

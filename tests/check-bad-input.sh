@@ -6,7 +6,8 @@
 # ASan+UBSan build, where any sanitizer report fails the case. Inputs: a
 # missing path, a directory, a text file, an empty file, /bin/ls, copies of
 # testdata/traced (go$V plain, newest toolchain) truncated to 64 KiB and
-# other sizes, with its build info overwritten, built for arm64; usage errors.
+# other sizes, with its build info overwritten, built for arm64; usage errors,
+# addr2line's too (each says what is wrong, then points at --help).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -95,4 +96,24 @@ case_ "readable and missing together" 2 "No such file" "$good" "$work/does-not-e
 case_ "no arguments" 2 "no binary given"
 case_ "unknown option" 2 "Usage: ctxprof-go check" --frobnicate "$good"
 case_ "help" 0 "Examples:" --help
+
+# addr2line's usage errors: what is wrong, then where the usage is
+a2l_case() {
+	local name=$1 want=$2 re=$3 bin rc err
+	shift 3
+	for bin in "$CTXPROF" ${CTXPROF_SAN:+"$CTXPROF_SAN"}; do
+		err=$("$bin" addr2line "$@" 2>&1 </dev/null >/dev/null)
+		rc=$?
+		if [ "$rc" = "$want" ] && grep -qE -- "$re" <<<"$err" && grep -q "^Try 'ctxprof-go addr2line --help'.$" <<<"$err" &&
+			! grep -qE 'AddressSanitizer|runtime error:|LeakSanitizer' <<<"$err"; then
+			ok "addr2line $name: exit $rc: $(head -n 1 <<<"$err")"
+		else
+			not_ok "addr2line $name: exit $rc (want $want): $err"
+		fi
+	done
+}
+a2l_case "with no binary" 2 "^addr2line: no BINARY given$"
+a2l_case "with options and no binary" 2 "^addr2line: no BINARY given$" -a -i
+a2l_case "with an unknown option" 2 "^addr2line: unknown option '--frobnicate'$" --frobnicate "$good"
+a2l_case "with two binaries" 2 "^addr2line: one BINARY: '/bin/ls' is a second$" "$good" /bin/ls
 done_testing
