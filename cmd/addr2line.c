@@ -104,7 +104,12 @@ int addr2line__main(int argc, char **argv)
 	}
 	tab = go_binary__pclntab(gb);
 	if (!tab) {
+		size_t i;
+
 		fprintf(stderr, "%s: no Go function table it can read\n", path);
+		/* why: a table that failed a check answers nothing */
+		for (i = 0; i < go_binary__nwarnings(gb); i++)
+			fprintf(stderr, "%s: %s\n", path, go_binary__warning(gb, i));
 		go_binary__close(gb);
 		return 1;
 	}

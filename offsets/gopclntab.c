@@ -109,11 +109,72 @@ long gopclntab__text_start_offset(const uint8_t *data, size_t len)
 	return 8 + 2 * (long)data[7];
 }
 
+/* Field F (0: entry, 1: func offset) of functab entry IDX, which may be nfunc. */
+static uint64_t ftab(const struct gopclntab *tab, size_t idx, int f)
+{
+	const uint8_t *p = tab->data + tab->functab_off + (idx * 2 + f) * tab->ftab_field;
+
+	return get_uint(p, tab->ftab_field);
+}
+
+/*
+ * What the header points at, checked before any answer is given from it:
+ * its instruction size, where the functions' records begin, every file a
+ * compilation unit names (the start of a string of the file table), and
+ * every function: in address order, its record inside the section and
+ * naming the same entry, its name the start of a string of the name table.
+ * A bit flipped in the header's count or offsets of functions, names or
+ * files fails one of these, where it used to answer with another
+ * function's name or file. NULL when all hold.
+ */
+static const char *check_tables(const struct gopclntab *tab)
+{
+	uint64_t prev = 0, entry, rec, nameoff, want;
+	size_t i;
+
+	if (tab->quantum != 1 && tab->quantum != 2 && tab->quantum != 4)
+		return "its instruction size (quantum) is not 1, 2 or 4";
+	/* from Go 1.18 the records follow the nfunc + 1 pairs, 8-byte aligned */
+	want = (tab->nfunc * 2 + 1) * tab->ftab_field;
+	if (tab->magic != GOPCLNTAB_MAGIC_116 &&
+	    (ftab(tab, 0, 1) < want || ftab(tab, 0, 1) >= want + 8))
+		return "its function count does not end where the functions' records begin";
+	/* every file of a compilation unit: a string of the file table, or none (~0) */
+	for (i = 0; tab->cu_off < tab->filetab_off && tab->filetab_off < tab->len &&
+		    i < (tab->filetab_off - tab->cu_off) / 4;
+	     i++) {
+		rec = get_u32(tab->data + tab->cu_off + 4 * i);
+		if (rec != UINT32_MAX && (tab->filetab_off + rec >= tab->len ||
+					  (rec && tab->data[tab->filetab_off + rec - 1] != '\0')))
+			return "a compilation unit's file is not one of the file table's strings";
+	}
+	for (i = 0; i <= tab->nfunc; i++) {
+		entry = ftab(tab, i, 0);
+		if (entry < prev)
+			return "its functions are not in address order";
+		prev = entry;
+		if (i == tab->nfunc)
+			break;
+		/* _func starts with entry (pointer or uint32), then int32 nameOff */
+		rec = tab->functab_off + ftab(tab, i, 1);
+		if (!in_bounds(rec, tab->ftab_field + 4, tab->len))
+			return "a function's record lies outside the table";
+		if (get_uint(tab->data + rec, tab->ftab_field) != entry)
+			return "a function's record names another address";
+		nameoff = get_u32(tab->data + rec + tab->ftab_field);
+		if (tab->funcname_off + nameoff >= tab->len ||
+		    (nameoff && tab->data[tab->funcname_off + nameoff - 1] != '\0'))
+			return "a function's name is not one of the name table's strings";
+	}
+	return NULL;
+}
+
 struct gopclntab *gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start,
 				  char *err, size_t errlen)
 {
 	struct gopclntab *tab;
 	unsigned int p, nwords;
+	const char *why;
 	uint64_t w[8];
 	unsigned int i;
 	uint32_t magic;
@@ -189,6 +250,11 @@ struct gopclntab *gopclntab__open(const uint8_t *data, size_t len, uint64_t text
 		gopclntab__close(tab);
 		return NULL;
 	}
+	if ((why = check_tables(tab))) {
+		set_err(err, errlen, "function table fails a check: %s", why);
+		gopclntab__close(tab);
+		return NULL;
+	}
 	return tab;
 }
 
@@ -215,14 +281,6 @@ uint32_t gopclntab__magic(const struct gopclntab *tab)
 size_t gopclntab__nfunc(const struct gopclntab *tab)
 {
 	return tab->nfunc;
-}
-
-/* Field F (0: entry, 1: func offset) of functab entry IDX, which may be nfunc. */
-static uint64_t ftab(const struct gopclntab *tab, size_t idx, int f)
-{
-	const uint8_t *p = tab->data + tab->functab_off + (idx * 2 + f) * tab->ftab_field;
-
-	return get_uint(p, tab->ftab_field);
 }
 
 static uint64_t entry_pc(const struct gopclntab *tab, size_t idx)

@@ -6,7 +6,9 @@
 # ASan+UBSan build, where any sanitizer report fails the case. Inputs: a
 # missing path, a directory, a text file, an empty file, /bin/ls, copies of
 # testdata/traced (go$V plain, newest toolchain) truncated to 64 KiB and
-# other sizes, with its build info overwritten, built for arm64; usage errors,
+# other sizes, with its build info overwritten, with a bit flipped in
+# .gopclntab's header (refused with the reason, by check and addr2line),
+# built for arm64; usage errors,
 # addr2line's too (each says what is wrong, then points at --help).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +39,21 @@ head -c $((bi_size - 16)) /dev/urandom | tr '\0' '\377' |
 	dd of="$work/buildinfo-garbage" bs=1 seek=$((bi_off + 16)) conv=notrunc status=none
 printf '\377\377\377\377\377\377\377\377\377\377\377' |
 	dd of="$work/buildinfo-garbage" bs=1 seek=$((bi_off + 32)) conv=notrunc status=none
+
+# a bit flipped in .gopclntab's header: its instruction size (byte 6), the
+# low byte of its function count (8), of its name, file and function table
+# offsets (32, 48, 64)
+read -r pc_off < <(readelf -SW "$good" | sed 's/^ *\[ *[0-9]*\] *//' |
+	awk '$1 == ".gopclntab" { print $4 }')
+pc_off=$((0x$pc_off))
+for at in 6 8 32 48 64; do
+	cp "$good" "$work/pclntab-flip$at"
+	python3 -c 'import sys
+p, at = sys.argv[1], int(sys.argv[2])
+b = bytearray(open(p, "rb").read())
+b[at] ^= 0x10
+open(p, "wb").write(b)' "$work/pclntab-flip$at" $((pc_off + at))
+done
 
 arm=$work/traced-arm64
 (cd "$TOP/testdata/traced" && CGO_ENABLED=0 GOARCH=arm64 "/usr/lib/go-$v/bin/go" build -o "$arm" .) 2>/dev/null
@@ -112,6 +129,20 @@ a2l_case() {
 		fi
 	done
 }
+# a function table that fails a check: check says why; addr2line answers nothing from it
+for at in 6 8 32 48 64; do
+	case_ ".gopclntab header, bit 4 of byte $at flipped" 0 \
+		"cannot read Go's function table: function table fails a check: " "$work/pclntab-flip$at"
+	out=$(echo 0x401000 | "$CTXPROF" addr2line "$work/pclntab-flip$at" 2>&1)
+	rc=$?
+	if [ "$rc" = 1 ] && [ "$(head -n 1 <<<"$out")" = "$work/pclntab-flip$at: no Go function table it can read" ] &&
+		grep -q "^$work/pclntab-flip$at: cannot read Go's function table: function table fails a check: " <<<"$out" &&
+		[ "$(wc -l <<<"$out")" = 2 ]; then
+		ok "addr2line, .gopclntab byte $at flipped: exit 1, no answer: $(tail -n 1 <<<"$out")"
+	else
+		not_ok "addr2line, .gopclntab byte $at flipped: exit $rc: $out"
+	fi
+done
 a2l_case "with no binary" 2 "^addr2line: no BINARY given$"
 a2l_case "with options and no binary" 2 "^addr2line: no BINARY given$" -a -i
 a2l_case "with an unknown option" 2 "^addr2line: unknown option '--frobnicate'$" --frobnicate "$good"

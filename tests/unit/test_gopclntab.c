@@ -472,7 +472,10 @@ static void test_bad_headers(void)
 	}
 }
 
-/* Corrupt entries inside a table that opens: only the affected function fails. */
+/*
+ * A corrupt entry in the function table: the table is refused when opened,
+ * with the reason, so that no answer comes from it.
+ */
 static void test_bad_funcs(void)
 {
 	static const struct {
@@ -488,16 +491,15 @@ static void test_bad_funcs(void)
 		{ "funcoff 2^32-1", 0, true, 0xffffffff },
 		{ "Go 1.16 funcoff 2^64-1", 2, true, UINT64_MAX },
 		{ "Go 1.16 32-bit funcoff 2^32-1", 4, true, 0xffffffff },
+		{ "nameOff inside a name", 0, false, 1 },
 	};
 	const struct format *fmt;
-	struct gopclntab_func fn;
 	struct gopclntab *tab;
 	unsigned int field;
-	char got[128];
+	char err[256] = "";
 	uint8_t *copy;
 	struct table t;
 	size_t i, at;
-	int rc;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		fmt = &formats[cases[i].format];
@@ -511,23 +513,42 @@ static void test_bad_funcs(void)
 			put_uint(t.b + t.func_at[1] + field, cases[i].val, 4);
 		}
 		copy = dup_exact(t.b, t.len);
-		tab = gopclntab__open(copy, t.len, 0, NULL, 0);
-		if (!check(tab != NULL, desc("%s: open", cases[i].what), "a table", "NULL")) {
-			free(copy);
-			continue;
-		}
-		rc = gopclntab__func(tab, 1, &fn);
-		verdict(rc < 0, desc("%s: func 1", cases[i].what), "an error",
-			func_str(got, sizeof(got), rc, &fn));
-		rc = gopclntab__lookup(tab, func_entry(1), &fn);
-		verdict(rc < 0, desc("%s: lookup 0x%llx", cases[i].what,
-				     (unsigned long long)func_entry(1)),
-			"an error", func_str(got, sizeof(got), rc, &fn));
-		check_func(desc("%s: find \"%s\" still works", cases[i].what, funcs[2].name),
-			   gopclntab__find(tab, funcs[2].name, &fn), &fn, 2);
+		err[0] = '\0';
+		tab = gopclntab__open(copy, t.len, 0, err, sizeof(err));
+		verdict(!tab && strstr(err, "function table fails a check: "),
+			desc("%s: refused", cases[i].what), "NULL, fails a check", tab ? "a table" : err);
 		gopclntab__close(tab);
 		free(copy);
 	}
+}
+
+/* A bit flipped in the header's instruction size, or functions out of order: refused. */
+static void test_bad_header(void)
+{
+	const struct format *fmt = &formats[0];
+	struct gopclntab *tab;
+	char err[256] = "";
+	uint8_t *copy;
+	struct table t;
+
+	build(&t, fmt, TEXT_START, false);
+	t.b[6] ^= 0x10;
+	copy = dup_exact(t.b, t.len);
+	tab = gopclntab__open(copy, t.len, 0, err, sizeof(err));
+	verdict(!tab && strstr(err, "quantum"), desc("quantum 17: refused"), "NULL, the quantum",
+		tab ? "a table" : err);
+	gopclntab__close(tab);
+	free(copy);
+	build(&t, fmt, TEXT_START, false);
+	/* pair 1's entry above pair 2's */
+	put_uint(t.b + t.pcln + 2 * 4, 0xffff, 4);
+	copy = dup_exact(t.b, t.len);
+	err[0] = '\0';
+	tab = gopclntab__open(copy, t.len, 0, err, sizeof(err));
+	verdict(!tab && strstr(err, "fails a check"), desc("functions out of order: refused"),
+		"NULL, fails a check", tab ? "a table" : err);
+	gopclntab__close(tab);
+	free(copy);
 }
 
 /* The first section named NAME, and its header. */
@@ -978,6 +999,7 @@ int main(void)
 	test_truncation();
 	test_bad_headers();
 	test_bad_funcs();
+	test_bad_header();
 	test_inlining();
 	test_real_binary();
 	return tap_done();
