@@ -159,4 +159,28 @@ for case in "bad1:3:invalid JSON on line 3" "bad2:1:a record without stacks" "ba
 		not_ok "convert, $what: exit $rc, $(tr '\n' ' ' <"$work/$f.err"), output $([ -e "$work/out.pb.gz" ] && echo written || echo none)"
 	fi
 done
+# records that break the schema: each refused by file, line and field, nothing written
+first=$(head -n 1 "$work/live.jsonl")
+while IFS='|' read -r what edit want; do
+	{ head -n 1 "$work/live.jsonl"; jq -c "$edit" <<<"$first"; } >"$work/schema.jsonl"
+	rm -f "$work/out.pb.gz"
+	"$CTXPROF" convert --pprof "$work/out.pb.gz" "$work/schema.jsonl" 2>"$work/schema.err"
+	rc=$?
+	if [ "$rc" = 1 ] && grep -qF "schema.jsonl:2: $want" "$work/schema.err" && [ ! -e "$work/out.pb.gz" ]; then
+		ok "convert, $what: exit 1, $(head -n 1 "$work/schema.err" | sed "s|$work/||")"
+	else
+		not_ok "convert, $what: exit $rc, $(tr '\n' ' ' <"$work/schema.err"), output $([ -e "$work/out.pb.gz" ] && echo written || echo none)"
+	fi
+done <<'CASES'
+no trace_source|del(.trace_source)|"trace_source" missing
+no origin|del(.origin)|"origin" missing
+no mappings|del(.mappings)|"mappings" missing
+negative samples|.samples = -3|"samples" missing or not an integer of at least 1
+negative cpu_ns|.cpu_ns = -5|"cpu_ns" missing, negative
+pid 0|.pid = 0|"pid" missing or not a process ID
+a stack with 0 samples|.stacks[0].samples = 0|stack 0: "samples" missing or not an integer of at least 1
+a number for comm|.comm = 5|"comm" missing or not a string
+a number for a frame's file|.stacks[0].frames[0].file = 7|stack 0, frame 0: "file" is not a string
+end before start|.end = "2001-01-01T00:00:00.000000Z"|"end" is before "start"
+CASES
 done_testing

@@ -446,11 +446,8 @@ static bool parse_origin(const char *s, enum rec_origin *o)
 	static const enum rec_origin all[] = { REC_SAMPLING, REC_WALL, REC_CUSTOM, REC_UPROBE };
 	size_t i;
 
-	/* records older than the field: sampling */
-	if (!s) {
-		*o = REC_SAMPLING;
-		return true;
-	}
+	if (!s)
+		return false;
 	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		if (!strcmp(s, rec_origin__name(all[i]))) {
 			*o = all[i];
@@ -503,8 +500,8 @@ static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 		return fail("\"stacks\" missing or not an array");
 	json_array_foreach(stacks, i, st) {
 		v = json_object_get(st, "samples");
-		if (!json_is_integer(v) || json_integer_value(v) < 0)
-			return fail("stack %zu: \"samples\" missing or negative", i);
+		if (!json_is_integer(v) || json_integer_value(v) < 1)
+			return fail("stack %zu: \"samples\" missing or not an integer of at least 1", i);
 		frames = json_object_get(st, "frames");
 		if (!json_is_array(frames))
 			return fail("stack %zu: \"frames\" missing or not an array", i);
@@ -530,8 +527,15 @@ static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 					    "(written by a ctxprof-go older than convert?)",
 					    i, j);
 			fr->pc = fr->addr;
-			fr->file = json_string_value(json_object_get(f, "file"));
-			fr->line = json_integer_value(json_object_get(f, "line"));
+			v = json_object_get(f, "file");
+			if (v && !json_is_string(v))
+				return fail("stack %zu, frame %zu: \"file\" is not a string", i, j);
+			fr->file = json_string_value(v);
+			v = json_object_get(f, "line");
+			if (v && (!json_is_integer(v) || json_integer_value(v) < 0))
+				return fail("stack %zu, frame %zu: \"line\" is not an integer of at least 0",
+					    i, j);
+			fr->line = json_integer_value(v);
 			fr->inlined = json_is_true(json_object_get(f, "inlined"));
 			fr++;
 		}
@@ -545,18 +549,22 @@ static int parse_mappings(json_t *o, struct rec *r, struct rec_mem *m, char *err
 	struct rec_mapping *out;
 	size_t i, n = 0;
 
-	if (!maps)
-		return 0;
 	if (!json_is_array(maps))
-		return fail("\"mappings\" is not an array");
+		return fail("\"mappings\" missing or not an array");
 	out = rec_alloc(m, json_array_size(maps), sizeof(*out));
 	if (!out)
 		return fail("out of memory");
 	r->mappings = out;
 	json_array_foreach(maps, i, mj) {
 		if (!hex_u64(json_object_get(mj, "start"), &out[n].start) ||
-		    !hex_u64(json_object_get(mj, "limit"), &out[n].limit))
-			continue;
+		    !hex_u64(json_object_get(mj, "limit"), &out[n].limit) ||
+		    out[n].limit < out[n].start)
+			return fail("mapping %zu: \"start\" or \"limit\" missing, not 0x hex, or limit "
+				    "below start",
+				    i);
+		if (!json_is_string(json_object_get(mj, "file")) ||
+		    !json_is_string(json_object_get(mj, "build_id")))
+			return fail("mapping %zu: \"file\" or \"build_id\" missing or not a string", i);
 		/* records before the field was written have none: 0 */
 		if (!hex_u64(json_object_get(mj, "offset"), &out[n].offset))
 			out[n].offset = 0;
@@ -577,21 +585,22 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	memset(r, 0, sizeof(*r));
 	if (!json_is_object(o))
 		return fail("not a JSON object");
-	if (!json_is_integer(json_object_get(o, "pid")))
-		return fail("\"pid\" missing or not an integer");
-	r->pid = json_integer_value(json_object_get(o, "pid"));
+	v = json_object_get(o, "pid");
+	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX)
+		return fail("\"pid\" missing or not a process ID (1 to 2^31-1)");
+	r->pid = json_integer_value(v);
 	v = json_object_get(o, "comm");
 	if (!json_is_string(v))
 		return fail("\"comm\" missing or not a string");
 	r->comm = (const uint8_t *)json_string_value(v);
 	r->comm_len = json_string_length(v);
 	v = json_object_get(o, "samples");
-	if (!json_is_integer(v))
-		return fail("\"samples\" missing or not an integer");
+	if (!json_is_integer(v) || json_integer_value(v) < 1)
+		return fail("\"samples\" missing or not an integer of at least 1");
 	r->samples = json_integer_value(v);
 	v = json_object_get(o, "cpu_ns");
-	if (!json_is_integer(v) && !json_is_null(v))
-		return fail("\"cpu_ns\" missing or neither an integer nor null");
+	if ((!json_is_integer(v) && !json_is_null(v)) || json_integer_value(v) < 0)
+		return fail("\"cpu_ns\" missing, negative, or neither an integer nor null");
 	r->cpu_ns = json_is_integer(v) ? json_integer_value(v) : -1;
 	for (i = 0; i < 2; i++) {
 		k = i ? "span_id" : "trace_id";
@@ -601,21 +610,27 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	}
 	r->trace_id = json_string_value(json_object_get(o, "trace_id"));
 	r->span_id = json_string_value(json_object_get(o, "span_id"));
-	/* older records have none */
-	r->trace_source = json_string_value(json_object_get(o, "trace_source"));
+	v = json_object_get(o, "trace_source");
+	if (!json_is_string(v) && !json_is_null(v))
+		return fail("\"trace_source\" missing or neither a string nor null");
+	r->trace_source = json_string_value(v);
 	if (!parse_origin(json_string_value(json_object_get(o, "origin")), &r->origin))
-		return fail("\"origin\" is not sampling, wall, custom or uprobe");
+		return fail("\"origin\" missing or not sampling, wall, custom or uprobe");
+	/* CPU time is the samples' only for CPU samples: the others have none */
+	if ((r->origin == REC_SAMPLING) != (r->cpu_ns >= 0))
+		return fail("\"cpu_ns\" is %s for a record of origin %s",
+			    r->cpu_ns >= 0 ? "a number" : "null", rec_origin__name(r->origin));
 	if (r->origin == REC_WALL) {
 		v = json_object_get(o, "wall_ns");
 		r->state = json_string_value(json_object_get(o, "state"));
-		if (!json_is_integer(v) || !r->state)
-			return fail("a wall record without \"wall_ns\" or \"state\"");
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || !r->state)
+			return fail("a wall record without \"wall_ns\" (at least 0) or \"state\"");
 		r->wall_ns = json_integer_value(v);
 		/* older records have none: every sample was a look */
 		v = json_object_get(o, "observed");
-		if (v && (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		if (v && (!json_is_integer(v) || json_integer_value(v) < 1 ||
 			  (uint64_t)json_integer_value(v) > r->samples))
-			return fail("\"observed\" is not an integer from 0 to \"samples\"");
+			return fail("\"observed\" is not an integer from 1 to \"samples\"");
 		r->observed = v ? (uint64_t)json_integer_value(v) : r->samples;
 		v = json_object_get(o, "wait_reason");
 		if (!json_is_string(v) && !json_is_null(v))
@@ -625,9 +640,20 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	if (!parse_time(json_object_get(o, "start"), &r->start_ns) ||
 	    !parse_time(json_object_get(o, "end"), &r->end_ns))
 		return fail("\"start\" or \"end\" missing or not an RFC 3339 UTC time");
+	if (r->end_ns < r->start_ns)
+		return fail("\"end\" is before \"start\"");
+	for (i = 0; i < 2; i++) {
+		k = i ? "pod_uid" : "container_id";
+		v = json_object_get(o, k);
+		if (v && !json_is_string(v) && !json_is_null(v))
+			return fail("\"%s\" is neither a string nor null", k);
+	}
 	r->container_id = json_string_value(json_object_get(o, "container_id"));
 	r->pod_uid = json_string_value(json_object_get(o, "pod_uid"));
-	r->ns_pid = json_integer_value(json_object_get(o, "ns_pid"));
+	v = json_object_get(o, "ns_pid");
+	if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 1))
+		return fail("\"ns_pid\" is neither a process ID nor null");
+	r->ns_pid = json_integer_value(v);
 	if (r->origin == REC_CUSTOM || r->origin == REC_UPROBE) {
 		v = json_object_get(o, "context");
 		r->context = json_is_integer(v) ? (uint64_t)json_integer_value(v) :
