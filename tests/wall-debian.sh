@@ -33,7 +33,8 @@ free_port() {
 
 srv_bin=$(go_build "$newest" plain httpserver) || not_ok "go$newest httpserver: build failed"
 "$srv_bin" >"$work/srv.addr" 2>/dev/null &
-for ((i = 0; i < 100 && $(wc -l <"$work/srv.addr") < 2; i++)); do sleep 0.1; done
+# its two addresses; a busy machine can take a while to start it
+for ((i = 0; i < 600 && $(wc -l <"$work/srv.addr") < 2; i++)); do sleep 0.1; done
 upstream=$(awk '$1 == "http" { print $2 }' "$work/srv.addr")
 [ -n "$upstream" ] || { not_ok "testdata/httpserver did not start"; done_testing; }
 
