@@ -501,6 +501,19 @@ static int follow_processes(struct session *s)
 	return 0;
 }
 
+/* --uprobe BINARY:SYMBOL: BINARY's string pages in the processes that run it. */
+static void map_uprobe_strings(struct session *s, const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+	char path[PATH_MAX];
+
+	if (!colon || (size_t)(colon - spec) >= sizeof(path))
+		return;
+	memcpy(path, spec, colon - spec);
+	path[colon - spec] = '\0';
+	session__map_binary_strings(s, path);
+}
+
 /* --pin DIR and --uprobe BINARY:SYMBOL: their messages are their own. */
 static int attach_custom(struct session *s)
 {
@@ -518,6 +531,7 @@ static int attach_custom(struct session *s)
 		s->uprobe_links[i] = uprobe__attach(s->skel, cfg->uprobes[i], cfg->uprobe_abi, i);
 		if (!s->uprobe_links[i])
 			return -EINVAL;
+		map_uprobe_strings(s, cfg->uprobes[i]);
 	}
 	return 0;
 }

@@ -113,6 +113,12 @@ void session__handle_execs(struct session *s);
 void session__reap_targets(struct session *s);
 /* Maps in every target's string constants again: labels whose bytes could not be read. */
 void session__map_strings(struct session *s);
+/*
+ * --uprobe on a Go function of PATH: the string constants of every process
+ * that runs it now are mapped in, as a target's are, so that the probe can
+ * read their label keys (Go copies string headers, never their bytes).
+ */
+void session__map_binary_strings(struct session *s, const char *path);
 /* --otlp: what a target is, for its resource (otlp_process_fn). */
 bool session__describe_process(void *ctx, uint32_t pid, struct otlp_process *out);
 

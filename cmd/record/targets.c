@@ -398,6 +398,30 @@ void session__map_strings(struct session *s)
 	hashmap__foreach(s->targets, map_strings_one, s);
 }
 
+void session__map_binary_strings(struct session *s, const char *path)
+{
+	struct target t = { .pidfd = -1 };
+	struct stat want, st;
+	char exe[64], err[256];
+	struct dirent *d;
+	DIR *dir;
+
+	if (stat(path, &want) != 0 || !(t.gb = binaries__get(path, err, sizeof(err))))
+		return;
+	if ((dir = opendir("/proc"))) {
+		while ((d = readdir(dir))) {
+			t.pid = atoi(d->d_name);
+			if (t.pid <= 0)
+				continue;
+			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t.pid);
+			if (stat(exe, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino)
+				map_strings(&t);
+		}
+		closedir(dir);
+	}
+	binaries__put(t.gb);
+}
+
 /* T's layout into the kernel's targets map: from now on its samples are taken. */
 static int install_target(struct session *s, const struct target *t,
 			  const struct target_info *info, bool quiet)
