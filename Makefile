@@ -194,16 +194,27 @@ san: $(SAN_OUTPUT)/ctxprof-go $(SAN_UNIT_BINS)
 # libFuzzer targets: the readers built with the fuzzer's coverage and ASan+UBSan
 FUZZ_OUTPUT := $(OUTPUT)/fuzz
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
-FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUTPUT)/%.o,$(wildcard offsets/*.c))
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUTPUT)/%.o,$(LIB_SRCS)) \
+	$(patsubst $(OUTPUT)/%.c,$(FUZZ_OUTPUT)/%.o,$(OTLP_PB_C))
 
-$(FUZZ_OUTPUT)/%.o: %.c $(wildcard offsets/*.h) $(GOLAYOUT_INC)
+$(FUZZ_OUTPUT)/otlp/%.pb-c.o: $(OUTPUT)/otlp/%.pb-c.c $(OTLP_PB_H)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
 
-$(FUZZ_OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS) $(FUZZ_OUTPUT)/golayout/golayout.o
+$(FUZZ_OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(OTLP_PB_H) $(HDRS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
+
+$(FUZZ_OUTPUT)/libctxprof.a: $(FUZZ_LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(FUZZ_OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OUTPUT)/libctxprof.a
 	$(call msg,FUZZER,$@)
-	$(Q)$(CLANG) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -Ioffsets $^ $(LDLIBS) -o $@
+	$(Q)$(CLANG) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -Ioffsets $< \
+		$(FUZZ_OUTPUT)/libctxprof.a $(LDLIBS) -o $@
 
 fuzz: $(patsubst tests/fuzz/fuzz_%.c,$(FUZZ_OUTPUT)/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
 	$(Q)bash tests/fuzz/run.sh

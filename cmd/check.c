@@ -315,12 +315,13 @@ int check__main(int argc, char **argv)
 			fputs(usage, stdout);
 			return EXIT_SUPPORTED;
 		default:
-			fputs(usage, stderr);
+			/* getopt said which option */
+			fprintf(stderr, "Try 'ctxprof-go check --help'.\n");
 			return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "check: no binary given\n\n%s", usage);
+		fprintf(stderr, "check: no binary given\nTry 'ctxprof-go check --help'.\n");
 		return EXIT_USAGE;
 	}
 	for (i = optind; i < argc; i++) {

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cmd/output/folded.h"
+#include "cmd/output/jsonl.h"
 #include "cmd/output/pprof.h"
 #include "cmd/output/rec.h"
 #include "convert.h"
@@ -36,7 +37,8 @@ static const char usage[] =
 	"jq selection of one trace, and writes them in another format. The result\n"
 	"is the same as the live options give for the same records. A line that is\n"
 	"not a ctxprof-go record stops it, with the line's number: nothing is\n"
-	"written, and no record is left out silently.\n"
+	"written, and no record is left out silently. Records are held to the\n"
+	"schema in ctxprof-go(8); a string over 1 MiB or a line over 1 GiB is refused.\n"
 	"\n"
 	"      --pprof FILE           gzip-compressed profile.proto, for go tool pprof\n"
 	"  -f, --folded               comm;root;...;leaf COUNT lines (flame graphs)\n"
@@ -68,15 +70,16 @@ int convert__main(int argc, char **argv)
 	};
 	const char *pprof = NULL, *input = "-";
 	bool folded = false, trace_root = false, wall = false;
-	size_t cap = 0, lineno = 0, bad = 0, good = 0;
-	char *line = NULL, err[256];
+	size_t len, bad = 0, good = 0;
+	const char *line;
+	char err[256];
+	struct jsonl *jl = NULL;
 	struct pprof *pp = NULL;
 	struct folded *fo = NULL;
 	json_error_t jerr;
 	FILE *in = stdin;
-	ssize_t len;
 	json_t *rec;
-	int opt, ret = 1;
+	int opt, n, ret = 1;
 
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
@@ -123,12 +126,12 @@ int convert__main(int argc, char **argv)
 		pp = pprof__new();
 	else
 		fo = folded__new();
-	if (!pp && !fo) {
+	jl = jsonl__new(in);
+	if ((!pp && !fo) || !jl) {
 		fprintf(stderr, "out of memory\n");
 		goto out;
 	}
-	while ((len = getline(&line, &cap, in)) > 0) {
-		lineno++;
+	while ((n = jsonl__next(jl, &line, &len, err, sizeof(err))) > 0) {
 		if (len == 1 && line[0] == '\n')
 			continue;
 		/* labels may hold NUL, written as \u0000 */
@@ -143,15 +146,22 @@ int convert__main(int argc, char **argv)
 		}
 		json_decref(rec);
 		if (++bad <= MAX_BAD_LINES)
-			fprintf(stderr, "%s:%zu: %s\n", strcmp(input, "-") ? input : "<stdin>", lineno, err);
+			fprintf(stderr, "%s:%zu: %s\n", strcmp(input, "-") ? input : "<stdin>",
+				jsonl__lineno(jl), err);
 	}
-	if (ferror(in)) {
-		fprintf(stderr, "failed to read %s: %s\n", input, strerror(errno));
+	if (n == -E2BIG || n == -EINVAL) {
+		/* a binary file, or a line no record comes near: read no further */
+		fprintf(stderr, "%s:%zu: %s; stopped reading, nothing written\n",
+			strcmp(input, "-") ? input : "<stdin>", jsonl__lineno(jl), err);
+		goto out;
+	}
+	if (n < 0) {
+		fprintf(stderr, "failed to read %s: %s\n", input, err);
 		goto out;
 	}
 	if (bad) {
 		fprintf(stderr, "%zu of %zu lines are not ctxprof-go records; nothing written\n", bad,
-			lineno);
+			jsonl__lineno(jl));
 		goto out;
 	}
 	if (pprof) {
@@ -173,7 +183,7 @@ int convert__main(int argc, char **argv)
 		ret = 1;
 	}
 out:
-	free(line);
+	jsonl__free(jl);
 	pprof__free(pp);
 	folded__free(fo);
 	if (in && in != stdin)

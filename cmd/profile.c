@@ -379,6 +379,12 @@ static int parse_otlp_queue(struct options *o, size_t m, const char *arg)
 
 static int parse_uprobe(struct options *o, size_t m, const char *arg)
 {
+	const char *colon = strrchr(arg, ':');
+
+	if (!colon || colon == arg || !colon[1]) {
+		fprintf(stderr, "--uprobe '%s': expected BINARY:SYMBOL, both named\n", arg);
+		return ARG_BAD;
+	}
 	if (o->nuprobes >= MAX_UPROBES) {
 		fprintf(stderr, "at most %d --uprobe options\n", MAX_UPROBES);
 		return ARG_BAD;
@@ -490,10 +496,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		for (i = 0; i < NOPTS && opt_table[i].key != c; i++)
 			;
-		if (i == NOPTS) {
-			fputs(usage, stderr);
-			return 2;
-		}
+		if (i == NOPTS)
+			return 2; /* getopt said which option */
 		ret = opt_table[i].parse(o, opt_table[i].member, optarg);
 		if (ret != ARG_OK)
 			return ret == ARG_EXIT ? 0 : 2;
@@ -507,7 +511,9 @@ static int parse_operands(int argc, char **argv, struct options *o)
 	if (optind == argc)
 		return 0;
 	if (optind + 1 < argc || parse_seconds(argv[optind], &o->duration)) {
-		fprintf(stderr, "unexpected argument '%s'\n\n%s", argv[optind], usage);
+		fprintf(stderr, "unexpected argument '%s': neither a duration in seconds nor a "
+				"subcommand (check, addr2line, convert)\n",
+			argv[optind]);
 		return -1;
 	}
 	return 0;
@@ -537,9 +543,11 @@ static int check_combination(const struct options *o)
 		return 2;
 	}
 	if (!o->npids && !o->all && !o->pin_dir && !o->nuprobes) {
-		fprintf(stderr,
-			"no target: give -p PID, --all, --pin DIR or --uprobe BINARY:SYMBOL\n\n%s",
-			usage);
+		fprintf(stderr, "no target: give -p PID, --all, --pin DIR or --uprobe BINARY:SYMBOL\n");
+		return 2;
+	}
+	if (o->append && !o->output) {
+		fprintf(stderr, "--append adds to the file of -o FILE: give -o\n");
 		return 2;
 	}
 	return -1;

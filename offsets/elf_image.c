@@ -22,39 +22,91 @@ struct elf_image {
 	size_t phnum;
 };
 
-/*
- * A file cut short (a partial copy or download) still parses, with headers
- * describing bytes that are not there: say so rather than reporting later
- * that some section is missing.
- */
-static int check_extent(const struct elf_image *img, char *err, size_t errlen)
+/* Does [OFF, OFF + LEN) lie inside the file? Header values are anything: no wrapping. */
+static bool inside(const struct elf_image *img, uint64_t off, uint64_t len)
 {
-	uint64_t need = 0, end;
+	return off <= img->size && len <= img->size - off;
+}
+
+/*
+ * Every header must describe bytes the file holds. A file cut short (a
+ * partial copy or download) still parses, with headers describing bytes
+ * that are not there: say so rather than report later that some section
+ * is missing. A header that is not what ELF says (an entry size, a name
+ * outside the name table) makes the file one no reader agrees on.
+ */
+static int check_headers(const struct elf_image *img, char *err, size_t errlen)
+{
+	size_t shnum, i, phsize = gelf_fsize(img->elf, ELF_T_PHDR, 1, EV_CURRENT);
+	size_t shsize = gelf_fsize(img->elf, ELF_T_SHDR, 1, EV_CURRENT);
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
 	GElf_Phdr ph;
-	size_t i;
 
-	if (img->ehdr.e_shnum)
-		need = img->ehdr.e_shoff + (uint64_t)img->ehdr.e_shnum * img->ehdr.e_shentsize;
-	end = img->ehdr.e_phoff + (uint64_t)img->phnum * img->ehdr.e_phentsize;
-	need = end > need ? end : need;
-	for (i = 0; need <= img->size && i < img->phnum; i++) {
-		if (gelf_getphdr(img->elf, i, &ph) && ph.p_type == PT_LOAD) {
-			end = ph.p_offset + ph.p_filesz;
-			need = end > need ? end : need;
-		}
-	}
-	while (need <= img->size && (scn = elf_nextscn(img->elf, scn)) != NULL) {
-		if (gelf_getshdr(scn, &shdr) && shdr.sh_type != SHT_NOBITS) {
-			end = shdr.sh_offset + shdr.sh_size;
-			need = end > need ? end : need;
-		}
-	}
-	if (need > img->size) {
-		set_err(err, errlen, "truncated ELF file: %zu bytes, its headers need at least %llu",
-			img->size, (unsigned long long)need);
+	if (elf_getshdrnum(img->elf, &shnum) != 0) {
+		set_err(err, errlen, "bad ELF section header table: %s", elf_errmsg(-1));
 		return -1;
+	}
+	if (img->ehdr.e_phnum == PN_XNUM && img->phnum < PN_XNUM) {
+		set_err(err, errlen, "bad ELF header: 65535 (PN_XNUM) program headers, and section 0 "
+				     "does not hold their count");
+		return -1;
+	}
+	if ((img->ehdr.e_shoff && img->ehdr.e_shentsize != shsize) ||
+	    (img->ehdr.e_phnum && img->ehdr.e_phentsize != phsize)) {
+		set_err(err, errlen, "bad ELF header: header entries of %u and %u bytes, not %zu and %zu",
+			img->ehdr.e_shentsize, img->ehdr.e_phentsize, shsize, phsize);
+		return -1;
+	}
+	/*
+	 * From the ELF header itself: libelf counts no sections or segments
+	 * when their table lies past the end (extended numbering keeps the
+	 * count in section 0, which needs the table too).
+	 */
+	if ((img->ehdr.e_shoff &&
+	     !inside(img, img->ehdr.e_shoff, (uint64_t)(img->ehdr.e_shnum ?: 1) * shsize)) ||
+	    (img->ehdr.e_phnum && img->ehdr.e_phnum != PN_XNUM &&
+	     !inside(img, img->ehdr.e_phoff, (uint64_t)img->ehdr.e_phnum * phsize)) ||
+	    (shnum && !inside(img, img->ehdr.e_shoff, (uint64_t)shnum * shsize)) ||
+	    (img->phnum && !inside(img, img->ehdr.e_phoff, (uint64_t)img->phnum * phsize))) {
+		set_err(err, errlen, "truncated ELF file: %zu bytes, its header tables lie past them",
+			img->size);
+		return -1;
+	}
+	for (i = 0; i < img->phnum; i++) {
+		if (!gelf_getphdr(img->elf, i, &ph)) {
+			set_err(err, errlen, "bad ELF program header %zu: %s", i, elf_errmsg(-1));
+			return -1;
+		}
+		if (ph.p_type == PT_LOAD && !inside(img, ph.p_offset, ph.p_filesz)) {
+			set_err(err, errlen, "truncated ELF file: %zu bytes, segment %zu needs %llu at %llu",
+				img->size, i, (unsigned long long)ph.p_filesz,
+				(unsigned long long)ph.p_offset);
+			return -1;
+		}
+	}
+	if (shnum && (img->shstrndx >= shnum || !(scn = elf_getscn(img->elf, img->shstrndx)) ||
+		      !gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_STRTAB)) {
+		set_err(err, errlen, "bad ELF header: section %zu holds no section names", img->shstrndx);
+		return -1;
+	}
+	for (scn = NULL; (scn = elf_nextscn(img->elf, scn)) != NULL;) {
+		i = elf_ndxscn(scn);
+		if (!gelf_getshdr(scn, &shdr)) {
+			set_err(err, errlen, "bad ELF section header %zu: %s", i, elf_errmsg(-1));
+			return -1;
+		}
+		if (shdr.sh_type != SHT_NOBITS && !inside(img, shdr.sh_offset, shdr.sh_size)) {
+			set_err(err, errlen, "truncated ELF file: %zu bytes, section %zu needs %llu at %llu",
+				img->size, i, (unsigned long long)shdr.sh_size,
+				(unsigned long long)shdr.sh_offset);
+			return -1;
+		}
+		if (!elf_strptr(img->elf, img->shstrndx, shdr.sh_name)) {
+			set_err(err, errlen, "bad ELF section header %zu: its name lies outside the name table",
+				i);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -137,7 +189,7 @@ struct elf_image *elf_image__open(const char *path, char *err, size_t errlen)
 		set_err(err, errlen, "bad ELF program header table: %s", elf_errmsg(-1));
 		goto fail;
 	}
-	if (check_extent(img, err, errlen) != 0) {
+	if (check_headers(img, err, errlen) != 0) {
 		saved = ENOEXEC;
 		goto fail;
 	}

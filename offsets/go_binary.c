@@ -1010,6 +1010,7 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	const GElf_Ehdr *eh;
 	struct go_binary *gb;
 	char ierr[ERR_LEN];
+	GElf_Phdr ph;
 
 	gb = calloc(1, sizeof(*gb));
 	if (!gb || !(gb->path = strdup(path))) {
@@ -1032,6 +1033,13 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 		return gb;
 	}
 	eh = elf_image__ehdr(gb->img);
+	if ((eh->e_type != ET_EXEC && eh->e_type != ET_DYN) || elf_image__phdr(gb->img, PT_LOAD, &ph)) {
+		/* nothing the kernel would run, nor anything a sample's address could be in */
+		note(&gb->problems, "not an executable: %s",
+		     eh->e_type != ET_EXEC && eh->e_type != ET_DYN ? "ELF type is neither EXEC nor DYN"
+								  : "no loadable segment");
+		return gb;
+	}
 	gb->arch = arch_name(eh, gb->arch_buf, sizeof(gb->arch_buf));
 	gb->pie = eh->e_type == ET_DYN;
 	gb->cgo = elf_image__needed(gb->img) > 0;
@@ -1098,6 +1106,11 @@ void go_binary__close(struct go_binary *gb)
 bool go_binary__supported(const struct go_binary *gb)
 {
 	return gb->problems.n == 0 && gb->tls_known && gb->source != GO_SOURCE_NONE;
+}
+
+bool go_binary__is_elf(const struct go_binary *gb)
+{
+	return gb->img != NULL;
 }
 
 int go_binary__rodata(const struct go_binary *gb, uint64_t *addr, uint64_t *len)

@@ -72,6 +72,8 @@ struct go_binary *go_binary__open_symbols(const char *path, char *err, size_t er
 void go_binary__close(struct go_binary *gb);
 
 bool go_binary__supported(const struct go_binary *gb);
+/* Is the file an ELF file whose every header lies inside it? If not, problem 0 says why. */
+bool go_binary__is_elf(const struct go_binary *gb);
 const char *go_binary__path(const struct go_binary *gb);
 /* The ELF entry point as linked: a PIE's load bias is AT_ENTRY minus this. */
 uint64_t go_binary__entry(const struct go_binary *gb);

@@ -111,7 +111,8 @@ fi
 case_ "supported and unsupported together" 1 "supported: go1" "$good" /bin/ls
 case_ "readable and missing together" 2 "No such file" "$good" "$work/does-not-exist"
 case_ "no arguments" 2 "no binary given"
-case_ "unknown option" 2 "Usage: ctxprof-go check" --frobnicate "$good"
+case_ "unknown option" 2 "unrecognized option '--frobnicate'" --frobnicate "$good"
+case_ "unknown option, then where the usage is" 2 "^Try 'ctxprof-go check --help'.$" -z "$good"
 case_ "help" 0 "Examples:" --help
 
 # addr2line's usage errors: what is wrong, then where the usage is

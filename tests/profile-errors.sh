@@ -134,7 +134,7 @@ refuses "--uprobe on a directory" 1 "^--uprobe $work:main.burnDo: $work is not a
 	"$CTXPROF" --uprobe "$work:main.burnDo" -d 1
 refuses "--uprobe on a text file" 1 "^--uprobe $work/text.txt:main.burnDo: $work/text.txt is not an ELF file$" \
 	"$CTXPROF" --uprobe "$work/text.txt:main.burnDo" -d 1
-refuses "--uprobe on a truncated ELF file" 1 "symbol main.burnDo not found in $work/truncated" \
+refuses "--uprobe on a truncated ELF file" 1 "^--uprobe $work/truncated:main.burnDo: $work/truncated: truncated ELF file: 2000 bytes" \
 	"$CTXPROF" --uprobe "$work/truncated:main.burnDo" -d 1
 refuses "--uprobe on a missing symbol" 1 "symbol main.noSuchFunc not found in $bin: neither a Go function" \
 	"$CTXPROF" --uprobe "$bin:main.noSuchFunc" -d 1

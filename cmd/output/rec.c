@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jsonl.h"
 #include "rec.h"
 
 /* Length of the valid UTF-8 sequence at S (at most LEN bytes, LEN > 0), or 0. */
@@ -89,15 +90,22 @@ static void put_fmt(struct strbuf *b, const char *fmt, uint64_t v)
 /*
  * S as a JSON string: invalid UTF-8 becomes U+FFFD; quotes, backslashes
  * and control characters (NUL too) are escaped as jansson escapes them.
+ * Cut where it would pass the limit readers hold strings to (only a
+ * hostile binary's function name comes near it). A label key's NUL is
+ * U+FFFD as well: JSON allows it in an object key, but jansson and many
+ * other readers refuse it.
  */
-static void put_json(struct strbuf *b, const uint8_t *s, size_t len)
+static void put_json_as(struct strbuf *b, const uint8_t *s, size_t len, bool key)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t i = 0, run = 0, n;
+	size_t i = 0, run = 0, n, base;
 	char esc[6];
 
 	strbuf__put(b, "\"", 1);
+	base = b->n;
 	while (i < len) {
+		if (b->n - base + run + 6 >= JSONL_MAX_STRING)
+			break;
 		/* function names and file paths: printable ASCII all through */
 		if (s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\') {
 			i++;
@@ -117,7 +125,7 @@ static void put_json(struct strbuf *b, const uint8_t *s, size_t len)
 			i += n;
 			continue;
 		}
-		if (!n) {
+		if (!n || (key && !s[i])) {
 			strbuf__put(b, "\xef\xbf\xbd", 3);
 		} else if (s[i] == '"' || s[i] == '\\') {
 			esc[0] = '\\';
@@ -137,6 +145,11 @@ static void put_json(struct strbuf *b, const uint8_t *s, size_t len)
 	}
 	strbuf__put(b, s + i - run, run);
 	strbuf__put(b, "\"", 1);
+}
+
+static void put_json(struct strbuf *b, const uint8_t *s, size_t len)
+{
+	put_json_as(b, s, len, false);
 }
 
 static void put_cstr(struct strbuf *b, const char *s)
@@ -200,8 +213,9 @@ static bool same_key(const struct rec_label *a, const struct rec_label *b)
 	size_t i = 0, j = 0, n, m;
 
 	while (i < a->key_len && j < b->key_len) {
-		n = utf8_seq(a->key + i, a->key_len - i);
-		m = utf8_seq(b->key + j, b->key_len - j);
+		/* NUL is written as invalid bytes are */
+		n = a->key[i] ? utf8_seq(a->key + i, a->key_len - i) : 0;
+		m = b->key[j] ? utf8_seq(b->key + j, b->key_len - j) : 0;
 		if (n != m || (n && memcmp(a->key + i, b->key + j, n)))
 			return false;
 		i += n ? n : 1;
@@ -221,7 +235,7 @@ static void put_labels(struct strbuf *b, const struct rec *r)
 			continue;
 		if (b->p[b->n - 1] != '{')
 			strbuf__put(b, ",", 1);
-		put_json(b, r->labels[i].key, r->labels[i].key_len);
+		put_json_as(b, r->labels[i].key, r->labels[i].key_len, true);
 		strbuf__put(b, ":", 1);
 		put_json(b, r->labels[last].value, r->labels[last].value_len);
 	}
@@ -273,7 +287,7 @@ int rec__json(const struct rec *r, struct strbuf *b)
 			continue;
 		if (j++)
 			strbuf__put(b, ",", 1);
-		put_json(b, r->labels[i].key, r->labels[i].key_len);
+		put_json_as(b, r->labels[i].key, r->labels[i].key_len, true);
 	}
 	strbuf__put(b, "]", 1);
 	put_key(b, "more_labels");
@@ -409,34 +423,74 @@ static bool hex_u64(json_t *v, uint64_t *out)
 	const char *s = json_string_value(v);
 	char *end;
 
-	if (!s || strncmp(s, "0x", 2) != 0)
+	size_t i;
+
+	if (!s || strncmp(s, "0x", 2) != 0 || !s[2])
 		return false;
+	for (i = 2; s[i]; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
 	errno = 0;
 	*out = strtoull(s + 2, &end, 16);
 	return !errno && end != s + 2 && !*end;
 }
 
-/* "2026-11-22T11:40:01.123456Z" in ns since the epoch; false if not that shape. */
+/* "2026-11-22T11:40:01.123456Z" (the schema's shape, microseconds) in ns since the epoch. */
 static bool parse_time(json_t *v, int64_t *ns)
 {
 	const char *s = json_string_value(v), *rest;
 	struct tm tm = {};
 	long frac = 0;
-	int digits = 0;
+	int i;
 
-	if (!s || !(rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)))
+	if (!s || strlen(s) != 27 || !(rest = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) || rest != s + 19 ||
+	    *rest != '.' || rest[7] != 'Z')
 		return false;
-	if (*rest == '.') {
-		for (rest++; *rest >= '0' && *rest <= '9'; rest++, digits++)
-			if (digits < 9)
-				frac = frac * 10 + (*rest - '0');
-		for (; digits < 9; digits++)
-			frac *= 10;
+	for (i = 1; i <= 6; i++) {
+		if (rest[i] < '0' || rest[i] > '9')
+			return false;
+		frac = frac * 10 + (rest[i] - '0');
 	}
-	if (strcmp(rest, "Z") != 0)
-		return false;
-	*ns = (int64_t)timegm(&tm) * 1000000000 + frac;
+	*ns = (int64_t)timegm(&tm) * 1000000000 + frac * 1000;
 	return true;
+}
+
+/* Is V a string of N lowercase hex digits (N 0: any even number), with the dashes of UUID where asked? */
+static bool hex_string(json_t *v, size_t n, bool uuid)
+{
+	const char *s = json_string_value(v);
+	size_t i, len;
+
+	if (!s)
+		return false;
+	len = strlen(s);
+	if (len != json_string_length(v) || (n ? len != n : len % 2))
+		return false;
+	for (i = 0; i < len; i++) {
+		if (uuid && (i == 8 || i == 13 || i == 18 || i == 23)) {
+			if (s[i] != '-')
+				return false;
+		} else if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The first key of O not in KEYS (NULL-terminated), or NULL: the schema allows no others. */
+static const char *unknown_key(json_t *o, const char *const *keys)
+{
+	const char *k;
+	size_t i;
+	json_t *v;
+
+	json_object_foreach(o, k, v) {
+		for (i = 0; keys[i] && strcmp(keys[i], k); i++)
+			;
+		if (!keys[i])
+			return k;
+	}
+	return NULL;
 }
 
 #define fail(...) (snprintf(err, errlen, __VA_ARGS__), -EINVAL)
@@ -466,8 +520,13 @@ static int parse_labels(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 
 	if (!json_is_object(labels))
 		return fail("\"labels\" missing or not an object");
-	if (cut && !json_is_array(cut))
-		return fail("\"truncated\" is not an array");
+	if (!json_is_array(cut))
+		return fail("\"truncated\" missing or not an array");
+	json_array_foreach(cut, i, c)
+		if (!json_is_string(c))
+			return fail("\"truncated\" holds something other than strings");
+	if (!json_is_boolean(json_object_get(o, "more_labels")))
+		return fail("\"more_labels\" missing or neither true nor false");
 	l = rec_alloc(m, json_object_size(labels), sizeof(*l));
 	if (!l)
 		return fail("out of memory");
@@ -491,7 +550,10 @@ static int parse_labels(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 
 static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
 {
+	static const char *const stack_keys[] = { "samples", "frames", NULL };
+	static const char *const frame_keys[] = { "func", "addr", "file", "line", "inlined", NULL };
 	json_t *stacks = json_object_get(o, "stacks"), *st, *frames, *f, *v;
+	const char *k;
 	struct rec_stack *s;
 	struct rec_frame *fr;
 	size_t i, j, total = 0;
@@ -499,6 +561,10 @@ static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 	if (!json_is_array(stacks))
 		return fail("\"stacks\" missing or not an array");
 	json_array_foreach(stacks, i, st) {
+		if (!json_is_object(st))
+			return fail("stack %zu is not an object", i);
+		if ((k = unknown_key(st, stack_keys)))
+			return fail("stack %zu: unknown field \"%s\"", i, k);
 		v = json_object_get(st, "samples");
 		if (!json_is_integer(v) || json_integer_value(v) < 1)
 			return fail("stack %zu: \"samples\" missing or not an integer of at least 1", i);
@@ -519,6 +585,16 @@ static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 		s[i].frames = fr;
 		s[i].nframes = json_array_size(frames);
 		json_array_foreach(frames, j, f) {
+			if (!json_is_object(f))
+				return fail("stack %zu, frame %zu is not an object", i, j);
+			if ((k = unknown_key(f, frame_keys)))
+				return fail("stack %zu, frame %zu: unknown field \"%s\"", i, j, k);
+			if (!json_object_get(f, "file") != !json_object_get(f, "line"))
+				return fail("stack %zu, frame %zu: \"file\" without \"line\" or the other "
+					    "way round", i, j);
+			v = json_object_get(f, "inlined");
+			if (v && !json_is_true(v))
+				return fail("stack %zu, frame %zu: \"inlined\" is there and not true", i, j);
 			fr->func = json_string_value(json_object_get(f, "func"));
 			if (!fr->func)
 				return fail("stack %zu, frame %zu: \"func\" missing", i, j);
@@ -545,7 +621,9 @@ static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 
 static int parse_mappings(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
 {
+	static const char *const mapping_keys[] = { "start", "limit", "offset", "file", "build_id", NULL };
 	json_t *maps = json_object_get(o, "mappings"), *mj;
+	const char *k;
 	struct rec_mapping *out;
 	size_t i, n = 0;
 
@@ -556,18 +634,22 @@ static int parse_mappings(json_t *o, struct rec *r, struct rec_mem *m, char *err
 		return fail("out of memory");
 	r->mappings = out;
 	json_array_foreach(maps, i, mj) {
+		if (!json_is_object(mj))
+			return fail("mapping %zu is not an object", i);
+		if ((k = unknown_key(mj, mapping_keys)))
+			return fail("mapping %zu: unknown field \"%s\"", i, k);
 		if (!hex_u64(json_object_get(mj, "start"), &out[n].start) ||
 		    !hex_u64(json_object_get(mj, "limit"), &out[n].limit) ||
 		    out[n].limit < out[n].start)
 			return fail("mapping %zu: \"start\" or \"limit\" missing, not 0x hex, or limit "
 				    "below start",
 				    i);
-		if (!json_is_string(json_object_get(mj, "file")) ||
-		    !json_is_string(json_object_get(mj, "build_id")))
-			return fail("mapping %zu: \"file\" or \"build_id\" missing or not a string", i);
-		/* records before the field was written have none: 0 */
+		if (!json_is_string(json_object_get(mj, "file")))
+			return fail("mapping %zu: \"file\" missing or not a string", i);
+		if (!hex_string(json_object_get(mj, "build_id"), 0, false))
+			return fail("mapping %zu: \"build_id\" missing or not hex", i);
 		if (!hex_u64(json_object_get(mj, "offset"), &out[n].offset))
-			out[n].offset = 0;
+			return fail("mapping %zu: \"offset\" missing or not 0x hex", i);
 		out[n].file = json_string_value(json_object_get(mj, "file")) ?: "";
 		out[n].build_id = json_string_value(json_object_get(mj, "build_id")) ?: "";
 		n++;
@@ -576,8 +658,70 @@ static int parse_mappings(json_t *o, struct rec *r, struct rec_mem *m, char *err
 	return 0;
 }
 
+/* V is null, or passes OK: "KEY" either way; missing is neither. */
+#define null_or(v, ok) (json_is_null(v) || (v && (ok)))
+
+/* Fields only records of some origins have, and those they must have (the schema's allOf). */
+static int check_origin_fields(json_t *o, enum rec_origin origin, char *err, size_t errlen)
+{
+	static const char *const wall[] = { "state", "wait_reason", "wall_ns", "observed" };
+	static const char *const event[] = { "context", "tid", "goid" };
+	bool is_wall = origin == REC_WALL, is_event = origin == REC_CUSTOM || origin == REC_UPROBE;
+	size_t i;
+
+	for (i = 0; i < sizeof(wall) / sizeof(wall[0]); i++)
+		if (!is_wall && json_object_get(o, wall[i]))
+			return fail("\"%s\" in a record of origin %s (wall records only)", wall[i],
+				    rec_origin__name(origin));
+	for (i = 0; i < sizeof(event) / sizeof(event[0]); i++) {
+		if (!is_event && json_object_get(o, event[i]))
+			return fail("\"%s\" in a record of origin %s (events only)", event[i],
+				    rec_origin__name(origin));
+		if (is_event && !json_object_get(o, event[i]))
+			return fail("\"%s\" missing (every event has it)", event[i]);
+	}
+	return 0;
+}
+
+static int parse_event(json_t *o, struct rec *r, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, "context");
+	const char *s = json_string_value(v);
+	char *end;
+
+	if (r->samples != 1)
+		return fail("\"samples\" of an event is not 1");
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		r->context = json_integer_value(v);
+	} else {
+		/* above 2^63 - 1: decimal digits in a string */
+		errno = 0;
+		r->context = s && *s >= '0' && *s <= '9' ? strtoull(s, &end, 10) : 0;
+		if (!s || *s < '0' || *s > '9' || errno || *end)
+			return fail("\"context\" is neither an integer of at least 0 nor a string of digits");
+	}
+	v = json_object_get(o, "tid");
+	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX)
+		return fail("\"tid\" is not a thread ID (1 to 2^31-1)");
+	r->tid = json_integer_value(v);
+	v = json_object_get(o, "goid");
+	if (!json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 0))
+		return fail("\"goid\" is neither an integer of at least 0 nor null");
+	r->has_goid = json_is_integer(v);
+	r->goid = json_integer_value(v);
+	return 0;
+}
+
 int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
 {
+	static const char *const keys[] = {
+		"trace_id", "trace_source", "span_id", "labels", "truncated", "more_labels", "pid",
+		"comm", "container_id", "pod_uid", "ns_pid", "origin", "state", "wait_reason",
+		"wall_ns", "observed", "samples", "cpu_ns", "start", "end", "stacks", "mappings",
+		"context", "tid", "goid", NULL,
+	};
+	static const char *const sources[] = { "label", "traceparent", "otel-sdk", NULL };
+	static const char *const states[] = { "running", "runnable", "waiting", "syscall", NULL };
 	const char *k;
 	json_t *v;
 	int i, ret;
@@ -585,6 +729,8 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	memset(r, 0, sizeof(*r));
 	if (!json_is_object(o))
 		return fail("not a JSON object");
+	if ((k = unknown_key(o, keys)))
+		return fail("unknown field \"%s\"", k);
 	v = json_object_get(o, "pid");
 	if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > INT32_MAX)
 		return fail("\"pid\" missing or not a process ID (1 to 2^31-1)");
@@ -602,20 +748,24 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	if ((!json_is_integer(v) && !json_is_null(v)) || json_integer_value(v) < 0)
 		return fail("\"cpu_ns\" missing, negative, or neither an integer nor null");
 	r->cpu_ns = json_is_integer(v) ? json_integer_value(v) : -1;
-	for (i = 0; i < 2; i++) {
-		k = i ? "span_id" : "trace_id";
-		v = json_object_get(o, k);
-		if (!json_is_string(v) && !json_is_null(v))
-			return fail("\"%s\" missing or neither a string nor null", k);
-	}
-	r->trace_id = json_string_value(json_object_get(o, "trace_id"));
-	r->span_id = json_string_value(json_object_get(o, "span_id"));
+	v = json_object_get(o, "trace_id");
+	if (!null_or(v, hex_string(v, 32, false)))
+		return fail("\"trace_id\" missing or neither 32 lowercase hex digits nor null");
+	r->trace_id = json_string_value(v);
+	v = json_object_get(o, "span_id");
+	if (!null_or(v, hex_string(v, 16, false)))
+		return fail("\"span_id\" missing or neither 16 lowercase hex digits nor null");
+	r->span_id = json_string_value(v);
 	v = json_object_get(o, "trace_source");
-	if (!json_is_string(v) && !json_is_null(v))
-		return fail("\"trace_source\" missing or neither a string nor null");
 	r->trace_source = json_string_value(v);
+	for (i = 0; r->trace_source && sources[i] && strcmp(sources[i], r->trace_source); i++)
+		;
+	if (!null_or(v, r->trace_source && sources[i]))
+		return fail("\"trace_source\" missing or not label, traceparent, otel-sdk or null");
 	if (!parse_origin(json_string_value(json_object_get(o, "origin")), &r->origin))
 		return fail("\"origin\" missing or not sampling, wall, custom or uprobe");
+	if ((ret = check_origin_fields(o, r->origin, err, errlen)))
+		return ret;
 	/* CPU time is the samples' only for CPU samples: the others have none */
 	if ((r->origin == REC_SAMPLING) != (r->cpu_ns >= 0))
 		return fail("\"cpu_ns\" is %s for a record of origin %s",
@@ -623,8 +773,11 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	if (r->origin == REC_WALL) {
 		v = json_object_get(o, "wall_ns");
 		r->state = json_string_value(json_object_get(o, "state"));
-		if (!json_is_integer(v) || json_integer_value(v) < 0 || !r->state)
-			return fail("a wall record without \"wall_ns\" (at least 0) or \"state\"");
+		for (i = 0; r->state && states[i] && strcmp(states[i], r->state); i++)
+			;
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || !r->state || !states[i])
+			return fail("a wall record without \"wall_ns\" (at least 0) or \"state\" (running, "
+				    "runnable, waiting or syscall)");
 		r->wall_ns = json_integer_value(v);
 		/* older records have none: every sample was a look */
 		v = json_object_get(o, "observed");
@@ -633,36 +786,29 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 			return fail("\"observed\" is not an integer from 1 to \"samples\"");
 		r->observed = v ? (uint64_t)json_integer_value(v) : r->samples;
 		v = json_object_get(o, "wait_reason");
-		if (!json_is_string(v) && !json_is_null(v))
-			return fail("\"wait_reason\" neither a string nor null");
+		if (!null_or(v, json_is_string(v)))
+			return fail("\"wait_reason\" missing or neither a string nor null");
 		r->wait_reason = json_string_value(v);
 	}
 	if (!parse_time(json_object_get(o, "start"), &r->start_ns) ||
 	    !parse_time(json_object_get(o, "end"), &r->end_ns))
-		return fail("\"start\" or \"end\" missing or not an RFC 3339 UTC time");
+		return fail("\"start\" or \"end\" missing or not an RFC 3339 UTC time in microseconds");
 	if (r->end_ns < r->start_ns)
 		return fail("\"end\" is before \"start\"");
-	for (i = 0; i < 2; i++) {
-		k = i ? "pod_uid" : "container_id";
-		v = json_object_get(o, k);
-		if (v && !json_is_string(v) && !json_is_null(v))
-			return fail("\"%s\" is neither a string nor null", k);
-	}
-	r->container_id = json_string_value(json_object_get(o, "container_id"));
-	r->pod_uid = json_string_value(json_object_get(o, "pod_uid"));
+	v = json_object_get(o, "container_id");
+	if (!null_or(v, hex_string(v, 64, false)))
+		return fail("\"container_id\" missing or neither 64 lowercase hex digits nor null");
+	r->container_id = json_string_value(v);
+	v = json_object_get(o, "pod_uid");
+	if (!null_or(v, hex_string(v, 36, true)))
+		return fail("\"pod_uid\" missing or neither a lowercase UUID nor null");
+	r->pod_uid = json_string_value(v);
 	v = json_object_get(o, "ns_pid");
-	if (v && !json_is_null(v) && (!json_is_integer(v) || json_integer_value(v) < 1))
-		return fail("\"ns_pid\" is neither a process ID nor null");
+	if (!null_or(v, json_is_integer(v) && json_integer_value(v) >= 1))
+		return fail("\"ns_pid\" missing or neither a process ID nor null");
 	r->ns_pid = json_integer_value(v);
-	if (r->origin == REC_CUSTOM || r->origin == REC_UPROBE) {
-		v = json_object_get(o, "context");
-		r->context = json_is_integer(v) ? (uint64_t)json_integer_value(v) :
-						 strtoull(json_string_value(v) ?: "0", NULL, 10);
-		r->tid = json_integer_value(json_object_get(o, "tid"));
-		v = json_object_get(o, "goid");
-		r->has_goid = json_is_integer(v);
-		r->goid = json_integer_value(v);
-	}
+	if ((r->origin == REC_CUSTOM || r->origin == REC_UPROBE) && (ret = parse_event(o, r, err, errlen)))
+		return ret;
 	if ((ret = parse_labels(o, r, m, err, errlen)) || (ret = parse_stacks(o, r, m, err, errlen)) ||
 	    (ret = parse_mappings(o, r, m, err, errlen)))
 		return ret;

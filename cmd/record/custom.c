@@ -345,6 +345,11 @@ struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum
 	}
 	/* Go functions are found through .gopclntab, which stripping keeps */
 	gb = binaries__get(path, err, sizeof(err));
+	if (gb && !go_binary__is_elf(gb)) {
+		/* libbpf would read its symbols from headers that point past its end */
+		fprintf(stderr, "--uprobe %s: %s: %s\n", spec, path, go_binary__problem(gb, 0));
+		goto out;
+	}
 	if (gb)
 		tab = go_binary__pclntab(gb);
 	go_fn = tab && gopclntab__find(tab, sym, &fn) == 0;

@@ -404,7 +404,8 @@ int processes__read(struct processes *p)
 	for (r = 0; r < p->nrings && !ret; r++)
 		ret = drain(p, &p->rings[r]);
 	/* CPUs' records interleave: an exec on one CPU, its mmaps on another */
-	qsort(p->batch, p->nbatch, sizeof(*p->batch), by_time);
+	if (p->nbatch)
+		qsort(p->batch, p->nbatch, sizeof(*p->batch), by_time);
 	for (i = 0; i < p->nbatch; i++) {
 		apply(p, &p->batch[i]);
 		free(p->batch[i].name);

@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /* fuzz_go_binary.c: libFuzzer target for the whole binary reader: ELF, build info, DWARF offsets, TLS, pclntab. */
-#define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "go_binary.h"
 #include "gopclntab.h"
+#include "memfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -24,14 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int fd;
 
 	/* go_binary__open maps a file: give it one in memory */
-	fd = memfd_create("fuzz", MFD_CLOEXEC);
+	fd = memfile(data, size, path, sizeof(path));
 	if (fd < 0)
 		return 0;
-	if (write(fd, data, size) != (ssize_t)size) {
-		close(fd);
-		return 0;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	gb = go_binary__open(path, err, sizeof(err));
 	if (gb) {
 		if (go_binary__supported(gb) && go_binary__layout(gb, &l) != 0)
