@@ -127,6 +127,8 @@ static uint64_t ftab(const struct gopclntab *tab, size_t idx, int f)
  * files fails one of these, where it used to answer with another
  * function's name or file. NULL when all hold.
  */
+static const char *check_pc_tables(const struct gopclntab *tab);
+
 static const char *check_tables(const struct gopclntab *tab)
 {
 	uint64_t prev = 0, entry, rec, nameoff, want;
@@ -166,7 +168,7 @@ static const char *check_tables(const struct gopclntab *tab)
 		    (nameoff && tab->data[tab->funcname_off + nameoff - 1] != '\0'))
 			return "a function's name is not one of the name table's strings";
 	}
-	return NULL;
+	return check_pc_tables(tab);
 }
 
 struct gopclntab *gopclntab__open(const uint8_t *data, size_t len, uint64_t text_start,
@@ -536,6 +538,65 @@ static const char *pc_file(const struct gopclntab *tab, const struct gopclntab_f
 static bool func_readable(const struct gopclntab *tab, const struct gopclntab_func *fn)
 {
 	return in_bounds(fn->func_off, func_header(tab), tab->len);
+}
+
+/*
+ * Does FN's table at TABOFF end where a table must: at its terminator, past
+ * the entry and not past the function? With CU set, is every value a file
+ * of FN's compilation unit? A table offset, or the pc tables' or CU
+ * table's base, that is off by a few bytes fails this at once: the varints
+ * decode from the middle of another table.
+ */
+static bool pc_table_fits(const struct gopclntab *tab, const struct gopclntab_func *fn,
+			  uint32_t taboff, bool cu)
+{
+	uint64_t off = tab->pctab_off + taboff, cur = fn->entry, idx;
+	uint64_t nfiles = (tab->filetab_off - tab->cu_off) / 4;
+	uint32_t uv, pcdelta;
+	int32_t val = -1;
+
+	/* offset 0 is "no table" (pctab starts with one 0 byte that no table uses) */
+	if (!taboff)
+		return true;
+	for (;;) {
+		if (!uvarint(tab, &off, &uv))
+			return false;
+		if (uv == 0 && cur != fn->entry)
+			return cur <= fn->end;
+		val += (int32_t)(-(uv & 1) ^ (uv >> 1));
+		if (!uvarint(tab, &off, &pcdelta) || pcdelta == 0)
+			return false;
+		cur += (uint64_t)pcdelta * tab->quantum;
+		if (cur > fn->end)
+			return false;
+		if (cu) {
+			idx = (uint32_t)(func_u32(tab, fn, FUNC_CUOFF) + (uint32_t)val);
+			if (val < 0 || idx >= nfiles || get_u32(tab->data + tab->cu_off + 4 * idx) == UINT32_MAX)
+				return false;
+		}
+	}
+}
+
+/* Every function's stack, file and line tables (check_tables' last step). */
+static const char *check_pc_tables(const struct gopclntab *tab)
+{
+	struct gopclntab_func fn;
+	size_t i;
+
+	if (tab->cu_off > tab->filetab_off || tab->filetab_off > tab->len)
+		return "its compilation units' table does not end where its file table begins";
+	if (tab->pctab_off >= tab->len || tab->data[tab->pctab_off] != 0)
+		return "its pc tables do not start with the byte Go's linker puts there";
+	for (i = 0; i < tab->nfunc; i++) {
+		if (gopclntab__func(tab, i, &fn) != 0 || !func_readable(tab, &fn))
+			return "a function's record lies outside the table";
+		if (!pc_table_fits(tab, &fn, func_u32(tab, &fn, FUNC_PCSP), false) ||
+		    !pc_table_fits(tab, &fn, func_u32(tab, &fn, FUNC_PCLN), false))
+			return "a function's stack or line table does not fit the function";
+		if (!pc_table_fits(tab, &fn, func_u32(tab, &fn, FUNC_PCFILE), true))
+			return "a function's file table names files outside its compilation unit";
+	}
+	return NULL;
 }
 
 int gopclntab__line(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t pc,

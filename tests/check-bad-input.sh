@@ -41,12 +41,12 @@ printf '\377\377\377\377\377\377\377\377\377\377\377' |
 	dd of="$work/buildinfo-garbage" bs=1 seek=$((bi_off + 32)) conv=notrunc status=none
 
 # a bit flipped in .gopclntab's header: its instruction size (byte 6), the
-# low byte of its function count (8), of its name, file and function table
-# offsets (32, 48, 64)
+# low byte of its function count (8), of its name, CU, file, pc and
+# function table offsets (32, 40, 48, 56, 64)
 read -r pc_off < <(readelf -SW "$good" | sed 's/^ *\[ *[0-9]*\] *//' |
 	awk '$1 == ".gopclntab" { print $4 }')
 pc_off=$((0x$pc_off))
-for at in 6 8 32 48 64; do
+for at in 6 8 32 40 48 56 64; do
 	cp "$good" "$work/pclntab-flip$at"
 	python3 -c 'import sys
 p, at = sys.argv[1], int(sys.argv[2])
@@ -131,7 +131,7 @@ a2l_case() {
 	done
 }
 # a function table that fails a check: check says why; addr2line answers nothing from it
-for at in 6 8 32 48 64; do
+for at in 6 8 32 40 48 56 64; do
 	case_ ".gopclntab header, bit 4 of byte $at flipped" 0 \
 		"cannot read Go's function table: function table fails a check: " "$work/pclntab-flip$at"
 	out=$(echo 0x401000 | "$CTXPROF" addr2line "$work/pclntab-flip$at" 2>&1)

@@ -112,11 +112,14 @@ def elf_cases(tag, data, rnd):
         yield ALL, f"{tag} PT_LOAD {i} starts past EOF", put(data, at + 0x08, "<Q", size + 4096)
         off = struct.unpack_from("<Q", data, at + 0x08)[0]
         yield ALL, f"{tag} PT_LOAD {i} runs past EOF", put(data, at + 0x20, "<Q", size - off + 1)
-    # .gopclntab: every header byte, one bit each; the magic, quantum and
-    # pointer size must be refused; the rest may read as other values
+    # .gopclntab: every header byte, one bit each; the magic, quantum,
+    # pointer size, function count and table offsets must be refused; the
+    # pad bytes, the file count and textStart (which the ELF header gives)
+    # are not read
     pcln = e.section(".gopclntab")
+    unread = {4, 5} | set(range(16, 24)) | (set(range(24, 32)) if data[pcln[4]] != 0xfa else set())
     for b in range(80):
-        must = "check,addr2line" if b < 8 and b not in (4, 5) else "-"
+        must = "check,addr2line" if b < 8 + 8 * (8 if data[pcln[4]] != 0xfa else 7) and b not in unread else "-"
         yield must, f"{tag} .gopclntab header byte {b} bit-flipped", \
             flip(data, pcln[4] + b, rnd.randrange(8))
     for k in range(40):

@@ -115,7 +115,7 @@ static void build(struct table *t, const struct format *fmt, uint64_t header_tex
 {
 	unsigned int field = is_116(fmt) ? fmt->ptrsize : 4;
 	unsigned int nwords = is_116(fmt) ? 7 : 8;
-	size_t i, names, pcln, fn, end;
+	size_t i, names, pctab, pcln, fn, end;
 	uint32_t nameoff[NFUNC];
 	uint64_t entry;
 
@@ -130,6 +130,10 @@ static void build(struct table *t, const struct format *fmt, uint64_t header_tex
 	if (!names_last)
 		end = align8(put_names(t, names, nameoff));
 
+	/* the CU, file and pc tables: empty, but for the 0 byte the linker starts pctab with */
+	pctab = end;
+	end = align8(end + 1);
+
 	/* functab: NFUNC + 1 pairs {entry, funcoff}, then the _func structs */
 	pcln = t->pcln = end;
 	fn = pcln + (NFUNC + 1) * 2 * field;
@@ -142,7 +146,8 @@ static void build(struct table *t, const struct format *fmt, uint64_t header_tex
 			break;
 		put_uint(t->b + pcln + (2 * i + 1) * field, fn - pcln, field);
 		t->func_at[i] = fn;
-		fn += field + 8; /* entry, nameOff, and args as a stand-in for the rest */
+		/* entry, nameOff, then zeros: no pc tables, no pcdata, no funcdata */
+		fn += field + (fmt->magic == GOPCLNTAB_MAGIC_120 ? 40 : 36);
 	}
 	end = fn;
 
@@ -161,14 +166,14 @@ static void build(struct table *t, const struct format *fmt, uint64_t header_tex
 	set_word(t, 1, 1); /* nfiles */
 	if (is_116(fmt)) {
 		set_word(t, W116_FUNCNAME, names);
-		for (i = 3; i < W116_PCLN; i++) /* cu, file and pc tables: unused, empty */
-			set_word(t, i, names);
+		for (i = 3; i < W116_PCLN; i++) /* cu, file and pc tables */
+			set_word(t, i, pctab);
 		set_word(t, W116_PCLN, pcln);
 	} else {
 		set_word(t, W118_TEXT, header_text);
 		set_word(t, W118_FUNCNAME, names);
 		for (i = 4; i < W118_PCLN; i++)
-			set_word(t, i, names);
+			set_word(t, i, pctab);
 		set_word(t, W118_PCLN, pcln);
 	}
 }
@@ -818,7 +823,7 @@ static void build_inline(struct table *t, struct inl_memory *m, const struct for
 	memcpy(t->b + n, "/src/x.go", 10);
 	n = align8(n + 10);
 	pctab = n;
-	t->b[n++] = 0x7f; /* no table starts at offset 0 */
+	t->b[n++] = 0; /* as the linker writes it: no table starts at offset 0 */
 	pcfile = n - pctab;
 	t->b[n++] = 2; /* file 0 ... */
 	t->b[n++] = INL_SIZE; /* ... for the whole function */
