@@ -176,8 +176,15 @@ def record_cases(records, validator):
             variants += [(edited(rec, path, v, False), f"= {s}") for v, s in WRONG
                          if v != rec_get(rec, path)]
             for r, what in variants:
-                must = "convert" if any(True for _ in validator.iter_errors(r)) else "ok"
+                must = "convert" if any(True for _ in validator.iter_errors(r)) or not whole(r) else "ok"
                 yield must, f"{tag}: {where} {what}", (json.dumps(r) + "\n").encode()
+
+
+def whole(rec):
+    """The rules beyond the schema (man page, convert): the stacks' samples add
+    up to the record's, and "truncated" names labels of the record."""
+    return (sum(s["samples"] for s in rec["stacks"]) == rec["samples"] and
+            all(k in rec["labels"] for k in rec["truncated"]))
 
 
 def rec_get(rec, path):
@@ -199,6 +206,10 @@ def huge_cases(records):
          + "\n").encode()
     yield "ok", "labels with 10,000 keys", \
         (json.dumps(dict(rec, labels={f"k{i}": "v" for i in range(10000)})) + "\n").encode()
+    yield "convert", "stacks whose samples do not add up to the record's", \
+        (json.dumps(dict(rec, samples=rec["samples"] + 1)) + "\n").encode()
+    yield "convert", "truncated naming no label", \
+        (json.dumps(dict(rec, truncated=["no-such-label"])) + "\n").encode()
     yield "convert", "arrays nested 1,000,000 deep", b"[" * 1000000 + b"]" * 1000000 + b"\n"
     yield "convert", "1 MiB of NUL bytes", b"\0" * (1 << 20)
     yield "convert", "1 MiB of random bytes", random.Random(7).randbytes(1 << 20)

@@ -182,5 +182,9 @@ a stack with 0 samples|.stacks[0].samples = 0|stack 0: "samples" missing or not 
 a number for comm|.comm = 5|"comm" missing or not a string
 a number for a frame's file|.stacks[0].frames[0].file = 7|stack 0, frame 0: "file" is not a string
 end before start|.end = "2001-01-01T00:00:00.000000Z"|"end" is before "start"
+stacks not adding up to samples|.samples += 1|the stacks' samples add up to
+truncated naming no label|.truncated = ["nope"]|"truncated" names "nope", which is no label
+a trace ID that is not 32 hex digits|.trace_id = "xyz"|"trace_id" missing or neither 32 lowercase hex digits nor null
+an unknown field|.colour = "red"|unknown field "colour"
 CASES
 done_testing

@@ -64,6 +64,8 @@ done
 [ "${#pids[@]}" -gt 0 ] || done_testing
 # a plain net/http server whose requests wait, with a traceparent each and no labels
 srv_bin=$(go_build "$newest" plain httpserver) || not_ok "go$newest httpserver: build failed"
+# the file first: the loop may look before the background shell has opened it
+: >"$work/srv.addr"
 "$srv_bin" >"$work/srv.addr" 2>/dev/null &
 srv=$!
 # its two addresses; a busy machine can take a while to start it

@@ -32,6 +32,8 @@ free_port() {
 }
 
 srv_bin=$(go_build "$newest" plain httpserver) || not_ok "go$newest httpserver: build failed"
+# the file first: the loop may look before the background shell has opened it
+: >"$work/srv.addr"
 "$srv_bin" >"$work/srv.addr" 2>/dev/null &
 # its two addresses; a busy machine can take a while to start it
 for ((i = 0; i < 600 && $(wc -l <"$work/srv.addr") < 2; i++)); do sleep 0.1; done

@@ -522,9 +522,13 @@ static int parse_labels(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 		return fail("\"labels\" missing or not an object");
 	if (!json_is_array(cut))
 		return fail("\"truncated\" missing or not an array");
-	json_array_foreach(cut, i, c)
+	json_array_foreach(cut, i, c) {
 		if (!json_is_string(c))
 			return fail("\"truncated\" holds something other than strings");
+		/* beyond the schema: what it lists are labels of the record */
+		if (!json_object_get(labels, json_string_value(c)))
+			return fail("\"truncated\" names \"%s\", which is no label", json_string_value(c));
+	}
 	if (!json_is_boolean(json_object_get(o, "more_labels")))
 		return fail("\"more_labels\" missing or neither true nor false");
 	l = rec_alloc(m, json_object_size(labels), sizeof(*l));
@@ -557,6 +561,7 @@ static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 	struct rec_stack *s;
 	struct rec_frame *fr;
 	size_t i, j, total = 0;
+	uint64_t sum = 0;
 
 	if (!json_is_array(stacks))
 		return fail("\"stacks\" missing or not an array");
@@ -568,11 +573,16 @@ static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 		v = json_object_get(st, "samples");
 		if (!json_is_integer(v) || json_integer_value(v) < 1)
 			return fail("stack %zu: \"samples\" missing or not an integer of at least 1", i);
+		sum += json_integer_value(v);
 		frames = json_object_get(st, "frames");
 		if (!json_is_array(frames))
 			return fail("stack %zu: \"frames\" missing or not an array", i);
 		total += json_array_size(frames);
 	}
+	/* beyond the schema: every sample is one of a stack's */
+	if (sum != r->samples)
+		return fail("the stacks' samples add up to %" PRIu64 ", not \"samples\" (%" PRIu64 ")", sum,
+			    r->samples);
 	s = rec_alloc(m, json_array_size(stacks), sizeof(*s));
 	fr = rec_alloc(m, total, sizeof(*fr));
 	if (!s || !fr)
