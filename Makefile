@@ -1,5 +1,32 @@
 # SPDX-License-Identifier: GPL-2.0
 # Makefile: the one build of ctxprof-go; `make help` lists the targets.
+# ARCH: x86 or arm64, the host's by default. make ARCH=arm64 on an x86 host
+# cross-builds ./ctxprof-go in .output/arm64, against Debian's arm64
+# libraries and the arm64 kernel's BTF (tests/arm64-sysroot.sh fetches both)
+HOST_ARCH := $(shell uname -m | sed -e 's/^x86_64$$/x86/' -e 's/^aarch64$$/arm64/')
+ARCH ?= $(HOST_ARCH)
+# the names uname and other builds use, as the kernel's
+override ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
+ifeq ($(filter $(ARCH),x86 arm64),)
+$(error ARCH=$(ARCH): ctxprof-go builds for x86 or arm64)
+endif
+ifneq ($(ARCH),$(HOST_ARCH))
+ifneq ($(ARCH)-$(HOST_ARCH),arm64-x86)
+$(error ARCH=$(ARCH): cross builds are from x86 to arm64 only)
+endif
+OUTPUT ?= .output/arm64
+SYSROOT := $(OUTPUT)/sysroot
+CC := aarch64-linux-gnu-gcc --sysroot=$(SYSROOT)
+AR := aarch64-linux-gnu-ar
+PKG_CONFIG := PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) \
+	PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig:$(SYSROOT)/usr/share/pkgconfig pkg-config
+VMLINUX_BTF := $(OUTPUT)/vmlinux.btf
+.DEFAULT_GOAL := all
+# remade first when missing, then make starts over with the sysroot in place
+include $(OUTPUT)/sysroot.mk
+$(OUTPUT)/sysroot.mk: tests/arm64-sysroot.sh
+	$(Q)bash tests/arm64-sysroot.sh $(OUTPUT)
+endif
 OUTPUT ?= .output
 CC ?= cc
 CLANG ?= clang
@@ -89,6 +116,7 @@ help:
 	@echo '                (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, UNITDIR)'
 	@echo 'make uninstall  remove what make install put there (not /var/log/ctxprof-go)'
 	@echo 'make clean      remove ./ctxprof-go and .output/'
+	@echo 'ARCH=arm64      cross-build for arm64 on an x86 host (objects in .output/arm64)'
 	@echo 'V=1             show the commands'
 
 $(OUTPUT) $(OUTPUT)/tests $(SAN_OUTPUT)/tests:
@@ -127,7 +155,7 @@ $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 
 $(OUTPUT)/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS) $(OUTPUT)/vmlinux.h | $(OUTPUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(OUTPUT) -Ibpf -c $< -o $@
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Ibpf -c $< -o $@
 
 # the object is embedded in the binary; the skeleton's name is fixed so that code can rely on it
 $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
@@ -138,7 +166,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 $(OUTPUT)/bench/wall_iter.bpf.o: tests/bench/wall_iter.bpf.c $(OUTPUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(OUTPUT) -c $< -o $@
+	$(Q)$(CLANG) -g -O2 -Wall -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -c $< -o $@
 
 $(OUTPUT)/bench/wall_iter.skel.h: $(OUTPUT)/bench/wall_iter.bpf.o
 	$(call msg,GEN-SKEL,$@)

@@ -392,7 +392,7 @@ int uprobe_event(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	const struct go_layout *l = NULL;
-	__u64 rax = ctx->ax, rdi = ctx->di; /* the context allows no computed offsets */
+	__u64 rax = GO_ARG1(ctx), rdi = C_ARG1(ctx); /* the context allows no computed offsets */
 	__u32 idx = cookie >> 1;
 
 	if (idx) {

@@ -3,6 +3,7 @@
 #ifndef __GO_WALK_BPF_H
 #define __GO_WALK_BPF_H
 
+#include "arch.bpf.h"
 #include "ctxprof.h"
 #include "work.bpf.h"
 
@@ -325,7 +326,7 @@ __noinline int go_walk(struct work *w, const struct go_layout *l, __u32 want_goi
 	w->labels = 0;
 	w->cycles_ok = 0;
 	e->trace_rank = MAX_TRACE_KEYS;
-	fsbase = task->thread.fsbase;
+	fsbase = TASK_TLS_BASE(task);
 	if (!fsbase || read_user(&g, sizeof(g), fsbase + l->tls_g_offset))
 		return -1;
 	/* a thread Go has not adopted (cgo, start-up) has no g yet */

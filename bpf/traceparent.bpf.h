@@ -262,7 +262,7 @@ static __always_inline int grpc_headers(struct pt_regs *ctx, struct work *wk,
 {
 	struct work_ref ref = { .w = wk, .l = l };
 	struct grpc_stream_key key = { .tgid = tgid };
-	__u64 t = ctx->ax, frame = ctx->di, hf, fields[2];
+	__u64 t = GO_ARG1(ctx), frame = GO_ARG4(ctx), hf, fields[2];
 	struct hdr_walk *w = &wk->hw;
 
 	__builtin_memset(w, 0, sizeof(*w));
@@ -288,7 +288,7 @@ static __always_inline int grpc_headers(struct pt_regs *ctx, struct work *wk,
 static __always_inline int goroutine_key(struct pt_regs *ctx, const struct go_layout *l,
 					 __u32 tgid, struct goid_key *key)
 {
-	__u64 g = ctx->r14;
+	__u64 g = GO_G(ctx);
 
 	key->tgid = tgid;
 	key->__pad = 0;
@@ -312,8 +312,8 @@ static __always_inline void set_goroutine_ctx(const struct goid_key *key, const 
 static __always_inline int grpc_stream(struct pt_regs *ctx, const struct go_layout *l,
 				       const struct goid_key *key)
 {
-	struct grpc_stream_key skey = { .tgid = key->tgid, .transport = ctx->cx };
-	__u64 stream = ctx->di;
+	struct grpc_stream_key skey = { .tgid = key->tgid, .transport = GO_ARG3(ctx) };
+	__u64 stream = GO_ARG4(ctx);
 	struct trace_ctx *c;
 
 	if (!stream ||
@@ -379,7 +379,7 @@ static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
 {
 	__u8 ids[24];
 
-	if (read_span_ids(ctx->sp + l->otel.start_sc, l, ids))
+	if (read_span_ids(REG_SP(ctx) + l->otel.start_sc, l, ids))
 		return -1;
 	format_ctx(&wk->hw.ctx, ids, ids + 16, TRACE_CTX_OTEL);
 	set_goroutine_ctx(key, &wk->hw.ctx);
@@ -395,7 +395,7 @@ static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
 static __always_inline int otel_end(struct pt_regs *ctx, struct work *wk,
 				    const struct go_layout *l, const struct goid_key *key)
 {
-	__u64 span = ctx->ax, id, parent;
+	__u64 span = GO_ARG1(ctx), id, parent;
 	const struct trace_ctx *c;
 	__u8 ids[24], remote = 0;
 	__u64 *w = (__u64 *)ids;
@@ -429,7 +429,7 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	/* both read: the context allows no computed offsets */
-	__u64 rcx = ctx->cx, rdi = ctx->di, req, hdr;
+	__u64 rcx = GO_ARG3(ctx), rdi = GO_ARG4(ctx), req, hdr;
 
 	barrier_var(rcx);
 	req = cookie == HTTP_PROBE_REQ_RCX ? rcx : rdi;

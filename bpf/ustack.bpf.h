@@ -3,6 +3,7 @@
 #ifndef __USTACK_BPF_H
 #define __USTACK_BPF_H
 
+#include "arch.bpf.h"
 #include "ctxprof.h"
 #include "work.bpf.h"
 
@@ -168,20 +169,14 @@ static __always_inline int read_user_stack(struct bpf_perf_event_data *ctx, stru
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 ip, sp, bp;
 
-	/*
-	 * cs, word 17 of x86-64's pt_regs (after 15 registers, orig_ax and ip),
-	 * shares its slot with wider fields: the context allows only 8-byte reads.
-	 */
-	if (((const __u64 *)ctx)[17] & 3) {
-		ip = ctx->regs.ip;
-		sp = ctx->regs.sp;
-		bp = ctx->regs.bp;
+	if (PERF_USER_MODE(ctx)) {
+		ip = REG_IP(&ctx->regs);
+		sp = REG_SP(&ctx->regs);
+		bp = REG_FP(&ctx->regs);
 	} else {
 		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
 
-		ip = BPF_CORE_READ(regs, ip);
-		sp = BPF_CORE_READ(regs, sp);
-		bp = BPF_CORE_READ(regs, bp);
+		READ_TASK_USER_REGS(regs, ip, sp, bp);
 	}
 	return walk_user_stack(w, ip, sp, bp, first);
 }

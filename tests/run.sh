@@ -74,6 +74,7 @@ run "hostile input: broken binaries, records and flags under ASan+UBSan" bash "$
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"
 run "label sets switching under a busy GC" bash "$TOP/tests/profile-labelswitch.sh"
 run "capacity: 200 targets, small rings" bash "$TOP/tests/capacity.sh"
+run "arm64: make ARCH=arm64 on this machine, the result under qemu-user" bash "$TOP/tests/arm64-build.sh"
 run "install: binary, man page, systemd unit" bash "$TOP/tests/install.sh"
 
 failed=$(grep -c '^not ok' "$log")

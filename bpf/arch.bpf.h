@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* arch.bpf.h: where each architecture keeps what the programs read: the TLS base, g, arguments, user registers. */
+#ifndef __ARCH_BPF_H
+#define __ARCH_BPF_H
+
+/*
+ * R is a struct pt_regs (a uprobe's context) or a perf sample's regs;
+ * every field is named as both spell it. Go's register ABI passes integer
+ * arguments in order (amd64: RAX, RBX, RCX, RDI, ...; arm64: R0, R1, ...):
+ * GO_ARG(R, N) is the Nth, from 1.
+ */
+#if defined(__TARGET_ARCH_x86)
+#define GO_ARG1(r) ((r)->ax)
+#define GO_ARG3(r) ((r)->cx)
+#define GO_ARG4(r) ((r)->di)
+/* g at a Go function's entry */
+#define GO_G(r) ((r)->r14)
+#define C_ARG1(r) ((r)->di)
+#define REG_IP(r) ((r)->ip)
+#define REG_SP(r) ((r)->sp)
+#define REG_FP(r) ((r)->bp)
+/* the TLS block's base: Go's g sits at a negative offset from it (variant II) */
+#define TASK_TLS_BASE(t) ((t)->thread.fsbase)
+/*
+ * Was a perf sample's CPU in user mode? cs, word 17 of x86-64's pt_regs
+ * (after 15 registers, orig_ax and ip), shares its slot with wider fields:
+ * the context allows only 8-byte reads.
+ */
+#define PERF_USER_MODE(ctx) (((const __u64 *)(ctx))[17] & 3)
+/* the user registers the kernel saved for the task (bpf_task_pt_regs) */
+#define READ_TASK_USER_REGS(regs, ip, sp, fp)                                                      \
+	do {                                                                                       \
+		ip = BPF_CORE_READ(regs, ip);                                                      \
+		sp = BPF_CORE_READ(regs, sp);                                                      \
+		fp = BPF_CORE_READ(regs, bp);                                                      \
+	} while (0)
+#elif defined(__TARGET_ARCH_arm64)
+#define GO_ARG1(r) ((r)->regs[0])
+#define GO_ARG3(r) ((r)->regs[2])
+#define GO_ARG4(r) ((r)->regs[3])
+#define GO_G(r) ((r)->regs[28])
+#define C_ARG1(r) ((r)->regs[0])
+#define REG_IP(r) ((r)->pc)
+#define REG_SP(r) ((r)->sp)
+#define REG_FP(r) ((r)->regs[29])
+/* tpidr_el0 as the task last set it (variant I: the TLS block follows it) */
+#define TASK_TLS_BASE(t) ((t)->thread.uw.tp_value)
+/* pstate, word 33 of user_pt_regs (31 registers, sp, pc): EL0 when its mode bits are 0 */
+#define PERF_USER_MODE(ctx) (!(((const __u64 *)(ctx))[33] & 0xf))
+#define READ_TASK_USER_REGS(regs, ip, sp, fp)                                                      \
+	do {                                                                                       \
+		ip = BPF_CORE_READ(regs, pc);                                                      \
+		sp = BPF_CORE_READ(regs, sp);                                                      \
+		fp = BPF_CORE_READ(regs, regs[29]);                                                \
+	} while (0)
+#else
+#error "ctxprof-go's BPF programs are for x86 and arm64: set __TARGET_ARCH_x86 or __TARGET_ARCH_arm64"
+#endif
+
+#endif /* __ARCH_BPF_H */
