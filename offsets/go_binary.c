@@ -1050,6 +1050,9 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	if (read_version(gb) != 0)
 		return gb;
 	if (strcmp(gb->arch, "amd64") != 0) {
+		/* its functions are named as amd64's are: addr2line serves it */
+		open_pclntab(gb);
+		find_funcdata(gb);
 		note(&gb->problems, "architecture %s is not supported (amd64 only)", gb->arch);
 		return gb;
 	}

@@ -181,6 +181,9 @@ go_build() {
 	pie) flags=(-buildmode=pie) ;;
 	cgo) env=(CGO_ENABLED=1) ;;
 	cgo-stripped) env=(CGO_ENABLED=1) flags=(-ldflags=-s\ -w) ;;
+	# for the offline readers only: nothing runs them here
+	arm64) env+=(GOARCH=arm64) ;;
+	arm64-stripped) env+=(GOARCH=arm64) flags=(-ldflags=-s\ -w) ;;
 	*) echo "go_build: unknown variant $variant" >&2; return 1 ;;
 	esac
 	# no go.mod: GOPATH mode, against the Go sources Debian packages (golang-*-dev)

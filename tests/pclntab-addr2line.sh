@@ -3,7 +3,8 @@
 # pclntab-addr2line.sh: the .gopclntab reader agrees with each toolchain's own `go tool addr2line`.
 #
 # Binaries: testdata/traced from every installed toolchain in all five
-# variants (plain, stripped, pie, cgo, cgo-stripped), and Debian's stripped
+# variants (plain, stripped, pie, cgo, cgo-stripped) and for arm64 (plain
+# and stripped: its table's instruction size is 4), and Debian's stripped
 # gofmt and go of every toolchain. Addresses: 3000 spread evenly over .text,
 # so they land at every kind of place (function starts, middles, padding).
 # `ctxprof-go addr2line` and the toolchain's `go tool addr2line` must print
@@ -111,11 +112,12 @@ agree_inline() { # agree_inline NAME BINARY [DWARF_BINARY]
 }
 
 for v in $(go_toolchains); do
-	for var in $GO_VARIANTS; do
+	for var in $GO_VARIANTS arm64 arm64-stripped; do
 		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
 		case $var in
 		stripped) twin=$(go_build "$v" plain) ;;
 		cgo-stripped) twin=$(go_build "$v" cgo) ;;
+		arm64-stripped) twin=$(go_build "$v" arm64) ;;
 		*) twin=$bin ;;
 		esac
 		agree "go$v $var testdata/traced" "$v" "$bin" "$twin"
