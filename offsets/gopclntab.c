@@ -117,18 +117,18 @@ static uint64_t ftab(const struct gopclntab *tab, size_t idx, int f)
 	return get_uint(p, tab->ftab_field);
 }
 
+static const char *check_pc_tables(const struct gopclntab *tab);
+
 /*
  * What the header points at, checked before any answer is given from it:
  * its instruction size, where the functions' records begin, every file a
- * compilation unit names (the start of a string of the file table), and
- * every function: in address order, its record inside the section and
- * naming the same entry, its name the start of a string of the name table.
- * A bit flipped in the header's count or offsets of functions, names or
- * files fails one of these, where it used to answer with another
- * function's name or file. NULL when all hold.
+ * compilation unit names (the start of a string of the file table), every
+ * function: in address order, its record inside the section and naming the
+ * same entry, its name the start of a string of the name table; then every
+ * function's pc tables (check_pc_tables). A bit flipped in the header's
+ * count or offsets fails one of these, where it used to answer with
+ * another function's name, file or line. NULL when all hold.
  */
-static const char *check_pc_tables(const struct gopclntab *tab);
-
 static const char *check_tables(const struct gopclntab *tab)
 {
 	uint64_t prev = 0, entry, rec, nameoff, want;
@@ -552,6 +552,7 @@ static bool pc_table_fits(const struct gopclntab *tab, const struct gopclntab_fu
 {
 	uint64_t off = tab->pctab_off + taboff, cur = fn->entry, idx;
 	uint64_t nfiles = (tab->filetab_off - tab->cu_off) / 4;
+	uint32_t cuoff = cu ? func_u32(tab, fn, FUNC_CUOFF) : 0;
 	uint32_t uv, pcdelta;
 	int32_t val = -1;
 
@@ -570,7 +571,7 @@ static bool pc_table_fits(const struct gopclntab *tab, const struct gopclntab_fu
 		if (cur > fn->end)
 			return false;
 		if (cu) {
-			idx = (uint32_t)(func_u32(tab, fn, FUNC_CUOFF) + (uint32_t)val);
+			idx = (uint32_t)(cuoff + (uint32_t)val);
 			if (val < 0 || idx >= nfiles || get_u32(tab->data + tab->cu_off + 4 * idx) == UINT32_MAX)
 				return false;
 		}

@@ -671,6 +671,18 @@ static int parse_mappings(json_t *o, struct rec *r, struct rec_mem *m, char *err
 /* V is null, or passes OK: "KEY" either way; missing is neither. */
 #define null_or(v, ok) (json_is_null(v) || (v && (ok)))
 
+/* O's KEY into *OUT: N lowercase hex digits (a UUID's with UUID set, WHAT in the error), or null. */
+static int hex_or_null(json_t *o, const char *key, size_t n, bool uuid, const char *what,
+		       const char **out, char *err, size_t errlen)
+{
+	json_t *v = json_object_get(o, key);
+
+	if (!null_or(v, hex_string(v, n, uuid)))
+		return fail("\"%s\" missing or neither %s nor null", key, what);
+	*out = json_string_value(v);
+	return 0;
+}
+
 /* Fields only records of some origins have, and those they must have (the schema's allOf). */
 static int check_origin_fields(json_t *o, enum rec_origin origin, char *err, size_t errlen)
 {
@@ -758,14 +770,11 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	if ((!json_is_integer(v) && !json_is_null(v)) || json_integer_value(v) < 0)
 		return fail("\"cpu_ns\" missing, negative, or neither an integer nor null");
 	r->cpu_ns = json_is_integer(v) ? json_integer_value(v) : -1;
-	v = json_object_get(o, "trace_id");
-	if (!null_or(v, hex_string(v, 32, false)))
-		return fail("\"trace_id\" missing or neither 32 lowercase hex digits nor null");
-	r->trace_id = json_string_value(v);
-	v = json_object_get(o, "span_id");
-	if (!null_or(v, hex_string(v, 16, false)))
-		return fail("\"span_id\" missing or neither 16 lowercase hex digits nor null");
-	r->span_id = json_string_value(v);
+	if ((ret = hex_or_null(o, "trace_id", 32, false, "32 lowercase hex digits", &r->trace_id, err,
+			       errlen)) ||
+	    (ret = hex_or_null(o, "span_id", 16, false, "16 lowercase hex digits", &r->span_id, err,
+			       errlen)))
+		return ret;
 	v = json_object_get(o, "trace_source");
 	r->trace_source = json_string_value(v);
 	for (i = 0; r->trace_source && sources[i] && strcmp(sources[i], r->trace_source); i++)
@@ -805,14 +814,10 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 		return fail("\"start\" or \"end\" missing or not an RFC 3339 UTC time in microseconds");
 	if (r->end_ns < r->start_ns)
 		return fail("\"end\" is before \"start\"");
-	v = json_object_get(o, "container_id");
-	if (!null_or(v, hex_string(v, 64, false)))
-		return fail("\"container_id\" missing or neither 64 lowercase hex digits nor null");
-	r->container_id = json_string_value(v);
-	v = json_object_get(o, "pod_uid");
-	if (!null_or(v, hex_string(v, 36, true)))
-		return fail("\"pod_uid\" missing or neither a lowercase UUID nor null");
-	r->pod_uid = json_string_value(v);
+	if ((ret = hex_or_null(o, "container_id", 64, false, "64 lowercase hex digits",
+			       &r->container_id, err, errlen)) ||
+	    (ret = hex_or_null(o, "pod_uid", 36, true, "a lowercase UUID", &r->pod_uid, err, errlen)))
+		return ret;
 	v = json_object_get(o, "ns_pid");
 	if (!null_or(v, json_is_integer(v) && json_integer_value(v) >= 1))
 		return fail("\"ns_pid\" missing or neither a process ID nor null");
