@@ -21,6 +21,13 @@
 #define REG_FP(r) ((r)->bp)
 /* the TLS block's base: Go's g sits at a negative offset from it (variant II) */
 #define TASK_TLS_BASE(t) ((t)->thread.fsbase)
+/* amd64's Go always keeps g in TLS too: no need for its register (R14) */
+#define HAS_G_REGISTER 0
+#define TASK_G_REGISTER(r) 0
+/* the second word the leaf repair sends: the one above SP (no link register) */
+#define LEAF_WORD1(w, r) ((w)->win[1])
+/* a frame's record (saved BP, return address) lies at or above SP */
+#define FRAME_BELOW_SP 0
 /*
  * Was a perf sample's CPU in user mode? cs, word 17 of x86-64's pt_regs
  * (after 15 registers, orig_ax and ip), shares its slot with wider fields:
@@ -28,11 +35,11 @@
  */
 #define PERF_USER_MODE(ctx) (((const __u64 *)(ctx))[17] & 3)
 /* the user registers the kernel saved for the task (bpf_task_pt_regs) */
-#define READ_TASK_USER_REGS(regs, ip, sp, fp)                                                      \
+#define READ_TASK_USER_REGS(r, ip, sp, fp)                                                      \
 	do {                                                                                       \
-		ip = BPF_CORE_READ(regs, ip);                                                      \
-		sp = BPF_CORE_READ(regs, sp);                                                      \
-		fp = BPF_CORE_READ(regs, bp);                                                      \
+		ip = BPF_CORE_READ(r, ip);                                                      \
+		sp = BPF_CORE_READ(r, sp);                                                      \
+		fp = BPF_CORE_READ(r, bp);                                                      \
 	} while (0)
 #elif defined(__TARGET_ARCH_arm64)
 #define GO_ARG1(r) ((r)->regs[0])
@@ -45,13 +52,20 @@
 #define REG_FP(r) ((r)->regs[29])
 /* tpidr_el0 as the task last set it (variant I: the TLS block follows it) */
 #define TASK_TLS_BASE(t) ((t)->thread.uw.tp_value)
+/* Go keeps g in R28, and in TLS as well only for C code's sake (cgo) */
+#define HAS_G_REGISTER 1
+#define TASK_G_REGISTER(r) BPF_CORE_READ(r, regs[28])
+/* a frameless leaf's return address is in the link register, R30 */
+#define LEAF_WORD1(w, r) BPF_CORE_READ(r, regs[30])
+/* Go's frame record (saved R29, then LR at SP) starts 8 bytes below SP */
+#define FRAME_BELOW_SP 8
 /* pstate, word 33 of user_pt_regs (31 registers, sp, pc): EL0 when its mode bits are 0 */
 #define PERF_USER_MODE(ctx) (!(((const __u64 *)(ctx))[33] & 0xf))
-#define READ_TASK_USER_REGS(regs, ip, sp, fp)                                                      \
+#define READ_TASK_USER_REGS(r, ip, sp, fp)                                                      \
 	do {                                                                                       \
-		ip = BPF_CORE_READ(regs, pc);                                                      \
-		sp = BPF_CORE_READ(regs, sp);                                                      \
-		fp = BPF_CORE_READ(regs, regs[29]);                                                \
+		ip = BPF_CORE_READ(r, pc);                                                      \
+		sp = BPF_CORE_READ(r, sp);                                                      \
+		fp = BPF_CORE_READ(r, regs[29]);                                                \
 	} while (0)
 #else
 #error "ctxprof-go's BPF programs are for x86 and arm64: set __TARGET_ARCH_x86 or __TARGET_ARCH_arm64"

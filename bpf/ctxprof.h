@@ -86,9 +86,12 @@ struct go_otel_layout {
 /*
  * Everything the sampler needs to walk fsbase -> g -> m -> curg -> labels in
  * one target process. Offsets are in bytes. tls_g_offset is the signed offset
- * of the g pointer from fsbase, stored as two's complement so that unsigned
- * addition in BPF gives the right address.
+ * of the g pointer from the thread pointer (fsbase, tpidr_el0), stored as
+ * two's complement so that unsigned addition in BPF gives the right
+ * address; GO_G_IN_REGISTER on arm64 without cgo, where only R28 has g.
  */
+#define GO_G_IN_REGISTER 0
+
 struct go_layout {
 	__u64 tls_g_offset;
 	__u32 labels_layout; /* GO_LABELS_MAP or GO_LABELS_SLICE */

@@ -326,9 +326,14 @@ __noinline int go_walk(struct work *w, const struct go_layout *l, __u32 want_goi
 	w->labels = 0;
 	w->cycles_ok = 0;
 	e->trace_rank = MAX_TRACE_KEYS;
-	fsbase = TASK_TLS_BASE(task);
-	if (!fsbase || read_user(&g, sizeof(g), fsbase + l->tls_g_offset))
-		return -1;
+	if (HAS_G_REGISTER && l->tls_g_offset == GO_G_IN_REGISTER) {
+		/* the task's user registers: the sample's, or those it entered the kernel with */
+		g = TASK_G_REGISTER((struct pt_regs *)bpf_task_pt_regs(task));
+	} else {
+		fsbase = TASK_TLS_BASE(task);
+		if (!fsbase || read_user(&g, sizeof(g), fsbase + l->tls_g_offset))
+			return -1;
+	}
 	/* a thread Go has not adopted (cgo, start-up) has no g yet */
 	if (!g)
 		return 0;

@@ -282,8 +282,8 @@ static __always_inline int grpc_headers(struct pt_regs *ctx, struct work *wk,
 }
 
 /*
- * The key of the goroutine a probe fires on: R14 holds its g at a Go
- * function's entry. -1 when it cannot be read.
+ * The key of the goroutine a probe fires on: R14 (arm64: R28) holds its
+ * g at a Go function's entry. -1 when it cannot be read.
  */
 static __always_inline int goroutine_key(struct pt_regs *ctx, const struct go_layout *l,
 					 __u32 tgid, struct goid_key *key)
@@ -387,7 +387,7 @@ static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
 }
 
 /*
- * A recording span ends (RAX is the *recordingSpan). When it is the
+ * A recording span ends (its first argument is the *recordingSpan). When it is the
  * current goroutine's context, the goroutine returns to the span's parent:
  * a local span, or the remote caller a traceparent named; a root span
  * leaves none. A span ended on another goroutine changes nothing.
@@ -419,7 +419,7 @@ static __always_inline int otel_end(struct pt_regs *ctx, struct work *wk,
 }
 
 /*
- * A request starts being served on the current goroutine (R14 holds g at
+ * A request starts being served on the current goroutine (R14, R28 hold g at
  * a Go function's entry): its traceparent, or none, becomes that
  * goroutine's context, replacing what an earlier request on the same
  * connection left. The cookie says where the *http.Request is.

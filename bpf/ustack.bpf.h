@@ -18,17 +18,25 @@ const volatile bool leaf_repair = true;
 
 #define EVENT_WORDS (sizeof(struct sample_event) / 8)
 
-/* Reads a window at ADDR, or failing that (the end of a mapping) just one frame. */
+/*
+ * Reads a window at ADDR, up to the stack's known top (a read past a
+ * goroutine's stack can meet a page never touched), or failing that (the
+ * end of a mapping) just one frame.
+ */
 static __always_inline bool load_window(struct work *w, __u64 addr)
 {
 	struct fp_walk *fw = &w->fw;
+	__u64 len = STACK_WINDOW;
 
 	if (fw->windows >= MAX_STACK_WINDOWS)
 		return false;
 	fw->windows++;
 	fw->base = addr;
-	if (!bpf_probe_read_user(w->win, STACK_WINDOW, (const void *)addr)) {
-		fw->got = STACK_WINDOW;
+	if (fw->hi > addr && fw->hi - addr < STACK_WINDOW)
+		len = fw->hi - addr;
+	if (len >= 16 && len <= STACK_WINDOW &&
+	    !bpf_probe_read_user(w->win, len, (const void *)addr)) {
+		fw->got = len;
 		return true;
 	}
 	if (!bpf_probe_read_user(w->win, 16, (const void *)addr)) {
@@ -121,11 +129,12 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	fw->got = 0;
 	fw->may_switch = 0;
 	/*
-	 * A live frame lies above the stack pointer. C code without frame
+	 * A live frame lies above the stack pointer (arm64 Go code saves FP
+	 * 8 bytes below it, and LR at it). C code without frame
 	 * pointers (libc in cgo programs) leaves anything in BP; following it
 	 * below SP would report dead frames of earlier calls.
 	 */
-	fw->lo = sp;
+	fw->lo = sp - FRAME_BELOW_SP;
 	fw->hi = ~0ULL;
 	if (w->g && !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->g) &&
 	    bounds[0] <= sp && sp < bounds[1])
@@ -146,13 +155,13 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	}
 	fw->fp = bp;
 	/* the window at SP usually holds the first frames, and the leaf's own */
-	if (!load_window(w, sp & ~7ULL)) {
+	if (!load_window(w, (sp - FRAME_BELOW_SP) & ~7ULL)) {
 		fw->got = 0;
 	} else if (leaf_repair && !(sp & 7)) {
 		w->e.sp = sp;
 		w->e.bp = bp;
-		w->e.top[0] = w->win[0];
-		w->e.top[1] = w->win[1];
+		w->e.top[0] = w->win[FRAME_BELOW_SP / 8];
+		w->e.top[1] = LEAF_WORD1(w, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
 		w->e.flags |= SAMPLE_F_TOP_WORDS;
 	}
 	bpf_loop(MAX_STACK_DEPTH, fp_step, &ref, 0);

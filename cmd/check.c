@@ -216,7 +216,11 @@ static json_t *report_json(const struct go_binary *gb)
 	json_object_set_new(o, "cgo", json_boolean(go_binary__cgo(gb)));
 	json_object_set_new(o, "dwarf", json_boolean(go_binary__has_dwarf(gb)));
 	json_object_set_new(o, "symtab", json_boolean(go_binary__has_symtab(gb)));
-	json_object_set_new(o, "tls_g_offset", ok ? json_integer((int64_t)l.tls_g_offset) : json_null());
+	/* arm64 without cgo: g is in R28, no TLS slot */
+	json_object_set_new(o, "tls_g_offset",
+			    ok && go_binary__tls_source(gb) != GO_TLS_REGISTER ?
+				    json_integer((int64_t)l.tls_g_offset) :
+				    json_null());
 	json_object_set_new(o, "tls_source", str_or_null(ok ? go_tls_source__name(go_binary__tls_source(gb)) : NULL));
 	json_object_set_new(o, "labels_layout", str_or_null(ok ? go_labels_layout__name(l.labels_layout) : NULL));
 	json_object_set_new(o, "offsets", ok ? offsets_json(&l, go_binary__md_gofunc(gb)) : json_null());
@@ -262,6 +266,7 @@ static void print_human(const struct go_binary *gb)
 {
 	const struct go_wall_layout *w;
 	struct go_layout l;
+	char where[48];
 	size_t i, n;
 
 	if (!go_binary__supported(gb)) {
@@ -275,10 +280,16 @@ static void print_human(const struct go_binary *gb)
 		return;
 	}
 	go_binary__layout(gb, &l);
-	printf("%s: supported: %s %s, offsets from %s, labels %s, g at fs%+lld, pie=%s cgo=%s",
+	if (go_binary__tls_source(gb) == GO_TLS_REGISTER)
+		snprintf(where, sizeof(where), "in R28");
+	else
+		snprintf(where, sizeof(where), "at %s%+lld",
+			 strcmp(go_binary__arch(gb), "arm64") ? "fs" : "tpidr_el0",
+			 (long long)l.tls_g_offset);
+	printf("%s: supported: %s %s, offsets from %s, labels %s, g %s, pie=%s cgo=%s",
 	       go_binary__path(gb), go_binary__version(gb), go_binary__arch(gb),
 	       go_layout_source__name(go_binary__source(gb)),
-	       go_labels_layout__name(l.labels_layout) ?: "unknown", (long long)l.tls_g_offset,
+	       go_labels_layout__name(l.labels_layout) ?: "unknown", where,
 	       go_binary__pie(gb) ? "yes" : "no", go_binary__cgo(gb) ? "yes" : "no");
 	w = go_binary__wall(gb);
 	if (w && (strcmp(w->offsets_from, "dwarf") || strcmp(w->goroutines_from, "symtab")))

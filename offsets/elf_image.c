@@ -12,6 +12,11 @@
 #include "elf_image.h"
 #include "util.h"
 
+/* One RELATIVE relocation: the loader writes the load bias plus ADDEND at AT. */
+struct relative {
+	uint64_t at, addend;
+};
+
 struct elf_image {
 	int fd;
 	Elf *elf;
@@ -20,6 +25,10 @@ struct elf_image {
 	size_t size;
 	size_t shstrndx;
 	size_t phnum;
+	/* the RELATIVE relocations by place, read at first use */
+	struct relative *rel;
+	size_t nrel;
+	bool rel_read;
 };
 
 /* Does [OFF, OFF + LEN) lie inside the file? Header values are anything: no wrapping. */
@@ -210,6 +219,7 @@ void elf_image__close(struct elf_image *img)
 		munmap((void *)img->map, img->size);
 	if (img->fd >= 0)
 		close(img->fd);
+	free(img->rel);
 	free(img);
 }
 
@@ -385,23 +395,72 @@ int elf_image__needed(const struct elf_image *img)
 	return n;
 }
 
-int elf_image__relative_addend(const struct elf_image *img, uint64_t vaddr, uint64_t *value)
+static int cmp_relative(const void *a, const void *b)
 {
+	const struct relative *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/*
+ * The RELATIVE relocations, sorted by place. A PIE has one for every
+ * pointer in its data (hundreds of thousands in a large Go program), and
+ * readers ask about a few hundred places: one pass, then binary searches.
+ * Read at first use into the image, whose callers hold it const: a cache,
+ * not a change of what it describes.
+ */
+static const struct relative *relatives(const struct elf_image *cimg, size_t *n)
+{
+	struct elf_image *img = (struct elf_image *)cimg;
+	unsigned int type = img->ehdr.e_machine == EM_AARCH64 ? R_AARCH64_RELATIVE : R_X86_64_RELATIVE;
 	GElf_Shdr shdr;
 	GElf_Rela rela;
 	Elf_Data *data;
-	size_t i;
+	size_t i, count;
 
-	data = dynamic_data(img, SHT_RELA, &shdr);
-	if (!data)
-		return -ENOENT;
-	for (i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
-		if (!gelf_getrela(data, i, &rela))
-			break;
-		if (rela.r_offset == vaddr && GELF_R_TYPE(rela.r_info) == R_X86_64_RELATIVE) {
-			*value = rela.r_addend;
-			return 0;
+	if (!img->rel_read) {
+		img->rel_read = true;
+		data = dynamic_data(img, SHT_RELA, &shdr);
+		count = data ? shdr.sh_size / shdr.sh_entsize : 0;
+		img->rel = count ? calloc(count, sizeof(*img->rel)) : NULL;
+		for (i = 0; img->rel && i < count && gelf_getrela(data, i, &rela); i++) {
+			if (GELF_R_TYPE(rela.r_info) == type)
+				img->rel[img->nrel++] = (struct relative){ rela.r_offset,
+									   (uint64_t)rela.r_addend };
 		}
+		if (img->nrel)
+			qsort(img->rel, img->nrel, sizeof(*img->rel), cmp_relative);
 	}
-	return -ENOENT;
+	*n = img->nrel;
+	return img->rel;
+}
+
+int elf_image__relative_addend(const struct elf_image *img, uint64_t vaddr, uint64_t *value)
+{
+	const struct relative key = { .at = vaddr }, *r, *rel;
+	size_t n;
+
+	rel = relatives(img, &n);
+	r = n ? bsearch(&key, rel, n, sizeof(*rel), cmp_relative) : NULL;
+	if (!r)
+		return -ENOENT;
+	*value = r->addend;
+	return 0;
+}
+
+size_t elf_image__relative_places(const struct elf_image *img, uint64_t addend, uint64_t *at,
+				  size_t max)
+{
+	const struct relative *rel;
+	size_t i, n, found = 0;
+
+	rel = relatives(img, &n);
+	for (i = 0; i < n; i++) {
+		if (rel[i].addend != addend)
+			continue;
+		if (found < max)
+			at[found] = rel[i].at;
+		found++;
+	}
+	return found;
 }

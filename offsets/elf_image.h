@@ -57,5 +57,11 @@ int elf_image__needed(const struct elf_image *img);
  * the link-time value; returns -ENOENT when no such relocation exists.
  */
 int elf_image__relative_addend(const struct elf_image *img, uint64_t vaddr, uint64_t *value);
+/*
+ * The places a RELATIVE relocation fills with ADDEND: up to MAX of them into
+ * AT; returns how many there are.
+ */
+size_t elf_image__relative_places(const struct elf_image *img, uint64_t addend, uint64_t *at,
+				  size_t max);
 
 #endif /* __ELF_IMAGE_H */

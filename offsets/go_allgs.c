@@ -96,3 +96,96 @@ int go_allgs__decode_allgadd(const uint8_t *code, size_t len, uint64_t entry, ui
 	}
 	return -ENOENT;
 }
+
+/* What one register holds as the arm64 decoder follows straight-line code. */
+struct a64_reg {
+	bool addr_ok, loaded_ok;
+	uint64_t addr; /* the address it holds (adrp, add) */
+	uint64_t loaded; /* the address it was loaded from (ldr) */
+};
+
+#define A64_MAX_REFS 64
+
+/* Addresses of the 64-bit loads and stores whose base the decoder knew. */
+struct a64_refs {
+	uint64_t at[A64_MAX_REFS];
+	size_t n;
+};
+
+static bool a64_referred(const struct a64_refs *refs, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < refs->n; i++) {
+		if (refs->at[i] == addr)
+			return true;
+	}
+	return false;
+}
+
+static uint64_t a64_adrp(uint32_t insn, uint64_t pc)
+{
+	int64_t imm = (int64_t)((((insn >> 5) & 0x7ffff) << 2) | ((insn >> 29) & 3));
+
+	/* a signed 21-bit count of 4 KiB pages */
+	imm = (imm ^ (1LL << 20)) - (1LL << 20);
+	return (pc & ~0xfffULL) + (uint64_t)(imm << 12);
+}
+
+int go_allgs__decode_allgadd_arm64(const uint8_t *code, size_t len, uint64_t entry,
+				   uint64_t *allgs, uint64_t *allglen)
+{
+	struct a64_reg r[32] = {};
+	struct a64_refs refs = {}, lens = {}, glens = {};
+	uint32_t insn, rd, rn;
+	size_t at, i;
+
+	for (at = 0; at + 4 <= len; at += 4) {
+		insn = (uint32_t)le32(code + at);
+		rd = insn & 0x1f;
+		rn = (insn >> 5) & 0x1f;
+		if ((insn & 0x9f000000U) == 0x90000000) {
+			/* adrp xD, page */
+			r[rd] = (struct a64_reg){ .addr_ok = true, .addr = a64_adrp(insn, entry + at) };
+		} else if ((insn & 0xff800000U) == 0x91000000) {
+			/* add xD, xN, #imm12 (lsl #12) */
+			uint64_t imm = (insn >> 10) & 0xfff;
+			struct a64_reg v = {};
+
+			if (r[rn].addr_ok)
+				v = (struct a64_reg){ .addr_ok = true,
+						      .addr = r[rn].addr +
+							      (insn & (1U << 22) ? imm << 12 : imm) };
+			r[rd] = v;
+		} else if ((insn & 0xffc00000U) == 0xf9400000 || (insn & 0xffc00000U) == 0xf9000000) {
+			/* ldr/str xT, [xN, #imm12 * 8] */
+			uint64_t a = r[rn].addr + ((insn >> 10) & 0xfff) * 8;
+			bool load = insn & (1U << 22);
+
+			if (r[rn].addr_ok && refs.n < A64_MAX_REFS)
+				refs.at[refs.n++] = a;
+			if (load)
+				r[rd] = (struct a64_reg){ .loaded_ok = r[rn].addr_ok, .loaded = a };
+		} else if ((insn & 0xfffffc00U) == 0xc89ffc00) {
+			/* stlr xT, [xN]: an atomic store of a word loaded from a known place */
+			if (r[rn].addr_ok && r[rd].loaded_ok && r[rd].loaded >= 8 &&
+			    lens.n < A64_MAX_REFS) {
+				lens.at[lens.n++] = r[rd].loaded;
+				glens.at[glens.n++] = r[rn].addr;
+			}
+		} else if ((insn & 0x7c000000U) != 0x14000000 && (insn & 0xfe000000U) != 0x54000000 &&
+			   (insn & 0x7e000000U) != 0x34000000 && (insn & 0x7e000000U) != 0x36000000) {
+			/* anything else but a branch may write xD: forget it */
+			r[rd] = (struct a64_reg){};
+		}
+	}
+	/* allgptr's store comes first, of allgs' pointer: allglen's is the last that fits */
+	for (i = lens.n; i-- > 0;) {
+		if (a64_referred(&refs, lens.at[i] - 8) && a64_referred(&refs, lens.at[i] + 8)) {
+			*allgs = lens.at[i] - 8;
+			*allglen = glens.at[i];
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

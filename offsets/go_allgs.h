@@ -19,4 +19,12 @@
 int go_allgs__decode_allgadd(const uint8_t *code, size_t len, uint64_t entry, uint64_t *allgs,
 			     uint64_t *allglen);
 
+/*
+ * The same on arm64, where the store is
+ *   adrp/ldr (or adrp/add/ldr) xV, allgs+8; adrp xB; add xB, xB, #lo; stlr xV, [xB]
+ * and allgadd must also load or store allgs and allgs+16.
+ */
+int go_allgs__decode_allgadd_arm64(const uint8_t *code, size_t len, uint64_t entry,
+				   uint64_t *allgs, uint64_t *allglen);
+
 #endif /* __GO_ALLGS_H */

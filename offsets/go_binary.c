@@ -22,6 +22,8 @@
 
 /* Bytes of runtime.stackcheck we decode: the g load is its first one or two instructions. */
 #define STACKCHECK_CODE_LEN 16
+/* runtime.load_g on arm64: the iscgo test, then the load of g (eight instructions) */
+#define LOAD_G_CODE_LEN 64
 
 struct notes {
 	size_t n;
@@ -37,6 +39,7 @@ struct go_binary {
 	const char *arch;
 	char arch_buf[32];
 	bool pie, cgo, dwarf, symtab, sets_labels;
+	bool arm64;
 	enum go_layout_source source;
 	enum go_tls_source tls_source;
 	bool tls_known;
@@ -195,6 +198,37 @@ static uint64_t word(const uint8_t *p)
 }
 
 /*
+ * A word of the module data at MD + OFF, as the loader leaves it: a PIE's
+ * pointer is its RELATIVE relocation's addend, whatever the file holds
+ * there (GNU ld's arm64 output holds other values); 0 if the file does not
+ * hold it.
+ */
+static uint64_t moduledata_word(const struct elf_image *img, uint64_t md, uint32_t off)
+{
+	const uint8_t *p = md ? elf_image__at(img, md + off, 8) : NULL;
+	uint64_t v;
+
+	if (!p)
+		return 0;
+	if (elf_image__relative_addend(img, md + off, &v) == 0)
+		return v;
+	return word(p);
+}
+
+/* Is MD a module data for the function table at TAB: its funcnametab inside, a text range? */
+static bool plausible_moduledata(const struct elf_image *img, uint64_t md, uint64_t tab,
+				 size_t tablen)
+{
+	uint64_t names = moduledata_word(img, md, MD_FUNCNAMETAB);
+	uint64_t text = moduledata_word(img, md, MD_TEXT);
+
+	return names > tab && names < tab + tablen && text &&
+	       moduledata_word(img, md, MD_MINPC) >= text;
+}
+
+#define MAX_MD_PLACES 16
+
+/*
  * Link-time address of runtime.firstmoduledata: its symbol, or else the
  * word that points at the function table, followed by the funcnametab
  * slice inside the table and a plausible text range. 0 if not found.
@@ -202,8 +236,8 @@ static uint64_t word(const uint8_t *p)
 static uint64_t find_moduledata(const struct elf_image *img, uint64_t tab, size_t tablen)
 {
 	const uint8_t *seg, *md;
-	size_t idx = 0, size, off;
-	uint64_t names, vaddr;
+	size_t idx = 0, size, off, i, n;
+	uint64_t names, vaddr, at[MAX_MD_PLACES];
 	GElf_Sym sym;
 
 	if (elf_image__symbol(img, "runtime.firstmoduledata", &sym) == 0)
@@ -220,15 +254,13 @@ static uint64_t find_moduledata(const struct elf_image *img, uint64_t tab, size_
 			return vaddr + off;
 		}
 	}
+	/* a PIE whose file holds 0 there: the relocation that points at the table */
+	n = elf_image__relative_places(img, tab, at, MAX_MD_PLACES);
+	for (i = 0; i < n && i < MAX_MD_PLACES; i++) {
+		if (plausible_moduledata(img, at[i], tab, tablen))
+			return at[i];
+	}
 	return 0;
-}
-
-/* A word of the module data at MD + OFF, as linked; 0 if the file does not hold it. */
-static uint64_t moduledata_word(const struct elf_image *img, uint64_t md, uint32_t off)
-{
-	const uint8_t *p = md ? elf_image__at(img, md + off, 8) : NULL;
-
-	return p ? word(p) : 0;
 }
 
 static void open_pclntab(struct go_binary *gb)
@@ -243,12 +275,15 @@ static void open_pclntab(struct go_binary *gb)
 	for (i = 0; i < sizeof(names) / sizeof(names[0]) && !p; i++)
 		p = elf_image__section(gb->img, names[i], &len, &addr);
 	if (p) {
-		/* PIE: the header's textStart is 0 in the file and filled by the loader */
+		/*
+		 * PIE: the loader fills the header's textStart, by a relocation
+		 * or, when the file holds 0 and none names it, as the module
+		 * data's text
+		 */
 		off = gopclntab__text_start_offset(p, len);
-		if (off >= 0 && !word(p + off))
-			if (elf_image__relative_addend(gb->img, addr + off, &text) != 0)
-				text = moduledata_word(gb->img, find_moduledata(gb->img, addr, len),
-						       MD_TEXT);
+		if (off >= 0 && elf_image__relative_addend(gb->img, addr + off, &text) != 0 &&
+		    !word(p + off))
+			text = moduledata_word(gb->img, find_moduledata(gb->img, addr, len), MD_TEXT);
 		gb->pcln = gopclntab__open(p, len, text, err, sizeof(err));
 		gb->pcln_addr = addr;
 		gb->pcln_len = len;
@@ -264,27 +299,73 @@ static bool has_func(const struct go_binary *gb, const char *name)
 	return gb->pcln && gopclntab__find(gb->pcln, name, &fn) == 0;
 }
 
+/* Where the assembly function NAME starts: its ELF symbol (NAME.abi0 or NAME), else .gopclntab's entry. */
+static uint64_t asm_entry(const struct go_binary *gb, const char *name)
+{
+	struct gopclntab_func fn;
+	char abi0[128];
+	GElf_Sym sym;
+
+	snprintf(abi0, sizeof(abi0), "%s.abi0", name);
+	if (elf_image__symbol(gb->img, abi0, &sym) == 0 || elf_image__symbol(gb->img, name, &sym) == 0)
+		return sym.st_value;
+	if (gb->pcln && (gopclntab__find(gb->pcln, abi0, &fn) == 0 ||
+			 gopclntab__find(gb->pcln, name, &fn) == 0))
+		return fn.entry;
+	return 0;
+}
+
 static int stackcheck_tls(struct go_binary *gb, int64_t *offset)
 {
-	static const char *const names[] = { "runtime.stackcheck.abi0", "runtime.stackcheck" };
-	struct gopclntab_func fn;
+	uint64_t entry = asm_entry(gb, "runtime.stackcheck");
 	const uint8_t *code;
-	GElf_Sym sym;
-	uint64_t entry = 0;
-	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]) && !entry; i++) {
-		if (elf_image__symbol(gb->img, names[i], &sym) == 0)
-			entry = sym.st_value;
-		else if (gb->pcln && gopclntab__find(gb->pcln, names[i], &fn) == 0)
-			entry = fn.entry;
-	}
 	if (!entry)
 		return -ENOENT;
 	code = elf_image__at(gb->img, entry, STACKCHECK_CODE_LEN);
 	if (!code)
 		return -EINVAL;
 	return go_tls__decode_stackcheck(code, STACKCHECK_CODE_LEN, offset);
+}
+
+/* arm64 under cgo: g's slot after tpidr_el0, from runtime.tls_g or runtime.load_g's code */
+static void find_tls_arm64(struct go_binary *gb)
+{
+	int64_t from_sym = 0, from_code = 0;
+	bool have_sym, have_code = false;
+	const uint8_t *code;
+	uint64_t entry;
+	GElf_Phdr tls;
+	GElf_Sym sym;
+
+	if (elf_image__phdr(gb->img, PT_TLS, &tls) != 0) {
+		/* Go stores g in TLS only for C code's sake: without cgo, R28 alone has it */
+		gb->layout.tls_g_offset = GO_G_IN_REGISTER;
+		gb->tls_source = GO_TLS_REGISTER;
+		gb->tls_known = true;
+		return;
+	}
+	have_sym = elf_image__symbol(gb->img, "runtime.tls_g", &sym) == 0 &&
+		   go_tls__from_tls_g_arm64(sym.st_value, tls.p_memsz, tls.p_align, &from_sym) == 0;
+	entry = asm_entry(gb, "runtime.load_g");
+	if (entry && (code = elf_image__at(gb->img, entry, LOAD_G_CODE_LEN)))
+		have_code = go_tls__decode_load_g_arm64(code, LOAD_G_CODE_LEN, &from_code) == 0;
+	if (have_sym && have_code && from_sym != from_code) {
+		note(&gb->problems,
+		     "g's TLS slot is ambiguous: tpidr_el0%+lld from runtime.tls_g, "
+		     "tpidr_el0%+lld from runtime.load_g",
+		     (long long)from_sym, (long long)from_code);
+		return;
+	}
+	if (have_sym || have_code) {
+		gb->layout.tls_g_offset = (__u64)(have_sym ? from_sym : from_code);
+		gb->tls_source = have_sym ? GO_TLS_TLSG : GO_TLS_LOAD_G;
+		gb->tls_known = true;
+		return;
+	}
+	note(&gb->problems,
+	     "cannot find g's TLS slot: PT_TLS present but no runtime.tls_g symbol and no "
+	     "recognisable load of g in runtime.load_g");
 }
 
 static void find_tls(struct go_binary *gb)
@@ -294,6 +375,10 @@ static void find_tls(struct go_binary *gb)
 	GElf_Phdr tls;
 	GElf_Sym sym;
 
+	if (gb->arm64) {
+		find_tls_arm64(gb);
+		return;
+	}
 	if (elf_image__phdr(gb->img, PT_TLS, &tls) != 0) {
 		gb->layout.tls_g_offset = (__u64)(int64_t)GO_TLS_DEFAULT_OFFSET;
 		gb->tls_source = GO_TLS_NO_PT_TLS;
@@ -658,9 +743,8 @@ static bool linked_word(const struct elf_image *img, uint64_t vaddr, uint64_t *o
 
 	if (!p)
 		return false;
-	*out = word(p);
-	if (!*out)
-		elf_image__relative_addend(img, vaddr, out);
+	if (elf_image__relative_addend(img, vaddr, out) != 0)
+		*out = word(p);
 	return true;
 }
 
@@ -793,7 +877,8 @@ static const char *code_allgs(struct go_binary *gb, uint64_t *allgs, uint64_t *a
 	code = fn.end > fn.entry ? elf_image__at(gb->img, fn.entry, fn.end - fn.entry) : NULL;
 	if (!code)
 		return "no symbol table, and runtime.allgadd's code cannot be read";
-	if (go_allgs__decode_allgadd(code, fn.end - fn.entry, fn.entry, allgs, allglen) != 0)
+	if ((gb->arm64 ? go_allgs__decode_allgadd_arm64 : go_allgs__decode_allgadd)(
+		    code, fn.end - fn.entry, fn.entry, allgs, allglen) != 0)
 		return "no symbol table, and runtime.allgadd's code does not store allglen as "
 		       "releases 1.19 to 1.27 do: runtime.allgs not found (never guessed)";
 	if (!in_section(gb, ".bss", *allgs, 24) || !in_section(gb, ".noptrbss", *allglen, 8))
@@ -1049,11 +1134,13 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 
 	if (read_version(gb) != 0)
 		return gb;
-	if (strcmp(gb->arch, "amd64") != 0) {
+	gb->arm64 = strcmp(gb->arch, "arm64") == 0;
+	if (strcmp(gb->arch, "amd64") != 0 && !gb->arm64) {
 		/* its functions are named as amd64's are: addr2line serves it */
 		open_pclntab(gb);
 		find_funcdata(gb);
-		note(&gb->problems, "architecture %s is not supported (amd64 only)", gb->arch);
+		note(&gb->problems, "architecture %s is not supported (amd64 and arm64 only)",
+		     gb->arch);
 		return gb;
 	}
 	open_pclntab(gb);
@@ -1237,6 +1324,10 @@ const char *go_tls_source__name(enum go_tls_source src)
 		return "tlsg";
 	case GO_TLS_STACKCHECK:
 		return "stackcheck";
+	case GO_TLS_REGISTER:
+		return "register";
+	case GO_TLS_LOAD_G:
+		return "load_g";
 	default:
 		return NULL;
 	}

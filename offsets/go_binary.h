@@ -54,6 +54,8 @@ enum go_tls_source {
 	GO_TLS_NO_PT_TLS, /* no TLS segment: Go's fixed slot at fs-8 */
 	GO_TLS_TLSG, /* runtime.tlsg symbol and the PT_TLS block size */
 	GO_TLS_STACKCHECK, /* decoded from runtime.stackcheck's first instruction */
+	GO_TLS_REGISTER, /* arm64 without cgo: g only in R28 (tls_g_offset 0) */
+	GO_TLS_LOAD_G, /* arm64: decoded from runtime.load_g */
 };
 
 /*

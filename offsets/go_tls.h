@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* go_tls.h: where a Go binary keeps its g pointer, relative to the thread pointer (fsbase). */
+/* go_tls.h: where a Go binary keeps its g pointer, relative to the thread pointer (fsbase, tpidr_el0). */
 #ifndef __GO_TLS_H
 #define __GO_TLS_H
 
@@ -25,5 +25,19 @@ int go_tls__from_tlsg(uint64_t tlsg, uint64_t memsz, uint64_t align, int64_t *of
  * Returns -ENOENT when the code is neither.
  */
 int go_tls__decode_stackcheck(const uint8_t *code, size_t len, int64_t *offset);
+
+/*
+ * arm64 puts the executable's TLS block after the thread pointer (variant
+ * I), past the 16-byte thread control block rounded up to the block's
+ * alignment; runtime.tls_g is g's offset inside that block.
+ */
+int go_tls__from_tls_g_arm64(uint64_t tls_g, uint64_t memsz, uint64_t align, int64_t *offset);
+
+/*
+ * Decodes runtime.load_g on arm64, which Go's linkers emit as
+ *   mrs xT, tpidr_el0; movz xO, #OFFSET (movk ...)*; ldr x28, [xT, xO]
+ * Returns -ENOENT when the code is not that.
+ */
+int go_tls__decode_load_g_arm64(const uint8_t *code, size_t len, int64_t *offset);
 
 #endif /* __GO_TLS_H */

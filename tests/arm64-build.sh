@@ -8,10 +8,13 @@
 # Then, run by qemu-aarch64-static against the sysroot's libraries: --help;
 # check --json on the oldest and newest toolchain's plain and stripped
 # amd64 builds of testdata/traced, byte for byte the x86 build's answer;
-# convert -f of testdata/records, the same lines; and check on arm64 Go
-# builds, which this step still refuses, saying so (reading arm64 Go
-# programs is the next step of the port). Sampling needs an arm64 kernel:
-# not here.
+# convert -f of testdata/records, the same lines. The reader on arm64 Go
+# builds of every toolchain, pure and cgo, plain and stripped: supported,
+# g in R28 without cgo and at runtime.tls_g's slot with it, offsets the
+# amd64 build's (one golayout row serves both), and what stripped copies
+# give from the code (runtime.load_g, runtime.allgadd) what the symbols
+# say. The built binary is kept as $OUTPUT/arm64/ctxprof-go for the
+# emulated machine (arm64-vm.sh): sampling needs an arm64 kernel.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -32,6 +35,7 @@ fi
 what=$(readelf -h "$src/ctxprof-go" 2>&1 | awk -F': *' '$1 ~ /Machine|Type/ { printf "%s%s", sep, $2; sep = ", " }')
 if grep -q 'AArch64' <<<"$what"; then
 	ok "./ctxprof-go is an arm64 program: $what"
+	cp "$src/ctxprof-go" "$arm/ctxprof-go"
 else
 	not_ok "./ctxprof-go is not an arm64 program: $what"
 fi
@@ -49,27 +53,45 @@ check_eq "--help under qemu-aarch64: exit status" 0 "$?"
 grep -q '^Usage: ctxprof-go -p PID' <<<"$out" && ok "--help under qemu-aarch64: the usage" ||
 	not_ok "--help under qemu-aarch64: $(head -n 3 <<<"$out")"
 
-for v in $(go_toolchains | sed -n '1p;$p' | sort -u); do
-	for var in plain stripped; do
-		bin=$(go_build "$v" "$var") || { not_ok "go$v $var build failed"; continue; }
-		want=$("$CTXPROF" check --json "$bin" 2>&1)
-		got=$(a64 check --json "$bin" 2>&1)
-		if [ "$got" = "$want" ]; then
-			ok "check --json go$v $var: the arm64 build's answer is the x86 one's, byte for byte (${#got} bytes)"
-		else
-			not_ok "check --json go$v $var: the arm64 build answers $got, the x86 one $want"
+# the reader on arm64 Go programs of every toolchain: the same answer from
+# both builds (oldest and newest toolchain; qemu-user is slow), and what it
+# finds, with the x86 build, for every one
+declare -A tls_src=([arm64]=register [arm64-stripped]=register [arm64-cgo]=tlsg [arm64-cgo-stripped]=load_g)
+newest=$(go_toolchains | tail -n 1)
+oldest=$(go_toolchains | head -n 1)
+for v in $(go_toolchains); do
+	x86=$("$CTXPROF" check --json "$(go_build "$v" plain)" 2>/dev/null | jq -c .offsets)
+	for var in arm64 arm64-stripped arm64-cgo arm64-cgo-stripped; do
+		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
+		json=$("$CTXPROF" check --json "$bin" 2>/dev/null)
+		if [ "$v" = "$oldest" ] || [ "$v" = "$newest" ]; then
+			check_eq "check --json go$v $var: the arm64 build's answer is the x86 one's" \
+				"$json" "$(a64 check --json "$bin" 2>/dev/null)"
 		fi
+		got=$(jq -c '{arch, supported, problems, tls_source, wall: (.wall | .supported)}' <<<"$json")
+		check_eq "check go$v $var: supported, g ${tls_src[$var]}" \
+			"{\"arch\":\"arm64\",\"supported\":true,\"problems\":[],\"tls_source\":\"${tls_src[$var]}\",\"wall\":true}" "$got"
+		case $var in
+		arm64 | arm64-stripped) want=null ;;
+		# runtime.tls_g first in the executable's block, after the 16-byte TCB
+		*) want=16 ;;
+		esac
+		check_eq "check go$v $var: tls_g_offset" "$want" "$(jq -c .tls_g_offset <<<"$json")"
+		# the runtime's structures are laid out as amd64's: one golayout row serves both
+		check_eq "check go$v $var: offsets ($(jq -r .source <<<"$json")) are the amd64 build's" \
+			"$x86" "$(jq -c .offsets <<<"$json")"
+		case $var in
+		arm64 | arm64-cgo)
+			# its stripped copy, same addresses: what the code gives is what the symbols say
+			strip=$src/stripped-$v-$var
+			aarch64-linux-gnu-strip -o "$strip" "$bin"
+			sj=$("$CTXPROF" check --json "$strip" 2>/dev/null)
+			check_eq "check go$v $var, stripped copy: goroutine list and g's slot from the code, as the symbols give them" \
+				"$(jq -c '[.wall.allgs, .wall.allglen, .tls_g_offset, .wall.goroutines_from]' <<<"$json" | sed 's/"symtab"/"code"/')" \
+				"$(jq -c '[.wall.allgs, .wall.allglen, .tls_g_offset, .wall.goroutines_from]' <<<"$sj")"
+			;;
+		esac
 	done
-	armbin=$src/traced-go$v-arm64
-	if (cd "$TOP/testdata/traced" && CGO_ENABLED=0 GOARCH=arm64 GOCACHE="$OUTPUT/gocache" \
-		"/usr/lib/go-$v/bin/go" build -o "$armbin" .) >/dev/null 2>&1; then
-		json=$(a64 check --json "$armbin" 2>/dev/null)
-		check_eq "check --json on go$v's arm64 build: arch, and refused as this step stands" \
-			'{"arch":"arm64","supported":false,"problems":["architecture arm64 is not supported (amd64 only)"]}' \
-			"$(jq -c '{arch, supported, problems}' <<<"$json")"
-	else
-		not_ok "go$v: GOARCH=arm64 build of testdata/traced failed"
-	fi
 done
 want=$("$CTXPROF" convert -f "$TOP/testdata/records/traced.jsonl" 2>&1)
 got=$(a64 convert -f "$TOP/testdata/records/traced.jsonl" 2>&1)

@@ -12,12 +12,13 @@ set -euo pipefail
 # same version grpc-go's package pulls in from bookworm; groff-base and
 # man-db: tests/install.sh renders and finds the man page (a minimal
 # Debian has neither); time: GNU time's peak RSS for tests/hostile-input.sh;
-# gcc-aarch64-linux-gnu and qemu-user-static: make ARCH=arm64 and its test
+# gcc-aarch64-linux-gnu and qemu-user-static: make ARCH=arm64 and its test;
+# qemu-system-arm and cpio: the emulated arm64 machine (tests/arm64-vm.sh)
 PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool golang-golang-x-net-dev
 	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq xxd binutils dwarves curl util-linux
 	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc groff-base man-db strace openssl
 	python3-jsonschema protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev time
-	gcc-aarch64-linux-gnu qemu-user-static)
+	gcc-aarch64-linux-gnu qemu-user-static qemu-system-arm cpio)
 # The OTLP profiles messages: opentelemetry-proto 1.10 or later, whose
 # .proto files the build compiles with protoc-c. Only sid has it (trixie's
 # 1.5 is another, incompatible layout); it is Architecture: all and depends

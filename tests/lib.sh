@@ -181,9 +181,15 @@ go_build() {
 	pie) flags=(-buildmode=pie) ;;
 	cgo) env=(CGO_ENABLED=1) ;;
 	cgo-stripped) env=(CGO_ENABLED=1) flags=(-ldflags=-s\ -w) ;;
-	# for the offline readers only: nothing runs them here
+	# arm64: read offline here, run in the emulated machine (arm64-vm.sh)
 	arm64) env+=(GOARCH=arm64) ;;
 	arm64-stripped) env+=(GOARCH=arm64) flags=(-ldflags=-s\ -w) ;;
+	# linked by the cross gcc against the arm64 sysroot (tests/arm64-sysroot.sh)
+	arm64-cgo | arm64-cgo-stripped)
+		[ -d "$OUTPUT/arm64/sysroot" ] || { echo "go_build: no arm64 sysroot in $OUTPUT/arm64" >&2; return 1; }
+		env=(CGO_ENABLED=1 GOARCH=arm64 "CC=aarch64-linux-gnu-gcc --sysroot=$(realpath "$OUTPUT/arm64/sysroot")")
+		[ "$variant" = arm64-cgo ] || flags=(-ldflags=-s\ -w)
+		;;
 	*) echo "go_build: unknown variant $variant" >&2; return 1 ;;
 	esac
 	# no go.mod: GOPATH mode, against the Go sources Debian packages (golang-*-dev)

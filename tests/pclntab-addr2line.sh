@@ -3,8 +3,9 @@
 # pclntab-addr2line.sh: the .gopclntab reader agrees with each toolchain's own `go tool addr2line`.
 #
 # Binaries: testdata/traced from every installed toolchain in all five
-# variants (plain, stripped, pie, cgo, cgo-stripped) and for arm64 (plain
-# and stripped: its table's instruction size is 4), and Debian's stripped
+# variants (plain, stripped, pie, cgo, cgo-stripped) and for arm64 (plain,
+# stripped: its table's instruction size is 4; cgo and cgo-stripped, linked
+# by GNU ld as PIEs whose pointers only the relocations hold), and Debian's stripped
 # gofmt and go of every toolchain. Addresses: 3000 spread evenly over .text,
 # so they land at every kind of place (function starts, middles, padding).
 # `ctxprof-go addr2line` and the toolchain's `go tool addr2line` must print
@@ -111,13 +112,21 @@ agree_inline() { # agree_inline NAME BINARY [DWARF_BINARY]
 	fi
 }
 
+# the arm64 libraries the cross gcc links cgo builds against (once; 12 s)
+a64_cgo=
+if command -v aarch64-linux-gnu-gcc >/dev/null && bash "$TOP/tests/arm64-sysroot.sh" "$OUTPUT/arm64"; then
+	a64_cgo="arm64-cgo arm64-cgo-stripped"
+else
+	not_ok "no arm64 sysroot: arm64 cgo builds not compared (make deps installs the cross gcc)"
+fi
 for v in $(go_toolchains); do
-	for var in $GO_VARIANTS arm64 arm64-stripped; do
+	for var in $GO_VARIANTS arm64 arm64-stripped $a64_cgo; do
 		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
 		case $var in
 		stripped) twin=$(go_build "$v" plain) ;;
 		cgo-stripped) twin=$(go_build "$v" cgo) ;;
 		arm64-stripped) twin=$(go_build "$v" arm64) ;;
+		arm64-cgo-stripped) twin=$(go_build "$v" arm64-cgo) ;;
 		*) twin=$bin ;;
 		esac
 		agree "go$v $var testdata/traced" "$v" "$bin" "$twin"

@@ -33,20 +33,12 @@ set -uo pipefail
 
 e2e_setup "frameless leaves and their callers"
 
-# one line per (leaf, next Go function) of one pid: "COUNT LEAF CALLER"
-LEAF_JQ='
-[ .[] | select(.pid == $pid) | .stacks[] | .samples as $n | .frames as $f |
-  { n: $n, leaf: $f[0].func,
-    caller: ([ $f[1:][] | select(.inlined != true) | .func ] | first // "-") } ] |
-group_by([.leaf, .caller]) | map("\(map(.n) | add) \(.[0].leaf) \(.[0].caller)") | .[]'
-
 # functions whose code calls runtime.memclrNoHeapPointers directly
 memclr_callers() {
 	objdump -d --no-show-raw-insn "$1" | awk '
 		/^[0-9a-f]+ <.*>:$/ { fn = $2; gsub(/[<>:]/, "", fn) }
 		/call.*<runtime\.memclrNoHeapPointers>/ { print fn }' | sort -u
 }
-
 
 declare -A bins label_of
 for v in $(go_toolchains); do
@@ -91,22 +83,7 @@ for pid in "${pids[@]}"; do
 	fi
 	echo "main.workKilo" >>"$work/truth"
 	jq -s -r --argjson pid "$pid" "$LEAF_JQ" "$work/all.jsonl" >"$work/pairs"
-	for leaf in main.spinLeaf runtime.memclrNoHeapPointers; do
-		read -r total right wrong < <(awk -v leaf="$leaf" -v truth="$work/truth" '
-			BEGIN { while ((getline f < truth) > 0) ok[f] = 1 }
-			$2 == leaf { total += $1; if ($3 in ok) right += $1; else if (!ex) ex = $3 }
-			END { print total + 0, right + 0, ex }' "$work/pairs")
-		if [ "$total" -lt 50 ]; then
-			not_ok "$name $leaf: only $total samples"
-			continue
-		fi
-		pct=$((1000 * right / total))
-		if [ "$pct" -ge 990 ]; then
-			ok "$name $leaf: $right/$total samples ($((pct / 10)).$((pct % 10))%) show a true caller next"
-		else
-			not_ok "$name $leaf: $right/$total samples ($((pct / 10)).$((pct % 10))%) show a true caller next, need 99%; e.g. $wrong"
-		fi
-	done
+	leaf_verdicts "$name" "$work/pairs" "$work/truth"
 done
 
 # 2. against runtime/pprof

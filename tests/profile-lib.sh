@@ -187,3 +187,31 @@ records_hold_stats() {
 		echo "records hold $json samples, statistics say '${stat:-nothing}'"
 	fi
 }
+
+# leaf_verdicts NAME PAIRS TRUTH: for each leaf of testdata/leafy, a verdict
+# that at least 99% of its samples (at least 50) show a true caller next.
+# PAIRS holds "SAMPLES LEAF CALLER" lines, TRUTH the true callers, one a line.
+leaf_verdicts() {
+	local name=$1 leaf total right wrong
+	for leaf in main.spinLeaf runtime.memclrNoHeapPointers; do
+		read -r total right wrong < <(awk -v leaf="$leaf" -v truth="$3" '
+			BEGIN { while ((getline f < truth) > 0) ok[f] = 1 }
+			$2 == leaf { total += $1; if ($3 in ok) right += $1; else if (!ex) ex = $3 }
+			END { print total + 0, right + 0, ex }' "$2")
+		if [ "$total" -lt 50 ]; then
+			not_ok "$name $leaf: only $total samples"
+		elif [ $((1000 * right)) -ge $((990 * total)) ]; then
+			ok "$name $leaf: $right/$total samples ($((1000 * right / total / 10)).$((1000 * right / total % 10))%) show a true caller next"
+		else
+			not_ok "$name $leaf: $right/$total samples ($((1000 * right / total / 10)).$((1000 * right / total % 10))%) show a true caller next, need 99%; e.g. $wrong"
+		fi
+	done
+}
+
+# jq: "SAMPLES LEAF CALLER" per (leaf, first frame not inlined after it) of
+# the target $pid's stacks
+LEAF_JQ='
+[ .[] | select(.pid == $pid) | .stacks[] | .samples as $n | .frames as $f |
+  { n: $n, leaf: $f[0].func,
+    caller: ([ $f[1:][] | select(.inlined != true) | .func ] | first // "-") } ] |
+group_by([.leaf, .caller]) | map("\(map(.n) | add) \(.[0].leaf) \(.[0].caller)") | .[]'

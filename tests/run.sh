@@ -75,6 +75,7 @@ run "hostile labels" bash "$TOP/tests/hostile-labels.sh"
 run "label sets switching under a busy GC" bash "$TOP/tests/profile-labelswitch.sh"
 run "capacity: 200 targets, small rings" bash "$TOP/tests/capacity.sh"
 run "arm64: make ARCH=arm64 on this machine, the result under qemu-user" bash "$TOP/tests/arm64-build.sh"
+run "arm64: profiling arm64 Go programs in an emulated arm64 machine (qemu TCG)" bash "$TOP/tests/arm64-vm.sh"
 run "install: binary, man page, systemd unit" bash "$TOP/tests/install.sh"
 
 failed=$(grep -c '^not ok' "$log")

@@ -86,6 +86,7 @@ struct wall_reader {
 	struct go_layout l;
 	const struct gopclntab *pcln;
 	uint64_t bias;
+	bool link_register; /* arm64: a frame keeps its return address at its SP */
 	uint32_t nallg; /* entries of allgs read so far */
 	uint64_t *allg;
 	struct wall_g *gs;
@@ -249,6 +250,7 @@ struct wall_reader *wall_reader__new(pid_t pid, const struct go_binary *gb, uint
 	r->w = w;
 	r->bias = bias;
 	r->pcln = go_binary__pclntab(gb);
+	r->link_register = strcmp(go_binary__arch(gb), "arm64") == 0;
 	if (go_binary__layout(gb, &r->l) != 0) {
 		free(r);
 		errno = EOPNOTSUPP;
@@ -502,6 +504,12 @@ static uint64_t syscall_fp(const struct wall_reader *r, const uint8_t *stack, ui
 		if (gopclntab__lookup(r->pcln, pc - 1 - r->bias, &fn) != 0 ||
 		    gopclntab__sp_delta(r->pcln, &fn, pc - 1 - r->bias, &delta) != 0 || delta < 0)
 			return 0;
+		/*
+		 * arm64: a frame saves LR at its SP and FP just below; a
+		 * frameless caller's return address was in LR, now lost
+		 */
+		if (r->link_register)
+			return delta > 0 ? sp - 8 : 0;
 		if (delta >= 8)
 			return sp + delta - 8;
 		if (sp < base || sp + delta + 8 > base + len)
@@ -537,8 +545,9 @@ static void walk_start(const struct wall_reader *r, const struct gsnap *s, uint3
 		w->sp = s->syscallsp;
 	}
 	if (w->pc && w->sp >= s->lo && w->sp < s->hi) {
-		w->base = w->sp;
-		w->len = s->hi - w->sp < STACK_READ ? s->hi - w->sp : STACK_READ;
+		/* arm64's frame record, saved FP then LR, starts 8 bytes below SP */
+		w->base = r->link_register && w->sp - 8 >= s->lo ? w->sp - 8 : w->sp;
+		w->len = s->hi - w->base < STACK_READ ? s->hi - w->base : STACK_READ;
 	}
 }
 

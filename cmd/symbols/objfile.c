@@ -42,6 +42,7 @@ struct objfile {
 	char *name;
 	struct load loads[MAX_LOADS];
 	int nloads;
+	bool link_register; /* arm64: a call leaves its return address in LR, not on the stack */
 	struct go_binary *gb; /* Go code: its function table */
 	Dwfl *dwfl; /* everything else: ELF symbols and DWARF lines, opened at first use */
 	Dwfl_Module *mod;
@@ -143,17 +144,20 @@ static void objfile__free(struct objfile *of)
 /* The file's PT_LOAD segments, which turn file offsets into link-time addresses. */
 static int read_loads(struct objfile *of, char *err, size_t errlen)
 {
+	GElf_Ehdr eh;
 	GElf_Phdr ph;
 	size_t i, n;
 	Elf *elf;
 
 	elf_version(EV_CURRENT);
 	elf = elf_begin(of->fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n) != 0) {
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n) != 0 ||
+	    !gelf_getehdr(elf, &eh)) {
 		snprintf(err, errlen, "%s: not an ELF file: %s", of->name, elf_errmsg(-1));
 		elf_end(elf);
 		return -EINVAL;
 	}
+	of->link_register = eh.e_machine == EM_AARCH64;
 	for (i = 0; i < n && of->nloads < MAX_LOADS; i++) {
 		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD)
 			of->loads[of->nloads++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
@@ -493,6 +497,11 @@ int32_t objfile__sp_delta(struct objfile *of, uint64_t vaddr)
 			free(d);
 	}
 	return delta;
+}
+
+bool objfile__link_register(const struct objfile *of)
+{
+	return of->link_register;
 }
 
 bool objfile__in_function(struct objfile *of, uint64_t vaddr)

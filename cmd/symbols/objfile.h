@@ -53,5 +53,7 @@ int32_t objfile__sp_delta(struct objfile *of, uint64_t vaddr);
 
 /* Does VADDR lie in a named function: Go code, or an ELF symbol? */
 bool objfile__in_function(struct objfile *of, uint64_t vaddr);
+/* arm64's calls leave the return address in LR: a frame saves it at its SP */
+bool objfile__link_register(const struct objfile *of);
 
 #endif /* __OBJFILE_H */

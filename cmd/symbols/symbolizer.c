@@ -398,18 +398,31 @@ uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t time_ns, uint64_
 	if (!of)
 		return 0;
 	d = objfile__sp_delta(of, vaddr);
-	/*
-	 * Only SP + 0 and SP + 8 were sent: a frameless function, a prologue
-	 * before or just after PUSHQ BP, an epilogue after POPQ BP. Go 1.19's
-	 * prologue (SUBQ first, BP saved after) has wider deltas without a
-	 * frame pointer for two instructions; those stay unrepaired.
-	 */
-	if (d != 0 && d != 8)
-		return 0;
-	/* a frame that is set up has BP just below the return address */
-	if (bp == sp + d - 8)
-		return 0;
-	ret = top[d / 8];
+	if (objfile__link_register(of)) {
+		/*
+		 * arm64 sends [SP] and LR. Before a function stores LR (delta 0,
+		 * a frameless leaf too) LR is the return address; once stored,
+		 * it is at SP, the bottom of Go's frame, and the frame is set up
+		 * when FP points just below it.
+		 */
+		if (d < 0 || (d > 0 && bp == sp - 8))
+			return 0;
+		ret = d == 0 ? top[1] : top[0];
+	} else {
+		/*
+		 * Only SP + 0 and SP + 8 were sent: a frameless function, a
+		 * prologue before or just after PUSHQ BP, an epilogue after
+		 * POPQ BP. Go 1.19's prologue (SUBQ first, BP saved after) has
+		 * wider deltas without a frame pointer for two instructions;
+		 * those stay unrepaired.
+		 */
+		if (d != 0 && d != 8)
+			return 0;
+		/* a frame that is set up has BP just below the return address */
+		if (bp == sp + d - 8)
+			return 0;
+		ret = top[d / 8];
+	}
 	/* never invent a frame: it must return into a named function of this process */
 	if (!ret)
 		return 0;

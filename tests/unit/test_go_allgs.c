@@ -58,13 +58,11 @@ static void allgadd(struct code *c, bool lea_first, bool with_cap, uint8_t xchg_
 	nops(c, 4);
 }
 
-static void decodes(const char *what, const struct code *c, size_t len, int want_rc)
+/* The verdict on one decoding: RC and what it found against WANT_RC (0: ALLGS, ALLGLEN). */
+static void judge(const char *what, int rc, uint64_t allgs, uint64_t allglen, int want_rc)
 {
-	uint64_t allgs = 0, allglen = 0;
 	char expected[64], got[64];
-	int rc;
 
-	rc = go_allgs__decode_allgadd(c->b, len, ENTRY, &allgs, &allglen);
 	if (want_rc)
 		snprintf(expected, sizeof(expected), "%d", want_rc);
 	else
@@ -76,6 +74,82 @@ static void decodes(const char *what, const struct code *c, size_t len, int want
 		snprintf(got, sizeof(got), "allgs 0x%llx allglen 0x%llx",
 			 (unsigned long long)allgs, (unsigned long long)allglen);
 	verdict(!strcmp(expected, got), what, expected, got);
+}
+
+static void decodes(const char *what, const struct code *c, size_t len, int want_rc)
+{
+	uint64_t allgs = 0, allglen = 0;
+	int rc = go_allgs__decode_allgadd(c->b, len, ENTRY, &allgs, &allglen);
+
+	judge(what, rc, allgs, allglen, want_rc);
+}
+
+/* arm64 encodings: what go1.19 to go1.27 emit for allgadd's loads and stores */
+static void a64(struct code *c, uint32_t insn)
+{
+	put(c, (const uint8_t[]){ insn, insn >> 8, insn >> 16, insn >> 24 }, 4);
+}
+
+static void a64_adrp(struct code *c, unsigned int rd, uint64_t target)
+{
+	int64_t pages = (int64_t)(target >> 12) - (int64_t)((ENTRY + c->len) >> 12);
+	uint32_t imm = (uint32_t)pages & 0x1fffff;
+
+	a64(c, 0x90000000 | (imm & 3) << 29 | (imm >> 2) << 5 | rd);
+}
+
+static void a64_add(struct code *c, unsigned int rd, unsigned int rn, uint32_t imm12)
+{
+	a64(c, 0x91000000 | imm12 << 10 | rn << 5 | rd);
+}
+
+static void a64_ldr(struct code *c, unsigned int rt, unsigned int rn, uint32_t off)
+{
+	a64(c, 0xf9400000 | (off / 8) << 10 | rn << 5 | rt);
+}
+
+/* ldr xT, ADDR as Go emits it: adrp x27, then a load at the page offset */
+static void a64_load(struct code *c, unsigned int rt, uint64_t addr)
+{
+	a64_adrp(c, 27, addr);
+	a64_ldr(c, rt, 27, addr & 0xfff);
+}
+
+/* stlr xT, [xB] after adrp/add of ADDR into xB */
+static void a64_store(struct code *c, unsigned int rt, unsigned int rb, uint64_t addr)
+{
+	a64_adrp(c, rb, addr);
+	a64_add(c, rb, rb, addr & 0xfff);
+	a64(c, 0xc89ffc00 | rb << 5 | rt);
+}
+
+static void decodes_arm64(const char *what, const struct code *c, int want_rc)
+{
+	uint64_t allgs = 0, allglen = 0;
+	int rc = go_allgs__decode_allgadd_arm64(c->b, c->len, ENTRY, &allgs, &allglen);
+
+	judge(what, rc, allgs, allglen, want_rc);
+}
+
+/*
+ * Go 1.27's arm64 allgadd, reduced: allgs' pointer and cap loaded, allgptr
+ * stored from allgs (the store the decoder must not take), then allglen
+ * from allgs+8. CLOBBER puts a write to x1 between the load and the store.
+ */
+static void allgadd_arm64(struct code *c, bool with_cap, bool clobber)
+{
+	c->len = 0;
+	a64_load(c, 1, ALLGS);
+	if (with_cap)
+		a64_load(c, 2, ALLGS + 16);
+	a64(c, 0xeb02003f); /* cmp x1, x2 */
+	a64(c, 0x540001a0); /* b.eq */
+	a64_store(c, 1, 2, ALLGLEN - 0x400); /* allgptr = allgs */
+	a64_load(c, 1, ALLGS + 8);
+	if (clobber)
+		a64(c, 0x91000421); /* add x1, x1, #1 */
+	a64_store(c, 1, 2, ALLGLEN);
+	a64(c, 0xd503201f); /* nop */
 }
 
 int main(void)
@@ -108,5 +182,15 @@ int main(void)
 
 	memset(c.b, 0x90, sizeof(c.b));
 	decodes("no such store at all", &c, sizeof(c.b), -ENOENT);
+
+	allgadd_arm64(&c, true, false);
+	decodes_arm64("arm64: allglen's stlr of allgs+8, after allgptr's", &c, 0);
+	allgadd_arm64(&c, false, false);
+	decodes_arm64("arm64: the slice's cap never referenced: refused", &c, -ENOENT);
+	allgadd_arm64(&c, true, true);
+	decodes_arm64("arm64: the stored register rewritten after its load: refused", &c, -ENOENT);
+	allgadd_arm64(&c, true, false);
+	c.len -= 8;
+	decodes_arm64("arm64: code cut before the stlr: refused", &c, -ENOENT);
 	return tap_done();
 }

@@ -162,8 +162,103 @@ static void test_decode_short(void)
 	}
 }
 
+static void test_from_tls_g_arm64(void)
+{
+	static const struct {
+		uint64_t tls_g, memsz, align;
+		int rc;
+		int64_t offset;
+	} cases[] = {
+		/* Go's cgo builds: runtime.tls_g first in a 248-byte block after the 16-byte TCB */
+		{ 0, 0xf8, 8, 0, 16 },
+		{ 0x10, 0xf8, 8, 0, 32 },
+		/* a block aligned to 64 starts at 64 */
+		{ 0, 0x100, 64, 0, 64 },
+		{ 0, 8, 0, 0, 16 },
+		/* outside the block, unaligned, or a bad alignment */
+		{ 0xf8, 0xf8, 8, -EINVAL },
+		{ 0xf4, 0xf8, 8, -EINVAL },
+		{ 4, 0xf8, 8, -EINVAL },
+		{ 0, 0xf8, 24, -EINVAL },
+	};
+	char expected[32], got[32];
+	int64_t offset;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		offset = 0x7777;
+		rc = go_tls__from_tls_g_arm64(cases[i].tls_g, cases[i].memsz, cases[i].align,
+					      &offset);
+		result(expected, sizeof(expected), cases[i].rc, cases[i].offset);
+		result(got, sizeof(got), rc, offset);
+		verdict(strcmp(expected, got) == 0,
+			desc("go_tls__from_tls_g_arm64(tls_g 0x%llx, memsz 0x%llx, align %llu)",
+			     (unsigned long long)cases[i].tls_g, (unsigned long long)cases[i].memsz,
+			     (unsigned long long)cases[i].align),
+			expected, got);
+	}
+}
+
+static void test_load_g_arm64(void)
+{
+	/* runtime.load_g of go1.27's cgo build, instruction words */
+	static const uint32_t load_g[] = { 0x900009db, 0x39a81360, 0xb4000080, 0xd53bd040,
+					   0xd280021b, 0xf87b681c, 0xd65f03c0 };
+	static const struct {
+		const char *what;
+		int at; /* the word to change, -1 none */
+		uint32_t insn;
+		int rc;
+		int64_t offset;
+	} cases[] = {
+		{ "go1.27 cgo build", -1, 0, 0, 16 },
+		{ "movz #0x40", 4, 0xd280081b, 0, 64 },
+		{ "movz #1, lsl #16", 4, 0xd2a0003b, 0, 65536 },
+		{ "movz #1, lsl #32: beyond any TLS block", 4, 0xd2c0003b, -ENOENT },
+		{ "offset below the TCB (movz #8)", 4, 0xd280011b, -ENOENT },
+		{ "mrs of another register (tpidrro_el0)", 3, 0xd53bd060, -ENOENT },
+		{ "load into x27, not g's R28", 5, 0xf87b681b, -ENOENT },
+		{ "load through another base than mrs's", 5, 0xf87b683c, -ENOENT },
+		{ "nop for the load", 5, 0xd503201f, -ENOENT },
+	};
+	char expected[32], got[32];
+	uint8_t code[sizeof(load_g)], *copy;
+	int64_t offset;
+	size_t i, k, len;
+	int rc;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (k = 0; k < sizeof(load_g) / 4; k++) {
+			uint32_t w = (int)k == cases[i].at ? cases[i].insn : load_g[k];
+
+			code[4 * k] = w;
+			code[4 * k + 1] = w >> 8;
+			code[4 * k + 2] = w >> 16;
+			code[4 * k + 3] = w >> 24;
+		}
+		offset = 0x7777;
+		rc = go_tls__decode_load_g_arm64(code, sizeof(code), &offset);
+		result(expected, sizeof(expected), cases[i].rc, cases[i].offset);
+		result(got, sizeof(got), rc, offset);
+		verdict(strcmp(expected, got) == 0, desc("load_g: %s", cases[i].what), expected, got);
+	}
+	/* every cut short of the load: an exact-size copy, so that ASan sees an overread */
+	for (len = 0, k = 0; len < 6 * 4; len += 4) {
+		copy = malloc(len ? len : 1);
+		if (!copy)
+			exit(2);
+		memcpy(copy, code, len);
+		k += go_tls__decode_load_g_arm64(copy, len, &offset) != -ENOENT;
+		free(copy);
+	}
+	check_int("load_g cut before its ldr: prefixes decoded", 0, k);
+}
+
 int main(void)
 {
+	test_from_tls_g_arm64();
+	test_load_g_arm64();
 	test_from_tlsg();
 	test_decode();
 	test_decode_short();

@@ -1,0 +1,85 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+# arm64-vm-guest.sh: what tests/arm64-vm.sh runs inside the emulated arm64 machine (busybox sh); results go to /out.
+#
+# /t holds the arm64 Go programs: traced-* (check, then -p), httpserver
+# (the traceparent source), leafy (frameless leaves) and waitkinds (--wall). Each step leaves its
+# output, stderr and exit status in /out; the host judges them.
+out=/out
+uname -m >$out/uname
+[ -e /sys/kernel/btf/vmlinux ] && echo yes >$out/btf
+
+# started: FILE, until ctxprof-go says it is sampling (or exits)
+started() {
+	i=0
+	while [ $i -lt 600 ] && ! grep -q 'Ctrl-C to stop' "$1" 2>/dev/null; do
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+t0=$(cut -d' ' -f1 /proc/uptime)
+for b in /t/traced-*; do
+	ctxprof-go check --json "$b" >"$out/check-${b#/t/}.json" 2>&1
+	echo $? >"$out/check-${b#/t/}.rc"
+done
+echo "check $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+
+# -p: every traced build at once, and the HTTP server with requests that
+# each carry a traceparent of their own
+pids=
+for b in /t/traced-*; do
+	"$b" -d 600s >/dev/null 2>&1 &
+	echo "$! ${b#/t/traced-}" >>$out/pids
+	pids=$pids,$!
+done
+/t/httpserver >$out/srv.addr 2>$out/srv.err &
+srv=$!
+echo "$srv httpserver" >>$out/pids
+i=0
+while [ $i -lt 600 ] && [ "$(grep -c . $out/srv.addr)" -lt 2 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+addr=$(awk '$1 == "http" { print $2 }' $out/srv.addr)
+t0=$(cut -d' ' -f1 /proc/uptime)
+ctxprof-go -p "${pids#,},$srv" -F 199 -d "${CPU_SECONDS:-30}" -o $out/cpu.jsonl 2>$out/cpu.err &
+cp=$!
+if started $out/cpu.err $cp; then
+	for i in 1 2 3 4 5 6 7 8; do
+		id=$(printf 'a64%029x' "$i")
+		echo "$id" >>$out/sent
+		wget -q -O $out/req$i --header "traceparent: 00-$id-00f067aa0ba902b7-01" \
+			"http://$addr/work" 2>>$out/wget.err
+		echo $? >>$out/wget.rc
+	done
+fi
+wait $cp
+echo $? >$out/cpu.rc
+echo "cpu $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+for p in $(echo "${pids#,}" | tr , ' ') $srv; do
+	kill "$p" 2>/dev/null
+done
+
+# frameless leaves: their callers come back from LR (the leaf repair)
+/t/leafy -d 600s -workers 1 >/dev/null 2>&1 &
+lf=$!
+echo "$lf leafy" >>$out/pids
+t0=$(cut -d' ' -f1 /proc/uptime)
+ctxprof-go -p $lf -F 199 -d "${LEAF_SECONDS:-8}" -o $out/leaves.jsonl 2>$out/leaves.err
+echo $? >$out/leaves.rc
+echo "leaves $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+kill $lf
+
+# --wall: goroutines that alternate CPU with five kinds of wait
+/t/waitkinds -d 600s -cpu 4ms -wait 16ms >$out/kinds 2>$out/kinds.err &
+wk=$!
+echo "$wk waitkinds" >>$out/pids
+t0=$(cut -d' ' -f1 /proc/uptime)
+ctxprof-go -p $wk --wall --wall-hz 97 -d "${WALL_SECONDS:-12}" -o $out/wall.jsonl 2>$out/wall.err
+echo $? >$out/wall.rc
+echo "wall $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+kill -USR1 $wk
+wait $wk
+echo $? >$out/kinds.rc

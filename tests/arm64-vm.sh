@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# arm64-vm.sh: the arm64 ctxprof-go profiles arm64 Go programs in an emulated arm64 machine (Debian's kernel, qemu TCG).
+#
+# The machine: Debian bookworm's arm64 kernel (BTF built in) under
+# qemu-system-aarch64 -M virt -cpu max with TCG, booted with a busybox
+# initramfs that holds the arm64 ctxprof-go (tests/arm64-build.sh leaves
+# it in .output/arm64), the libraries it needs from the arm64 sysroot, and
+# arm64 builds of testdata programs (tests/arm64-vm-lib.sh). Inside,
+# tests/arm64-vm-guest.sh runs, and the host judges what it wrote:
+# - check on traced by the oldest and the newest toolchain, pure and cgo:
+#   supported, arch arm64;
+# - -p on all four at once and on httpserver (199 Hz; TCG is slow): every
+#   burn function's samples carry their job's trace ID (0 wrong, at least
+#   97% right), and their stacks reach runtime.goexit through the job's
+#   callers (frame pointers, g from R28 or, under cgo, tpidr_el0; Go
+#   before 1.21 leaves stale frame pointers in moved stacks on arm64, so
+#   there they end at the goroutine's function);
+# - leafy (newest toolchain): samples in its frameless leaves (main.spinLeaf,
+#   runtime.memclrNoHeapPointers) show a true caller next in 99%: the
+#   return address LR held, put back through .gopclntab's SP deltas;
+# - eight requests to httpserver, each with a traceparent of its own: each
+#   has samples in main.handleBurn under its trace ID, trace_source
+#   traceparent, and no sample carries an ID never sent;
+# - --wall on waitkinds (newest toolchain): per kind of wait, Go's own wait
+#   reason dominates (state syscall for read(2)), the stacks off the CPU
+#   run through its main.wait* function, and the running share is within
+#   0.15 of the CPU share the workload measured (TCG's timing is coarse).
+# The boot and the run are timed.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+. "$(dirname "$0")/arm64-vm-lib.sh"
+
+start=$SECONDS
+if ! command -v qemu-system-aarch64 >/dev/null; then
+	not_ok "qemu-system-aarch64 missing (make deps installs qemu-system-arm)"
+	done_testing
+fi
+a64=$OUTPUT/arm64/ctxprof-go
+if [ ! -x "$a64" ]; then
+	not_ok "no arm64 ctxprof-go in $OUTPUT/arm64 (tests/arm64-build.sh builds it)"
+	done_testing
+fi
+vm_prepare || { not_ok "the arm64 kernel and busybox could not be fetched"; done_testing; }
+
+work=$(mktemp -d)
+# ARM64_VM_KEEP=DIR keeps what the guest sent back, for a look after the run
+trap '[ -n "${ARM64_VM_KEEP:-}" ] && cp -r "$work/out/." "$ARM64_VM_KEEP/"; rm -rf "$work"' EXIT
+stage=$work/stage
+mkdir -p "$stage/bin" "$stage/t"
+cp "$a64" "$stage/bin/ctxprof-go"
+cp "$TOP/tests/arm64-vm-guest.sh" "$stage/test.sh"
+oldest=$(go_toolchains | head -n 1)
+newest=$(go_toolchains | tail -n 1)
+for v in $(printf '%s\n' "$oldest" "$newest" | sort -u); do
+	for var in arm64 arm64-cgo; do
+		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
+		# the name says what it is; the process's comm is the file's name
+		cp "$bin" "$stage/t/traced-go$v-${var#arm64}"
+	done
+done
+for prog in httpserver leafy waitkinds; do
+	bin=$(go_build "$newest" arm64 "$prog") || { not_ok "go$newest arm64 $prog: build failed"; continue; }
+	cp "$bin" "$stage/t/$prog"
+done
+for f in "$stage"/t/traced-*-; do mv "$f" "${f%-}pure"; done
+
+res=$work/out
+vm_start=$SECONDS
+if ! vm_run "$stage" 1200 "$res"; then
+	not_ok "the arm64 machine did not run the tests: $(tail -n 5 "$res/console.log" 2>/dev/null | tr '\n' ' ')"
+	done_testing
+fi
+echo "# the arm64 machine: $((SECONDS - vm_start)) s from qemu's start to power-off; in the guest: $(tr '\n' ';' <"$res/times" 2>/dev/null)"
+check_eq "the guest is arm64" aarch64 "$(cat "$res/uname" 2>/dev/null)"
+check_eq "the guest kernel has BTF" yes "$(cat "$res/btf" 2>/dev/null)"
+
+# check, inside
+for f in "$res"/check-traced-*.json; do
+	[ -e "$f" ] || { not_ok "check wrote nothing"; break; }
+	name=${f##*/check-}
+	name=${name%.json}
+	check_eq "check $name in the arm64 machine: exit status" 0 "$(cat "${f%.json}.rc")"
+	check_eq "check $name in the arm64 machine" '{"arch":"arm64","supported":true,"problems":[]}' \
+		"$(jq -c '{arch, supported, problems}' "$f" 2>&1)"
+done
+
+# -p: the labelled jobs of every traced build
+check_eq "ctxprof-go -p (four traced builds and httpserver): exit status" 0 "$(cat "$res/cpu.rc" 2>/dev/null)"
+sed 's/^/# /' "$res/cpu.err"
+if ! jq -e . "$res/cpu.jsonl" >/dev/null 2>&1; then
+	not_ok "-p output is not valid JSON lines"
+else
+	ok "-p output: $(wc -l <"$res/cpu.jsonl") records, valid JSON lines"
+	schema_verdict "arm64 -p records" "$res/cpu.jsonl"
+fi
+while read -r pid name; do
+	case $name in go*) ;; *) continue ;; esac
+	jq -c --argjson p "$pid" 'select(.pid == $p)' "$res/cpu.jsonl" >"$work/pid.jsonl"
+	job_verdicts "arm64 $name" "$work/pid.jsonl" 20
+	# unwound to the goroutine's start, through the job's own callers. Go
+	# before 1.21 left arm64's saved frame pointers unadjusted when it
+	# moved a goroutine's stack (runtime/stack.go's "TODO what about arm64
+	# frame pointer adjustment?"): those stacks end at the last frame
+	# below the stale pointer, main.jobDo's caller
+	root=runtime.goexit
+	case $name in go1.19* | go1.20*) root=main.main.func3 ;; esac
+	read -r all whole <<<"$(jq -s -r --arg root "$root" '[.[].stacks[] | select(any(.frames[]; .func == "main.burnDo"))] |
+		"\(map(.samples) | add // 0) \(map(select(.frames[-1].func == $root and
+			any(.frames[]; .func == "runtime/pprof.Do") and any(.frames[]; .func == "main.jobDo"))) |
+			map(.samples) | add // 0)"' "$work/pid.jsonl")"
+	if [ "${all:-0}" -gt 0 ] && [ $((whole * 100)) -ge $((all * 90)) ]; then
+		ok "arm64 $name: $whole of $all samples in main.burnDo unwind through runtime/pprof.Do and main.jobDo to $root"
+	else
+		not_ok "arm64 $name: ${whole:-0} of ${all:-0} samples in main.burnDo unwind through runtime/pprof.Do and main.jobDo to $root (90% needed); e.g. $(jq -c '.stacks[] | select(any(.frames[]; .func == "main.burnDo")) | [.frames[].func]' "$work/pid.jsonl" | head -n 2)"
+	fi
+done <"$res/pids"
+
+# the traceparent source
+srv=$(awk '$2 == "httpserver" { print $1 }' "$res/pids")
+check_eq "eight requests to httpserver: wget's exit statuses" "0 0 0 0 0 0 0 0" "$(tr '\n' ' ' <"$res/wget.rc" 2>/dev/null | sed 's/ $//')"
+while read -r id; do
+	n=$(jq -s --argjson p "${srv:-0}" --arg t "$id" '[.[] | select(.pid == $p and .trace_id == $t and
+		.trace_source == "traceparent" and .span_id == "00f067aa0ba902b7") | .stacks[] |
+		select(any(.frames[]; .func == "main.handleBurn")) | .samples] | add // 0' "$res/cpu.jsonl")
+	if [ "$n" -gt 0 ]; then
+		ok "httpserver request $id: $n samples in main.handleBurn under its traceparent"
+	else
+		not_ok "httpserver request $id: no samples in main.handleBurn under its traceparent; its records: $(jq -s -c --argjson p "${srv:-0}" '[.[] | select(.pid == $p) | {trace_id, trace_source, samples}]' "$res/cpu.jsonl" | head -c 800)"
+	fi
+done <"$res/sent"
+check_eq "httpserver: samples with a trace ID never sent" 0 \
+	"$(jq -s --argjson p "${srv:-0}" --rawfile sent "$res/sent" '[.[] | select(.pid == $p and .trace_id != null) |
+		select(.trace_id as $t | $sent | split("\n") | index($t) | not) | .samples] | add // 0' "$res/cpu.jsonl")"
+
+# frameless leaves: the caller LR held, put back
+check_eq "ctxprof-go -p leafy: exit status" 0 "$(cat "$res/leaves.rc" 2>/dev/null)"
+lf=$(awk '$2 == "leafy" { print $1 }' "$res/pids")
+# functions whose code calls runtime.memclrNoHeapPointers directly, and spinLeaf's one caller
+{
+	aarch64-linux-gnu-objdump -d --no-show-raw-insn "$stage/t/leafy" | awk '
+		/^[0-9a-f]+ <.*>:$/ { fn = $2; gsub(/[<>:]/, "", fn) }
+		/\tbl\t.*<runtime\.memclrNoHeapPointers>/ { print fn }' | sort -u
+	echo main.workKilo
+} >"$work/truth"
+jq -s -r --argjson pid "${lf:-0}" "$LEAF_JQ" "$res/leaves.jsonl" >"$work/pairs"
+leaf_verdicts "arm64 leafy" "$work/pairs" "$work/truth"
+
+# --wall
+check_eq "ctxprof-go --wall on waitkinds: exit status" 0 "$(cat "$res/wall.rc" 2>/dev/null)"
+check_eq "waitkinds: exit status" 0 "$(cat "$res/kinds.rc" 2>/dev/null)"
+sed 's/^/# /' "$res/wall.err"
+wk=$(awk '$2 == "waitkinds" { print $1 }' "$res/pids")
+while read -r kind trace func share; do
+	t=$(jq -s -c --arg t "$trace" 'map(select(.origin == "wall" and .trace_id == $t)) |
+		{total: (map(.samples) | add // 0),
+		 run: (map(select(.state == "running" or .state == "runnable") | .samples) | add // 0),
+		 syscall: (map(select(.state == "syscall") | .samples) | add // 0),
+		 reason: (map(select(.state == "waiting")) | group_by(.wait_reason) |
+			map({r: .[0].wait_reason, n: (map(.samples) | add)}) | max_by(.n).r // null),
+		 idle: (map(select(.state == "waiting" or .state == "syscall")) | max_by(.samples) |
+			[.stacks[0].frames[]?.func] // [])}' "$res/wall.jsonl")
+	read -r total run syscalls reason through <<<"$(jq -r --arg f "$func" \
+		'"\(.total) \(.run) \(.syscall) \(.reason | gsub(" "; "_")) \(any(.idle[]; . == $f))"' <<<"$t")"
+	if [ "${total:-0}" -lt 50 ]; then
+		not_ok "arm64 --wall $kind: only ${total:-0} wall samples; $t"
+		continue
+	fi
+	got=$(awk -v r="$run" -v t="$total" 'BEGIN { printf "%.3f", r / t }')
+	if awk -v g="$got" -v w="$share" 'BEGIN { d = g - w; exit !(d <= 0.15 && d >= -0.15) }'; then
+		ok "arm64 --wall $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share"
+	else
+		not_ok "arm64 --wall $kind: running or runnable in $run of $total ($got), the workload's CPU share $share; $t"
+	fi
+	case $kind in
+	sleep) want=sleep ;;
+	chan) want=chan_receive ;;
+	mutex) want=sync.Mutex.Lock ;;
+	net) want=IO_wait ;;
+	esac
+	if [ "$kind" = syscall ]; then
+		if [ "$syscalls" -gt 0 ] && [ "$syscalls" -ge $(((total - run) * 9 / 10)) ]; then
+			ok "arm64 --wall syscall: $syscalls of $((total - run)) samples off the CPU in state syscall"
+		else
+			not_ok "arm64 --wall syscall: $syscalls of $((total - run)) off the CPU in state syscall; $t"
+		fi
+	else
+		check_eq "arm64 --wall $kind: the dominant wait reason" "$want" "$reason"
+	fi
+	check_eq "arm64 --wall $kind: the dominant stack off the CPU runs through $func" true "$through"
+done < <(jq -r '"\(.kind) \(.trace_id) \(.wait_func) \(.cpu_share)"' "$res/kinds" 2>/dev/null)
+[ -s "$res/kinds" ] || not_ok "waitkinds reported nothing: $(head -c 300 "$res/kinds.err" 2>/dev/null)"
+echo "# arm64 machine test: $((SECONDS - start)) s in all"
+done_testing
