@@ -35,11 +35,11 @@
  */
 #define PERF_USER_MODE(ctx) (((const __u64 *)(ctx))[17] & 3)
 /* the user registers the kernel saved for the task (bpf_task_pt_regs) */
-#define READ_TASK_USER_REGS(r, ip, sp, fp)                                                      \
+#define READ_TASK_USER_REGS(r, ip, sp, fp)                                                         \
 	do {                                                                                       \
-		ip = BPF_CORE_READ(r, ip);                                                      \
-		sp = BPF_CORE_READ(r, sp);                                                      \
-		fp = BPF_CORE_READ(r, bp);                                                      \
+		ip = BPF_CORE_READ(r, ip);                                                         \
+		sp = BPF_CORE_READ(r, sp);                                                         \
+		fp = BPF_CORE_READ(r, bp);                                                         \
 	} while (0)
 #elif defined(__TARGET_ARCH_arm64)
 #define GO_ARG1(r) ((r)->regs[0])
@@ -61,11 +61,11 @@
 #define FRAME_BELOW_SP 8
 /* pstate, word 33 of user_pt_regs (31 registers, sp, pc): EL0 when its mode bits are 0 */
 #define PERF_USER_MODE(ctx) (!(((const __u64 *)(ctx))[33] & 0xf))
-#define READ_TASK_USER_REGS(r, ip, sp, fp)                                                      \
+#define READ_TASK_USER_REGS(r, ip, sp, fp)                                                         \
 	do {                                                                                       \
-		ip = BPF_CORE_READ(r, pc);                                                      \
-		sp = BPF_CORE_READ(r, sp);                                                      \
-		fp = BPF_CORE_READ(r, regs[29]);                                                \
+		ip = BPF_CORE_READ(r, pc);                                                         \
+		sp = BPF_CORE_READ(r, sp);                                                         \
+		fp = BPF_CORE_READ(r, regs[29]);                                                   \
 	} while (0)
 #else
 #error "ctxprof-go's BPF programs are for x86 and arm64: set __TARGET_ARCH_x86 or __TARGET_ARCH_arm64"

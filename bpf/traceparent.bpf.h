@@ -387,10 +387,11 @@ static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
 }
 
 /*
- * A recording span ends (its first argument is the *recordingSpan). When it is the
- * current goroutine's context, the goroutine returns to the span's parent:
- * a local span, or the remote caller a traceparent named; a root span
- * leaves none. A span ended on another goroutine changes nothing.
+ * A recording span ends (its first argument is the *recordingSpan). When
+ * it is the current goroutine's context, the goroutine returns to the
+ * span's parent: a local span, or the remote caller a traceparent named;
+ * a root span leaves none. A span ended on another goroutine changes
+ * nothing.
  */
 static __always_inline int otel_end(struct pt_regs *ctx, struct work *wk,
 				    const struct go_layout *l, const struct goid_key *key)

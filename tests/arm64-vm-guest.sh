@@ -3,7 +3,8 @@
 # arm64-vm-guest.sh: what tests/arm64-vm.sh runs inside the emulated arm64 machine (busybox sh); results go to /out.
 #
 # /t holds the arm64 Go programs: traced-* (check, then -p), httpserver
-# (the traceparent source), leafy (frameless leaves) and waitkinds (--wall). Each step leaves its
+# (the traceparent source), otelroot (the otel-sdk source), report_trace (a C program, for --uprobe),
+# leafy (frameless leaves) and waitkinds (--wall). Each step leaves its
 # output, stderr and exit status in /out; the host judges them.
 out=/out
 uname -m >$out/uname
@@ -61,6 +62,46 @@ echo "cpu $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
 for p in $(echo "${pids#,}" | tr , ' ') $srv; do
 	kill "$p" 2>/dev/null
 done
+
+# the otel-sdk source: spans the program starts itself, once sampled
+/t/otelroot -signal -spans 8 -workers 4 -burn 20ms >$out/spans 2>$out/spans.err &
+ot=$!
+echo "$ot otelroot" >>$out/pids
+t0=$(cut -d' ' -f1 /proc/uptime)
+ctxprof-go -p $ot -F 199 -o $out/otel.jsonl 2>$out/otel.err &
+cp=$!
+started $out/otel.err $cp && kill -USR1 $ot
+wait $ot
+echo $? >$out/spans.rc
+# ctxprof-go ends with its last target
+wait $cp
+echo $? >$out/otel.rc
+echo "otel $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+
+# --uprobe: Go's first argument in R0 (main.burnDo of the pure builds),
+# C's in x0 (report_trace, which exits right after its five calls)
+ups=
+up_args=
+for b in /t/traced-*pure; do
+	"$b" -d 600s -slice 3ms >/dev/null 2>&1 &
+	echo "$! up-${b#/t/traced-}" >>$out/pids
+	ups="$ups $!"
+	up_args="$up_args --uprobe $b:main.burnDo"
+done
+t0=$(cut -d' ' -f1 /proc/uptime)
+# shellcheck disable=SC2086
+ctxprof-go $up_args --uprobe /t/report_trace:report_trace -d "${UPROBE_SECONDS:-6}" \
+	-o $out/uprobe.jsonl 2>$out/uprobe.err &
+cp=$!
+if started $out/uprobe.err $cp; then
+	/t/report_trace >/dev/null &
+	echo "$! report_trace" >>$out/pids
+fi
+wait $cp
+echo $? >$out/uprobe.rc
+echo "uprobe $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+# shellcheck disable=SC2086
+kill $ups
 
 # frameless leaves: their callers come back from LR (the leaf repair)
 /t/leafy -d 600s -workers 1 >/dev/null 2>&1 &

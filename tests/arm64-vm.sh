@@ -16,6 +16,13 @@
 #   callers (frame pointers, g from R28 or, under cgo, tpidr_el0; Go
 #   before 1.21 leaves stale frame pointers in moved stacks on arm64, so
 #   there they end at the goroutine's function);
+# - otelroot (newest toolchain, Debian's OpenTelemetry Go SDK) starts 8
+#   root spans once sampled: each has samples in main.spanWork under its
+#   trace and span IDs, trace_source otel-sdk; no ID that no span had;
+# - --uprobe on main.burnDo of both pure builds (Go's first argument, R0)
+#   and on report_trace, a C program that exits right after its five
+#   calls (x0): every record has the argument, traceDo's trace ID for
+#   Go, and the caller next (from LR: the probe is at the entry);
 # - leafy (newest toolchain): samples in its frameless leaves (main.spinLeaf,
 #   runtime.memclrNoHeapPointers) show a true caller next in 99%: the
 #   return address LR held, put back through .gopclntab's SP deltas;
@@ -60,11 +67,14 @@ for v in $(printf '%s\n' "$oldest" "$newest" | sort -u); do
 		cp "$bin" "$stage/t/traced-go$v-${var#arm64}"
 	done
 done
-for prog in httpserver leafy waitkinds; do
+for prog in httpserver otelroot leafy waitkinds; do
 	bin=$(go_build "$newest" arm64 "$prog") || { not_ok "go$newest arm64 $prog: build failed"; continue; }
 	cp "$bin" "$stage/t/$prog"
 done
 for f in "$stage"/t/traced-*-; do mv "$f" "${f%-}pure"; done
+# a C program for --uprobe's C ABI, frame pointers kept as custom-traces.sh builds it
+aarch64-linux-gnu-gcc --sysroot="$OUTPUT/arm64/sysroot" -O1 -g -fno-omit-frame-pointer \
+	"$TOP/testdata/custom/report_trace.c" -o "$stage/t/report_trace" || not_ok "report_trace: arm64 build failed"
 
 res=$work/out
 vm_start=$SECONDS
@@ -133,6 +143,37 @@ done <"$res/sent"
 check_eq "httpserver: samples with a trace ID never sent" 0 \
 	"$(jq -s --argjson p "${srv:-0}" --rawfile sent "$res/sent" '[.[] | select(.pid == $p and .trace_id != null) |
 		select(.trace_id as $t | $sent | split("\n") | index($t) | not) | .samples] | add // 0' "$res/cpu.jsonl")"
+
+# the otel-sdk source: the SDK's span arguments, read from R0 and on
+check_eq "otelroot: exit status" 0 "$(cat "$res/spans.rc" 2>/dev/null)"
+check_eq "ctxprof-go -p otelroot: ends with it, exit status" 0 "$(cat "$res/otel.rc" 2>/dev/null)"
+ot=$(awk '$2 == "otelroot" { print $1 }' "$res/pids")
+started=$(jq -R -s 'split("\n") | map(select(length > 0) | split(" ") | {key: .[0], value: .[1]}) | from_entries' "$res/spans" 2>/dev/null)
+check_eq "otelroot: root spans with samples in main.spanWork under their own trace and span IDs (otel-sdk), of 8; samples with an ID no span had" \
+	"8 0" "$(jq -s -r --argjson s "${started:-{\}}" --argjson pid "${ot:-0}" '
+	[.[] | select(.pid == $pid) as $r | $r.stacks[] |
+	 {t: $r.trace_id, sp: $r.span_id, src: $r.trace_source,
+	  fn: ([.frames[].func | select(. == "main.spanWork")] | first)}] |
+	"\(map(select(.fn != null and .t != null and .src == "otel-sdk" and $s[.t] == .sp) | .t) | unique | length) \(map(select(.t != null and ($s[.t] == null))) | length)"' "$res/otel.jsonl")"
+
+# --uprobe: the context from R0, for Go's ABI and C's
+check_eq "ctxprof-go --uprobe: exit status" 0 "$(cat "$res/uprobe.rc" 2>/dev/null)"
+traceDo=$(traced_constants | sed -n 's/^traceDo=//p')
+while read -r pid name; do
+	case $name in up-*) ;; *) continue ;; esac
+	got=$(jq -s -c --argjson pid "$pid" '[.[] | select(.pid == $pid)] |
+		{enough: (length >= 5), origin: (map(.origin) | unique), contexts: (map(.context) | unique),
+		 traces: (map(.trace_id) | unique), leaf: (map(.stacks[0].frames[0].func) | unique),
+		 caller: (map(.stacks[0].frames[1].func) | unique)}' "$res/uprobe.jsonl")
+	check_eq "arm64 ${name#up-} --uprobe main.burnDo (Go, R0): context, trace ID, and the caller from LR" \
+		"{\"enough\":true,\"origin\":[\"uprobe\"],\"contexts\":[3000000],\"traces\":[\"$traceDo\"],\"leaf\":[\"main.burnDo\"],\"caller\":[\"main.jobDo.func1\"]}" \
+		"$got"
+done <"$res/pids"
+rt=$(awk '$2 == "report_trace" { print $1 }' "$res/pids")
+check_eq "arm64 report_trace --uprobe (C, x0), a process that exits right after its calls" \
+	'{"n":5,"contexts":[4096,4097,4098,4099,4100],"frames":[["report_trace","main"]]}' \
+	"$(jq -s -c --argjson pid "${rt:-0}" '[.[] | select(.pid == $pid and .origin == "uprobe")] |
+		{n: length, contexts: (map(.context) | sort), frames: (map([.stacks[0].frames[:2][].func]) | unique)}' "$res/uprobe.jsonl")"
 
 # frameless leaves: the caller LR held, put back
 check_eq "ctxprof-go -p leafy: exit status" 0 "$(cat "$res/leaves.rc" 2>/dev/null)"
