@@ -382,19 +382,21 @@ static bool uvarint(const struct gopclntab *tab, uint64_t *off, uint32_t *val)
 	return false;
 }
 
-/* One step of a table at *OFF: false at its end or on a decoding error. */
-static bool pc_step(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t *off,
-		    uint64_t *cur, int32_t *val)
+/* One step of a table at *OFF: 1, or 0 at its end, or -1 on a decoding error. */
+static int pc_step(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t *off,
+		   uint64_t *cur, int32_t *val)
 {
 	uint32_t uv, pcdelta;
 
-	if (!uvarint(tab, off, &uv) || (uv == 0 && *cur != fn->entry))
-		return false;
+	if (!uvarint(tab, off, &uv))
+		return -1;
+	if (uv == 0 && *cur != fn->entry)
+		return 0;
 	*val += (int32_t)(-(uv & 1) ^ (uv >> 1));
 	if (!uvarint(tab, off, &pcdelta))
-		return false;
+		return -1;
 	*cur += (uint64_t)pcdelta * tab->quantum;
-	return true;
+	return 1;
 }
 
 /* Decodes the table at TABLE whole into R; false when out of memory. */
@@ -408,7 +410,7 @@ static bool decode_runs(const struct gopclntab *tab, const struct gopclntab_func
 	free(r->hi);
 	free(r->val);
 	*r = (struct pc_runs){};
-	while (pc_step(tab, fn, &off, &cur, &val)) {
+	while (pc_step(tab, fn, &off, &cur, &val) > 0) {
 		if (n == cap) {
 			cap = cap ? 2 * cap : 256;
 			hi = realloc(r->hi, cap * sizeof(*hi));
@@ -474,7 +476,7 @@ static int32_t pcvalue(const struct gopclntab *tab, const struct gopclntab_func 
 	}
 	for (;;) {
 		lo = cur;
-		if (!pc_step(tab, fn, &off, &cur, &val))
+		if (pc_step(tab, fn, &off, &cur, &val) <= 0)
 			return -1;
 		/* like Go's own reader, the table and not the function's size says where it ends */
 		if (pc < cur) {
@@ -550,25 +552,22 @@ static bool func_readable(const struct gopclntab *tab, const struct gopclntab_fu
 static bool pc_table_fits(const struct gopclntab *tab, const struct gopclntab_func *fn,
 			  uint32_t taboff, bool cu)
 {
-	uint64_t off = tab->pctab_off + taboff, cur = fn->entry, idx;
+	uint64_t off = tab->pctab_off + taboff, cur = fn->entry, prev, idx;
 	uint64_t nfiles = (tab->filetab_off - tab->cu_off) / 4;
 	uint32_t cuoff = cu ? func_u32(tab, fn, FUNC_CUOFF) : 0;
-	uint32_t uv, pcdelta;
 	int32_t val = -1;
+	int step;
 
 	/* offset 0 is "no table" (pctab starts with one 0 byte that no table uses) */
 	if (!taboff)
 		return true;
 	for (;;) {
-		if (!uvarint(tab, &off, &uv))
-			return false;
-		if (uv == 0 && cur != fn->entry)
-			return cur <= fn->end;
-		val += (int32_t)(-(uv & 1) ^ (uv >> 1));
-		if (!uvarint(tab, &off, &pcdelta) || pcdelta == 0)
-			return false;
-		cur += (uint64_t)pcdelta * tab->quantum;
-		if (cur > fn->end)
+		prev = cur;
+		step = pc_step(tab, fn, &off, &cur, &val);
+		if (step <= 0)
+			return step == 0 && cur <= fn->end;
+		/* every step covers some code, and none goes past the function */
+		if (cur == prev || cur > fn->end)
 			return false;
 		if (cu) {
 			idx = (uint32_t)(cuoff + (uint32_t)val);

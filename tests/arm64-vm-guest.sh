@@ -35,6 +35,8 @@ for b in /t/traced-*; do
 	echo "$! ${b#/t/traced-}" >>$out/pids
 	pids=$pids,$!
 done
+# the file first: the loop below may look before the background job opens it
+: >$out/srv.addr
 /t/httpserver >$out/srv.addr 2>$out/srv.err &
 srv=$!
 echo "$srv httpserver" >>$out/pids

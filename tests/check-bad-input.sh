@@ -60,7 +60,7 @@ arm=$work/traced-riscv64
 
 # case NAME WANT_EXIT MESSAGE_REGEX ARGS...: runs check with each binary
 case_() {
-	local name=$1 want=$2 re=$3 bin out err rc json
+	local name=$1 want=$2 re=$3 bin out err rc json report
 	shift 3
 	for bin in "$CTXPROF" ${CTXPROF_SAN:+"$CTXPROF_SAN"}; do
 		local tag=""
@@ -68,8 +68,8 @@ case_() {
 		out=$("$bin" check "$@" 2>"$work/stderr")
 		rc=$?
 		err=$(cat "$work/stderr")
-		if grep -qE 'AddressSanitizer|runtime error:|LeakSanitizer' "$work/stderr"; then
-			not_ok "$name$tag: sanitizer report: $(grep -m1 -E 'ERROR|runtime error' "$work/stderr")"
+		if report=$(sanitizer_report "$work/stderr"); then
+			not_ok "$name$tag: sanitizer report: $report"
 			continue
 		fi
 		if [ "$rc" -ne "$want" ]; then
@@ -123,7 +123,7 @@ a2l_case() {
 		err=$("$bin" addr2line "$@" 2>&1 </dev/null >/dev/null)
 		rc=$?
 		if [ "$rc" = "$want" ] && grep -qE -- "$re" <<<"$err" && grep -q "^Try 'ctxprof-go addr2line --help'.$" <<<"$err" &&
-			! grep -qE 'AddressSanitizer|runtime error:|LeakSanitizer' <<<"$err"; then
+			! sanitizer_report /dev/stdin >/dev/null <<<"$err"; then
 			ok "addr2line $name: exit $rc: $(head -n 1 <<<"$err")"
 		else
 			not_ok "addr2line $name: exit $rc (want $want): $err"

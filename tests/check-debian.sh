@@ -17,8 +17,8 @@ for v in $(go_toolchains); do
 			[ "$c" = "${CTXPROF_SAN:-}" ] && tag=" [asan+ubsan]"
 			json=$("$c" check --json "$bin" 2>/tmp/ctxprof-check-debian.err)
 			rc=$?
-			if grep -qE 'AddressSanitizer|runtime error:' /tmp/ctxprof-check-debian.err; then
-				not_ok "$bin$tag: sanitizer report"
+			if report=$(sanitizer_report /tmp/ctxprof-check-debian.err); then
+				not_ok "$bin$tag: sanitizer report: $report"
 				continue
 			fi
 			if [ $rc -ne 0 ]; then

@@ -39,7 +39,7 @@ declare -A group_runs group_bad
 # (the input is wrong: exit not 0, or for check --json a problem named),
 # "ok" (exit 0), "-" (no crash is all). Sets rc, out, err.
 run() {
-	local group=$1 must=$2 name=$3 stdin=$4 why=""
+	local group=$1 must=$2 name=$3 stdin=$4 why="" report
 	shift 4
 	timeout -k 5 60 "$SAN" "$@" <"$stdin" >"$work/out" 2>"$work/err"
 	rc=$?
@@ -52,9 +52,9 @@ run() {
 	elif [ "$rc" -ge 128 ] || grep -qE 'AddressSanitizer:DEADLYSIGNAL|AddressSanitizer: (SEGV|BUS|FPE|ILL|stack-overflow)' "$work/err"; then
 		crashes=$((crashes + 1))
 		why="crash: exit $rc: $(grep -m1 -E 'ERROR|SIG' "$work/err")"
-	elif grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$work/err"; then
+	elif report=$(sanitizer_report "$work/err"); then
 		reports=$((reports + 1))
-		why="sanitizer report: $(grep -m1 -E 'ERROR|runtime error' "$work/err")"
+		why="sanitizer report: $report"
 	elif [ "$must" = bad ] && [ "$rc" = 0 ] &&
 		! { [ "$1" = check ] && [ "$2" = --json ] && jq -e '.problems + .warnings | length > 0' >/dev/null 2>&1 <<<"$out"; } &&
 		! { [ "$1" = check ] && [ "$2" != --json ] && grep -q "warning: " <<<"$out"; }; then

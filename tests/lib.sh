@@ -46,6 +46,12 @@ check_eq() {
 	fi
 }
 
+# sanitizer_report FILE: prints the first line of an ASan, LeakSanitizer or
+# UBSan report in FILE and succeeds; fails, printing nothing, when there is none
+sanitizer_report() {
+	grep -m1 -E 'AddressSanitizer|LeakSanitizer|runtime error:' "$1"
+}
+
 # schema_verdict NAME JSONL...: every line is a record that the README's
 # schema, cmd/output/record.schema.json, allows (Debian's python3-jsonschema)
 schema_verdict() {

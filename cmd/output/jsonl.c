@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* jsonl.c: JSON lines read one at a time, each line and each string in it bounded as the bytes arrive. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,19 @@ static int make_room(struct jsonl *j)
 	return 0;
 }
 
+/* Stops J for good: ERR says why (FMT), and RC is what jsonl__next returns. */
+__attribute__((format(printf, 5, 6))) static int fail(struct jsonl *j, int rc, char *err,
+						      size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	j->failed = true;
+	return rc;
+}
+
 int jsonl__next(struct jsonl *j, const char **line, size_t *len, char *err, size_t errlen)
 {
 	size_t pos = 0, str_start = 0, n;
@@ -98,28 +112,24 @@ int jsonl__next(struct jsonl *j, const char **line, size_t *len, char *err, size
 					esc = true;
 				else if (c == '"')
 					in_str = false;
-				if (pos - str_start > JSONL_MAX_STRING) {
-					snprintf(err, errlen, "a string longer than %lu MiB, the limit of one "
-						 "(from column %zu)", JSONL_MAX_STRING >> 20, str_start + 1);
-					j->failed = true;
-					return -E2BIG;
-				}
+				if (pos - str_start > JSONL_MAX_STRING)
+					return fail(j, -E2BIG, err, errlen,
+						    "a string longer than %lu MiB, the limit of one "
+						    "(from column %zu)",
+						    JSONL_MAX_STRING >> 20, str_start + 1);
 			} else if (c == '"') {
 				in_str = true;
 				str_start = pos;
 			} else if (!json_outside(c)) {
-				snprintf(err, errlen, "byte 0x%02x at column %zu is not JSON (a binary file?)",
-					 c, pos + 1);
-				j->failed = true;
-				return -EINVAL;
+				return fail(j, -EINVAL, err, errlen,
+					    "byte 0x%02x at column %zu is not JSON (a binary file?)", c,
+					    pos + 1);
 			}
 		}
-		if (pos >= JSONL_MAX_LINE) {
-			snprintf(err, errlen, "a line longer than %lu MiB, the limit of a record",
-				 JSONL_MAX_LINE >> 20);
-			j->failed = true;
-			return -E2BIG;
-		}
+		if (pos >= JSONL_MAX_LINE)
+			return fail(j, -E2BIG, err, errlen,
+				    "a line longer than %lu MiB, the limit of a record",
+				    JSONL_MAX_LINE >> 20);
 		if (j->eof) {
 			/* the last line, with no newline */
 			*line = j->buf + j->start;
@@ -127,19 +137,14 @@ int jsonl__next(struct jsonl *j, const char **line, size_t *len, char *err, size
 			j->start = j->end;
 			return 1;
 		}
-		if ((ret = make_room(j))) {
-			snprintf(err, errlen, "%s", strerror(-ret));
-			j->failed = true;
-			return ret;
-		}
+		if ((ret = make_room(j)))
+			return fail(j, ret, err, errlen, "%s", strerror(-ret));
 		n = fread(j->buf + j->end, 1, j->cap - j->end, j->in);
 		j->end += n;
 		if (n == 0) {
 			if (ferror(j->in)) {
 				ret = errno ? -errno : -EIO;
-				snprintf(err, errlen, "%s", strerror(-ret));
-				j->failed = true;
-				return ret;
+				return fail(j, ret, err, errlen, "%s", strerror(-ret));
 			}
 			j->eof = true;
 			if (pos == 0) {

@@ -23,13 +23,38 @@ static const char *result(char *buf, size_t size, int rc, int64_t offset)
 	return buf;
 }
 
+/* A g symbol's value in a PT_TLS block of MEMSZ and ALIGN, and what it gives. */
+struct block_case {
+	uint64_t sym, memsz, align;
+	int rc;
+	int64_t offset;
+};
+
+/* Each of N CASES through FN (go_tls__from_tlsg or its arm64 twin), named NAME. */
+static void block_cases(const char *name, int (*fn)(uint64_t, uint64_t, uint64_t, int64_t *),
+			const struct block_case *cases, size_t n)
+{
+	char expected[32], got[32];
+	int64_t offset;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		offset = 0x7777;
+		rc = fn(cases[i].sym, cases[i].memsz, cases[i].align, &offset);
+		result(expected, sizeof(expected), cases[i].rc, cases[i].offset);
+		result(got, sizeof(got), rc, offset);
+		verdict(strcmp(expected, got) == 0,
+			desc("%s(0x%llx, memsz 0x%llx, align %llu)", name,
+			     (unsigned long long)cases[i].sym, (unsigned long long)cases[i].memsz,
+			     (unsigned long long)cases[i].align),
+			expected, got);
+	}
+}
+
 static void test_from_tlsg(void)
 {
-	static const struct {
-		uint64_t tlsg, memsz, align;
-		int rc;
-		int64_t offset;
-	} cases[] = {
+	static const struct block_case cases[] = {
 		/* block = memsz rounded up to align; offset = tlsg - block */
 		{ 0, 0xf8, 16, 0, -256 },
 		{ 0, 8, 8, 0, -8 },
@@ -41,22 +66,8 @@ static void test_from_tlsg(void)
 		{ 0x200, 0xf8, 16, -EINVAL },
 		{ 0xfc, 0x100, 16, -EINVAL }, /* only 4 bytes left for an 8-byte g */
 	};
-	char expected[32], got[32];
-	int64_t offset;
-	size_t i;
-	int rc;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		offset = 0x7777;
-		rc = go_tls__from_tlsg(cases[i].tlsg, cases[i].memsz, cases[i].align, &offset);
-		result(expected, sizeof(expected), cases[i].rc, cases[i].offset);
-		result(got, sizeof(got), rc, offset);
-		verdict(strcmp(expected, got) == 0,
-			desc("go_tls__from_tlsg(tlsg 0x%llx, memsz 0x%llx, align %llu)",
-			     (unsigned long long)cases[i].tlsg, (unsigned long long)cases[i].memsz,
-			     (unsigned long long)cases[i].align),
-			expected, got);
-	}
+	block_cases("go_tls__from_tlsg", go_tls__from_tlsg, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* "64 48 8b" -> bytes; returns how many. */
@@ -164,11 +175,7 @@ static void test_decode_short(void)
 
 static void test_from_tls_g_arm64(void)
 {
-	static const struct {
-		uint64_t tls_g, memsz, align;
-		int rc;
-		int64_t offset;
-	} cases[] = {
+	static const struct block_case cases[] = {
 		/* Go's cgo builds: runtime.tls_g first in a 248-byte block after the 16-byte TCB */
 		{ 0, 0xf8, 8, 0, 16 },
 		{ 0x10, 0xf8, 8, 0, 32 },
@@ -181,23 +188,9 @@ static void test_from_tls_g_arm64(void)
 		{ 4, 0xf8, 8, -EINVAL },
 		{ 0, 0xf8, 24, -EINVAL },
 	};
-	char expected[32], got[32];
-	int64_t offset;
-	size_t i;
-	int rc;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		offset = 0x7777;
-		rc = go_tls__from_tls_g_arm64(cases[i].tls_g, cases[i].memsz, cases[i].align,
-					      &offset);
-		result(expected, sizeof(expected), cases[i].rc, cases[i].offset);
-		result(got, sizeof(got), rc, offset);
-		verdict(strcmp(expected, got) == 0,
-			desc("go_tls__from_tls_g_arm64(tls_g 0x%llx, memsz 0x%llx, align %llu)",
-			     (unsigned long long)cases[i].tls_g, (unsigned long long)cases[i].memsz,
-			     (unsigned long long)cases[i].align),
-			expected, got);
-	}
+	block_cases("go_tls__from_tls_g_arm64", go_tls__from_tls_g_arm64, cases,
+		    sizeof(cases) / sizeof(cases[0]));
 }
 
 static void test_load_g_arm64(void)
