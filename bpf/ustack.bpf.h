@@ -161,7 +161,8 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 		w->e.sp = sp;
 		w->e.bp = bp;
 		w->e.top[0] = w->win[FRAME_BELOW_SP / 8];
-		w->e.top[1] = LEAF_WORD1(w, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+		w->e.top[1] = LEAF_WORD1(
+			w, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
 		w->e.flags |= SAMPLE_F_TOP_WORDS;
 	}
 	bpf_loop(MAX_STACK_DEPTH, fp_step, &ref, 0);

@@ -283,8 +283,7 @@ static void print_human(const struct go_binary *gb)
 	if (go_binary__tls_source(gb) == GO_TLS_REGISTER)
 		snprintf(where, sizeof(where), "in R28");
 	else
-		snprintf(where, sizeof(where), "at %s%+lld",
-			 strcmp(go_binary__arch(gb), "arm64") ? "fs" : "tpidr_el0",
+		snprintf(where, sizeof(where), "at %s%+lld", go_binary__thread_pointer(gb),
 			 (long long)l.tls_g_offset);
 	printf("%s: supported: %s %s, offsets from %s, labels %s, g %s, pie=%s cgo=%s",
 	       go_binary__path(gb), go_binary__version(gb), go_binary__arch(gb),

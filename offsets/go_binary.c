@@ -315,94 +315,92 @@ static uint64_t asm_entry(const struct go_binary *gb, const char *name)
 	return 0;
 }
 
-static int stackcheck_tls(struct go_binary *gb, int64_t *offset)
-{
-	uint64_t entry = asm_entry(gb, "runtime.stackcheck");
-	const uint8_t *code;
+/*
+ * Where each architecture's Go keeps g when C code shares the thread (a
+ * PT_TLS block): the thread pointer's name, the symbol that places the
+ * slot in the block and how, the function whose code loads g and how to
+ * decode it; and where g is without PT_TLS.
+ */
+struct tls_way {
+	const char *tp;
+	const char *sym;
+	int (*from_sym)(uint64_t value, uint64_t memsz, uint64_t align, int64_t *offset);
+	const char *code_fn;
+	size_t code_len;
+	int (*decode)(const uint8_t *code, size_t len, int64_t *offset);
+	enum go_tls_source code_source;
+	__u64 no_pt_tls_offset;
+	enum go_tls_source no_pt_tls_source;
+};
 
-	if (!entry)
-		return -ENOENT;
-	code = elf_image__at(gb->img, entry, STACKCHECK_CODE_LEN);
-	if (!code)
-		return -EINVAL;
-	return go_tls__decode_stackcheck(code, STACKCHECK_CODE_LEN, offset);
+static const struct tls_way tls_amd64 = {
+	.tp = "fs",
+	.sym = "runtime.tlsg",
+	.from_sym = go_tls__from_tlsg,
+	.code_fn = "runtime.stackcheck",
+	.code_len = STACKCHECK_CODE_LEN,
+	.decode = go_tls__decode_stackcheck,
+	.code_source = GO_TLS_STACKCHECK,
+	/* Go's internal linker's fixed slot */
+	.no_pt_tls_offset = (__u64)(int64_t)GO_TLS_DEFAULT_OFFSET,
+	.no_pt_tls_source = GO_TLS_NO_PT_TLS,
+};
+
+static const struct tls_way tls_arm64 = {
+	.tp = "tpidr_el0",
+	.sym = "runtime.tls_g",
+	.from_sym = go_tls__from_tls_g_arm64,
+	.code_fn = "runtime.load_g",
+	.code_len = LOAD_G_CODE_LEN,
+	.decode = go_tls__decode_load_g_arm64,
+	.code_source = GO_TLS_LOAD_G,
+	/* Go stores g in TLS only for C code's sake: without cgo, R28 alone has it */
+	.no_pt_tls_offset = GO_G_IN_REGISTER,
+	.no_pt_tls_source = GO_TLS_REGISTER,
+};
+
+static const struct tls_way *tls_way(const struct go_binary *gb)
+{
+	return gb->arm64 ? &tls_arm64 : &tls_amd64;
 }
 
-/* arm64 under cgo: g's slot after tpidr_el0, from runtime.tls_g or runtime.load_g's code */
-static void find_tls_arm64(struct go_binary *gb)
+static void find_tls(struct go_binary *gb)
 {
+	const struct tls_way *way = tls_way(gb);
 	int64_t from_sym = 0, from_code = 0;
-	bool have_sym, have_code = false;
+	bool have_sym, have_code;
 	const uint8_t *code;
 	uint64_t entry;
 	GElf_Phdr tls;
 	GElf_Sym sym;
 
 	if (elf_image__phdr(gb->img, PT_TLS, &tls) != 0) {
-		/* Go stores g in TLS only for C code's sake: without cgo, R28 alone has it */
-		gb->layout.tls_g_offset = GO_G_IN_REGISTER;
-		gb->tls_source = GO_TLS_REGISTER;
+		gb->layout.tls_g_offset = way->no_pt_tls_offset;
+		gb->tls_source = way->no_pt_tls_source;
 		gb->tls_known = true;
 		return;
 	}
-	have_sym = elf_image__symbol(gb->img, "runtime.tls_g", &sym) == 0 &&
-		   go_tls__from_tls_g_arm64(sym.st_value, tls.p_memsz, tls.p_align, &from_sym) == 0;
-	entry = asm_entry(gb, "runtime.load_g");
-	if (entry && (code = elf_image__at(gb->img, entry, LOAD_G_CODE_LEN)))
-		have_code = go_tls__decode_load_g_arm64(code, LOAD_G_CODE_LEN, &from_code) == 0;
+	have_sym = elf_image__symbol(gb->img, way->sym, &sym) == 0 &&
+		   way->from_sym(sym.st_value, tls.p_memsz, tls.p_align, &from_sym) == 0;
+	entry = asm_entry(gb, way->code_fn);
+	code = entry ? elf_image__at(gb->img, entry, way->code_len) : NULL;
+	have_code = code && way->decode(code, way->code_len, &from_code) == 0;
 	if (have_sym && have_code && from_sym != from_code) {
-		note(&gb->problems,
-		     "g's TLS slot is ambiguous: tpidr_el0%+lld from runtime.tls_g, "
-		     "tpidr_el0%+lld from runtime.load_g",
-		     (long long)from_sym, (long long)from_code);
+		note(&gb->problems, "g's TLS slot is ambiguous: %s%+lld from %s, %s%+lld from %s",
+		     way->tp, (long long)from_sym, way->sym, way->tp, (long long)from_code,
+		     way->code_fn);
 		return;
 	}
 	if (have_sym || have_code) {
 		gb->layout.tls_g_offset = (__u64)(have_sym ? from_sym : from_code);
-		gb->tls_source = have_sym ? GO_TLS_TLSG : GO_TLS_LOAD_G;
+		gb->tls_source = have_sym ? GO_TLS_TLSG : way->code_source;
 		gb->tls_known = true;
 		return;
 	}
 	note(&gb->problems,
-	     "cannot find g's TLS slot: PT_TLS present but no runtime.tls_g symbol and no "
-	     "recognisable load of g in runtime.load_g");
-}
-
-static void find_tls(struct go_binary *gb)
-{
-	int64_t from_tlsg = 0, from_code = 0;
-	bool have_tlsg, have_code;
-	GElf_Phdr tls;
-	GElf_Sym sym;
-
-	if (gb->arm64) {
-		find_tls_arm64(gb);
-		return;
-	}
-	if (elf_image__phdr(gb->img, PT_TLS, &tls) != 0) {
-		gb->layout.tls_g_offset = (__u64)(int64_t)GO_TLS_DEFAULT_OFFSET;
-		gb->tls_source = GO_TLS_NO_PT_TLS;
-		gb->tls_known = true;
-		return;
-	}
-	have_tlsg = elf_image__symbol(gb->img, "runtime.tlsg", &sym) == 0 &&
-		    go_tls__from_tlsg(sym.st_value, tls.p_memsz, tls.p_align, &from_tlsg) == 0;
-	have_code = stackcheck_tls(gb, &from_code) == 0;
-	if (have_tlsg && have_code && from_tlsg != from_code) {
-		note(&gb->problems,
-		     "g's TLS slot is ambiguous: fs%+lld from runtime.tlsg, fs%+lld from runtime.stackcheck",
-		     (long long)from_tlsg, (long long)from_code);
-		return;
-	}
-	if (have_tlsg || have_code) {
-		gb->layout.tls_g_offset = (__u64)(have_tlsg ? from_tlsg : from_code);
-		gb->tls_source = have_tlsg ? GO_TLS_TLSG : GO_TLS_STACKCHECK;
-		gb->tls_known = true;
-		return;
-	}
-	note(&gb->problems,
-	     "cannot find g's TLS slot: PT_TLS present but no runtime.tlsg symbol and no "
-	     "recognisable load of g in runtime.stackcheck");
+	     "cannot find g's TLS slot: PT_TLS present but no %s symbol and no recognisable "
+	     "load of g in %s",
+	     way->sym, way->code_fn);
 }
 
 static bool same_offsets(const struct go_layout *a, const struct go_layout *b)
@@ -1228,6 +1226,11 @@ const char *go_binary__version(const struct go_binary *gb)
 const char *go_binary__arch(const struct go_binary *gb)
 {
 	return gb->arch;
+}
+
+const char *go_binary__thread_pointer(const struct go_binary *gb)
+{
+	return tls_way(gb)->tp;
 }
 
 bool go_binary__pie(const struct go_binary *gb)

@@ -571,7 +571,8 @@ static bool pc_table_fits(const struct gopclntab *tab, const struct gopclntab_fu
 			return false;
 		if (cu) {
 			idx = (uint32_t)(cuoff + (uint32_t)val);
-			if (val < 0 || idx >= nfiles || get_u32(tab->data + tab->cu_off + 4 * idx) == UINT32_MAX)
+			if (val < 0 || idx >= nfiles ||
+			    get_u32(tab->data + tab->cu_off + 4 * idx) == UINT32_MAX)
 				return false;
 		}
 	}

@@ -193,43 +193,16 @@ check_eq "ctxprof-go --wall on waitkinds: exit status" 0 "$(cat "$res/wall.rc" 2
 check_eq "waitkinds: exit status" 0 "$(cat "$res/kinds.rc" 2>/dev/null)"
 sed 's/^/# /' "$res/wall.err"
 wk=$(awk '$2 == "waitkinds" { print $1 }' "$res/pids")
+jq -s -c "$WALL_TRACES_JQ" "$res/wall.jsonl" >"$work/traces.jsonl"
 while read -r kind trace func share; do
-	t=$(jq -s -c --arg t "$trace" 'map(select(.origin == "wall" and .trace_id == $t)) |
-		{total: (map(.samples) | add // 0),
-		 run: (map(select(.state == "running" or .state == "runnable") | .samples) | add // 0),
-		 syscall: (map(select(.state == "syscall") | .samples) | add // 0),
-		 reason: (map(select(.state == "waiting")) | group_by(.wait_reason) |
-			map({r: .[0].wait_reason, n: (map(.samples) | add)}) | max_by(.n).r // null),
-		 idle: (map(select(.state == "waiting" or .state == "syscall")) | max_by(.samples) |
-			[.stacks[0].frames[]?.func] // [])}' "$res/wall.jsonl")
-	read -r total run syscalls reason through <<<"$(jq -r --arg f "$func" \
-		'"\(.total) \(.run) \(.syscall) \(.reason | gsub(" "; "_")) \(any(.idle[]; . == $f))"' <<<"$t")"
-	if [ "${total:-0}" -lt 50 ]; then
-		not_ok "arm64 --wall $kind: only ${total:-0} wall samples; $t"
+	t=$(jq -c --argjson p "${wk:-0}" --arg t "$trace" 'select(.pid == $p and .trace_id == $t)' "$work/traces.jsonl")
+	total=$(jq -r '.total // 0' <<<"${t:-null}")
+	if [ "$total" -lt 50 ]; then
+		not_ok "arm64 --wall $kind: only $total wall samples; $t"
 		continue
 	fi
-	got=$(awk -v r="$run" -v t="$total" 'BEGIN { printf "%.3f", r / t }')
-	if awk -v g="$got" -v w="$share" 'BEGIN { d = g - w; exit !(d <= 0.15 && d >= -0.15) }'; then
-		ok "arm64 --wall $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share"
-	else
-		not_ok "arm64 --wall $kind: running or runnable in $run of $total ($got), the workload's CPU share $share; $t"
-	fi
-	case $kind in
-	sleep) want=sleep ;;
-	chan) want=chan_receive ;;
-	mutex) want=sync.Mutex.Lock ;;
-	net) want=IO_wait ;;
-	esac
-	if [ "$kind" = syscall ]; then
-		if [ "$syscalls" -gt 0 ] && [ "$syscalls" -ge $(((total - run) * 9 / 10)) ]; then
-			ok "arm64 --wall syscall: $syscalls of $((total - run)) samples off the CPU in state syscall"
-		else
-			not_ok "arm64 --wall syscall: $syscalls of $((total - run)) off the CPU in state syscall; $t"
-		fi
-	else
-		check_eq "arm64 --wall $kind: the dominant wait reason" "$want" "$reason"
-	fi
-	check_eq "arm64 --wall $kind: the dominant stack off the CPU runs through $func" true "$through"
+	# TCG's timing is coarse: 0.15 where the host's test allows 0.10
+	wall_kind_verdicts "arm64 --wall" "$kind" "$func" "$share" 0.15 sync.Mutex.Lock "$t"
 done < <(jq -r '"\(.kind) \(.trace_id) \(.wait_func) \(.cpu_share)"' "$res/kinds" 2>/dev/null)
 [ -s "$res/kinds" ] || not_ok "waitkinds reported nothing: $(head -c 300 "$res/kinds.err" 2>/dev/null)"
 echo "# arm64 machine test: $((SECONDS - start)) s in all"

@@ -215,3 +215,51 @@ LEAF_JQ='
   { n: $n, leaf: $f[0].func,
     caller: ([ $f[1:][] | select(.inlined != true) | .func ] | first // "-") } ] |
 group_by([.leaf, .caller]) | map("\(map(.n) | add) \(.[0].leaf) \(.[0].caller)") | .[]'
+
+# jq -s over --wall records: one line per pid and trace ID, with the wall
+# samples in all, those running or runnable, the samples by state, the
+# dominant wait reason and the functions of the stack most samples off the
+# CPU had
+WALL_TRACES_JQ='map(select(.origin == "wall" and .trace_id != null)) | group_by([.pid, .trace_id])[] |
+	{pid: .[0].pid, trace_id: .[0].trace_id, total: (map(.samples) | add),
+	 run: (map(select(.state == "running" or .state == "runnable") | .samples) | add // 0),
+	 states: (group_by(.state) | map({key: .[0].state, value: (map(.samples) | add)}) | from_entries),
+	 reason: (map(select(.state == "waiting")) | group_by(.wait_reason) |
+		map({r: .[0].wait_reason, n: (map(.samples) | add)}) | max_by(.n).r // null),
+	 idle_funcs: (map(select(.state == "waiting" or .state == "syscall")) | max_by(.samples) |
+		[.stacks[0].frames[]?.func] // [])}'
+
+# wall_kind_verdicts NAME KIND FUNC SHARE TOLERANCE MUTEX T: for one kind of
+# wait of testdata/waitkinds (its main.wait* FUNC, the CPU share it measured),
+# whose trace's WALL_TRACES_JQ line is T: the share running or runnable
+# within TOLERANCE of SHARE; Go's own wait reason dominating (MUTEX names
+# the release's for sync.Mutex), or state syscall for read(2); and the
+# stack off the CPU running through FUNC
+wall_kind_verdicts() {
+	local name=$1 kind=$2 func=$3 share=$4 tol=$5 mutex=$6 t=$7 total run syscalls idle_func got want
+	read -r total run syscalls idle_func <<<"$(jq -r --arg f "$func" \
+		'"\(.total) \(.run) \(.states.syscall // 0) \(any(.idle_funcs[]; . == $f))"' <<<"$t")"
+	got=$(awk -v r="$run" -v t="$total" 'BEGIN { printf "%.3f", r / t }')
+	if awk -v g="$got" -v w="$share" -v tol="$tol" 'BEGIN { d = g - w; exit !(d <= tol && d >= -tol) }'; then
+		ok "$name $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share"
+	else
+		not_ok "$name $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share: off by more than $tol; $t"
+	fi
+	case $kind in
+	sleep) want=sleep ;;
+	chan) want="chan receive" ;;
+	mutex) want=$mutex ;;
+	net) want="IO wait" ;;
+	syscall) want=syscall ;;
+	esac
+	if [ "$kind" = syscall ]; then
+		if [ "$syscalls" -ge $(((total - run) * 9 / 10)) ] && [ "$syscalls" -gt 0 ]; then
+			ok "$name syscall: $syscalls of $((total - run)) samples off the CPU in state syscall"
+		else
+			not_ok "$name syscall: $syscalls of $((total - run)) off the CPU in state syscall; $t"
+		fi
+	else
+		check_eq "$name $kind: the dominant wait reason" "$want" "$(jq -r .reason <<<"$t")"
+	fi
+	check_eq "$name $kind: the dominant stack off the CPU runs through $func" true "$idle_func"
+}

@@ -106,14 +106,7 @@ fi
 schema_verdict "--wall records" "$work/out.jsonl"
 
 # per pid and trace: samples by state, the dominant wait reason and its stack's functions
-jq -s -c 'map(select(.origin == "wall" and .trace_id != null)) | group_by([.pid, .trace_id])[] |
-	{pid: .[0].pid, trace_id: .[0].trace_id, total: (map(.samples) | add),
-	 run: (map(select(.state == "running" or .state == "runnable") | .samples) | add // 0),
-	 states: (group_by(.state) | map({key: .[0].state, value: (map(.samples) | add)}) | from_entries),
-	 reason: (map(select(.state == "waiting")) | group_by(.wait_reason) |
-		map({r: .[0].wait_reason, n: (map(.samples) | add)}) | max_by(.n).r // null),
-	 idle_funcs: (map(select(.state == "waiting" or .state == "syscall")) | max_by(.samples) |
-		[.stacks[0].frames[]?.func] // [])}' "$work/out.jsonl" >"$work/traces.jsonl"
+jq -s -c "$WALL_TRACES_JQ" "$work/out.jsonl" >"$work/traces.jsonl"
 
 for pid in "${pids[@]}"; do
 	name=${name_of[$pid]}
@@ -125,31 +118,8 @@ for pid in "${pids[@]}"; do
 			not_ok "$name $kind: no wall records for trace $trace"
 			continue
 		fi
-		read -r total run syscalls idle_func <<<"$(jq -r --arg f "$func" \
-			'"\(.total) \(.run) \(.states.syscall // 0) \(any(.idle_funcs[]; . == $f))"' <<<"$t")"
-		got=$(awk -v r="$run" -v t="$total" 'BEGIN { printf "%.3f", r / t }')
-		if awk -v g="$got" -v w="$share" 'BEGIN { d = g - w; exit !(d <= 0.10 && d >= -0.10) }'; then
-			ok "$name $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share"
-		else
-			not_ok "$name $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share: off by more than 0.10; $t"
-		fi
-		case $kind in
-		sleep) want=sleep ;;
-		chan) want="chan receive" ;;
-		mutex) want=$mutex ;;
-		net) want="IO wait" ;;
-		syscall) want=syscall ;;
-		esac
-		if [ "$kind" = syscall ]; then
-			if [ "$syscalls" -ge $(((total - run) * 9 / 10)) ] && [ "$syscalls" -gt 0 ]; then
-				ok "$name syscall: $syscalls of $((total - run)) samples off the CPU in state syscall"
-			else
-				not_ok "$name syscall: $syscalls of $((total - run)) off the CPU in state syscall; $t"
-			fi
-		else
-			check_eq "$name $kind: the dominant wait reason" "$want" "$(jq -r .reason <<<"$t")"
-		fi
-		check_eq "$name $kind: the dominant stack off the CPU runs through $func" true "$idle_func"
+		wall_kind_verdicts "$name" "$kind" "$func" "$share" 0.10 "$mutex" "$t"
+		total=$(jq -r .total <<<"$t")
 		if [ "$total" -ge $((periods * 9 / 10)) ] && [ "$total" -le $((periods + 1)) ]; then
 			ok "$name $kind: counted in $total of $periods periods"
 		else
