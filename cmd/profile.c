@@ -27,6 +27,7 @@
 #define DEFAULT_WALL_HZ 19
 #define MAX_WALL_HZ 1000
 #define MAX_OTLP_QUEUE 4096
+#define MAX_OTLP_LABELS 64
 /*
  * Ring buffer bytes per CPU: small enough to stay in cache, large enough for
  * several polls' worth of samples at 999 Hz (a sample is 0.2 to 4 KiB).
@@ -92,6 +93,11 @@ static const char usage[] =
 	"                          (an _ENDPOINT there turns it on as --otlp does)\n"
 	"      --otlp-queue N      requests waiting to be sent at most (default 16); when\n"
 	"                          the collector is slow or down, more are dropped, counted\n"
+	"      --otlp-labels LIST  the goroutine labels --otlp sends as sample attributes,\n"
+	"                          comma-separated, first preferred ('' for none); default:\n"
+	"                          all but those holding trace or span IDs, which go in each\n"
+	"                          sample's link. Past 25 attributes a series (resource and\n"
+	"                          sample ones together) the rest are left out and counted\n"
 	"\n"
 	"Custom traces (one record per event, origin \"custom\" or \"uprobe\"; no -p needed):\n"
 	"      --pin DIR           pin custom__generic and custom_context_map in DIR (bpffs)\n"
@@ -115,6 +121,7 @@ static const char usage[] =
 	"  go tool pprof -sample_index=wall -tagfocus=trace_id=4bf92f35... -top wall.pb.gz\n"
 	"  ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl\n"
 	"  ctxprof-go --all --otlp http://localhost:4318 -o /var/log/ctxprof-go/cpu.jsonl\n"
+	"  ctxprof-go -p $(pidof api) --otlp http://pyroscope:4040 --otlp-labels route,tenant\n"
 	"  ctxprof-go --all --cgroup /sys/fs/cgroup/system.slice/docker-$ID.scope 30\n"
 	"  ctxprof-go -p 4242 --trace-key request_id 10\n"
 	"  ctxprof-go -p $(pidof api) --trace-sources traceparent -d 30 > cpu.jsonl\n"
@@ -151,6 +158,10 @@ struct options {
 	const char *pin_dir;
 	const char *otlp; /* --otlp URL */
 	unsigned long otlp_queue; /* 0: the default */
+	char *otlp_labels_buf; /* --otlp-labels, split in place */
+	const char *otlp_labels[MAX_OTLP_LABELS];
+	int notlp_labels;
+	bool otlp_labels_set;
 	struct otlp_export_config otlp_cfg; /* with the environment's; url NULL: no export */
 	const char *uprobes[MAX_UPROBES];
 	int nuprobes;
@@ -199,6 +210,7 @@ enum {
 	OPT_FOLDED_WALL,
 	OPT_OTLP,
 	OPT_OTLP_QUEUE,
+	OPT_OTLP_LABELS,
 };
 
 #define MEMBER(o, m, type) ((type *)((char *)(o) + (m)))
@@ -378,6 +390,48 @@ static int parse_otlp_queue(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
+/* --otlp-labels: label keys, one list; '' for none. IDs are refused later, once --trace-key is known. */
+static int parse_otlp_labels(struct options *o, size_t m, const char *arg)
+{
+	char *tok, *save = NULL;
+	int i;
+
+	if (o->otlp_labels_set) {
+		fprintf(stderr, "--otlp-labels is given once, with every label in its list\n");
+		return ARG_BAD;
+	}
+	o->otlp_labels_set = true;
+	if (!*arg)
+		return ARG_OK;
+	if (empty_item(arg)) {
+		fprintf(stderr, "--otlp-labels '%s': an empty item; keys are separated by single "
+				"commas\n", arg);
+		return ARG_BAD;
+	}
+	o->otlp_labels_buf = strdup(arg);
+	if (!o->otlp_labels_buf)
+		return ARG_BAD;
+	for (tok = strtok_r(o->otlp_labels_buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (strlen(tok) > MAX_KEY_LEN) {
+			fprintf(stderr, "--otlp-labels: '%s' is longer than a label key is read (%d "
+					"bytes)\n", tok, MAX_KEY_LEN);
+			return ARG_BAD;
+		}
+		for (i = 0; i < o->notlp_labels; i++) {
+			if (!strcmp(o->otlp_labels[i], tok)) {
+				fprintf(stderr, "--otlp-labels: '%s' is named twice\n", tok);
+				return ARG_BAD;
+			}
+		}
+		if (o->notlp_labels == MAX_OTLP_LABELS) {
+			fprintf(stderr, "--otlp-labels: at most %d labels\n", MAX_OTLP_LABELS);
+			return ARG_BAD;
+		}
+		o->otlp_labels[o->notlp_labels++] = tok;
+	}
+	return ARG_OK;
+}
+
 static int parse_uprobe(struct options *o, size_t m, const char *arg)
 {
 	const char *colon = strrchr(arg, ':');
@@ -448,6 +502,7 @@ static const struct opt_spec opt_table[] = {
 	PARSE("wall-hz", OPT_WALL_HZ, parse_wall_hz),
 	STRING("otlp", OPT_OTLP, otlp),
 	PARSE("otlp-queue", OPT_OTLP_QUEUE, parse_otlp_queue),
+	PARSE("otlp-labels", OPT_OTLP_LABELS, parse_otlp_labels),
 	STRING("pin", OPT_PIN, pin_dir),
 	PARSE("uprobe", OPT_UPROBE, parse_uprobe),
 	PARSE("uprobe-abi", OPT_UPROBE_ABI, parse_uprobe_abi),
@@ -576,6 +631,39 @@ static int otlp_config(struct options *o)
 	return -1;
 }
 
+/*
+ * --otlp-labels needs OTLP on, and names no label that holds an ID (any
+ * convention's, or --trace-key's): those go in the link. -1 to go on, else 2.
+ */
+static int check_otlp_labels(const struct options *o)
+{
+	static const char *const ids[] = { AGG_DEFAULT_TRACE_KEYS, AGG_DEFAULT_SPAN_KEYS,
+					   AGG_OTHER_ID_KEYS };
+	int i, k;
+
+	if (!o->otlp_labels_set)
+		return -1;
+	if (!o->otlp_cfg.url) {
+		fprintf(stderr, "--otlp-labels chooses what --otlp sends: give --otlp URL or "
+				"OTEL_EXPORTER_OTLP_ENDPOINT\n");
+		return 2;
+	}
+	for (i = 0; i < o->notlp_labels; i++) {
+		for (k = 0; k < (int)(sizeof(ids) / sizeof(ids[0])); k++)
+			if (!strcmp(o->otlp_labels[i], ids[k]))
+				goto id;
+		for (k = 0; k < o->ntrace_keys; k++)
+			if (!strcmp(o->otlp_labels[i], o->trace_keys[k]))
+				goto id;
+	}
+	return -1;
+id:
+	fprintf(stderr, "--otlp-labels: '%s' holds trace or span IDs, which every sample carries "
+			"in its link, never as an attribute (one series a request)\n",
+		o->otlp_labels[i]);
+	return 2;
+}
+
 /* The options into O: -1 to go on and record, else the exit status (0 after --help). */
 static int parse_args(int argc, char **argv, struct options *o)
 {
@@ -590,7 +678,10 @@ static int parse_args(int argc, char **argv, struct options *o)
 	ret = check_combination(o);
 	if (ret >= 0)
 		return ret;
-	return otlp_config(o);
+	ret = otlp_config(o);
+	if (ret >= 0)
+		return ret;
+	return check_otlp_labels(o);
 }
 
 /* Names the capabilities we lack, or returns 0 when sampling can work. */
@@ -680,6 +771,9 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.uprobe_abi = o->uprobe_abi,
 		.max_targets = o->all ? MAX_TARGETS : o->npids,
 		.otlp = o->otlp_cfg.url ? &o->otlp_cfg : NULL,
+		.otlp_labels = o->otlp_labels,
+		.notlp_labels = o->notlp_labels,
+		.otlp_labels_set = o->otlp_labels_set,
 	};
 }
 
@@ -698,6 +792,13 @@ static int add_targets(struct session *s, const struct options *o)
 	return 0;
 }
 
+/* What the options allocated. */
+static void options__free(struct options *o)
+{
+	otlp_export__config_free(&o->otlp_cfg);
+	free(o->otlp_labels_buf);
+}
+
 int profile__main(int argc, char **argv)
 {
 	struct session_config cfg;
@@ -709,19 +810,21 @@ int profile__main(int argc, char **argv)
 	/* a usage error said what was wrong: then where the usage is */
 	if (err == 2)
 		fprintf(stderr, "Try 'ctxprof-go --help'.\n");
-	if (err >= 0)
+	if (err >= 0) {
+		options__free(&o);
 		return err;
+	}
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_print);
 	if (!can_sample()) {
-		otlp_export__config_free(&o.otlp_cfg);
+		options__free(&o);
 		return 1;
 	}
 
 	session_config(&o, &cfg);
 	s = session__new(&cfg);
 	if (!s) {
-		otlp_export__config_free(&o.otlp_cfg);
+		options__free(&o);
 		return 1;
 	}
 	err = add_targets(s, &o);
@@ -732,7 +835,7 @@ int profile__main(int argc, char **argv)
 
 cleanup:
 	session__free(s);
-	otlp_export__config_free(&o.otlp_cfg);
+	options__free(&o);
 	if (fclose(stdout) != 0 && !err) {
 		err = -errno;
 		fprintf(stderr, "ctxprof-go: failed to write to stdout: %s\n", strerror(-err));

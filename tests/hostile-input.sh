@@ -193,6 +193,10 @@ flag "trace-key" -p 1 --trace-key a --trace-key b --trace-key c --trace-key d --
 flag "trace-sources|bogus" -p 1 --trace-sources bogus
 flag "trace-sources|empty" -p 1 --trace-sources ''
 flag "otlp-queue" -p 1 --otlp http://127.0.0.1:1 --otlp-queue 0
+flag "otlp-labels.*empty item" -p 1 --otlp http://127.0.0.1:1 --otlp-labels ,
+flag "otlp-labels.*longer than a label key" -p 1 --otlp http://127.0.0.1:1 --otlp-labels "$(printf 'k%.0s' $(seq 65))"
+flag "otlp-labels: at most 64" -p 1 --otlp http://127.0.0.1:1 --otlp-labels "$(seq -s, 65)"
+flag "otlp-labels.*holds trace or span IDs" -p 1 --otlp http://127.0.0.1:1 --otlp-labels "span id"
 flag "--append.*-o" -p 1 --append
 flag "unrecognized option '--frobnicate'" -p 1 --frobnicate
 flag "unexpected argument 'abc': neither a duration" -p 1 abc

@@ -133,10 +133,30 @@ json_totals() {
 		  value: (map(if $t == "wall" then .wall_ns else .cpu_ns end) | add)}) | from_entries' "$1"
 }
 
-# sink_totals SAMPLES_JSONL [TYPE]: the same from what the sink received
+# sink_totals SAMPLES_JSONL [TYPE]: the same from what the sink received, in
+# nanoseconds as Pyroscope stores them (process_cpu: each sample the period
+# times its count)
 sink_totals() {
 	local type=${2:-cpu}
-	jq -s -S -c --arg t "$type" '
-		map(select(.type == $t)) | group_by(.trace_id) | map({key: (.[0].trace_id // "null"),
-		  value: (map(.value) | add)}) | from_entries' "$1"
+	jq -s -S -c --arg p "$([ "$type" = cpu ] && echo process_cpu || echo "$type")" '
+		map(select(.profile == $p)) | group_by(.trace_id) | map({key: (.[0].trace_id // "null"),
+		  value: (map(.ns) | add)}) | from_entries' "$1"
+}
+
+# sink_refusals DIR: what the sink refused, as the format or Pyroscope would, one line each
+sink_refusals() {
+	jq -r '.refusal' "$1/refusals.jsonl" 2>/dev/null | sort | uniq -c | sed 's/^ *//'
+}
+
+# many_labels SAMPLES_JSONL PID: testdata/traced's twelve-label job (eleven
+# k labels and its trace) at the sink, for PID: sets $nres (the resource
+# attributes of PID), $fit (the labels the budget of 25 leaves: 25 - $nres -
+# 3), $want (the first $fit k labels by key, space-separated) and $got (the
+# k labels its samples carry, one line a distinct set)
+many_labels() {
+	nres=$(jq -s --arg p "$2" 'map(select(.resource["process.pid"] == $p)) | .[0].resource | length' "$1")
+	fit=$((25 - nres - 3))
+	want=$(printf 'k%s\n' 0 1 2 3 4 5 6 7 8 9 10 | sort | head -n "$fit" | tr '\n' ' ' | sed 's/ $//')
+	got=$(jq -r --arg p "$2" 'select(.resource["process.pid"] == $p and .trace_id == "7e2c5a6f0f4d5e8a9b3c4d5e6f708192")
+		| .attributes | keys | map(select(startswith("k"))) | join(" ")' "$1" | sort -u)
 }

@@ -7,12 +7,19 @@
 # them with OTEL_SERVICE_NAME set. The collector receives OTLP/HTTP and
 # forwards to testdata/otlpsink, which decodes each request with the
 # collector's own pdata and writes one JSON line per sample, its link and
-# stack resolved. Cases:
+# stack resolved, read as Grafana Pyroscope reads it (profile type, stored
+# nanoseconds, series labels); it refuses, and the test fails on, a request
+# that breaks the format's rules or Pyroscope's. Cases:
 # 1. CPU: per trace ID, the CPU time the sink received equals the JSON lines
-#    of the same run, for each target; every sample carries the time it was
-#    taken; resource attributes are the target's.
-# 2. Wall: with --wall, the same for wall time, state and wait_reason
-#    arrive as attributes, and wall samples carry their snapshots' times.
+#    of the same run, for each target; the profile is Pyroscope's
+#    process_cpu (samples/count, period cpu/nanoseconds of 1e9/Hz), every
+#    sample carried by the time it was taken; resource attributes are the
+#    target's. With five OTEL_RESOURCE_ATTRIBUTES, every sample's resource
+#    and sample attributes stay within the budget of 25, testdata/traced's
+#    job of twelve labels keeps the first by key that fit, and the rest are
+#    named on the statistics line.
+# 2. Wall: with --wall, the same for wall time (wall:wall:nanoseconds, one
+#    value a sample), and state and wait_reason arrive as attributes.
 # 3. Collector restart: the collector is killed mid-run and started again
 #    3 s later; the per-trace totals, CPU and wall, still match, and
 #    retries are counted.
@@ -25,6 +32,16 @@
 #    certificate (mTLS); without the CA the certificate is refused, once.
 # 7. gzip and headers, straight to the sink: it sees Content-Encoding gzip
 #    and the OTEL_EXPORTER_OTLP_HEADERS, and decodes the same totals.
+# 8. Requests, each with IDs of its own (testdata/conventions -requests,
+#    newest Go): 10, then 200, under the four tracers' label conventions in
+#    turn and two routes, with --wall; the first run straight to the sink, as
+#    to a Pyroscope server, the second through the collector. No sample
+#    attribute holds a trace or span ID of any request, for each
+#    convention; the series the samples land in are the same in both runs,
+#    one for each label set of the requests with their IDs aside (2 routes,
+#    with and without Grafana's span_name: 4), where the IDs as attributes
+#    would have made one a request; per trace ID the CPU and wall totals
+#    equal the JSON lines; nothing refused.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -55,10 +72,10 @@ echo "# targets: go$first plain (map labels, pid $map_pid), go$last plain (slice
 pid_records() { jq -c --argjson p "$2" 'select(.pid == $p)' "$1"; }
 pid_samples() { jq -c --arg p "$2" 'select(.resource["process.pid"] == $p)' "$1"; }
 
-# compare NAME TYPE DIR: per target and per trace ID, the sink's totals against the JSON lines
+# compare NAME TYPE DIR [PIDS]: per target and per trace ID, the sink's totals against the JSON lines
 compare() {
 	local name=$1 type=$2 dir=$3 pid want got i
-	for pid in $map_pid $slice_pid; do
+	for pid in ${4:-$map_pid $slice_pid}; do
 		want=$(json_totals <(pid_records "$dir/out.jsonl" "$pid") "$type")
 		# the collector forwards as it receives: wait for the last request to arrive
 		for i in $(seq 60); do
@@ -93,25 +110,60 @@ record() {
 	fi
 }
 
+# refused NAME DIR: the sink took every request (the format's rules and Pyroscope's)
+refused() {
+	local why
+	why=$(sink_refusals "$2/sink")
+	if [ -z "$why" ]; then
+		ok "$1: every request kept the format's rules and Pyroscope's ($(wc -l <"$2/sink/requests.jsonl") requests)"
+	else
+		not_ok "$1: the sink refused: $(tr '\n' ';' <<<"$why")"
+	fi
+}
+
 # --- 1. CPU through the collector ---
 d=$work/cpu
 pipeline cpu "$d"
-OTEL_RESOURCE_ATTRIBUTES="k8s.node.name=node-7,deployment.environment=test%20lab" \
+OTEL_RESOURCE_ATTRIBUTES="k8s.node.name=node-7,deployment.environment=test%20lab,k8s.namespace.name=shop,k8s.cluster.name=c1,cloud.region=eu-1" \
 	record "$d" 4 --otlp "http://127.0.0.1:$cport"
 check_eq "cpu: ctxprof-go --otlp exits" 0 "$rc"
 echo "# $(stats_line "$d/err")"
 compare "cpu" cpu "$d"
+refused "cpu" "$d"
+check_eq "cpu: the profile as Pyroscope files it, the one type" process_cpu:cpu:nanoseconds:cpu:nanoseconds \
+	"$(jq -r 'select(.type != "wall") | .profile_type' "$d/sink/samples.jsonl" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+check_eq "cpu: its sample type, period type and period (1e9/499 ns)" "samples/count cpu/nanoseconds $((1000000000 / 499))" \
+	"$(jq -r 'select(.profile == "process_cpu") | "\(.type)/\(.unit) \(.period_type)/nanoseconds \(.period)"' "$d/sink/samples.jsonl" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+check_eq "cpu: a record's cpu_ns is its samples times that period" "$((1000000000 / 499))" \
+	"$(jq -r -s 'map(select(.origin == "sampling") | .cpu_ns / .samples) | unique | map(tostring) | join(" ")' "$d/out.jsonl")"
+# the budget: resource and sample attributes of one series, at most 25
+over=$(jq -s 'map(select(((.resource | length) + (.attributes | length)) > 25)) | length' "$d/sink/samples.jsonl")
+most=$(jq -s 'map((.resource | length) + (.attributes | length)) | max' "$d/sink/samples.jsonl")
+names=$(jq -s 'map(.series_labels) | max' "$d/sink/samples.jsonl")
+if [ "$over" = 0 ] && [ "$names" -le 30 ]; then
+	ok "cpu: with five OTEL_RESOURCE_ATTRIBUTES, every sample within 25 attributes (at most $most); Pyroscope's series at most $names label names of 30"
+else
+	not_ok "cpu: $over samples over 25 attributes (at most $most); series of $names label names"
+fi
+# traced's twelve-label job: the first k labels by key that fit, the rest named on the statistics line
+many_labels "$d/sink/samples.jsonl" "$slice_pid"
+left=$(printf 'k%s\n' 0 1 2 3 4 5 6 7 8 9 10 | sort | sed -n "$((fit + 1))p")
+if [ "$got" = "$want" ] && [[ $(stats_line "$d/err") =~ [1-9][0-9]*\ samples\ sent\ without\ some\ of\ their\ labels.*\'$left\' ]]; then
+	ok "cpu: $nres resource attributes leave $fit labels: the twelve-label job keeps $want; '$left' and after are counted: $(stats_line "$d/err" | sed 's/.*; \([0-9]* samples sent without\)/\1/')"
+else
+	not_ok "cpu: the twelve-label job's labels at the sink: '$got' (want '$want' of $nres resource attributes); statistics: $(stats_line "$d/err")"
+fi
 # every CPU sample's own time, within its records' span
 for pid in $map_pid $slice_pid; do
 	want=$(pid_records "$d/out.jsonl" "$pid" | jq -s 'map(select(.origin == "sampling") | .samples) | add')
-	got=$(pid_samples "$d/sink/samples.jsonl" "$pid" | jq -s 'map(select(.type == "cpu") | .timestamps) | add')
+	got=$(pid_samples "$d/sink/samples.jsonl" "$pid" | jq -s 'map(select(.profile == "process_cpu" and .values == 0) | .timestamps) | add')
 	read -r lo hi < <(pid_records "$d/out.jsonl" "$pid" |
 		jq -s -r '[(map(.start | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) | min),
 			   (map(.end | sub("\\.[0-9]+Z$"; "Z") | fromdateiso8601) | max) + 1] | @tsv')
 	out=$(pid_samples "$d/sink/samples.jsonl" "$pid" | jq -s --argjson lo "$lo" --argjson hi "$hi" \
-		'map(select(.type == "cpu" and (.time_min / 1e9 < $lo or .time_max / 1e9 > $hi))) | length')
+		'map(select(.profile == "process_cpu" and (.time_min / 1e9 < $lo or .time_max / 1e9 > $hi))) | length')
 	if [ "$got" = "$want" ] && [ "$out" = 0 ]; then
-		ok "cpu, pid $pid: every sample carries its time ($got timestamps for $got samples), all within the records' span"
+		ok "cpu, pid $pid: every sample is its time alone ($got timestamps for $got samples, no values), all within the records' span"
 	else
 		not_ok "cpu, pid $pid: $got timestamps for $want samples, $out samples with times outside [$lo, $hi] s"
 	fi
@@ -131,11 +183,13 @@ res=$(jq -c --arg p "$map_pid" 'select(.resource["process.pid"] == $p) | .resour
 check_eq "cpu: without OTEL_SERVICE_NAME, service.name is the executable's name" traced \
 	"$(jq -r '."service.name"' <<<"$res")"
 n=$(jq -s 'map(select(.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736" and .span_id == "00f067aa0ba902b7"
-	and .attributes.trace_source == "label" and (.frames | any(startswith("main.burnDo "))))) | length' "$d/sink/samples.jsonl")
+	and .attributes.trace_source == "label" and .attributes.route == "/do"
+	and .attributes["otel.traceid"] == null and .attributes.span_id == null
+	and (.frames | any(startswith("main.burnDo "))))) | length' "$d/sink/samples.jsonl")
 if [ "$n" -gt 0 ]; then
-	ok "cpu: main.burnDo's samples are linked to its trace and span, with trace_source label ($n samples)"
+	ok "cpu: main.burnDo's samples are linked to its trace and span, with trace_source label and route /do, no ID label ($n samples)"
 else
-	not_ok "cpu: no sample of main.burnDo linked to 4bf92f35.../00f067aa..."
+	not_ok "cpu: no sample of main.burnDo linked to 4bf92f35.../00f067aa... with route /do and without its ID labels"
 fi
 inl=$(jq -s '[.[].frames | length] | max' "$d/sink/samples.jsonl")
 echo "# deepest stack at the sink: $inl lines"
@@ -148,23 +202,18 @@ record "$d" 4 --wall --otlp "http://127.0.0.1:$cport"
 check_eq "wall: ctxprof-go --wall --otlp exits" 0 "$rc"
 compare "wall" wall "$d"
 compare "wall, its CPU" cpu "$d"
-n=$(jq -s 'map(select(.type == "wall" and .attributes.state != null)) | length' "$d/sink/samples.jsonl")
-m=$(jq -s 'map(select(.type == "wall" and .attributes.state == "waiting" and .attributes.wait_reason != null)) | length' "$d/sink/samples.jsonl")
+refused "wall" "$d"
+n=$(jq -s 'map(select(.profile == "wall" and .attributes.state != null)) | length' "$d/sink/samples.jsonl")
+m=$(jq -s 'map(select(.profile == "wall" and .attributes.state == "waiting" and .attributes.wait_reason != null)) | length' "$d/sink/samples.jsonl")
 if [ "$n" -gt 0 ] && [ "$m" -gt 0 ]; then
 	ok "wall: every wall sample has its state ($n), the waiting ones their wait_reason ($m)"
 else
 	not_ok "wall: wall samples with a state: $n, waiting with a wait_reason: $m"
 fi
-# a goroutine's sample times are its snapshots' (none for a run a snapshot missed)
-for pid in $map_pid $slice_pid; do
-	want=$(pid_records "$d/out.jsonl" "$pid" | jq -s 'map(select(.origin == "wall") | .samples) | add')
-	got=$(pid_samples "$d/sink/samples.jsonl" "$pid" | jq -s 'map(select(.type == "wall") | .timestamps) | add')
-	if [ "$want" -gt 0 ] && [ $((100 * got)) -ge $((99 * want)) ] && [ "$got" -le "$want" ]; then
-		ok "wall, pid $pid: $got of $want wall samples carry the time of their snapshot (at least 99%)"
-	else
-		not_ok "wall, pid $pid: $got timestamps for $want wall samples"
-	fi
-done
+check_eq "wall: the profile as Pyroscope files it" wall:wall:nanoseconds:wall:nanoseconds \
+	"$(jq -r 'select(.type == "wall") | .profile_type' "$d/sink/samples.jsonl" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+check_eq "wall: every sample one value, its nanoseconds, and no timestamps (the format pairs them one to one)" \
+	"1 0" "$(jq -r 'select(.profile == "wall") | "\(.values) \(.timestamps)"' "$d/sink/samples.jsonl" | sort -u | tr '\n' ' ' | sed 's/ $//')"
 kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
 
 # --- 3. the collector killed mid-run, started again ---
@@ -292,5 +341,116 @@ check_eq "headers: the path" /v1development/profiles "$(jq -r .path <<<"$h")"
 check_eq "headers: Content-Type" application/x-protobuf "$(jq -r '."content-type"' <<<"$h")"
 kill "${sink_pid:-}" 2>/dev/null
 
+# --- 8. requests, each with IDs of its own: the series a Pyroscope would keep ---
 kill "$map_pid" "$slice_pid" 2>/dev/null
+conv=$(go_build "$last" plain conventions) || { not_ok "go$last conventions: build failed"; done_testing; }
+mkfifo "$work/conv.in"
+"$conv" -requests -workers 4 -burn 30ms <"$work/conv.in" >"$work/conv.out" 2>/dev/null &
+conv_pid=$!
+exec 7>"$work/conv.in"
+batches=0
+echo "# testdata/conventions -requests by go$last, pid $conv_pid"
+
+# serve DIR N URL: ctxprof-go --wall --otlp URL on the server while it serves N
+# requests (their lines into DIR/requests.jsonl); its exit status in $rc
+serve() {
+	local dir=$1 n=$2 url=$3 before i
+	mkdir -p "$dir"
+	before=$(wc -l <"$work/conv.out")
+	if ctxprof_start "$dir/err" "$dir/out.jsonl" -p "$conv_pid" -F 499 -i 1 -d 300 --wall --wall-hz 97 \
+		--otlp "$url"; then
+		echo "$n" >&7
+		batches=$((batches + 1))
+		for i in $(seq 1200); do
+			[ "$(grep -c '"done"' "$work/conv.out")" -ge "$batches" ] && break
+			sleep 0.1
+		done
+		ctxprof_stop
+		rc=$?
+	else
+		rc=$?
+	fi
+	tail -n +"$((before + 1))" "$work/conv.out" | grep -v '"done"' >"$dir/requests.jsonl"
+}
+
+# ids_held DIR: per convention, "NAME LINKED HELD" where LINKED counts the
+# samples linked to its requests and HELD those with an attribute that names
+# or holds an ID of any request (its key, or its value: the IDs, the labels'
+# forms of them, a 32-hex run that is a trace ID)
+ids_held() {
+	jq -n -r --slurpfile reqs "$1/requests.jsonl" --slurpfile smp "$1/sink/samples.jsonl" '
+		($reqs | map({key: .trace_id, value: .convention}) | from_entries) as $conv
+		| ([$reqs[] | .trace_id, .span_id, (.labels | to_entries[] | select(.key != "route" and .key != "span_name") | .value)]
+		   | map({key: ., value: true}) | from_entries) as $id
+		| ["trace id", "span id", "local root span id", "trace_id", "span_id", "otel.traceid", "otel.spanid", "otel_traceid"] as $keys
+		| [$smp[] | select(.trace_id != null) | {c: ($conv[.trace_id] // "other"),
+		   held: (.attributes | to_entries | any(.key as $k | .value as $v |
+			($keys | index($k)) != null or $id[$v] or ([$v | scan("[0-9a-fA-F]{32}") | ascii_downcase] | any($id[.]))))}]
+		| group_by(.c) | map("\(.[0].c) \(length) \(map(select(.held)) | length)") | .[]'
+}
+
+# series_of DIR: "CPU WALL ASIDS TRACES": distinct series of linked CPU samples;
+# of linked wall samples, distinct label sets (their state and wait reason
+# aside); the series with the IDs as attributes would have been; trace IDs at the sink
+series_of() {
+	jq -s -r 'map(select(.trace_id != null)) as $t
+		| [($t | map(select(.profile == "process_cpu") | .series) | unique | length),
+		   ($t | map(select(.profile == "wall") | .attributes | del(.state, .wait_reason)) | unique | length),
+		   ($t | map(select(.profile == "process_cpu") | [.series, .trace_id, .span_id]) | unique | length),
+		   ($t | map(.trace_id) | unique | length)] | @tsv' "$1/sink/samples.jsonl"
+}
+
+# label_sets DIR: the distinct label sets of the requests, their IDs aside:
+# the series their samples may make
+label_sets() {
+	jq -s 'map(.labels | del(.["trace id"], .["span id"], .["local root span id"], .trace_id, .span_id,
+		.["otel.traceid"], .["otel.spanid"], .otel_traceid)) | unique | length' "$1/requests.jsonl"
+}
+
+declare -A cpu_series wall_sets want_sets
+for run in 10 200; do
+	d=$work/requests-$run
+	if [ "$run" = 10 ]; then
+		# straight to the sink, as to a Pyroscope server: the same path and body
+		sink_start "$d/sink" || not_ok "requests $run: the sink did not start"
+		how="straight to the sink"
+		serve "$d" "$run" "http://127.0.0.1:$sink_port"
+	else
+		pipeline "requests $run" "$d"
+		how="through the collector"
+		serve "$d" "$run" "http://127.0.0.1:$cport"
+	fi
+	check_eq "requests $run ($how): ctxprof-go exits" 0 "$rc"
+	check_eq "requests $run: the server answered every one" "$run" "$(wc -l <"$d/requests.jsonl")"
+	compare "requests $run" cpu "$d" "$conv_pid"
+	compare "requests $run" wall "$d" "$conv_pid"
+	refused "requests $run" "$d"
+	while read -r c linked held; do
+		if [ "$linked" -gt 0 ] && [ "$held" = 0 ]; then
+			ok "requests $run, $c: $linked samples linked to its requests, none with an ID as an attribute"
+		else
+			not_ok "requests $run, $c: $held of $linked samples linked to its requests hold an ID in an attribute"
+		fi
+	done < <(ids_held "$d")
+	n=$(ids_held "$d" | grep -c -E '^(datadog|grafana|polar|underscore) ')
+	check_eq "requests $run: samples of every convention" 4 "$n"
+	read -r cpu_series[$run] wall_sets[$run] as_ids traces < <(series_of "$d")
+	want_sets[$run]=$(label_sets "$d")
+	echo "# requests $run: ${cpu_series[$run]} CPU series, ${wall_sets[$run]} wall label sets, for $traces trace IDs at the sink; with the IDs as attributes, $as_ids series"
+	kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
+done
+w=${want_sets[200]}
+if [ "${want_sets[10]}" = "$w" ] && [ "${cpu_series[10]}" = "$w" ] && [ "${cpu_series[200]}" = "$w" ] &&
+	[ "$traces" -ge 150 ]; then
+	ok "series do not grow with requests: $w CPU series after 10 requests and after 200 ($traces trace IDs), one for each label set the requests had, their IDs aside (route, and Grafana's span_name)"
+else
+	not_ok "CPU series: ${cpu_series[10]} after 10 requests, ${cpu_series[200]} after 200 ($traces trace IDs); the requests' label sets without IDs: ${want_sets[10]} and $w"
+fi
+if [ "${wall_sets[10]}" -le "$w" ] && [ "${wall_sets[200]}" -le "$w" ] && [ "${wall_sets[200]}" -gt 0 ]; then
+	ok "wall label sets do not grow with requests: ${wall_sets[10]} after 10, ${wall_sets[200]} after 200 (at most $w)"
+else
+	not_ok "wall label sets: ${wall_sets[10]} after 10 requests, ${wall_sets[200]} after 200; want at most $w"
+fi
+exec 7>&-
+kill "$conv_pid" 2>/dev/null
 done_testing

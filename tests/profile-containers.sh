@@ -15,7 +15,10 @@
 # the Docker container, whose records must all be that target's. The --all
 # run also sends OTLP through a collector (tests/otlp.sh's): each
 # container's resource carries its container.id, k8s.pod.uid and
-# process.vpid, and its per-trace CPU equals the JSON lines.
+# process.vpid, and its per-trace CPU equals the JSON lines; with five
+# OTEL_RESOURCE_ATTRIBUTES beside those, the pod's samples stay within 25
+# attributes, its twelve-label job keeping the first labels by key that
+# fit, and the rest are counted on the statistics line.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -131,7 +134,9 @@ else
 fi
 
 # both ctxprof-go runs start before the containers, as an agent would be
-ctxprof_start "$work/all.err" "$work/all.jsonl" --all -F 999 -i 1 -d 300 "${otlp[@]}" ||
+# five resource attributes, as a Kubernetes agent sets them: the label budget is then at its tightest
+OTEL_RESOURCE_ATTRIBUTES="k8s.namespace.name=shop,k8s.pod.name=checkout-7d9,k8s.container.name=app,k8s.node.name=node-7,k8s.deployment.name=checkout" \
+	ctxprof_start "$work/all.err" "$work/all.jsonl" --all -F 999 -i 1 -d 300 "${otlp[@]}" ||
 	{ not_ok "ctxprof-go --all did not start: $(tr '\n' ' ' <"$work/all.err")"; done_testing; }
 all_pid=$ctxprof
 ctxprof_start "$work/one.err" "$work/one.jsonl" --all --cgroup "$docker_cg" -F 999 -i 1 -d 300 ||
@@ -219,6 +224,18 @@ if [ "${#otlp[@]}" -gt 0 ]; then
 		"$docker_id null 1" "$(resource_of "$docker_pid")"
 	check_eq "OTLP: the Kubernetes-style container's resource: container.id, k8s.pod.uid, process.vpid" \
 		"$k8s_id $pod 1" "$(resource_of "$k8s_pid")"
+	# the budget, with container.id, k8s.pod.uid and five OTEL_RESOURCE_ATTRIBUTES
+	read -r most over < <(jq -s -r --arg p "$k8s_pid" 'map(select(.resource["process.pid"] == $p))
+		| [(map((.resource | length) + (.attributes | length)) | max),
+		   (map(select((.resource | length) + (.attributes | length) > 25)) | length)] | @tsv' \
+		"$work/otlp/sink/samples.jsonl")
+	many_labels "$work/otlp/sink/samples.jsonl" "$k8s_pid"
+	if [ "$over" = 0 ] && [ "$nres" = 16 ] && [ "$got" = "$want" ] &&
+		grep -q "samples sent without some of their labels, past the budget of 25 attributes a series: 'k" "$work/all.err"; then
+		ok "OTLP: the pod's process: 16 resource attributes (container.id, k8s.pod.uid, five of OTEL_RESOURCE_ATTRIBUTES among them), at most $most attributes a sample of 25; the twelve-label job keeps $want, the rest counted"
+	else
+		not_ok "OTLP: the pod's process: $nres resource attributes, $over samples over 25 (at most $most); the twelve-label job's labels '$got' (want '$want'); $(grep '^ctxprof-go: otlp:' "$work/all.err")"
+	fi
 	kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
 fi
 

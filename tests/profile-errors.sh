@@ -101,12 +101,24 @@ refuses "OTEL_EXPORTER_OTLP_PROTOCOL=grpc" 2 "http/protobuf only" \
 	env OTEL_EXPORTER_OTLP_PROTOCOL=grpc "$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318
 refuses "a bad OTEL_EXPORTER_OTLP_HEADERS" 2 "'tokenonly' is not key=value in OTEL_EXPORTER_OTLP_HEADERS" \
 	env OTEL_EXPORTER_OTLP_HEADERS=tokenonly "$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318
+refuses "--otlp-labels without --otlp" 2 "--otlp-labels chooses what --otlp sends: give --otlp URL or OTEL_EXPORTER_OTLP_ENDPOINT" \
+	"$CTXPROF" -p "$go_pid" --otlp-labels route
+refuses "--otlp-labels naming a trace key" 2 "--otlp-labels: 'otel.traceid' holds trace or span IDs, which every sample carries in its link" \
+	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --otlp-labels route,otel.traceid
+refuses "--otlp-labels naming a --trace-key key" 2 "--otlp-labels: 'request_id' holds trace or span IDs" \
+	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --trace-key request_id --otlp-labels request_id
+refuses "--otlp-labels naming a key twice" 2 "--otlp-labels: 'route' is named twice" \
+	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --otlp-labels route,tenant,route
+refuses "--otlp-labels given twice" 2 "--otlp-labels is given once, with every label in its list" \
+	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --otlp-labels route --otlp-labels tenant
 # empty list items are refused, not skipped; usage errors name what is wrong, then point at --help
 refuses "an empty PID in the list" 2 "-p '$go_pid,,': an empty item; PIDs are separated by single commas" \
 	"$CTXPROF" -p "$go_pid,,"
 refuses "a PID list starting with a comma" 2 "an empty item" "$CTXPROF" -p ",$go_pid"
 refuses "trace sources ending with a comma" 2 "--trace-sources: 'label,' is not a list" \
 	"$CTXPROF" -p "$go_pid" --trace-sources label,
+refuses "an empty label in --otlp-labels" 2 "--otlp-labels 'route,,tenant': an empty item; keys are separated by single commas" \
+	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --otlp-labels route,,tenant
 refuses "a bad PID points at --help" 2 "^Try 'ctxprof-go --help'.$" "$CTXPROF" -p abc
 refuses "convert without a format" 2 "^convert: no output format: give --pprof FILE or -f$" \
 	"$CTXPROF" convert /dev/null

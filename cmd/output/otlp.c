@@ -32,15 +32,21 @@ typedef Opentelemetry__Proto__Common__V1__AnyValue pb_anyvalue;
 
 #define TRACE_BYTES 16
 #define SPAN_BYTES 8
+/* distinct label keys remembered as left out; past it they are no longer counted apart */
+#define MAX_LEFT_OUT_KEYS 4096
 
-/* One sample before the request is built; table indexes as OTLP numbers them. */
+/*
+ * One sample of the request: its identity is (stack, attributes, link);
+ * records that share it add to it.
+ */
 struct sample {
 	int32_t stack, link;
-	int32_t *attrs;
+	int32_t *attrs; /* ascending */
 	size_t nattrs;
-	int64_t value;
-	uint64_t *times; /* when each sample was taken, where known */
-	size_t ntimes;
+	int64_t value; /* CPU: samples; wall: nanoseconds */
+	uint64_t *times; /* CPU: when each sample was taken */
+	size_t ntimes, cap;
+	bool untimed; /* some of its CPU samples came without their time */
 };
 
 /* The samples of one process in this request. */
@@ -50,7 +56,9 @@ struct resource {
 	char *service_name, *exe_path, *go_version; /* NULL: unknown */
 	int64_t ns_pid;
 	struct vec cpu, wall; /* struct sample */
+	struct hashmap *cpu_ids, *wall_ids; /* identity -> index + 1 */
 	int64_t first_ns, last_ns; /* CLOCK_REALTIME */
+	size_t labels_max; /* goroutine labels a sample may carry as attributes */
 };
 
 struct attr_entry {
@@ -70,6 +78,12 @@ struct agent_attr {
 	char *key, *value;
 };
 
+/* A list of keys, copied. */
+struct keys {
+	char **k;
+	size_t n;
+};
+
 struct otlp {
 	char *version;
 	uint64_t cpu_period_ns, wall_period_ns;
@@ -77,12 +91,19 @@ struct otlp {
 	size_t nagent;
 	otlp_process_fn process;
 	void *process_ctx;
+	struct keys id_keys; /* labels that carry IDs */
+	struct keys labels; /* --otlp-labels, in order of preference */
+	bool labels_set;
+	/* what was left out, over the run */
+	struct hashmap *left_out; /* key -> 1 */
+	char *left_out_names[OTLP_LEFT_OUT_NAMES];
+	uint64_t left_out_samples;
 	/* the request being built */
 	struct profdict *dict;
 	struct hashmap *attr_index; /* struct attr_entry -> index */
 	struct vec attrs; /* struct attr_entry; entry 0 is empty */
 	struct hashmap *link_index; /* struct link_entry -> index */
-	struct vec links; /* struct link_entry; entry 0 is empty */
+	struct vec links; /* struct link_entry; entry 0 is all zero bytes */
 	struct hashmap *stack_index; /* location numbers -> index */
 	struct vec stacks; /* struct stack_entry; entry 0 is empty */
 	struct hashmap *by_pid; /* pid -> struct resource * */
@@ -92,22 +113,43 @@ struct otlp {
 	bool oom;
 };
 
-static void resource__free(struct resource *res)
+/*
+ * The resource attributes a process's own facts fill, by semantic
+ * conventions: the keys resource_attrs gives, which no label may take.
+ */
+static const char *const resource_keys[] = {
+	"service.name",
+	"process.pid",
+	"process.executable.name",
+	"process.executable.path",
+	"process.executable.build_id.gnu",
+	"process.runtime.name",
+	"process.runtime.version",
+	"container.id",
+	"k8s.pod.uid",
+	"process.vpid",
+};
+#define NRESOURCE_KEYS (sizeof(resource_keys) / sizeof(resource_keys[0]))
+
+static void samples__free(struct vec *v)
 {
 	size_t i;
 
+	for (i = 0; i < v->n; i++) {
+		free(((struct sample *)v->items)[i].attrs);
+		free(((struct sample *)v->items)[i].times);
+	}
+	free(v->items);
+}
+
+static void resource__free(struct resource *res)
+{
 	if (!res)
 		return;
-	for (i = 0; i < res->cpu.n; i++) {
-		free(((struct sample *)res->cpu.items)[i].attrs);
-		free(((struct sample *)res->cpu.items)[i].times);
-	}
-	for (i = 0; i < res->wall.n; i++) {
-		free(((struct sample *)res->wall.items)[i].attrs);
-		free(((struct sample *)res->wall.items)[i].times);
-	}
-	free(res->cpu.items);
-	free(res->wall.items);
+	samples__free(&res->cpu);
+	samples__free(&res->wall);
+	hashmap__free(res->cpu_ids, NULL);
+	hashmap__free(res->wall_ids, NULL);
 	free(res->comm);
 	free(res->container_id);
 	free(res->pod_uid);
@@ -171,12 +213,50 @@ struct otlp *otlp__new(const char *version, uint64_t cpu_period_ns, uint64_t wal
 	o->cpu_period_ns = cpu_period_ns;
 	o->wall_period_ns = wall_period_ns;
 	o->version = strdup(version);
+	o->left_out = hashmap__new();
 	reset(o);
-	if (!o->version || start(o)) {
+	if (!o->version || !o->left_out || start(o)) {
 		otlp__free(o);
 		return NULL;
 	}
 	return o;
+}
+
+static void keys__free(struct keys *k)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		free(k->k[i]);
+	free(k->k);
+	*k = (struct keys){};
+}
+
+static int keys__set(struct keys *k, const char *const *keys, size_t n)
+{
+	keys__free(k);
+	k->k = calloc(n ? n : 1, sizeof(*k->k));
+	if (!k->k)
+		return -ENOMEM;
+	for (k->n = 0; k->n < n; k->n++) {
+		k->k[k->n] = strdup(keys[k->n]);
+		if (!k->k[k->n]) {
+			keys__free(k);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* KEY's place in K, or SIZE_MAX. */
+static size_t keys__find(const struct keys *k, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < k->n; i++)
+		if (!strcmp(k->k[i], key))
+			return i;
+	return SIZE_MAX;
 }
 
 void otlp__free(struct otlp *o)
@@ -191,6 +271,11 @@ void otlp__free(struct otlp *o)
 		free(o->agent[i].value);
 	}
 	free(o->agent);
+	keys__free(&o->id_keys);
+	keys__free(&o->labels);
+	hashmap__free(o->left_out, NULL);
+	for (i = 0; i < OTLP_LEFT_OUT_NAMES; i++)
+		free(o->left_out_names[i]);
 	free(o->version);
 	strbuf__free(&o->valid);
 	free(o);
@@ -221,6 +306,27 @@ void otlp__set_processes(struct otlp *o, otlp_process_fn fn, void *ctx)
 	o->process_ctx = ctx;
 }
 
+int otlp__set_id_keys(struct otlp *o, const char *const *keys, size_t n)
+{
+	return keys__set(&o->id_keys, keys, n);
+}
+
+int otlp__set_labels(struct otlp *o, const char *const *keys, size_t n)
+{
+	o->labels_set = true;
+	return keys__set(&o->labels, keys, n);
+}
+
+void otlp__stats(const struct otlp *o, struct otlp_stats *out)
+{
+	size_t i;
+
+	*out = (struct otlp_stats){ .left_out_samples = o->left_out_samples,
+				    .left_out_keys = hashmap__size(o->left_out) };
+	for (i = 0; i < OTLP_LEFT_OUT_NAMES; i++)
+		out->left_out_names[i] = o->left_out_names[i];
+}
+
 /* Index of what KEY (LEN bytes) names in TAB, through INDEX; added (ENTRY) when new; 0 on failure. */
 static int32_t intern(struct otlp *o, struct hashmap *index, struct vec *tab, const void *key,
 		      size_t len, const void *entry)
@@ -240,16 +346,17 @@ static int32_t intern(struct otlp *o, struct hashmap *index, struct vec *tab, co
 	return tab->n - 1;
 }
 
-static int32_t attribute(struct otlp *o, const char *key, const uint8_t *value, size_t len)
+/* The attribute of the string KEY (its number) and VALUE[0..LEN) made valid. */
+static int32_t attribute(struct otlp *o, uint64_t key, const uint8_t *value, size_t len)
 {
-	struct attr_entry e = { profdict__string(o->dict, key), profdict__valid(o->dict, value, len) };
+	struct attr_entry e = { key, profdict__valid(o->dict, value, len) };
 
 	return intern(o, o->attr_index, &o->attrs, &e, sizeof(e), &e);
 }
 
 static int32_t attribute_str(struct otlp *o, const char *key, const char *value)
 {
-	return attribute(o, key, (const uint8_t *)value, strlen(value));
+	return attribute(o, profdict__string(o->dict, key), (const uint8_t *)value, strlen(value));
 }
 
 /* Two hex digits a byte, as records print IDs; false on anything else. */
@@ -276,15 +383,19 @@ static bool unhex(const char *s, uint8_t *out, size_t n)
 	return true;
 }
 
-/* The link of R's trace and span; 0 without a trace ID. */
+/*
+ * The link of R's trace and span; 0 without a trace ID. Without a span ID
+ * the span is 8 zero bytes: the trace spec's invalid span, which reads as
+ * none, in the length that codecs of fixed-size IDs expect.
+ */
 static int32_t link(struct otlp *o, const struct rec *r)
 {
 	struct link_entry e = {};
 
 	if (!unhex(r->trace_id, e.trace, TRACE_BYTES))
 		return 0;
-	if (r->span_id)
-		unhex(r->span_id, e.span, SPAN_BYTES);
+	if (r->span_id && !unhex(r->span_id, e.span, SPAN_BYTES))
+		memset(e.span, 0, SPAN_BYTES);
 	return intern(o, o->link_index, &o->links, &e, sizeof(e), &e);
 }
 
@@ -313,6 +424,82 @@ static char *dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
+static const char *basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* One resource attribute: a string, or with STR NULL, an integer. */
+struct res_attr {
+	const char *key, *str;
+	int64_t num;
+};
+
+static void put_attr(struct res_attr *out, size_t *n, const char *key, const char *str, int64_t num)
+{
+	if (str && !*str)
+		return;
+	out[(*n)++] = (struct res_attr){ key, str, num };
+}
+
+/*
+ * RES's resource attributes into OUT (room for NRESOURCE_KEYS + the
+ * agent's): its own by semantic conventions, then the agent's whose keys
+ * its own left free. Their number.
+ */
+static size_t resource_attrs(const struct otlp *o, const struct resource *res, struct res_attr *out)
+{
+	const char *exe = res->exe_path ? basename_of(res->exe_path) : res->comm;
+	size_t n = 0, i, j;
+
+	put_attr(out, &n, "service.name", res->service_name ?: exe, 0);
+	put_attr(out, &n, "process.pid", NULL, res->pid);
+	put_attr(out, &n, "process.executable.name", exe, 0);
+	if (res->exe_path)
+		put_attr(out, &n, "process.executable.path", res->exe_path, 0);
+	if (res->build_id)
+		put_attr(out, &n, "process.executable.build_id.gnu", res->build_id, 0);
+	put_attr(out, &n, "process.runtime.name", "go", 0);
+	if (res->go_version)
+		put_attr(out, &n, "process.runtime.version", res->go_version, 0);
+	if (res->container_id)
+		put_attr(out, &n, "container.id", res->container_id, 0);
+	if (res->pod_uid)
+		put_attr(out, &n, "k8s.pod.uid", res->pod_uid, 0);
+	if (res->ns_pid)
+		put_attr(out, &n, "process.vpid", NULL, res->ns_pid);
+	/* the agent's: host.name and OTEL_RESOURCE_ATTRIBUTES */
+	for (i = 0; i < o->nagent; i++) {
+		for (j = 0; j < n && strcmp(out[j].key, o->agent[i].key); j++)
+			;
+		if (j == n)
+			put_attr(out, &n, o->agent[i].key, o->agent[i].value, 0);
+	}
+	return n;
+}
+
+/*
+ * The goroutine labels a sample of RES may carry: what the resource and
+ * our own attributes leave of the budget. The build ID counts from the
+ * start when the executable is known (it comes with the first mapping),
+ * so that the number never changes within a run of the process.
+ */
+static int labels_max(const struct otlp *o, struct resource *res)
+{
+	struct res_attr *tmp = calloc(NRESOURCE_KEYS + o->nagent, sizeof(*tmp));
+	size_t n;
+
+	if (!tmp)
+		return -ENOMEM;
+	n = resource_attrs(o, res, tmp) + (res->exe_path && !res->build_id);
+	free(tmp);
+	n += OTLP_OWN_ATTRIBUTES;
+	res->labels_max = n < OTLP_MAX_ATTRIBUTES ? OTLP_MAX_ATTRIBUTES - n : 0;
+	return 0;
+}
+
 /* R's process in this request, added when new. */
 static struct resource *resource(struct otlp *o, const struct rec *r)
 {
@@ -330,6 +517,8 @@ static struct resource *resource(struct otlp *o, const struct rec *r)
 	*slot = res;
 	res->pid = r->pid;
 	res->cpu.size = res->wall.size = sizeof(struct sample);
+	res->cpu_ids = hashmap__new();
+	res->wall_ids = hashmap__new();
 	res->comm = strdup(rec__valid(&o->valid, r->comm, r->comm_len));
 	res->container_id = dup_or_null(r->container_id);
 	res->pod_uid = dup_or_null(r->pod_uid);
@@ -342,8 +531,11 @@ static struct resource *resource(struct otlp *o, const struct rec *r)
 		res->exe_path = dup_or_null(p.exe_path);
 		res->go_version = dup_or_null(p.go_version);
 	}
-	if (!res->comm || (p.service_name && !res->service_name) || (p.exe_path && !res->exe_path) ||
-	    (p.go_version && !res->go_version) || hashmap__add(o->by_pid, &r->pid, sizeof(r->pid), res))
+	if (!res->comm || !res->cpu_ids || !res->wall_ids ||
+	    (r->container_id && !res->container_id) || (r->pod_uid && !res->pod_uid) ||
+	    (p.service_name && !res->service_name) || (p.exe_path && !res->exe_path) ||
+	    (p.go_version && !res->go_version) || labels_max(o, res) ||
+	    hashmap__add(o->by_pid, &r->pid, sizeof(r->pid), res))
 		return NULL;
 	o->batch.resources++;
 	return res;
@@ -355,31 +547,175 @@ static bool ours(const char *k, bool wall)
 	return !strcmp(k, "trace_source") || (wall && (!strcmp(k, "state") || !strcmp(k, "wait_reason")));
 }
 
-/* The attributes of R's samples: its labels, trace_source, and a wall record's state and reason. */
-static int32_t *sample_attrs(struct otlp *o, const struct rec *r, size_t *n)
+/* A resource attribute's key: a label of that name would be shadowed by the resource's. */
+static bool resource_key(const struct otlp *o, const char *k)
+{
+	size_t i;
+
+	for (i = 0; i < NRESOURCE_KEYS; i++)
+		if (!strcmp(resource_keys[i], k))
+			return true;
+	for (i = 0; i < o->nagent; i++)
+		if (!strcmp(o->agent[i].key, k))
+			return true;
+	return false;
+}
+
+/* Whether V[0..LEN) holds ID (hex digits, lowercase) in any case. */
+static bool holds_id(const uint8_t *v, size_t len, const char *id)
+{
+	size_t n = id ? strlen(id) : 0, i, j;
+	int c;
+
+	for (i = 0; n && i + n <= len; i++) {
+		for (j = 0; j < n; j++) {
+			c = v[i + j];
+			if (c >= 'A' && c <= 'F')
+				c += 'a' - 'A';
+			if (c != id[j])
+				break;
+		}
+		if (j == n)
+			return true;
+	}
+	return false;
+}
+
+/* Counts KEY as left out; its name kept among the first few. */
+static void left_out(struct otlp *o, const char *key)
+{
+	size_t len = strlen(key), i;
+
+	if (hashmap__get(o->left_out, key, len) || hashmap__size(o->left_out) >= MAX_LEFT_OUT_KEYS)
+		return;
+	if (hashmap__add(o->left_out, key, len, (void *)1)) {
+		o->oom = true;
+		return;
+	}
+	for (i = 0; i < OTLP_LEFT_OUT_NAMES && o->left_out_names[i]; i++)
+		;
+	if (i < OTLP_LEFT_OUT_NAMES && !(o->left_out_names[i] = strdup(key)))
+		o->oom = true;
+}
+
+/* A label that may become an attribute: its value's index, its key, its rank. */
+struct candidate {
+	size_t label;
+	uint64_t key; /* string */
+	size_t rank; /* in --otlp-labels; 0 without */
+};
+
+/* By rank, then key: the order in which labels get the budget. */
+static bool before(const struct otlp *o, const struct candidate *a, const struct candidate *b)
+{
+	const char *const *strs = profdict__strings(o->dict, &(size_t){ 0 });
+
+	if (a->rank != b->rank)
+		return a->rank < b->rank;
+	return strcmp(strs[a->key], strs[b->key]) < 0;
+}
+
+/*
+ * R's goroutine labels that may become attributes, in the order they get
+ * the budget; their number. *CUT when one named like a resource attribute
+ * was left out.
+ */
+static size_t candidates(struct otlp *o, const struct rec *r, struct candidate *c, bool *cut)
 {
 	bool wall = r->origin == REC_WALL;
-	int32_t *a = calloc(r->nlabels + 3, sizeof(*a));
-	size_t i, v;
+	struct candidate t;
+	size_t i, j, v, n = 0, rank = 0;
+	const char *k;
+
+	for (i = 0; i < r->nlabels; i++) {
+		if ((v = rec__label_value(r, i)) == SIZE_MAX)
+			continue;
+		k = rec__valid(&o->valid, r->labels[i].key, r->labels[i].key_len);
+		/* the IDs travel in the link */
+		if (ours(k, wall) || keys__find(&o->id_keys, k) != SIZE_MAX ||
+		    holds_id(r->labels[v].value, r->labels[v].value_len, r->trace_id) ||
+		    holds_id(r->labels[v].value, r->labels[v].value_len, r->span_id))
+			continue;
+		if (o->labels_set && (rank = keys__find(&o->labels, k)) == SIZE_MAX)
+			continue;
+		if (resource_key(o, k)) {
+			left_out(o, k);
+			*cut = true;
+			continue;
+		}
+		c[n++] = (struct candidate){ v, profdict__string(o->dict, k), rank };
+	}
+	/* insertion sort: a goroutine has a few labels */
+	for (i = 1; i < n; i++) {
+		t = c[i];
+		for (j = i; j > 0 && before(o, &t, &c[j - 1]); j--)
+			c[j] = c[j - 1];
+		c[j] = t;
+	}
+	return n;
+}
+
+static int by_int32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The attributes of R's samples, ascending: trace_source, a wall record's
+ * state and reason, and its goroutine labels within RES's budget. Two
+ * int32s of room after them, for the caller.
+ */
+static int32_t *sample_attrs(struct otlp *o, struct resource *res, const struct rec *r, size_t *n)
+{
+	bool wall = r->origin == REC_WALL, cut = false;
+	int32_t *a = calloc(r->nlabels + OTLP_OWN_ATTRIBUTES + 2, sizeof(*a));
+	struct candidate *c = calloc(r->nlabels + 1, sizeof(*c));
+	const char *const *strs;
+	size_t i, nc;
 
 	*n = 0;
-	if (!a)
+	if (!a || !c) {
+		free(a);
+		free(c);
 		return NULL;
+	}
 	if (r->trace_id && r->trace_source)
 		a[(*n)++] = attribute_str(o, "trace_source", r->trace_source);
 	if (wall)
 		a[(*n)++] = attribute_str(o, "state", r->state);
 	if (wall && r->wait_reason)
 		a[(*n)++] = attribute_str(o, "wait_reason", r->wait_reason);
-	for (i = 0; i < r->nlabels; i++) {
-		if ((v = rec__label_value(r, i)) == SIZE_MAX)
+	nc = candidates(o, r, c, &cut);
+	for (i = 0; i < nc; i++) {
+		if (i >= res->labels_max) {
+			/* looked up afresh: interning moves the table */
+			strs = profdict__strings(o->dict, &(size_t){ 0 });
+			left_out(o, strs[c[i].key]);
+			cut = true;
 			continue;
-		if (ours(rec__valid(&o->valid, r->labels[i].key, r->labels[i].key_len), wall))
-			continue;
-		a[(*n)++] = attribute(o, rec__valid(&o->valid, r->labels[i].key, r->labels[i].key_len),
-				      r->labels[v].value, r->labels[v].value_len);
+		}
+		a[(*n)++] = attribute(o, c[i].key, r->labels[c[i].label].value,
+				      r->labels[c[i].label].value_len);
 	}
+	free(c);
+	if (cut)
+		o->left_out_samples += r->samples;
+	qsort(a, *n, sizeof(*a), by_int32);
 	return a;
+}
+
+/*
+ * Whether a mapping of FILE is of the executable at EXE. A process in a
+ * container names its files from its own root ("/app"), which /proc/PID/exe
+ * may show from the host's ("/var/lib/.../rootfs/app"): the end of it.
+ */
+static bool is_exe(const char *file, const char *exe)
+{
+	size_t n = strlen(file), m = strlen(exe);
+
+	return file[0] == '/' && n <= m && !strcmp(exe + m - n, file);
 }
 
 /* The build ID of the executable, from R's mapping of it. */
@@ -388,27 +724,77 @@ static void note_build_id(struct resource *res, const struct rec *r)
 	size_t i;
 
 	for (i = 0; !res->build_id && res->exe_path && i < r->nmappings; i++) {
-		if (r->mappings[i].build_id && *r->mappings[i].build_id &&
-		    !strcmp(r->mappings[i].file, res->exe_path))
+		if (r->mappings[i].build_id && *r->mappings[i].build_id && r->mappings[i].file &&
+		    is_exe(r->mappings[i].file, res->exe_path))
 			res->build_id = strdup(r->mappings[i].build_id);
 	}
+}
+
+/*
+ * The sample of identity KEY (stack, link, attributes: N int32s) among
+ * SAMPLES, added when new with a copy of its attributes.
+ */
+static struct sample *sample(struct vec *samples, struct hashmap *ids, const int32_t *key, size_t n)
+{
+	uintptr_t idx = (uintptr_t)hashmap__get(ids, key, n * sizeof(*key));
+	struct sample *s;
+
+	if (idx)
+		return &((struct sample *)samples->items)[idx - 1];
+	s = vec__push(samples);
+	if (!s)
+		return NULL;
+	s->stack = key[0];
+	s->link = key[1];
+	s->nattrs = n - 2;
+	s->attrs = malloc((s->nattrs ? s->nattrs : 1) * sizeof(*s->attrs));
+	if (!s->attrs || hashmap__add(ids, key, n * sizeof(*key), (void *)(uintptr_t)samples->n)) {
+		free(s->attrs);
+		samples->n--;
+		return NULL;
+	}
+	memcpy(s->attrs, key + 2, s->nattrs * sizeof(*s->attrs));
+	return s;
+}
+
+/* ST's sample times into S; counted as untimed when some are missing. */
+static int add_times(struct sample *s, const struct rec_stack *st)
+{
+	uint64_t *t;
+	size_t cap;
+
+	if (st->ntimes < st->samples)
+		s->untimed = true;
+	if (s->ntimes + st->ntimes > s->cap) {
+		cap = s->cap ? 2 * s->cap : 8;
+		while (cap < s->ntimes + st->ntimes)
+			cap *= 2;
+		t = realloc(s->times, cap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		s->times = t;
+		s->cap = cap;
+	}
+	if (st->ntimes)
+		memcpy(s->times + s->ntimes, st->times, st->ntimes * sizeof(*t));
+	s->ntimes += st->ntimes;
+	return 0;
 }
 
 int otlp__add(struct otlp *o, const struct rec *r)
 {
 	bool wall = r->origin == REC_WALL;
-	int64_t per = 0;
 	struct resource *res;
 	struct sample *s;
-	int32_t lnk;
+	int32_t *key;
 	size_t i, nattrs;
-	int32_t *attrs, *shared;
+	int64_t per;
+	int ret = 0;
 
 	if (r->origin != REC_SAMPLING && !wall)
 		return 0;
 	if (!r->samples)
 		return 0;
-	per = wall ? r->wall_ns / (int64_t)r->samples : r->cpu_ns / (int64_t)r->samples;
 	res = resource(o, r);
 	if (!res)
 		return -ENOMEM;
@@ -417,40 +803,29 @@ int otlp__add(struct otlp *o, const struct rec *r)
 	if (r->end_ns > res->last_ns)
 		res->last_ns = r->end_ns;
 	note_build_id(res, r);
-	lnk = link(o, r);
-	/* the record's attributes are every one of its samples' */
-	shared = sample_attrs(o, r, &nattrs);
-	if (!shared)
-		return -ENOMEM;
-	for (i = 0; i < r->nstacks; i++) {
-		attrs = i + 1 < r->nstacks ? malloc((nattrs + 1) * sizeof(*attrs)) : shared;
-		s = attrs ? vec__push(wall ? &res->wall : &res->cpu) : NULL;
-		if (!s) {
-			if (attrs != shared)
-				free(attrs);
-			free(shared);
-			return -ENOMEM;
-		}
-		if (attrs != shared)
-			memcpy(attrs, shared, nattrs * sizeof(*attrs));
-		s->stack = stack(o, r, &r->stacks[i]);
-		s->link = lnk;
-		s->attrs = attrs;
-		s->nattrs = nattrs;
-		s->value = (int64_t)r->stacks[i].samples * per;
-		if (r->stacks[i].ntimes) {
-			s->times = malloc(r->stacks[i].ntimes * sizeof(*s->times));
-			if (!s->times)
-				return -ENOMEM;
-			memcpy(s->times, r->stacks[i].times, r->stacks[i].ntimes * sizeof(*s->times));
-			s->ntimes = r->stacks[i].ntimes;
-		}
+	/* the identity of each stack's sample: stack, link, attributes */
+	key = sample_attrs(o, res, r, &nattrs);
+	if (key) {
+		memmove(key + 2, key, nattrs * sizeof(*key));
+		key[1] = link(o, r);
 	}
-	if (!r->nstacks)
-		free(shared);
+	per = wall ? r->wall_ns / (int64_t)r->samples : 1;
+	for (i = 0; key && !ret && i < r->nstacks; i++) {
+		key[0] = stack(o, r, &r->stacks[i]);
+		s = wall ? sample(&res->wall, res->wall_ids, key, nattrs + 2) :
+			   sample(&res->cpu, res->cpu_ids, key, nattrs + 2);
+		if (!s) {
+			ret = -ENOMEM;
+			break;
+		}
+		s->value += (int64_t)r->stacks[i].samples * per;
+		if (!wall)
+			ret = add_times(s, &r->stacks[i]);
+	}
+	free(key);
 	o->batch.records++;
 	o->batch.samples += r->samples;
-	return o->oom || profdict__oom(o->dict) ? -ENOMEM : 0;
+	return !key || ret || o->oom || profdict__oom(o->dict) ? -ENOMEM : 0;
 }
 
 /*
@@ -529,53 +904,28 @@ static pb_anyvalue *int_value(struct arena *a, int64_t i)
 	return v;
 }
 
-static void add_kv(struct arena *a, pb_resource *r, const char *key, pb_anyvalue *value)
-{
-	pb_keyvalue *kv = NEW(a, pb_keyvalue, OPENTELEMETRY__PROTO__COMMON__V1__KEY_VALUE__INIT);
-
-	if (!kv || !value)
-		return;
-	kv->key = (char *)key;
-	kv->value = value;
-	r->attributes[r->n_attributes++] = kv;
-}
-
-static void add_str(struct arena *a, pb_resource *r, const char *key, const char *value)
-{
-	if (value && *value)
-		add_kv(a, r, key, string_value(a, value));
-}
-
-static const char *basename_of(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-/* A process's resource: semantic-convention attributes, then the agent's own. */
+/* A process's resource: its attributes as resource_attrs lists them. */
 static pb_resource *build_resource(struct otlp *o, struct arena *a, const struct resource *res)
 {
 	pb_resource *r = NEW(a, pb_resource, OPENTELEMETRY__PROTO__RESOURCE__V1__RESOURCE__INIT);
-	const char *exe = res->exe_path ? basename_of(res->exe_path) : res->comm;
-	size_t i;
+	struct res_attr *attrs = arena_alloc(a, NRESOURCE_KEYS + o->nagent, sizeof(*attrs));
+	size_t n, i;
 
-	if (!r || !(r->attributes = arena_alloc(a, 12 + o->nagent, sizeof(pb_keyvalue *))))
+	if (!r || !attrs ||
+	    !(r->attributes = arena_alloc(a, NRESOURCE_KEYS + o->nagent, sizeof(pb_keyvalue *))))
 		return NULL;
-	add_str(a, r, "service.name", res->service_name ?: exe);
-	add_kv(a, r, "process.pid", int_value(a, res->pid));
-	add_str(a, r, "process.executable.name", exe);
-	add_str(a, r, "process.executable.path", res->exe_path);
-	add_str(a, r, "process.executable.build_id.gnu", res->build_id);
-	add_str(a, r, "process.runtime.name", "go");
-	add_str(a, r, "process.runtime.version", res->go_version);
-	add_str(a, r, "container.id", res->container_id);
-	add_str(a, r, "k8s.pod.uid", res->pod_uid);
-	if (res->ns_pid)
-		add_kv(a, r, "process.vpid", int_value(a, res->ns_pid));
-	/* the agent's: host.name and OTEL_RESOURCE_ATTRIBUTES */
-	for (i = 0; i < o->nagent; i++)
-		add_str(a, r, o->agent[i].key, o->agent[i].value);
+	n = resource_attrs(o, res, attrs);
+	for (i = 0; i < n; i++) {
+		pb_keyvalue *kv = NEW(a, pb_keyvalue, OPENTELEMETRY__PROTO__COMMON__V1__KEY_VALUE__INIT);
+
+		if (!kv)
+			return NULL;
+		kv->key = (char *)attrs[i].key;
+		kv->value = attrs[i].str ? string_value(a, attrs[i].str) : int_value(a, attrs[i].num);
+		if (!kv->value)
+			return NULL;
+		r->attributes[r->n_attributes++] = kv;
+	}
 	return r;
 }
 
@@ -591,23 +941,41 @@ static pb_value_type *value_type(struct otlp *o, struct arena *a, const char *ty
 	return v;
 }
 
+/*
+ * One profile of RES. The format pairs each timestamp with one value, and
+ * Pyroscope takes one value a sample: CPU samples go as their timestamps
+ * alone, each one sample (what backends multiply by the period), or,
+ * when some came without their time, as counts alone, all of the profile
+ * alike; wall samples as their nanoseconds.
+ */
 static pb_profile *build_profile(struct otlp *o, struct arena *a, const struct resource *res,
-				 const struct vec *samples, const char *type, uint64_t period)
+				 bool wall)
 {
 	pb_profile *p = NEW(a, pb_profile, OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILE__INIT);
+	const struct vec *samples = wall ? &res->wall : &res->cpu;
 	const struct sample *s = samples->items;
+	bool timed = !wall;
 	size_t i;
 
 	if (!p)
 		return NULL;
-	p->sample_type = value_type(o, a, type, "nanoseconds");
-	p->period_type = value_type(o, a, type, "nanoseconds");
-	p->period = period;
+	if (wall) {
+		p->sample_type = value_type(o, a, "wall", "nanoseconds");
+		p->period_type = value_type(o, a, "wall", "nanoseconds");
+		p->period = o->wall_period_ns;
+	} else {
+		p->sample_type = value_type(o, a, "samples", "count");
+		p->period_type = value_type(o, a, "cpu", "nanoseconds");
+		p->period = o->cpu_period_ns;
+	}
+	/* [time, time + duration) holds every sample */
 	p->time_unix_nano = res->first_ns;
-	p->duration_nano = res->last_ns - res->first_ns;
+	p->duration_nano = res->last_ns - res->first_ns + 1;
 	p->samples = arena_alloc(a, samples->n, sizeof(pb_sample *));
-	if (!p->samples)
+	if (!p->samples || !p->sample_type || !p->period_type)
 		return NULL;
+	for (i = 0; timed && i < samples->n; i++)
+		timed = !s[i].untimed;
 	for (i = 0; i < samples->n; i++) {
 		pb_sample *ps = NEW(a, pb_sample,
 				    OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__SAMPLE__INIT);
@@ -618,10 +986,13 @@ static pb_profile *build_profile(struct otlp *o, struct arena *a, const struct r
 		ps->link_index = s[i].link;
 		ps->attribute_indices = s[i].attrs;
 		ps->n_attribute_indices = s[i].nattrs;
-		ps->values = (int64_t *)&s[i].value;
-		ps->n_values = 1;
-		ps->timestamps_unix_nano = s[i].times;
-		ps->n_timestamps_unix_nano = s[i].ntimes;
+		if (timed) {
+			ps->timestamps_unix_nano = s[i].times;
+			ps->n_timestamps_unix_nano = s[i].ntimes;
+		} else {
+			ps->values = (int64_t *)&s[i].value;
+			ps->n_values = 1;
+		}
 		p->samples[p->n_samples++] = ps;
 	}
 	return p;
@@ -647,10 +1018,10 @@ static pb_resource_profiles *build_resource_profiles(struct otlp *o, struct aren
 	rp->resource = build_resource(o, a, res);
 	if (!sp->profiles || !rp->scope_profiles || !rp->resource)
 		return NULL;
-	if (res->cpu.n)
-		sp->profiles[sp->n_profiles++] = build_profile(o, a, res, &res->cpu, "cpu", o->cpu_period_ns);
-	if (res->wall.n)
-		sp->profiles[sp->n_profiles++] = build_profile(o, a, res, &res->wall, "wall", o->wall_period_ns);
+	if (res->cpu.n && !(sp->profiles[sp->n_profiles++] = build_profile(o, a, res, false)))
+		return NULL;
+	if (res->wall.n && !(sp->profiles[sp->n_profiles++] = build_profile(o, a, res, true)))
+		return NULL;
 	rp->scope_profiles[rp->n_scope_profiles++] = sp;
 	return rp;
 }
@@ -747,10 +1118,9 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 
 		if (!l)
 			return NULL;
-		if (i) {
-			l->trace_id = (ProtobufCBinaryData){ TRACE_BYTES, e->trace };
-			l->span_id = (ProtobufCBinaryData){ SPAN_BYTES, e->span };
-		}
+		/* entry 0 too: the zero value in the IDs' own lengths, as the format advises */
+		l->trace_id = (ProtobufCBinaryData){ TRACE_BYTES, e->trace };
+		l->span_id = (ProtobufCBinaryData){ SPAN_BYTES, e->span };
 		d->link_table[d->n_link_table++] = l;
 	}
 

@@ -12,6 +12,17 @@
 /* Per-sample times a request carries at most (8 bytes each); past them, counts alone. */
 #define OTLP_MAX_TIMES 1000000
 
+/*
+ * Attribute names one series carries at most, resource and sample
+ * attributes together: Pyroscope refuses a series of more than 30 label
+ * names, and adds four of its own (__name__, __delta__, __otel__,
+ * service_name). Goroutine labels get what the resource and our own sample
+ * attributes leave.
+ */
+#define OTLP_MAX_ATTRIBUTES 25
+/* Our own sample attributes, reserved in every series: trace_source, state, wait_reason. */
+#define OTLP_OWN_ATTRIBUTES 3
+
 /* What a process is beyond its records; the recording knows it, the encoder asks. NULL: unknown. */
 struct otlp_process {
 	const char *service_name; /* its OTEL_SERVICE_NAME, else its executable's name */
@@ -27,6 +38,14 @@ struct otlp_batch {
 	uint64_t resources; /* processes */
 };
 
+/* What the encoder left out, over the whole run. */
+#define OTLP_LEFT_OUT_NAMES 3
+struct otlp_stats {
+	uint64_t left_out_samples; /* samples sent without some of their labels: past the budget */
+	uint64_t left_out_keys; /* distinct label keys left out at least once */
+	const char *left_out_names[OTLP_LEFT_OUT_NAMES]; /* the first of them; NULL past the last */
+};
+
 struct otlp;
 
 /*
@@ -37,14 +56,36 @@ struct otlp;
 struct otlp *otlp__new(const char *version, uint64_t cpu_period_ns, uint64_t wall_period_ns);
 void otlp__free(struct otlp *o); /* accepts NULL */
 
-/* A resource attribute of every process (host.name, OTEL_RESOURCE_ATTRIBUTES); copied. -ENOMEM. */
+/*
+ * A resource attribute of every process (host.name, OTEL_RESOURCE_ATTRIBUTES);
+ * copied. A process's own attribute of the same key wins. -ENOMEM.
+ */
 int otlp__set_attribute(struct otlp *o, const char *key, const char *value);
 void otlp__set_processes(struct otlp *o, otlp_process_fn fn, void *ctx);
 
 /*
+ * Goroutine labels that hold trace or span IDs, under any convention read:
+ * never attributes, since the link carries the IDs, and an attribute a
+ * request would make a series a request at the backend. A label whose
+ * value holds the record's trace or span ID (in hex, any case) is left
+ * out whatever its key. KEYS copied. -ENOMEM.
+ */
+int otlp__set_id_keys(struct otlp *o, const char *const *keys, size_t n);
+/*
+ * --otlp-labels: the goroutine labels that become sample attributes, in
+ * order of preference; the others are not sent. Without it, every label
+ * but the ID ones, in key order. Either way, past the budget
+ * (OTLP_MAX_ATTRIBUTES) the last ones are left out and counted. KEYS
+ * copied. -ENOMEM.
+ */
+int otlp__set_labels(struct otlp *o, const char *const *keys, size_t n);
+
+/*
  * Takes R's samples into the request being built: sampling records into
- * the CPU profile, wall records into the wall profile; events (custom,
- * uprobe) are no profile and are left out. -ENOMEM.
+ * the CPU profile (samples/count, period cpu/nanoseconds), wall records
+ * into the wall profile (wall/nanoseconds); events (custom, uprobe) are no
+ * profile and are left out. Samples of one process with the same stack,
+ * attributes and link are one sample. -ENOMEM.
  */
 int otlp__add(struct otlp *o, const struct rec *r);
 
@@ -54,5 +95,8 @@ int otlp__add(struct otlp *o, const struct rec *r);
  * *BUF is NULL when nothing was added. Starts a new request. -ENOMEM.
  */
 int otlp__take(struct otlp *o, uint8_t **buf, size_t *len, struct otlp_batch *what);
+
+/* What was left out so far; the names are O's, valid until otlp__free. */
+void otlp__stats(const struct otlp *o, struct otlp_stats *out);
 
 #endif /* __OTLP_H */

@@ -23,7 +23,7 @@ struct aggregate {
 	struct trace_keys keys; /* the labels that hold the IDs */
 	bool no_labels, no_traceparent, no_otel; /* --trace-sources without them */
 	struct rec_clock clock; /* what a sample stands for, and the wall clock */
-	uint64_t max_times; /* sample times kept an interval at most, CPU and wall each; 0: none */
+	uint64_t max_times[2]; /* sample times kept an interval at most: CPU, wall; 0: none */
 	uint64_t times_left[2]; /* of them, in this interval: CPU, wall */
 	uint64_t gen; /* of filled slots: 1 */
 	struct hashmap *records; /* record key -> struct counted */
@@ -351,9 +351,10 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 	return 0;
 }
 
-void aggregate__keep_times(struct aggregate *a, uint64_t max)
+void aggregate__keep_times(struct aggregate *a, uint64_t max_cpu, uint64_t max_wall)
 {
-	a->max_times = a->times_left[0] = a->times_left[1] = max;
+	a->max_times[0] = a->times_left[0] = max_cpu;
+	a->max_times[1] = a->times_left[1] = max_wall;
 }
 
 void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns)
@@ -659,7 +660,8 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	size_t i, counted = 0;
 	int n = 0, ret = 0;
 
-	a->times_left[0] = a->times_left[1] = a->max_times;
+	a->times_left[0] = a->max_times[0];
+	a->times_left[1] = a->max_times[1];
 	collect(a->records, &all);
 	if (!all.items)
 		return -ENOMEM;

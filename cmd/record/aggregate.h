@@ -28,6 +28,8 @@ void aggregate__free(struct aggregate *a);
 /* The label keys design.md names, in order of preference: the first one present decides. */
 #define AGG_DEFAULT_TRACE_KEYS "otel.traceid", "otel_traceid", "trace_id", "trace id"
 #define AGG_DEFAULT_SPAN_KEYS "span_id", "otel.spanid", "span id"
+/* Labels that hold IDs no record field carries: Datadog's ID of the local root span */
+#define AGG_OTHER_ID_KEYS "local root span id"
 
 /*
  * The keys whose labels hold the trace ID (32 hex digits) and the span ID
@@ -63,10 +65,11 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size);
 
 /*
  * Keeps when each sample was taken, for records' rec_stack.times (OTLP's
- * per-sample timestamps), up to MAX CPU and MAX wall samples an interval;
- * 0: none (the default). Past MAX, samples are counted without their time.
+ * per-sample timestamps), up to MAX_CPU CPU and MAX_WALL wall samples an
+ * interval; 0: none (the default). Past them, samples are counted without
+ * their time.
  */
-void aggregate__keep_times(struct aggregate *a, uint64_t max);
+void aggregate__keep_times(struct aggregate *a, uint64_t max_cpu, uint64_t max_wall);
 
 /* --wall: the wall-clock time one ORIGIN_WALL sample stands for. */
 void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns);

@@ -36,6 +36,9 @@
 #define READ_BUDGET_NS (200 * 1000000ULL)
 
 static const char *const span_keys[] = { AGG_DEFAULT_SPAN_KEYS };
+/* labels that hold an ID under any convention read, whatever --trace-key chose */
+static const char *const id_keys[] = { AGG_DEFAULT_TRACE_KEYS, AGG_DEFAULT_SPAN_KEYS,
+				       AGG_OTHER_ID_KEYS };
 
 static volatile sig_atomic_t exiting, reopen, report;
 
@@ -327,10 +330,25 @@ static int agent_attribute(void *ctx, const char *k, const char *v)
 	return otlp__set_attribute(ctx, k, v);
 }
 
+/* The labels that carry IDs: every convention's, and --trace-key's. -ENOMEM. */
+static int otlp_id_keys(struct session *s)
+{
+	const struct session_config *c = &s->cfg;
+	size_t n = sizeof(id_keys) / sizeof(id_keys[0]);
+	const char *keys[sizeof(id_keys) / sizeof(id_keys[0]) + MAX_TRACE_KEYS];
+	int i;
+
+	memcpy(keys, id_keys, sizeof(id_keys));
+	for (i = 0; i < c->ntrace_keys && i < MAX_TRACE_KEYS; i++)
+		keys[n++] = c->trace_keys[i];
+	return otlp__set_id_keys(s->otlp, keys, n);
+}
+
 /*
  * --otlp: the encoder, with what is said of every process (the agent's
- * OTEL_RESOURCE_ATTRIBUTES, and host.name unless they name it), and the
- * thread that sends its requests. -errno with a message.
+ * OTEL_RESOURCE_ATTRIBUTES, and host.name unless they name it), which
+ * labels it sends, and the thread that sends its requests. -errno with a
+ * message.
  */
 static int start_otlp(struct session *s)
 {
@@ -340,10 +358,14 @@ static int start_otlp(struct session *s)
 	int ret;
 
 	s->otlp = otlp__new(CTXPROF_VERSION, s->period_ns, c->wall ? NSEC_PER_SEC / c->wall_hz : 0);
-	if (!s->otlp)
+	if (!s->otlp || otlp_id_keys(s) ||
+	    (c->otlp_labels_set && otlp__set_labels(s->otlp, c->otlp_labels, c->notlp_labels)))
 		return -ENOMEM;
-	/* each CPU sample's own time: a backend lays a request's samples along its spans */
-	aggregate__keep_times(s->agg, OTLP_MAX_TIMES);
+	/*
+	 * each CPU sample's own time: a backend lays a request's samples along
+	 * its spans; a wall sample is one value, sent without them
+	 */
+	aggregate__keep_times(s->agg, OTLP_MAX_TIMES, 0);
 	otlp__set_processes(s->otlp, session__describe_process, s);
 	if (attrs && (ret = otlp_kv_list(attrs, agent_attribute, s->otlp, err, sizeof(err)))) {
 		if (ret != -ENOMEM)
@@ -680,18 +702,34 @@ static void print_wall_stats(const struct session *s)
 static void print_otlp_stats(const struct session *s)
 {
 	struct otlp_export_stats st = s->otlp_stats;
+	struct otlp_stats es;
+	size_t i;
 
 	if (s->export)
 		otlp_export__stats(s->export, &st);
 	fprintf(stderr,
 		"ctxprof-go: otlp: %llu requests sent to %s (%llu samples, %llu bytes), %llu retries, "
 		"%llu dropped (%llu samples), %llu profiles rejected by the collector; queue high "
-		"water %llu of %zu\n",
+		"water %llu of %zu",
 		(unsigned long long)st.requests, s->cfg.otlp->url, (unsigned long long)st.samples,
 		(unsigned long long)st.bytes, (unsigned long long)st.retries,
 		(unsigned long long)st.dropped, (unsigned long long)st.dropped_samples,
 		(unsigned long long)st.rejected, (unsigned long long)st.queue_high,
 		s->cfg.otlp->queue_max);
+	if (s->otlp)
+		otlp__stats(s->otlp, &es);
+	if (s->otlp && es.left_out_samples) {
+		fprintf(stderr,
+			"; %llu samples sent without some of their labels, past the budget of %d "
+			"attributes a series: ",
+			(unsigned long long)es.left_out_samples, OTLP_MAX_ATTRIBUTES);
+		for (i = 0; i < OTLP_LEFT_OUT_NAMES && es.left_out_names[i]; i++)
+			fprintf(stderr, "%s'%s'", i ? ", " : "", es.left_out_names[i]);
+		if (es.left_out_keys > i)
+			fprintf(stderr, " and %llu more", (unsigned long long)(es.left_out_keys - i));
+		fprintf(stderr, " left out (--otlp-labels chooses)");
+	}
+	fputc('\n', stderr);
 }
 
 /* The statistics: at exit, and on SIGUSR1. Lines about what did not happen are left out. */

@@ -37,6 +37,9 @@ struct session_config {
 	int max_targets; /* at once: sizes the kernel's targets map */
 	unsigned int trace_sources; /* bit 1 << TRACE_SOURCE_*: where trace IDs may come from */
 	const struct otlp_export_config *otlp; /* --otlp: where profiles go, or NULL */
+	const char *const *otlp_labels; /* --otlp-labels: the labels sent as attributes */
+	int notlp_labels;
+	bool otlp_labels_set; /* false: every label but the ID ones */
 };
 
 struct session;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* test_otlp.c: records in, an OTLP profiles request out, read back with protobuf-c: tables, links, stacks, resources. */
+/* test_otlp.c: records in, an OTLP profiles request out, read back with protobuf-c: tables, shapes, links, attributes and their budget. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +17,7 @@ typedef Opentelemetry__Proto__Resource__V1__Resource pb_resource;
 #define TRACE_A "4bf92f3577b34da6a3ce929d0e0e4736"
 #define SPAN_A "00f067aa0ba902b7"
 #define TRACE_B "0af7651916cd43dd8448eb211c80319c"
+#define SPAN_B "1234567890abcdef" /* Datadog's "span id" 1311768467294899695 */
 #define PERIOD 10101010
 #define WALL_PERIOD 52631578
 #define T0 1764072000000000000LL /* 2025-11-25T12:00:00Z */
@@ -37,12 +38,11 @@ static const struct rec_mapping maps[] = {
 	{ 0x400000, 0x500000, 0, "/usr/bin/shop", "a5f47288fbb17df6cde1c0b65b8683cae61419ec" },
 };
 
-static const uint8_t key_trace[] = "otel.traceid", key_route[] = "route", val_route[] = "/pay";
-static const uint8_t val_bad[] = "\xff" "ok";
+#define L(k, v) { (const uint8_t *)(k), (const uint8_t *)(v), sizeof(k) - 1, sizeof(v) - 1 }
 
 static bool process(void *ctx, uint32_t pid, struct otlp_process *out)
 {
-	if (pid != 4242)
+	if (pid < 4242 || pid > 4249)
 		return false;
 	out->service_name = "checkout";
 	out->exe_path = "/usr/bin/shop";
@@ -74,6 +74,17 @@ static const char *res_attr(const pb_resource *r, const char *key)
 	return "";
 }
 
+/* How many of R's attributes are named KEY. */
+static int res_count(const pb_resource *r, const char *key)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < r->n_attributes; i++)
+		n += !strcmp(r->attributes[i]->key, key);
+	return n;
+}
+
 /* The sample attribute KEY of S, or "". */
 static const char *sample_attr(const pb_dictionary *d, const pb_sample *s, const char *key)
 {
@@ -87,6 +98,23 @@ static const char *sample_attr(const pb_dictionary *d, const pb_sample *s, const
 			return kv->value->string_value;
 	}
 	return "";
+}
+
+/* "k=v k=v" of a sample's attributes, in their order. */
+static const char *attrs_text(const pb_dictionary *d, const pb_sample *s)
+{
+	static char buf[1024];
+	size_t i, n = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < s->n_attribute_indices && n < sizeof(buf); i++) {
+		const Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit *kv =
+			d->attribute_table[s->attribute_indices[i]];
+
+		n += snprintf(buf + n, sizeof(buf) - n, "%s%s=%s", i ? " " : "",
+			      str(d, kv->key_strindex), kv->value->string_value);
+	}
+	return buf;
 }
 
 /* "func:line func:line | func:line" of a sample's stack: locations split by |, lines innermost first. */
@@ -120,25 +148,88 @@ static const char *hex(const ProtobufCBinaryData *b)
 	return buf;
 }
 
-int main(void)
+/* N records through O, read back; NULL after a failed check. */
+static pb_request *encode(struct otlp *o, const struct rec *recs, size_t n)
+{
+	struct otlp_batch what;
+	pb_request *req;
+	uint8_t *buf;
+	size_t len, i;
+	int ret = 0;
+
+	for (i = 0; i < n && !ret; i++)
+		ret = otlp__add(o, &recs[i]);
+	if (!check_int("the records are taken", 0, ret) ||
+	    !check_int("otlp__take", 0, otlp__take(o, &buf, &len, &what)))
+		return NULL;
+	req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, buf);
+	free(buf);
+	check(req != NULL, "protobuf-c reads the request back", "a request", "NULL");
+	return req;
+}
+
+static void request_free(pb_request *req)
+{
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+		req, NULL);
+}
+
+/* Resource profiles I's profile whose sample type is TYPE, or NULL. */
+static const pb_profile *profile(const pb_request *req, size_t i, const char *type)
+{
+	const Opentelemetry__Proto__Profiles__V1development__ScopeProfiles *sp;
+	size_t j;
+
+	if (i >= req->n_resource_profiles)
+		return NULL;
+	sp = req->resource_profiles[i]->scope_profiles[0];
+	for (j = 0; j < sp->n_profiles; j++)
+		if (!strcmp(str(req->dictionary, sp->profiles[j]->sample_type->type_strindex), type))
+			return sp->profiles[j];
+	return NULL;
+}
+
+/* Whether any sample attribute of the request holds NEEDLE in its key or value. */
+static bool any_attr_holds(const pb_dictionary *d, const pb_profile *p, const char *needle)
+{
+	size_t i, j;
+
+	for (i = 0; p && i < p->n_samples; i++) {
+		for (j = 0; j < p->samples[i]->n_attribute_indices; j++) {
+			const Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit *kv =
+				d->attribute_table[p->samples[i]->attribute_indices[j]];
+
+			if (strcasestr(kv->value->string_value, needle) ||
+			    !strcmp(str(d, kv->key_strindex), needle))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Tables, resources, the CPU and wall shapes, links. */
+static void test_request(void)
 {
 	struct rec_label labels_a[] = {
-		{ key_trace, (const uint8_t *)TRACE_A, 12, 32 },
-		{ key_route, val_route, 5, 4 },
-		{ key_route, val_bad, 5, 3 }, /* a duplicate key: the JSON object keeps the last */
+		L("otel.traceid", TRACE_A),
+		L("route", "/pay"),
+		L("route", "\xff" "ok"), /* a duplicate key: the JSON object keeps the last */
+		L("span_id", SPAN_A),
 	};
 	static const int64_t times_a[] = { T0 + 10, T0 + 20, T0 + 30 };
 	struct rec_stack stacks_a[] = { { 3, 3, frames_a, 3, times_a }, { 2, 2, frames_b } };
-	struct rec_stack stacks_wall[] = { { 5, 3, frames_a } };
+	struct rec_stack stacks_wall[] = { { 5, 3, frames_a, 3, times_a } };
 	struct rec recs[4] = {
 		{ .trace_id = TRACE_A, .trace_source = "label", .span_id = SPAN_A, .labels = labels_a,
-		  .nlabels = 3, .pid = 4242, .comm = (const uint8_t *)"shop", .comm_len = 4,
+		  .nlabels = 4, .pid = 4242, .comm = (const uint8_t *)"shop", .comm_len = 4,
 		  .container_id = "f00dcafe00000000000000000000000000000000000000000000000000000000",
 		  .origin = REC_SAMPLING, .samples = 5, .cpu_ns = 5LL * PERIOD, .wall_ns = -1,
 		  .start_ns = T0, .end_ns = T0 + 2000000000LL, .stacks = stacks_a, .nstacks = 2,
 		  .mappings = maps, .nmappings = 1 },
+		/* every sample with its time */
 		{ .pid = 7, .comm = (const uint8_t *)"other", .comm_len = 5, .origin = REC_SAMPLING,
-		  .samples = 3, .cpu_ns = 3LL * PERIOD, .start_ns = T0, .end_ns = T0 + 1000,
+		  .samples = 3, .cpu_ns = 3LL * PERIOD, .start_ns = T0, .end_ns = T0 + 30,
 		  .stacks = stacks_a, .nstacks = 1, .mappings = maps, .nmappings = 1 },
 		{ .trace_id = TRACE_B, .trace_source = "traceparent", .pid = 4242,
 		  .comm = (const uint8_t *)"shop", .comm_len = 4, .origin = REC_WALL, .samples = 5,
@@ -148,38 +239,42 @@ int main(void)
 		{ .pid = 4242, .comm = (const uint8_t *)"shop", .comm_len = 4, .origin = REC_UPROBE,
 		  .samples = 1, .cpu_ns = -1, .stacks = stacks_a, .nstacks = 1 },
 	};
+	static const char *const ids[] = { "otel.traceid", "span_id" };
 	struct otlp *o = otlp__new("v-test", PERIOD, WALL_PERIOD);
 	struct otlp_batch what;
-	pb_request *req;
+	const pb_profile *cpu, *wall, *other;
 	const pb_dictionary *d;
 	const pb_resource *res;
-	const pb_profile *cpu = NULL, *wall = NULL, *other = NULL;
+	pb_request *req;
 	uint8_t *buf;
 	size_t len, i;
-	int ret;
 
 	if (!check(o != NULL, "otlp__new", "an encoder", "NULL"))
-		return tap_done();
+		return;
 	otlp__set_processes(o, process, NULL);
 	check_int("agent-wide attribute", 0, otlp__set_attribute(o, "host.name", "node-7"));
+	check_int("ID keys", 0, otlp__set_id_keys(o, ids, 2));
 	for (i = 0; i < 4; i++)
 		check_int(desc("otlp__add record %zu", i), 0, otlp__add(o, &recs[i]));
-	ret = otlp__take(o, &buf, &len, &what);
-	check_int("otlp__take", 0, ret);
+	check_int("otlp__take", 0, otlp__take(o, &buf, &len, &what));
 	check_int("the request counts the CPU and wall records, not the event", 3, what.records);
 	check_int("and their samples", 13, what.samples);
 	check_int("and the processes", 2, what.resources);
 	req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
 		NULL, len, buf);
+	free(buf);
 	if (!check(req != NULL, "protobuf-c reads the request back", "a request", "NULL"))
-		return tap_done();
+		goto out;
 	d = req->dictionary;
 	check(d != NULL, "the request carries a ProfilesDictionary", "one", "none");
 	check_str("string_table[0]", "", str(d, 0));
 	check_int("mapping_table[0] is empty", 0, d->mapping_table[0]->memory_limit);
 	check_int("location_table[0] is empty", 0, d->location_table[0]->n_lines);
 	check_int("function_table[0] is empty", 0, d->function_table[0]->name_strindex);
-	check_int("link_table[0] is empty", 0, d->link_table[0]->trace_id.len);
+	check_str("link_table[0]'s trace ID: 16 zero bytes, as the format advises",
+		  "00000000000000000000000000000000", hex(&d->link_table[0]->trace_id));
+	check_str("link_table[0]'s span ID: 8 zero bytes", "0000000000000000",
+		  hex(&d->link_table[0]->span_id));
 	check_int("stack_table[0] is empty", 0, d->stack_table[0]->n_location_indices);
 	check_int("attribute_table[0] is empty", 0, d->attribute_table[0]->key_strindex);
 	check_int("mappings: one per process and start", 1 + 2, d->n_mapping_table);
@@ -207,29 +302,36 @@ int main(void)
 	check_str("scope name", "ctxprof-go", req->resource_profiles[0]->scope_profiles[0]->scope->name);
 	check_str("scope version", "v-test", req->resource_profiles[0]->scope_profiles[0]->scope->version);
 
-	for (i = 0; i < req->resource_profiles[0]->scope_profiles[0]->n_profiles; i++) {
-		const pb_profile *p = req->resource_profiles[0]->scope_profiles[0]->profiles[i];
-
-		if (!strcmp(str(d, p->sample_type->type_strindex), "cpu"))
-			cpu = p;
-		if (!strcmp(str(d, p->sample_type->type_strindex), "wall"))
-			wall = p;
-	}
-	other = req->resource_profiles[1]->scope_profiles[0]->profiles[0];
-	if (!check(cpu && wall, "pid 4242 has a cpu and a wall profile", "both", "not both"))
-		return tap_done();
-	check_str("cpu sample unit", "nanoseconds", str(d, cpu->sample_type->unit_strindex));
-	check_int("cpu period", PERIOD, cpu->period);
+	cpu = profile(req, 0, "samples");
+	wall = profile(req, 0, "wall");
+	other = profile(req, 1, "samples");
+	if (!check(cpu && wall && other, "pid 4242 has a CPU and a wall profile, pid 7 a CPU one",
+		   "all three", "not all"))
+		goto out;
+	/* what Pyroscope files as process_cpu: it multiplies each sample by the period */
+	check_str("CPU sample type", "samples", str(d, cpu->sample_type->type_strindex));
+	check_str("CPU sample unit", "count", str(d, cpu->sample_type->unit_strindex));
+	check_str("CPU period type", "cpu", str(d, cpu->period_type->type_strindex));
+	check_str("CPU period unit", "nanoseconds", str(d, cpu->period_type->unit_strindex));
+	check_int("CPU period: the sampling period in ns", PERIOD, cpu->period);
+	check_str("wall sample type", "wall", str(d, wall->sample_type->type_strindex));
+	check_str("wall sample unit", "nanoseconds", str(d, wall->sample_type->unit_strindex));
+	check_str("wall period type", "wall", str(d, wall->period_type->type_strindex));
 	check_int("wall period", WALL_PERIOD, wall->period);
 	check_int("cpu profile time", T0, cpu->time_unix_nano);
-	check_int("cpu profile duration: the process's records, both origins", 3000000000LL,
-		  cpu->duration_nano);
+	check_int("cpu profile duration: the process's records, both origins, end included",
+		  3000000001LL, cpu->duration_nano);
 	check_int("cpu samples: one per stack", 2, cpu->n_samples);
-	check_int("value of the first stack: 3 samples", 3LL * PERIOD, cpu->samples[0]->values[0]);
-	check_int("value of the second stack: 2 samples", 2LL * PERIOD, cpu->samples[1]->values[0]);
-	check_int("a stack's sample times travel with it", 3, cpu->samples[0]->n_timestamps_unix_nano);
-	check_int("as they were", T0 + 20, cpu->n_samples ? cpu->samples[0]->timestamps_unix_nano[1] : 0);
-	check_int("a stack without them has none", 0, cpu->samples[1]->n_timestamps_unix_nano);
+	/* a stack without its times: the profile's samples go as counts, all alike */
+	check_int("a profile with an untimed sample: the first stack is a count", 1, cpu->samples[0]->n_values);
+	check_int("of 3 samples", 3, cpu->samples[0]->n_values ? cpu->samples[0]->values[0] : -1);
+	check_int("the second stack: 2 samples", 2, cpu->samples[1]->n_values ? cpu->samples[1]->values[0] : -1);
+	check_int("and no timestamps beside counts (the format pairs them one to one)", 0,
+		  cpu->samples[0]->n_timestamps_unix_nano + cpu->samples[1]->n_timestamps_unix_nano);
+	check_int("every sample timed: timestamps alone, no values", 0, other->samples[0]->n_values);
+	check_int("one a sample", 3, other->samples[0]->n_timestamps_unix_nano);
+	check_int("as they were", T0 + 20,
+		  other->samples[0]->n_timestamps_unix_nano ? other->samples[0]->timestamps_unix_nano[1] : 0);
 	check_str("an inlined call is a second line of one location, innermost first",
 		  "main.leaf:12 main.caller:20 | main.root:30", stack_text(d, cpu->samples[0]));
 	check_str("a frame nothing names keeps its PC as its name",
@@ -238,31 +340,246 @@ int main(void)
 	check_str("the link's span ID", SPAN_A, hex(&d->link_table[cpu->samples[0]->link_index]->span_id));
 	check_int("both stacks of a record share its link", cpu->samples[0]->link_index,
 		  cpu->samples[1]->link_index);
-	check_str("attribute trace_source", "label", sample_attr(d, cpu->samples[0], "trace_source"));
-	check_str("a goroutine label is an attribute, and the last of a duplicate key wins",
-		  "\xef\xbf\xbdok", sample_attr(d, cpu->samples[0], "route"));
-	check_str("the trace label itself", TRACE_A, sample_attr(d, cpu->samples[0], "otel.traceid"));
+	check_str("attributes: trace_source and route, the last of a duplicate key winning; no ID label",
+		  "trace_source=label route=\xef\xbf\xbdok", attrs_text(d, cpu->samples[0]));
 	check_int("an untraced sample has no link", 0, other->samples[0]->link_index);
 	check_int("the same frames in two processes are two stacks", 1,
 		  other->samples[0]->stack_index != cpu->samples[0]->stack_index);
 	check_int("wall samples", 1, wall->n_samples);
-	check_int("wall value: samples x the wall period", 5LL * WALL_PERIOD, wall->samples[0]->values[0]);
+	check_int("wall: one value", 1, wall->samples[0]->n_values);
+	check_int("samples x the wall period", 5LL * WALL_PERIOD,
+		  wall->samples[0]->n_values ? wall->samples[0]->values[0] : -1);
+	check_int("wall: no timestamps (one value a sample, as Pyroscope reads it)", 0,
+		  wall->samples[0]->n_timestamps_unix_nano);
 	check_str("wall state", "waiting", sample_attr(d, wall->samples[0], "state"));
 	check_str("wall wait_reason", "chan receive", sample_attr(d, wall->samples[0], "wait_reason"));
 	check_str("a wall sample's link", TRACE_B, hex(&d->link_table[wall->samples[0]->link_index]->trace_id));
-	check_int("a link without a span ID has 8 zero bytes", 8,
-		  d->link_table[wall->samples[0]->link_index]->span_id.len);
+	check_str("a link without a span ID has the zero span, 8 bytes", "0000000000000000",
+		  hex(&d->link_table[wall->samples[0]->link_index]->span_id));
 	check_int("the same frames in one process are one stack", cpu->samples[0]->stack_index,
 		  wall->samples[0]->stack_index);
-	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
-		req, NULL);
-	free(buf);
-
-	ret = otlp__take(o, &buf, &len, &what);
-	check_int("a take with nothing added", 0, ret);
+out:
+	if (req)
+		request_free(req);
+	check_int("a take with nothing added", 0, otlp__take(o, &buf, &len, &what));
 	check(buf == NULL && what.records == 0, "gives no request", "NULL, 0 records",
 	      buf ? "a request" : "records counted");
 	free(buf);
 	otlp__free(o);
+}
+
+/* IDs under every convention stay in the link; records that differ by them alone are one sample. */
+static void test_ids(void)
+{
+	static const int64_t t1[] = { T0 + 1 }, t2[] = { T0 + 2 }, t3[] = { T0 + 3 };
+	struct rec_stack s1[] = { { 1, 3, frames_a, 1, t1 } }, s2[] = { { 1, 3, frames_a, 1, t2 } },
+			 s3[] = { { 1, 3, frames_a, 1, t3 } };
+	struct rec_label dd1[] = { L("trace id", TRACE_B), L("span id", "1311768467294899695"),
+				   L("local root span id", "7"), L("route", "/dd") };
+	struct rec_label dd2[] = { L("trace id", TRACE_B), L("span id", "1311768467294899695"),
+				   L("local root span id", "8"), L("route", "/dd") };
+	/* an unknown key whose value holds the IDs; a --trace-key key; a label to slice by */
+	struct rec_label other[] = { L("tp", "00-0AF7651916CD43DD8448EB211C80319C-1234567890ABCDEF-01"),
+				     L("req_trace", "ffffffffffffffffffffffffffffffff"),
+				     L("tenant", "acme") };
+	struct rec base = { .trace_id = TRACE_B, .trace_source = "label", .span_id = SPAN_B,
+			    .pid = 4243, .comm = (const uint8_t *)"shop", .comm_len = 4,
+			    .origin = REC_SAMPLING, .samples = 1, .cpu_ns = PERIOD, .start_ns = T0,
+			    .end_ns = T0 + 3, .nstacks = 1, .mappings = maps, .nmappings = 1 };
+	static const char *const ids[] = { "otel.traceid", "otel_traceid", "trace_id", "trace id",
+					   "span_id", "otel.spanid", "span id", "local root span id",
+					   "req_trace" };
+	struct rec recs[3] = { base, base, base };
+	struct otlp *o = otlp__new("v-test", PERIOD, 0);
+	const pb_profile *cpu;
+	pb_request *req;
+	const pb_sample *dd = NULL, *mixed = NULL;
+	size_t i;
+
+	recs[0].labels = dd1, recs[0].nlabels = 4, recs[0].stacks = s1;
+	recs[1].labels = dd2, recs[1].nlabels = 4, recs[1].stacks = s2;
+	recs[2].labels = other, recs[2].nlabels = 3, recs[2].stacks = s3;
+	otlp__set_processes(o, process, NULL);
+	check_int("ID keys", 0, otlp__set_id_keys(o, ids, sizeof(ids) / sizeof(ids[0])));
+	req = encode(o, recs, 3);
+	cpu = req ? profile(req, 0, "samples") : NULL;
+	if (!check(cpu != NULL, "a CPU profile", "one", "none"))
+		goto out;
+	for (i = 0; i < cpu->n_samples; i++) {
+		if (!strcmp(sample_attr(req->dictionary, cpu->samples[i], "route"), "/dd"))
+			dd = cpu->samples[i];
+		if (!strcmp(sample_attr(req->dictionary, cpu->samples[i], "tenant"), "acme"))
+			mixed = cpu->samples[i];
+	}
+	check_int("two samples: Datadog's two records are one", 2, cpu->n_samples);
+	if (!check(dd && mixed, "the /dd and tenant samples", "both", "not both"))
+		goto out;
+	check_str("Datadog's labels: route alone stays", "trace_source=label route=/dd",
+		  attrs_text(req->dictionary, dd));
+	check_int("the merged sample has both records' times", 2, dd->n_timestamps_unix_nano);
+	check_str("a label holding the IDs under another key, a --trace-key label: tenant alone stays",
+		  "trace_source=label tenant=acme", attrs_text(req->dictionary, mixed));
+	check_str("the span travels in the link", SPAN_B,
+		  hex(&req->dictionary->link_table[dd->link_index]->span_id));
+	check(!any_attr_holds(req->dictionary, cpu, TRACE_B) &&
+		      !any_attr_holds(req->dictionary, cpu, "1311768467294899695") &&
+		      !any_attr_holds(req->dictionary, cpu, "local root span id"),
+	      "no attribute holds the trace ID, the span ID or the local root's", "none", "one does");
+out:
+	if (req)
+		request_free(req);
+	otlp__free(o);
+}
+
+/*
+ * The budget: a process in a pod, with five OTEL_RESOURCE_ATTRIBUTES, and
+ * 16 goroutine labels; a label named like a resource attribute; an agent
+ * attribute whose key the process's own fills.
+ */
+static void test_budget(void)
+{
+	static const int64_t t[] = { T0 + 1, T0 + 2 };
+	struct rec_stack st[] = { { 2, 3, frames_a, 2, t } }, wst[] = { { 1, 3, frames_a } };
+	/* the executable as the container's root names it */
+	static const struct rec_mapping cmaps[] = {
+		{ 0x400000, 0x500000, 0, "/bin/shop", "a5f47288fbb17df6cde1c0b65b8683cae61419ec" },
+	};
+	struct rec_label labels[18] = { L("otel.traceid", TRACE_A), L("host.name", "spoof") };
+	char keys[16][4], vals[16][4];
+	static const char *const ids[] = { "otel.traceid" };
+	static const char *const env[][2] = { { "k8s.namespace.name", "shop" },
+					      { "k8s.pod.name", "checkout-7d9" },
+					      { "k8s.container.name", "app" },
+					      { "k8s.node.name", "node-7" },
+					      { "k8s.deployment.name", "checkout" } };
+	struct rec r = { .trace_id = TRACE_A, .trace_source = "label", .labels = labels,
+			 .nlabels = 18, .pid = 4244, .comm = (const uint8_t *)"shop", .comm_len = 4,
+			 .container_id = "f00dcafe00000000000000000000000000000000000000000000000000000000",
+			 .pod_uid = "7c1e7f5a-2b8c-4c51-9f42-0e6a1b2c3d4e", .ns_pid = 1,
+			 .origin = REC_SAMPLING, .samples = 2, .cpu_ns = 2LL * PERIOD,
+			 .start_ns = T0, .end_ns = T0 + 2, .stacks = st, .nstacks = 1,
+			 .mappings = cmaps, .nmappings = 1 };
+	struct rec recs[2] = { r, r };
+	struct otlp *o = otlp__new("v-test", PERIOD, WALL_PERIOD);
+	const pb_profile *cpu, *wall;
+	const pb_resource *res;
+	struct otlp_stats stats;
+	pb_request *req;
+	size_t i;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "k%02zu", i);
+		snprintf(vals[i], sizeof(vals[i]), "v%zu", i);
+		/* from the last: the encoder sorts them by key */
+		labels[17 - i] = (struct rec_label){ (const uint8_t *)keys[i], (const uint8_t *)vals[i],
+						     3, strlen(vals[i]) };
+	}
+	recs[1].origin = REC_WALL;
+	recs[1].samples = 1;
+	recs[1].cpu_ns = -1;
+	recs[1].wall_ns = WALL_PERIOD;
+	recs[1].state = "waiting";
+	recs[1].wait_reason = "select";
+	recs[1].stacks = wst;
+	otlp__set_processes(o, process, NULL);
+	otlp__set_id_keys(o, ids, 1);
+	otlp__set_attribute(o, "host.name", "node-7");
+	otlp__set_attribute(o, "service.name", "the-agent");
+	for (i = 0; i < 5; i++)
+		otlp__set_attribute(o, env[i][0], env[i][1]);
+	req = encode(o, recs, 2);
+	cpu = req ? profile(req, 0, "samples") : NULL;
+	wall = req ? profile(req, 0, "wall") : NULL;
+	if (!check(cpu && wall && cpu->n_samples == 1 && wall->n_samples == 1,
+		   "one CPU and one wall sample", "both", "not so"))
+		goto out;
+	res = req->resource_profiles[0]->resource;
+	check_int("resource: the process's 10 and the agent's 6 (service.name is the process's)", 16,
+		  res->n_attributes);
+	check_str("the build ID, of a mapping named from the container's root", cmaps[0].build_id,
+		  res_attr(res, "process.executable.build_id.gnu"));
+	check_int("service.name once", 1, res_count(res, "service.name"));
+	check_str("the process's own", "checkout", res_attr(res, "service.name"));
+	check_str("CPU: trace_source and the first 6 labels by key",
+		  "trace_source=label k00=v0 k01=v1 k02=v2 k03=v3 k04=v4 k05=v5",
+		  attrs_text(req->dictionary, cpu->samples[0]));
+	check_int("CPU: resource and sample attributes within the budget", 1,
+		  res->n_attributes + cpu->samples[0]->n_attribute_indices <= OTLP_MAX_ATTRIBUTES);
+	check_int("wall: the budget met exactly (trace_source, state, wait_reason, 6 labels)",
+		  OTLP_MAX_ATTRIBUTES, res->n_attributes + wall->samples[0]->n_attribute_indices);
+	check_str("wall: the same labels as CPU", "v5", sample_attr(req->dictionary, wall->samples[0], "k05"));
+	check_str("a label named like a resource attribute is not sent", "",
+		  sample_attr(req->dictionary, cpu->samples[0], "host.name"));
+	otlp__stats(o, &stats);
+	check_int("left out: k06 to k15 and host.name", 11, stats.left_out_keys);
+	check_int("in the CPU and the wall samples", 3, stats.left_out_samples);
+	check_str("named, first the shadowed one", "host.name", stats.left_out_names[0] ?: "NULL");
+	check_str("then the first past the budget", "k06", stats.left_out_names[1] ?: "NULL");
+out:
+	if (req)
+		request_free(req);
+	otlp__free(o);
+}
+
+/* --otlp-labels: only the listed labels, in its order of preference within the budget. */
+static void test_allow_list(void)
+{
+	static const int64_t t[] = { T0 + 1 };
+	struct rec_stack st[] = { { 1, 3, frames_a, 1, t } };
+	struct rec_label labels[] = { L("k00", "a"), L("k01", "b"), L("k09", "c"), L("route", "/x"),
+				      L("tenant", "acme") };
+	static const char *const allow[] = { "k09", "route", "k01" };
+	struct rec r = { .labels = labels, .nlabels = 5, .pid = 9, .comm = (const uint8_t *)"bin",
+			 .comm_len = 3, .origin = REC_SAMPLING, .samples = 1, .cpu_ns = PERIOD,
+			 .start_ns = T0, .end_ns = T0 + 1, .stacks = st, .nstacks = 1 };
+	struct otlp *o = otlp__new("v-test", PERIOD, 0);
+	struct otlp_stats stats;
+	const pb_profile *cpu;
+	pb_request *req;
+	char key[16];
+	size_t i;
+
+	/* an unknown process has 4 attributes: with 16 of the agent's, 2 labels are left */
+	for (i = 0; i < 16; i++) {
+		snprintf(key, sizeof(key), "a.%02zu", i);
+		otlp__set_attribute(o, key, "x");
+	}
+	check_int("the allow-list", 0, otlp__set_labels(o, allow, 3));
+	req = encode(o, &r, 1);
+	cpu = req ? profile(req, 0, "samples") : NULL;
+	if (!check(cpu && cpu->n_samples == 1, "one sample", "one", "not one"))
+		goto out;
+	check_int("20 resource attributes", 20, req->resource_profiles[0]->resource->n_attributes);
+	check_str("the first two of the list, none outside it", "k09=c route=/x",
+		  attrs_text(req->dictionary, cpu->samples[0]));
+	otlp__stats(o, &stats);
+	check_int("k01, listed, is left out and counted", 1, stats.left_out_keys);
+	check_str("by name", "k01", stats.left_out_names[0] ?: "NULL");
+	check_int("its sample counted once; tenant and k00, not listed, are no part of it", 1,
+		  stats.left_out_samples);
+	request_free(req);
+	otlp__free(o);
+
+	/* --otlp-labels '': none */
+	o = otlp__new("v-test", PERIOD, 0);
+	check_int("an empty allow-list", 0, otlp__set_labels(o, NULL, 0));
+	req = encode(o, &r, 1);
+	cpu = req ? profile(req, 0, "samples") : NULL;
+	if (check(cpu && cpu->n_samples == 1, "one sample", "one", "not one"))
+		check_int("no attribute at all", 0, cpu->samples[0]->n_attribute_indices);
+	otlp__stats(o, &stats);
+	check_int("and nothing counted as left out", 0, stats.left_out_samples);
+out:
+	if (req)
+		request_free(req);
+	otlp__free(o);
+}
+
+int main(void)
+{
+	test_request();
+	test_ids();
+	test_budget();
+	test_allow_list();
 	return tap_done();
 }
