@@ -48,7 +48,9 @@
 #    covered (all within 10%); at 10,000, g windows read three ways.
 # 9. --otlp through a collector (tests/bench/otlp.sh): ctxprof-go's own CPU
 #    with and without at 999 Hz, bytes sent per sample beside the JSON lines
-#    and the gzip pprof of the same run, one export of 10,000 records.
+#    and the gzip pprof of the same run, bytes a sample before and after
+#    OTLP took Pyroscope's shape (the build of 68d3d5c against this one,
+#    taking turns), one export of 10,000 records.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"

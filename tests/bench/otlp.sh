@@ -9,6 +9,12 @@
 #   is what encoding and sending cost;
 # - bytes sent per sample, plain and gzip, beside the gzip pprof profile and
 #   the JSON lines of the same run;
+# - bytes per sample before and after OTLP took the shape Pyroscope files as
+#   its own (issue 31: trace and span IDs in the link alone, CPU as counts),
+#   the build of $OTLP_BASELINE (default 68d3d5c, the last commit before it)
+#   and this one taking turns, 3 rounds of 11 s each, on testdata/traced and
+#   on testdata/conventions -requests (60 requests a second, each with IDs
+#   of its own);
 # - one export of 10,000 records (the records of that run repeated, each a
 #   trace of its own, in 16 processes): encoded, and sent to the collector
 #   until it answers, median of 5 (tests/bench/otlp_encode.c).
@@ -68,6 +74,56 @@ awk -v s="$samples" -v b="$bytes" -v gs="$gsamples" -v gb="$gbytes" -v p="$(stat
 	-v j="$(stat -c %s "$work/r3.jsonl")" 'BEGIN {
 	printf "bytes a sample, 11 requests of 1 s: OTLP %.1f (gzip %.1f); the same run as JSON lines %.1f, as one gzip pprof profile of the whole run %.1f\n",
 		b / s, gb / gs, j / s, p / s }'
+
+# before and after: the baseline's build, once, from git
+base=${OTLP_BASELINE:-68d3d5c}
+bdir=$OUTPUT/bench/baseline-$base
+if [ ! -x "$bdir/ctxprof-go" ]; then
+	echo "# building ctxprof-go $base into $bdir (once)" >&2
+	rm -rf "$bdir" && mkdir -p "$bdir" &&
+		git -C "$TOP" archive "$base" | tar -x -C "$bdir" &&
+		make -C "$bdir" ctxprof-go >"$work/baseline-build.log" 2>&1 ||
+		{ echo "otlp bench: building $base failed: $(tail -n 3 "$work/baseline-build.log")" >&2; exit 1; }
+fi
+conv=$(go_build "$v" plain conventions)
+mkfifo "$work/conv.in"
+"$conv" -requests -workers 2 -burn 5ms <"$work/conv.in" >/dev/null 2>&1 &
+cp=$!
+exec 7>"$work/conv.in"
+# 60 requests a second, for as long as the bench runs
+(while sleep 0.5; do echo 30 >&7 || exit; done) &
+# per_sample BINARY PID [gzip]: bytes sent per sample in 11 s at 999 Hz
+per_sample() {
+	local line
+	if [ "${3:-}" = gzip ]; then
+		OTEL_EXPORTER_OTLP_COMPRESSION=gzip "$1" -p "$2" -F 999 -d 11 -i 1 -o /dev/null --otlp "$url" 2>"$work/ps.err"
+	else
+		"$1" -p "$2" -F 999 -d 11 -i 1 -o /dev/null --otlp "$url" 2>"$work/ps.err"
+	fi
+	line=$(grep '^ctxprof-go: otlp:' "$work/ps.err")
+	sed -n 's/.*(\([0-9]*\) samples, \([0-9]*\) bytes).*/\1 \2/p' <<<"$line" | awk '{ printf "%.1f\n", $2 / $1 }'
+}
+printf 'bytes a sample before (%s) and after, 11 s at 999 Hz, 3 rounds taking turns:\n' "$base"
+: >"$work/ba"
+for r in 1 2 3; do
+	for w in traced:$tp requests:$cp; do
+		for z in plain gzip; do
+			b=$(per_sample "$bdir/ctxprof-go" "${w#*:}" "$z")
+			a=$(per_sample "$CTXPROF" "${w#*:}" "$z")
+			echo "${w%%:*} $z $b $a" >>"$work/ba"
+		done
+	done
+done
+for w in traced requests; do
+	for z in plain gzip; do
+		b=$(awk -v w="$w" -v z="$z" '$1 == w && $2 == z { print $3 }' "$work/ba" | med)
+		a=$(awk -v w="$w" -v z="$z" '$1 == w && $2 == z { print $4 }' "$work/ba" | med)
+		awk -v w="$w" -v z="$z" -v b="$b" -v a="$a" 'BEGIN {
+			printf "  %-8s %-5s before %6.1f, after %6.1f: %.2f of it (medians of 3)\n", w, z, b, a, a / b }'
+	done
+done
+exec 7>&-
+kill "$cp" 2>/dev/null || true
 
 # one export of 10,000 records
 "$OUTPUT/bench/otlp-encode" "$work/r3.jsonl" 10000 5 "$url" | sed 's/^/one export: /'
