@@ -31,8 +31,9 @@
 #   traceparent, and no sample carries an ID never sent;
 # - --wall on waitkinds (newest toolchain): per kind of wait, Go's own wait
 #   reason dominates (state syscall for read(2)), the stacks off the CPU
-#   run through its main.wait* function, and the running share is within
-#   0.15 of the CPU share the workload measured (TCG's timing is coarse).
+#   run through its main.wait* function, and the running share of its
+#   looks is within 0.15 of the CPU share the workload measured (TCG's
+#   timing is coarse), of its samples within 0.20.
 # The boot and the run are timed.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -217,12 +217,15 @@ LEAF_JQ='
 group_by([.leaf, .caller]) | map("\(map(.n) | add) \(.[0].leaf) \(.[0].caller)") | .[]'
 
 # jq -s over --wall records: one line per pid and trace ID, with the wall
-# samples in all, those running or runnable, the samples by state, the
-# dominant wait reason and the functions of the stack most samples off the
-# CPU had
+# samples in all, those running or runnable, the same counted by looks (a
+# look counts once, whatever snapshots it stands for), the samples by state,
+# the dominant wait reason and the functions of the stack most samples off
+# the CPU had
 WALL_TRACES_JQ='map(select(.origin == "wall" and .trace_id != null)) | group_by([.pid, .trace_id])[] |
 	{pid: .[0].pid, trace_id: .[0].trace_id, total: (map(.samples) | add),
 	 run: (map(select(.state == "running" or .state == "runnable") | .samples) | add // 0),
+	 looks: (map(.observed) | add),
+	 run_looks: (map(select(.state == "running" or .state == "runnable") | .observed) | add // 0),
 	 states: (group_by(.state) | map({key: .[0].state, value: (map(.samples) | add)}) | from_entries),
 	 reason: (map(select(.state == "waiting")) | group_by(.wait_reason) |
 		map({r: .[0].wait_reason, n: (map(.samples) | add)}) | max_by(.n).r // null),
@@ -231,19 +234,26 @@ WALL_TRACES_JQ='map(select(.origin == "wall" and .trace_id != null)) | group_by(
 
 # wall_kind_verdicts NAME KIND FUNC SHARE TOLERANCE MUTEX T: for one kind of
 # wait of testdata/waitkinds (its main.wait* FUNC, the CPU share it measured),
-# whose trace's WALL_TRACES_JQ line is T: the share running or runnable
-# within TOLERANCE of SHARE; Go's own wait reason dominating (MUTEX names
-# the release's for sync.Mutex), or state syscall for read(2); and the
-# stack off the CPU running through FUNC
+# whose trace's WALL_TRACES_JQ line is T: the share of its looks that found
+# it running or runnable within TOLERANCE of SHARE, and the share of its
+# samples within TOLERANCE + 0.05 (a look that stands for snapshots the busy
+# machine missed counts the state it finds for all of them, and it comes
+# late when the CPUs are busy: running weighs more, 0.03 to 0.07 over the
+# looks' share with 6 waitkinds on 2 CPUs); Go's own wait reason dominating
+# (MUTEX names the release's for sync.Mutex), or state syscall for read(2);
+# and the stack off the CPU running through FUNC
 wall_kind_verdicts() {
-	local name=$1 kind=$2 func=$3 share=$4 tol=$5 mutex=$6 t=$7 total run syscalls idle_func got want
-	read -r total run syscalls idle_func <<<"$(jq -r --arg f "$func" \
-		'"\(.total) \(.run) \(.states.syscall // 0) \(any(.idle_funcs[]; . == $f))"' <<<"$t")"
+	local name=$1 kind=$2 func=$3 share=$4 tol=$5 mutex=$6 t=$7 total run looks run_looks syscalls idle_func
+	local got by_looks want
+	read -r total run looks run_looks syscalls idle_func <<<"$(jq -r --arg f "$func" \
+		'"\(.total) \(.run) \(.looks) \(.run_looks) \(.states.syscall // 0) \(any(.idle_funcs[]; . == $f))"' <<<"$t")"
 	got=$(awk -v r="$run" -v t="$total" 'BEGIN { printf "%.3f", r / t }')
-	if awk -v g="$got" -v w="$share" -v tol="$tol" 'BEGIN { d = g - w; exit !(d <= tol && d >= -tol) }'; then
-		ok "$name $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share"
+	by_looks=$(awk -v r="$run_looks" -v t="$looks" 'BEGIN { printf "%.3f", r / t }')
+	if awk -v g="$by_looks" -v w="$share" -v tol="$tol" 'BEGIN { d = g - w; exit !(d <= tol && d >= -tol) }' &&
+		awk -v g="$got" -v w="$share" -v tol="$tol" 'BEGIN { d = g - w; exit !(d <= tol + 0.05 && d >= -tol - 0.05) }'; then
+		ok "$name $kind: running or runnable in $run_looks of $looks looks ($by_looks), $run of $total wall samples ($got), the workload's CPU share $share"
 	else
-		not_ok "$name $kind: running or runnable in $run of $total wall samples ($got), the workload's CPU share $share: off by more than $tol; $t"
+		not_ok "$name $kind: running or runnable in $run_looks of $looks looks ($by_looks), $run of $total wall samples ($got), the workload's CPU share $share: off by more than $tol (looks) or $tol + 0.05 (samples); $t"
 	fi
 	case $kind in
 	sleep) want=sleep ;;

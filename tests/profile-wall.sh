@@ -14,8 +14,9 @@
 # answered late, a contended sync.Mutex, a TCP read from a peer that
 # answers late, a blocking read(2)), and time both phases themselves with
 # the monotonic clock. Per build and kind:
-# - the share of the trace's wall samples that are running or runnable is
-#   within 0.10 of the CPU share the workload measured;
+# - the share of the trace's looks that found it running or runnable is
+#   within 0.10 of the CPU share the workload measured, and the share of
+#   its wall samples within 0.15 (wall_kind_verdicts says why they differ);
 # - the dominant wait reason is Go's own for that wait ("sleep", "chan
 #   receive", "sync.Mutex.Lock" or before Go 1.20 "semacquire", "IO wait"),
 #   the read(2) waits are in state "syscall", and their stacks run through
