@@ -637,9 +637,9 @@ static int otlp_config(struct options *o)
  */
 static int check_otlp_labels(const struct options *o)
 {
-	static const char *const ids[] = { AGG_DEFAULT_TRACE_KEYS, AGG_DEFAULT_SPAN_KEYS,
-					   AGG_OTHER_ID_KEYS };
-	int i, k;
+	const char *ids[AGG_MAX_ID_KEYS];
+	size_t nids, k;
+	int i;
 
 	if (!o->otlp_labels_set)
 		return -1;
@@ -648,20 +648,19 @@ static int check_otlp_labels(const struct options *o)
 				"OTEL_EXPORTER_OTLP_ENDPOINT\n");
 		return 2;
 	}
+	nids = aggregate__id_keys(o->trace_keys, o->ntrace_keys, ids);
 	for (i = 0; i < o->notlp_labels; i++) {
-		for (k = 0; k < (int)(sizeof(ids) / sizeof(ids[0])); k++)
-			if (!strcmp(o->otlp_labels[i], ids[k]))
-				goto id;
-		for (k = 0; k < o->ntrace_keys; k++)
-			if (!strcmp(o->otlp_labels[i], o->trace_keys[k]))
-				goto id;
+		for (k = 0; k < nids; k++) {
+			if (strcmp(o->otlp_labels[i], ids[k]))
+				continue;
+			fprintf(stderr, "--otlp-labels: '%s' holds trace or span IDs, which every "
+					"sample carries in its link, never as an attribute (one "
+					"series a request)\n",
+				o->otlp_labels[i]);
+			return 2;
+		}
 	}
 	return -1;
-id:
-	fprintf(stderr, "--otlp-labels: '%s' holds trace or span IDs, which every sample carries "
-			"in its link, never as an attribute (one series a request)\n",
-		o->otlp_labels[i]);
-	return 2;
 }
 
 /* The options into O: -1 to go on and record, else the exit status (0 after --help). */

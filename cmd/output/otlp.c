@@ -44,8 +44,7 @@ struct sample {
 	int32_t *attrs; /* ascending */
 	size_t nattrs;
 	int64_t value; /* CPU: samples; wall: nanoseconds */
-	uint64_t *times; /* CPU: when each sample was taken */
-	size_t ntimes, cap;
+	struct vec times; /* CPU: uint64_t, when each sample was taken */
 	bool untimed; /* some of its CPU samples came without their time */
 };
 
@@ -117,17 +116,29 @@ struct otlp {
  * The resource attributes a process's own facts fill, by semantic
  * conventions: the keys resource_attrs gives, which no label may take.
  */
+enum {
+	RES_SERVICE_NAME,
+	RES_PID,
+	RES_EXE_NAME,
+	RES_EXE_PATH,
+	RES_BUILD_ID,
+	RES_RUNTIME_NAME,
+	RES_RUNTIME_VERSION,
+	RES_CONTAINER_ID,
+	RES_POD_UID,
+	RES_VPID,
+};
 static const char *const resource_keys[] = {
-	"service.name",
-	"process.pid",
-	"process.executable.name",
-	"process.executable.path",
-	"process.executable.build_id.gnu",
-	"process.runtime.name",
-	"process.runtime.version",
-	"container.id",
-	"k8s.pod.uid",
-	"process.vpid",
+	[RES_SERVICE_NAME] = "service.name",
+	[RES_PID] = "process.pid",
+	[RES_EXE_NAME] = "process.executable.name",
+	[RES_EXE_PATH] = "process.executable.path",
+	[RES_BUILD_ID] = "process.executable.build_id.gnu",
+	[RES_RUNTIME_NAME] = "process.runtime.name",
+	[RES_RUNTIME_VERSION] = "process.runtime.version",
+	[RES_CONTAINER_ID] = "container.id",
+	[RES_POD_UID] = "k8s.pod.uid",
+	[RES_VPID] = "process.vpid",
 };
 #define NRESOURCE_KEYS (sizeof(resource_keys) / sizeof(resource_keys[0]))
 
@@ -137,7 +148,7 @@ static void samples__free(struct vec *v)
 
 	for (i = 0; i < v->n; i++) {
 		free(((struct sample *)v->items)[i].attrs);
-		free(((struct sample *)v->items)[i].times);
+		free(((struct sample *)v->items)[i].times.items);
 	}
 	free(v->items);
 }
@@ -437,11 +448,17 @@ struct res_attr {
 	int64_t num;
 };
 
-static void put_attr(struct res_attr *out, size_t *n, const char *key, const char *str, int64_t num)
+static void put(struct res_attr *out, size_t *n, const char *key, const char *str, int64_t num)
 {
 	if (str && !*str)
 		return;
 	out[(*n)++] = (struct res_attr){ key, str, num };
+}
+
+/* The process's own attribute K (RES_*). */
+static void put_attr(struct res_attr *out, size_t *n, int k, const char *str, int64_t num)
+{
+	put(out, n, resource_keys[k], str, num);
 }
 
 /*
@@ -454,28 +471,28 @@ static size_t resource_attrs(const struct otlp *o, const struct resource *res, s
 	const char *exe = res->exe_path ? basename_of(res->exe_path) : res->comm;
 	size_t n = 0, i, j;
 
-	put_attr(out, &n, "service.name", res->service_name ?: exe, 0);
-	put_attr(out, &n, "process.pid", NULL, res->pid);
-	put_attr(out, &n, "process.executable.name", exe, 0);
+	put_attr(out, &n, RES_SERVICE_NAME, res->service_name ?: exe, 0);
+	put_attr(out, &n, RES_PID, NULL, res->pid);
+	put_attr(out, &n, RES_EXE_NAME, exe, 0);
 	if (res->exe_path)
-		put_attr(out, &n, "process.executable.path", res->exe_path, 0);
+		put_attr(out, &n, RES_EXE_PATH, res->exe_path, 0);
 	if (res->build_id)
-		put_attr(out, &n, "process.executable.build_id.gnu", res->build_id, 0);
-	put_attr(out, &n, "process.runtime.name", "go", 0);
+		put_attr(out, &n, RES_BUILD_ID, res->build_id, 0);
+	put_attr(out, &n, RES_RUNTIME_NAME, "go", 0);
 	if (res->go_version)
-		put_attr(out, &n, "process.runtime.version", res->go_version, 0);
+		put_attr(out, &n, RES_RUNTIME_VERSION, res->go_version, 0);
 	if (res->container_id)
-		put_attr(out, &n, "container.id", res->container_id, 0);
+		put_attr(out, &n, RES_CONTAINER_ID, res->container_id, 0);
 	if (res->pod_uid)
-		put_attr(out, &n, "k8s.pod.uid", res->pod_uid, 0);
+		put_attr(out, &n, RES_POD_UID, res->pod_uid, 0);
 	if (res->ns_pid)
-		put_attr(out, &n, "process.vpid", NULL, res->ns_pid);
+		put_attr(out, &n, RES_VPID, NULL, res->ns_pid);
 	/* the agent's: host.name and OTEL_RESOURCE_ATTRIBUTES */
 	for (i = 0; i < o->nagent; i++) {
 		for (j = 0; j < n && strcmp(out[j].key, o->agent[i].key); j++)
 			;
 		if (j == n)
-			put_attr(out, &n, o->agent[i].key, o->agent[i].value, 0);
+			put(out, &n, o->agent[i].key, o->agent[i].value, 0);
 	}
 	return n;
 }
@@ -663,24 +680,25 @@ static int by_int32(const void *a, const void *b)
 }
 
 /*
- * The attributes of R's samples, ascending: trace_source, a wall record's
- * state and reason, and its goroutine labels within RES's budget. Two
- * int32s of room after them, for the caller.
+ * The identity of R's samples, *N int32s: [0] for each stack's, its link,
+ * then its attributes ascending: trace_source, a wall record's state and
+ * reason, and its goroutine labels within RES's budget.
  */
-static int32_t *sample_attrs(struct otlp *o, struct resource *res, const struct rec *r, size_t *n)
+static int32_t *sample_key(struct otlp *o, struct resource *res, const struct rec *r, size_t *n)
 {
 	bool wall = r->origin == REC_WALL, cut = false;
-	int32_t *a = calloc(r->nlabels + OTLP_OWN_ATTRIBUTES + 2, sizeof(*a));
+	int32_t *key = calloc(2 + OTLP_OWN_ATTRIBUTES + r->nlabels, sizeof(*key)), *a = key + 2;
 	struct candidate *c = calloc(r->nlabels + 1, sizeof(*c));
 	const char *const *strs;
 	size_t i, nc;
 
 	*n = 0;
-	if (!a || !c) {
-		free(a);
+	if (!key || !c) {
+		free(key);
 		free(c);
 		return NULL;
 	}
+	key[1] = link(o, r);
 	if (r->trace_id && r->trace_source)
 		a[(*n)++] = attribute_str(o, "trace_source", r->trace_source);
 	if (wall)
@@ -703,7 +721,8 @@ static int32_t *sample_attrs(struct otlp *o, struct resource *res, const struct 
 	if (cut)
 		o->left_out_samples += r->samples;
 	qsort(a, *n, sizeof(*a), by_int32);
-	return a;
+	*n += 2;
+	return key;
 }
 
 /*
@@ -746,6 +765,7 @@ static struct sample *sample(struct vec *samples, struct hashmap *ids, const int
 		return NULL;
 	s->stack = key[0];
 	s->link = key[1];
+	s->times.size = sizeof(uint64_t);
 	s->nattrs = n - 2;
 	s->attrs = malloc((s->nattrs ? s->nattrs : 1) * sizeof(*s->attrs));
 	if (!s->attrs || hashmap__add(ids, key, n * sizeof(*key), (void *)(uintptr_t)samples->n)) {
@@ -761,23 +781,15 @@ static struct sample *sample(struct vec *samples, struct hashmap *ids, const int
 static int add_times(struct sample *s, const struct rec_stack *st)
 {
 	uint64_t *t;
-	size_t cap;
 
 	if (st->ntimes < st->samples)
 		s->untimed = true;
-	if (s->ntimes + st->ntimes > s->cap) {
-		cap = s->cap ? 2 * s->cap : 8;
-		while (cap < s->ntimes + st->ntimes)
-			cap *= 2;
-		t = realloc(s->times, cap * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		s->times = t;
-		s->cap = cap;
-	}
-	if (st->ntimes)
-		memcpy(s->times + s->ntimes, st->times, st->ntimes * sizeof(*t));
-	s->ntimes += st->ntimes;
+	if (!st->ntimes)
+		return 0;
+	t = vec__extend(&s->times, st->ntimes);
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, st->times, st->ntimes * sizeof(*t));
 	return 0;
 }
 
@@ -787,7 +799,7 @@ int otlp__add(struct otlp *o, const struct rec *r)
 	struct resource *res;
 	struct sample *s;
 	int32_t *key;
-	size_t i, nattrs;
+	size_t i, nkey;
 	int64_t per;
 	int ret = 0;
 
@@ -803,17 +815,12 @@ int otlp__add(struct otlp *o, const struct rec *r)
 	if (r->end_ns > res->last_ns)
 		res->last_ns = r->end_ns;
 	note_build_id(res, r);
-	/* the identity of each stack's sample: stack, link, attributes */
-	key = sample_attrs(o, res, r, &nattrs);
-	if (key) {
-		memmove(key + 2, key, nattrs * sizeof(*key));
-		key[1] = link(o, r);
-	}
+	key = sample_key(o, res, r, &nkey);
 	per = wall ? r->wall_ns / (int64_t)r->samples : 1;
 	for (i = 0; key && !ret && i < r->nstacks; i++) {
 		key[0] = stack(o, r, &r->stacks[i]);
-		s = wall ? sample(&res->wall, res->wall_ids, key, nattrs + 2) :
-			   sample(&res->cpu, res->cpu_ids, key, nattrs + 2);
+		s = wall ? sample(&res->wall, res->wall_ids, key, nkey) :
+			   sample(&res->cpu, res->cpu_ids, key, nkey);
 		if (!s) {
 			ret = -ENOMEM;
 			break;
@@ -987,8 +994,8 @@ static pb_profile *build_profile(struct otlp *o, struct arena *a, const struct r
 		ps->attribute_indices = s[i].attrs;
 		ps->n_attribute_indices = s[i].nattrs;
 		if (timed) {
-			ps->timestamps_unix_nano = s[i].times;
-			ps->n_timestamps_unix_nano = s[i].ntimes;
+			ps->timestamps_unix_nano = s[i].times.items;
+			ps->n_timestamps_unix_nano = s[i].times.n;
 		} else {
 			ps->values = (int64_t *)&s[i].value;
 			ps->n_values = 1;

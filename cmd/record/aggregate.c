@@ -50,6 +50,21 @@ void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool 
 
 static const char *const default_trace_keys[] = { AGG_DEFAULT_TRACE_KEYS };
 static const char *const default_span_keys[] = { AGG_DEFAULT_SPAN_KEYS };
+static const char *const id_keys[] = { AGG_DEFAULT_TRACE_KEYS, AGG_DEFAULT_SPAN_KEYS,
+				       AGG_OTHER_ID_KEYS };
+_Static_assert(sizeof(id_keys) / sizeof(id_keys[0]) + MAX_TRACE_KEYS <= AGG_MAX_ID_KEYS,
+	       "AGG_MAX_ID_KEYS holds every convention's ID keys and --trace-key's");
+
+size_t aggregate__id_keys(const char *const *trace_keys, int ntrace, const char **out)
+{
+	size_t n = sizeof(id_keys) / sizeof(id_keys[0]);
+	int i;
+
+	memcpy(out, id_keys, sizeof(id_keys));
+	for (i = 0; i < ntrace && i < MAX_TRACE_KEYS; i++)
+		out[n++] = trace_keys[i];
+	return n;
+}
 
 void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent, bool otel)
 {

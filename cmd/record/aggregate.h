@@ -30,6 +30,15 @@ void aggregate__free(struct aggregate *a);
 #define AGG_DEFAULT_SPAN_KEYS "span_id", "otel.spanid", "span id"
 /* Labels that hold IDs no record field carries: Datadog's ID of the local root span */
 #define AGG_OTHER_ID_KEYS "local root span id"
+/* Keys aggregate__id_keys gives at most. */
+#define AGG_MAX_ID_KEYS (8 + MAX_TRACE_KEYS)
+
+/*
+ * Every label key that holds a trace or span ID: each convention's
+ * (whatever --trace-key chose), then TRACE_KEYS', into OUT (room for
+ * AGG_MAX_ID_KEYS). Their number.
+ */
+size_t aggregate__id_keys(const char *const *trace_keys, int ntrace, const char **out);
 
 /*
  * The keys whose labels hold the trace ID (32 hex digits) and the span ID

@@ -36,9 +36,6 @@
 #define READ_BUDGET_NS (200 * 1000000ULL)
 
 static const char *const span_keys[] = { AGG_DEFAULT_SPAN_KEYS };
-/* labels that hold an ID under any convention read, whatever --trace-key chose */
-static const char *const id_keys[] = { AGG_DEFAULT_TRACE_KEYS, AGG_DEFAULT_SPAN_KEYS,
-				       AGG_OTHER_ID_KEYS };
 
 static volatile sig_atomic_t exiting, reopen, report;
 
@@ -333,14 +330,9 @@ static int agent_attribute(void *ctx, const char *k, const char *v)
 /* The labels that carry IDs: every convention's, and --trace-key's. -ENOMEM. */
 static int otlp_id_keys(struct session *s)
 {
-	const struct session_config *c = &s->cfg;
-	size_t n = sizeof(id_keys) / sizeof(id_keys[0]);
-	const char *keys[sizeof(id_keys) / sizeof(id_keys[0]) + MAX_TRACE_KEYS];
-	int i;
+	const char *keys[AGG_MAX_ID_KEYS];
+	size_t n = aggregate__id_keys(s->cfg.trace_keys, s->cfg.ntrace_keys, keys);
 
-	memcpy(keys, id_keys, sizeof(id_keys));
-	for (i = 0; i < c->ntrace_keys && i < MAX_TRACE_KEYS; i++)
-		keys[n++] = c->trace_keys[i];
 	return otlp__set_id_keys(s->otlp, keys, n);
 }
 
@@ -702,7 +694,7 @@ static void print_wall_stats(const struct session *s)
 static void print_otlp_stats(const struct session *s)
 {
 	struct otlp_export_stats st = s->otlp_stats;
-	struct otlp_stats es;
+	struct otlp_stats es = {};
 	size_t i;
 
 	if (s->export)
@@ -718,7 +710,7 @@ static void print_otlp_stats(const struct session *s)
 		s->cfg.otlp->queue_max);
 	if (s->otlp)
 		otlp__stats(s->otlp, &es);
-	if (s->otlp && es.left_out_samples) {
+	if (es.left_out_samples) {
 		fprintf(stderr,
 			"; %llu samples sent without some of their labels, past the budget of %d "
 			"attributes a series: ",

@@ -5,17 +5,25 @@
 
 #include "vec.h"
 
-void *vec__push(struct vec *v)
+void *vec__extend(struct vec *v, size_t n)
 {
-	size_t cap = v->cap ? 2 * v->cap : 64;
+	size_t cap = v->cap ? v->cap : 64;
 	void *items;
 
-	if (v->n == v->cap) {
+	while (cap - v->n < n)
+		cap *= 2;
+	if (cap != v->cap) {
 		items = realloc(v->items, cap * v->size);
 		if (!items)
 			return NULL;
 		v->items = items;
 		v->cap = cap;
 	}
-	return memset((char *)v->items + v->n++ * v->size, 0, v->size);
+	v->n += n;
+	return memset((char *)v->items + (v->n - n) * v->size, 0, n * v->size);
+}
+
+void *vec__push(struct vec *v)
+{
+	return vec__extend(v, 1);
 }

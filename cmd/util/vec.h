@@ -13,5 +13,7 @@ struct vec {
 
 /* A new zeroed item at the end; NULL when out of memory (V unchanged). */
 void *vec__push(struct vec *v);
+/* N new zeroed items at the end, the first of them; NULL when out of memory (V unchanged). */
+void *vec__extend(struct vec *v, size_t n);
 
 #endif /* __VEC_H */

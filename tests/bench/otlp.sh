@@ -92,14 +92,10 @@ cp=$!
 exec 7>"$work/conv.in"
 # 60 requests a second, for as long as the bench runs
 (while sleep 0.5; do echo 30 >&7 || exit; done) &
-# per_sample BINARY PID [gzip]: bytes sent per sample in 11 s at 999 Hz
+# per_sample BINARY PID COMPRESSION: bytes sent per sample in 11 s at 999 Hz (none or gzip)
 per_sample() {
 	local line
-	if [ "${3:-}" = gzip ]; then
-		OTEL_EXPORTER_OTLP_COMPRESSION=gzip "$1" -p "$2" -F 999 -d 11 -i 1 -o /dev/null --otlp "$url" 2>"$work/ps.err"
-	else
-		"$1" -p "$2" -F 999 -d 11 -i 1 -o /dev/null --otlp "$url" 2>"$work/ps.err"
-	fi
+	OTEL_EXPORTER_OTLP_COMPRESSION=$3 "$1" -p "$2" -F 999 -d 11 -i 1 -o /dev/null --otlp "$url" 2>"$work/ps.err"
 	line=$(grep '^ctxprof-go: otlp:' "$work/ps.err")
 	sed -n 's/.*(\([0-9]*\) samples, \([0-9]*\) bytes).*/\1 \2/p' <<<"$line" | awk '{ printf "%.1f\n", $2 / $1 }'
 }
@@ -107,7 +103,7 @@ printf 'bytes a sample before (%s) and after, 11 s at 999 Hz, 3 rounds taking tu
 : >"$work/ba"
 for r in 1 2 3; do
 	for w in traced:$tp requests:$cp; do
-		for z in plain gzip; do
+		for z in none gzip; do
 			b=$(per_sample "$bdir/ctxprof-go" "${w#*:}" "$z")
 			a=$(per_sample "$CTXPROF" "${w#*:}" "$z")
 			echo "${w%%:*} $z $b $a" >>"$work/ba"
@@ -115,7 +111,7 @@ for r in 1 2 3; do
 	done
 done
 for w in traced requests; do
-	for z in plain gzip; do
+	for z in none gzip; do
 		b=$(awk -v w="$w" -v z="$z" '$1 == w && $2 == z { print $3 }' "$work/ba" | med)
 		a=$(awk -v w="$w" -v z="$z" '$1 == w && $2 == z { print $4 }' "$work/ba" | med)
 		awk -v w="$w" -v z="$z" -v b="$b" -v a="$a" 'BEGIN {
