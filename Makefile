@@ -59,12 +59,15 @@ OTLP_PROTOS := common/v1/common resource/v1/resource profiles/v1development/prof
 	collector/profiles/v1development/profiles_service
 OTLP_PB_C := $(patsubst %,$(OUTPUT)/otlp/opentelemetry/proto/%.pb-c.c,$(OTLP_PROTOS))
 OTLP_PB_H := $(OTLP_PB_C:.c=.h)
-LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS)) $(OTLP_PB_C:.c=.o)
+# the report page's template, styles and script, embedded as C arrays
+REPORT_SRCS := cmd/output/report/report.html cmd/output/report/report.css cmd/output/report/report.js
+REPORT_C := $(OUTPUT)/assets/report_assets.c
+LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS)) $(OTLP_PB_C:.c=.o) $(REPORT_C:.c=.o)
 CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 SAN_LIB_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(LIB_SRCS)) \
-	$(patsubst $(OUTPUT)/%.c,$(SAN_OUTPUT)/%.o,$(OTLP_PB_C))
+	$(patsubst $(OUTPUT)/%.c,$(SAN_OUTPUT)/%.o,$(OTLP_PB_C) $(REPORT_C))
 SAN_CMD_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(CMD_SRCS))
 SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN_OUTPUT)/tests/%,$(UNIT_SRCS))
 
@@ -149,6 +152,20 @@ $(SAN_OUTPUT)/otlp/%.pb-c.o: $(OUTPUT)/otlp/%.pb-c.c $(OTLP_PB_H)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
+$(REPORT_C): $(REPORT_SRCS) cmd/output/report/embed.sh
+	$(call msg,EMBED,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)bash cmd/output/report/embed.sh $(REPORT_SRCS) > $@
+
+$(OUTPUT)/assets/%.o: $(OUTPUT)/assets/%.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(SAN_OUTPUT)/assets/%.o: $(OUTPUT)/assets/%.c
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
@@ -223,9 +240,14 @@ san: $(SAN_OUTPUT)/ctxprof-go $(SAN_UNIT_BINS)
 FUZZ_OUTPUT := $(OUTPUT)/fuzz
 FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUTPUT)/%.o,$(LIB_SRCS)) \
-	$(patsubst $(OUTPUT)/%.c,$(FUZZ_OUTPUT)/%.o,$(OTLP_PB_C))
+	$(patsubst $(OUTPUT)/%.c,$(FUZZ_OUTPUT)/%.o,$(OTLP_PB_C) $(REPORT_C))
 
 $(FUZZ_OUTPUT)/otlp/%.pb-c.o: $(OUTPUT)/otlp/%.pb-c.c $(OTLP_PB_H)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
+
+$(FUZZ_OUTPUT)/assets/%.o: $(OUTPUT)/assets/%.c
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@

@@ -101,7 +101,8 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		stat_inc(STAT_LOST_RINGBUF);
 		return;
 	}
-	if (go_walk(w, l, 0) < 0) {
+	/* the goid puts the sample in its goroutine's lane of a timeline */
+	if (go_walk(w, l, 1) < 0) {
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	} else {
@@ -110,7 +111,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 			stat_inc(STAT_NO_G);
 		else if (!w->curg)
 			stat_inc(STAT_NO_CURG);
-		tc = sampled_ctx(l, tgid, w->curg);
+		tc = sampled_ctx(l, tgid, w->curg, e->goid);
 	}
 	/*
 	 * The set this CPU sent last, at the same address, in the same GC

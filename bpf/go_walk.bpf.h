@@ -307,8 +307,7 @@ static __always_inline int read_labels_map(struct work *wk, const struct go_layo
 /*
  * Fills W's event with the goroutine of the current task of a target with
  * layout L: W->g and W->curg (0 if none), W->labels (curg.labels) and, when
- * L knows where, the GC cycle count; the goid only when WANT_GOID (sampled
- * records do not carry it, and every read counts at 999 Hz). The labels
+ * L knows where, the GC cycle count; the goid when WANT_GOID. The labels
  * themselves are go_labels' job. Returns 0, or -1 when a read of target
  * memory failed along the way. Global: verified once per program.
  */

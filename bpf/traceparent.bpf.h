@@ -475,17 +475,17 @@ __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c
 }
 
 /*
- * The sampled goroutine's request context: its own, or on Go >= 1.21 that
- * of the goroutine that started it (one level: a handler's goroutines).
+ * The sampled goroutine's request context: its own (GOID, which go_walk
+ * read), or on Go >= 1.21 that of the goroutine that started it (one
+ * level: a handler's goroutines).
  */
 static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layout *l, __u32 tgid,
-							    __u64 curg)
+							    __u64 curg, __u64 goid)
 {
-	struct goid_key key = { .tgid = tgid };
+	struct goid_key key = { .tgid = tgid, .goid = goid };
 	const struct trace_ctx *c;
 
-	if (!want_contexts || (!l->hdr.map && !l->grpc.ok && !l->otel.ok) || !curg ||
-	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))
+	if (!want_contexts || (!l->hdr.map && !l->grpc.ok && !l->otel.ok) || !curg)
 		return NULL;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
 	if (c || !l->g_parent_goid ||

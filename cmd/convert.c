@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* convert.c: `ctxprof-go convert`: JSON lines as a pprof profile or folded stacks, as the live options write them. */
+/* convert.c: `ctxprof-go convert`: JSON lines as a pprof profile, folded stacks, a report page or a speedscope file. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -12,26 +12,39 @@
 #include "cmd/output/jsonl.h"
 #include "cmd/output/pprof.h"
 #include "cmd/output/rec.h"
+#include "cmd/output/recset.h"
+#include "cmd/output/report.h"
+#include "cmd/output/speedscope.h"
 #include "convert.h"
 
 #define MAX_BAD_LINES 20
 
+/* Where the records go: one of these a run. */
+struct outputs {
+	struct pprof *pp;
+	struct folded *fo;
+	struct recset *rs; /* --html, --speedscope */
+};
+
 /* One record for the output asked for; -EINVAL with the reason in ERR when it is none. */
-static int take(json_t *o, struct pprof *pp, struct folded *fo, char *err, size_t errlen)
+static int take(json_t *o, struct outputs *out, char *err, size_t errlen)
 {
 	struct rec_mem mem = {};
 	struct rec r;
 	int ret;
 
 	ret = rec__from_json(o, &r, &mem, err, errlen);
-	if (!ret && (ret = pp ? pprof__add(pp, &r) : folded__add(fo, &r)))
+	if (!ret && (ret = out->pp ? pprof__add(out->pp, &r) :
+			   out->fo ? folded__add(out->fo, &r) :
+				     recset__add(out->rs, &r)))
 		snprintf(err, errlen, "%s", strerror(-ret));
 	rec_mem__free(&mem);
 	return ret;
 }
 
 static const char usage[] =
-	"Usage: ctxprof-go convert (--pprof FILE | -f [--folded-trace-root] [--folded-wall]) [INPUT]\n"
+	"Usage: ctxprof-go convert (--pprof FILE | -f [--folded-trace-root] [--folded-wall] |\n"
+	"                           --html FILE | --speedscope FILE) [INPUT]\n"
 	"\n"
 	"Reads ctxprof-go's JSON lines from INPUT (default: stdin), for example a\n"
 	"jq selection of one trace, and writes them in another format. The result\n"
@@ -45,6 +58,13 @@ static const char usage[] =
 	"      --folded-trace-root    the trace ID as the root frame\n"
 	"      --folded-wall          wall records only (--wall), the state or wait reason\n"
 	"                             as the leaf, [chan_receive]; without it, the others\n"
+	"      --html FILE            one self-contained page: every trace in a table, and\n"
+	"                             for the costliest 500 their CPU and wall-clock flame\n"
+	"                             graphs and a timeline of their samples; the whole run\n"
+	"                             grouped by trace. Opens offline in any browser\n"
+	"      --speedscope FILE      speedscope's JSON file format: a CPU and a wall-clock\n"
+	"                             profile for each of the costliest 100 traces, and\n"
+	"                             for the whole run grouped by trace\n"
 	"  -h, --help                 show this help\n"
 	"\n"
 	"pprof sample types: samples (count), cpu and wall (nanoseconds); wall records\n"
@@ -55,27 +75,30 @@ static const char usage[] =
 	"      ctxprof-go convert --pprof trace.pb.gz\n"
 	"  go tool pprof -top trace.pb.gz\n"
 	"  go tool pprof -sample_index=wall -tagfocus=wait_reason='chan receive' -top trace.pb.gz\n"
-	"  ctxprof-go convert -f cpu.jsonl | flamegraph.pl > cpu.svg\n";
+	"  ctxprof-go convert -f cpu.jsonl | flamegraph.pl > cpu.svg\n"
+	"  ctxprof-go convert --html report.html prof.jsonl; xdg-open report.html\n"
+	"  ctxprof-go convert --speedscope prof.speedscope.json prof.jsonl\n";
 
 int convert__main(int argc, char **argv)
 {
-	enum { OPT_PPROF = 256, OPT_TRACE_ROOT, OPT_WALL };
+	enum { OPT_PPROF = 256, OPT_TRACE_ROOT, OPT_WALL, OPT_HTML, OPT_SPEEDSCOPE };
 	static const struct option opts[] = {
 		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "html", required_argument, NULL, OPT_HTML },
+		{ "speedscope", required_argument, NULL, OPT_SPEEDSCOPE },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "folded-trace-root", no_argument, NULL, OPT_TRACE_ROOT },
 		{ "folded-wall", no_argument, NULL, OPT_WALL },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	const char *pprof = NULL, *input = "-";
+	const char *pprof = NULL, *html = NULL, *speedscope = NULL, *input = "-", *name;
 	bool folded = false, trace_root = false, wall = false;
 	size_t len, bad = 0, good = 0;
 	const char *line;
 	char err[256];
 	struct jsonl *jl = NULL;
-	struct pprof *pp = NULL;
-	struct folded *fo = NULL;
+	struct outputs out = {};
 	json_error_t jerr;
 	FILE *in = stdin;
 	json_t *rec;
@@ -86,6 +109,12 @@ int convert__main(int argc, char **argv)
 		switch (opt) {
 		case OPT_PPROF:
 			pprof = optarg;
+			break;
+		case OPT_HTML:
+			html = optarg;
+			break;
+		case OPT_SPEEDSCOPE:
+			speedscope = optarg;
 			break;
 		case 'f':
 			folded = true;
@@ -110,12 +139,18 @@ int convert__main(int argc, char **argv)
 		fprintf(stderr, "convert: one INPUT at most: '%s' is a second\n", argv[optind]);
 		goto usage;
 	}
-	if (!pprof && !folded) {
-		fprintf(stderr, "convert: no output format: give --pprof FILE or -f\n");
+	if (!pprof && !folded && !html && !speedscope) {
+		fprintf(stderr, "convert: no output format: give --pprof FILE, -f, --html FILE or "
+				"--speedscope FILE\n");
 		goto usage;
 	}
 	if (pprof && folded) {
 		fprintf(stderr, "convert: --pprof and -f (or --folded-*) both given: one format a run\n");
+		goto usage;
+	}
+	if (!!pprof + folded + !!html + !!speedscope > 1) {
+		fprintf(stderr, "convert: %s and %s both given: one format a run\n",
+			pprof ? "--pprof" : folded ? "-f" : "--html", speedscope ? "--speedscope" : "--html");
 		goto usage;
 	}
 	if (strcmp(input, "-") && !(in = fopen(input, "r"))) {
@@ -123,11 +158,13 @@ int convert__main(int argc, char **argv)
 		return 1;
 	}
 	if (pprof)
-		pp = pprof__new();
+		out.pp = pprof__new();
+	else if (folded)
+		out.fo = folded__new();
 	else
-		fo = folded__new();
+		out.rs = recset__new();
 	jl = jsonl__new(in);
-	if ((!pp && !fo) || !jl) {
+	if ((!out.pp && !out.fo && !out.rs) || !jl) {
 		fprintf(stderr, "out of memory\n");
 		goto out;
 	}
@@ -139,7 +176,7 @@ int convert__main(int argc, char **argv)
 		if (!rec) {
 			snprintf(err, sizeof(err), "%s%s", line[len - 1] != '\n' ? "truncated last line: " : "",
 				 jerr.text);
-		} else if (take(rec, pp, fo, err, sizeof(err)) == 0) {
+		} else if (take(rec, &out, err, sizeof(err)) == 0) {
 			good++;
 			json_decref(rec);
 			continue;
@@ -165,14 +202,25 @@ int convert__main(int argc, char **argv)
 		goto out;
 	}
 	if (pprof) {
-		ret = pprof__write(pp, pprof);
+		ret = pprof__write(out.pp, pprof);
 		if (ret) {
 			fprintf(stderr, "failed to write %s: %s\n", pprof, strerror(-ret));
 			ret = 1;
 			goto out;
 		}
 		fprintf(stderr, "ctxprof-go: %zu records in %s\n", good, pprof);
-	} else if ((ret = folded__write(fo, stdout, trace_root, wall))) {
+	} else if (html || speedscope) {
+		/* the page names its source: the file's name, not the directories above it */
+		name = strcmp(input, "-") ? strrchr(input, '/') : NULL;
+		name = name ? name + 1 : strcmp(input, "-") ? input : "<stdin>";
+		ret = html ? report__write(out.rs, html, name) : speedscope__write(out.rs, speedscope, name);
+		if (ret) {
+			fprintf(stderr, "failed to write %s: %s\n", html ?: speedscope, strerror(-ret));
+			ret = 1;
+			goto out;
+		}
+		fprintf(stderr, "ctxprof-go: %zu records in %s\n", good, html ?: speedscope);
+	} else if ((ret = folded__write(out.fo, stdout, trace_root, wall))) {
 		fprintf(stderr, "failed to write folded stacks to stdout: %s\n", strerror(-ret));
 		ret = 1;
 		goto out;
@@ -184,8 +232,9 @@ int convert__main(int argc, char **argv)
 	}
 out:
 	jsonl__free(jl);
-	pprof__free(pp);
-	folded__free(fo);
+	pprof__free(out.pp);
+	folded__free(out.fo);
+	recset__free(out.rs);
 	if (in && in != stdin)
 		fclose(in);
 	return ret;

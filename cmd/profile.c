@@ -43,7 +43,7 @@ static const char usage[] =
 	"       ctxprof-go --pin DIR | --uprobe BINARY:SYMBOL [OPTIONS] [DURATION]\n"
 	"       ctxprof-go check [--json] BINARY...\n"
 	"       ctxprof-go addr2line [-a] [-i] BINARY < ADDRESSES\n"
-	"       ctxprof-go convert (--pprof FILE | -f) [INPUT]\n"
+	"       ctxprof-go convert (--pprof FILE | -f | --html FILE | --speedscope FILE) [INPUT]\n"
 	"\n"
 	"Samples the CPU of Go processes with eBPF and tags every sample with the\n"
 	"trace ID its goroutine carries as a pprof label (pprof.Do). Prints one JSON\n"
@@ -61,6 +61,9 @@ static const char usage[] =
 	"      --append            add to -o FILE instead of starting it anew (a service\n"
 	"                          that restarts keeps what it wrote)\n"
 	"      --pprof FILE        also write a gzipped pprof profile to FILE at exit\n"
+	"      --html FILE         also write a report page to FILE at exit: every trace,\n"
+	"                          its flame graphs and the timeline of its samples; one\n"
+	"                          self-contained file (see convert --html)\n"
 	"  -f, --folded            write folded stacks (comm;root;...;leaf COUNT) to stdout\n"
 	"                          at exit; JSON lines then go only to -o FILE, if given\n"
 	"      --folded-trace-root like -f, with the trace ID as the root frame\n"
@@ -118,6 +121,7 @@ static const char usage[] =
 	"  ctxprof-go -p $(pidof checkout) -d 30 > cpu.jsonl\n"
 	"  ctxprof-go -p 4242,4243 -F 499 -i 5 -o cpu.jsonl\n"
 	"  ctxprof-go -p $(pidof api) --wall -d 30 --pprof wall.pb.gz > prof.jsonl\n"
+	"  ctxprof-go -p $(pidof api) --wall -d 30 --html report.html > prof.jsonl\n"
 	"  go tool pprof -sample_index=wall -tagfocus=trace_id=4bf92f35... -top wall.pb.gz\n"
 	"  ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl\n"
 	"  ctxprof-go --all --otlp http://localhost:4318 -o /var/log/ctxprof-go/cpu.jsonl\n"
@@ -152,6 +156,7 @@ struct options {
 	const char *cgroup;
 	unsigned long ring_kib; /* per CPU */
 	const char *pprof;
+	const char *html;
 	bool folded, folded_trace_root, folded_wall;
 	bool wall;
 	unsigned long wall_hz;
@@ -201,6 +206,7 @@ enum {
 	OPT_UPROBE,
 	OPT_UPROBE_ABI,
 	OPT_PPROF,
+	OPT_HTML,
 	OPT_FOLDED_TRACE_ROOT,
 	OPT_RING_KIB,
 	OPT_CGROUP,
@@ -490,6 +496,7 @@ static const struct opt_spec opt_table[] = {
 	STRING("output", 'o', output),
 	FLAG("append", OPT_APPEND, append),
 	STRING("pprof", OPT_PPROF, pprof),
+	STRING("html", OPT_HTML, html),
 	FOLDED("folded", 'f', folded),
 	FOLDED("folded-trace-root", OPT_FOLDED_TRACE_ROOT, folded_trace_root),
 	FOLDED("folded-wall", OPT_FOLDED_WALL, folded_wall),
@@ -759,6 +766,7 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.verbose = o->verbose > 0,
 		.ring_kib = o->ring_kib,
 		.pprof = o->pprof,
+		.html = o->html,
 		.folded = o->folded,
 		.folded_trace_root = o->folded_trace_root,
 		.folded_wall = o->folded_wall,

@@ -51,6 +51,11 @@
 #    and the gzip pprof of the same run, bytes a sample before and after
 #    OTLP took Pyroscope's shape (the build of 68d3d5c against this one,
 #    taking turns), one export of 10,000 records.
+# 10. The report page and speedscope (tests/bench/report.sh): --all for 60 s
+#    over 200 targets (traced and labelswitch), then with --wall: convert
+#    --html and --speedscope times (<= 2 s for the CPU minute's page), sizes,
+#    bytes a sample that sample times add, and the page in headless Chromium:
+#    drawn, and a click on the costliest trace answered (each <= 1 s).
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -607,4 +612,7 @@ bash "$TOP/tests/bench/wall.sh" || status=1
 
 # 9. --otlp: its own script, which also runs alone
 bash "$TOP/tests/bench/otlp.sh" || status=1
+
+# 10. the report page and speedscope: its own script, which also runs alone
+bash "$TOP/tests/bench/report.sh" || status=1
 exit $status

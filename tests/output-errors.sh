@@ -7,7 +7,8 @@
 # stderr line:
 # 1. -o /dev/full, stdout redirected to /dev/full, --pprof /dev/full (with
 #    the JSON lines still complete in their own file), -f with stdout on
-#    /dev/full, and `convert -f` to /dev/full.
+#    /dev/full, `convert -f` to /dev/full, --html /dev/full, and `convert
+#    --html` and `--speedscope` to /dev/full.
 # 2. A reader that goes away: `ctxprof-go -p P -i 1 -d 290 | head -n 1` must
 #    end on its own (Broken pipe), long before -d, with head's line a whole
 #    record; and `--pin DIR --uprobe ... | head -n 1` must also remove its
@@ -50,6 +51,13 @@ expect_failure "-f with stdout on /dev/full" 'failed to write (folded stacks|rec
 
 "$CTXPROF" convert -f "$work/with-pprof.jsonl" >/dev/full 2>"$work/full-convert.err"
 expect_failure "convert -f to /dev/full" 'failed to write .*stdout: No space left on device' $? "$work/full-convert.err"
+
+"$CTXPROF" -p "$tp" -F 999 -d 3 --html /dev/full -o /dev/null 2>"$work/full-html.err"
+expect_failure "--html /dev/full" 'failed to write the report /dev/full: No space left on device' $? "$work/full-html.err"
+for f in html speedscope; do
+	"$CTXPROF" convert --$f /dev/full "$work/with-pprof.jsonl" 2>"$work/full-$f.err"
+	expect_failure "convert --$f /dev/full" 'failed to write /dev/full: No space left on device' $? "$work/full-$f.err"
+done
 
 # a reader that goes away; `timeout` only keeps a hang from stalling the suite
 start=$(date +%s)

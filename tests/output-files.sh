@@ -6,7 +6,8 @@
 # whole test. Records carry goroutine labels, which may name tenants or
 # users, so files ctxprof-go creates are 0600 whatever the umask (022 here,
 # which gives 0644 to a file created the usual way):
-# 1. -o NEW and --pprof NEW, and `convert --pprof NEW`, are created 0600.
+# 1. -o NEW, --pprof NEW and --html NEW, and `convert --pprof NEW`,
+#    `--html NEW` and `--speedscope NEW`, are created 0600.
 # 2. -o on an existing 0644 file truncates it and keeps its mode; with
 #    --append, what was there stays first and the new records follow.
 # 3. Log rotation: the file is renamed while ctxprof-go writes it, SIGHUP
@@ -27,15 +28,20 @@ echo "# target: go$v testdata/traced (pid $tp), umask $(umask)"
 mode() { stat -c %a "$1" 2>/dev/null || echo missing; }
 
 # 1. new files
-"$CTXPROF" -p "$tp" -F 499 -d 2 -o "$work/new.jsonl" --pprof "$work/new.pb.gz" 2>"$work/new.err"
-check_eq "-o and --pprof exit" 0 "$?"
+"$CTXPROF" -p "$tp" -F 499 -d 2 -o "$work/new.jsonl" --pprof "$work/new.pb.gz" --html "$work/new.html" 2>"$work/new.err"
+check_eq "-o, --pprof and --html exit" 0 "$?"
 check_eq "-o NEW is created 0600" 600 "$(mode "$work/new.jsonl")"
 check_eq "--pprof NEW is created 0600" 600 "$(mode "$work/new.pb.gz")"
+check_eq "--html NEW is created 0600" 600 "$(mode "$work/new.html")"
 check_eq "the records in -o NEW are the statistics' samples" same \
 	"$(records_hold_stats "$work/new.jsonl" "$work/new.err")"
 "$CTXPROF" convert --pprof "$work/conv.pb.gz" "$work/new.jsonl" 2>"$work/conv.err"
 check_eq "convert --pprof NEW exits" 0 "$?"
 check_eq "convert --pprof NEW is created 0600" 600 "$(mode "$work/conv.pb.gz")"
+for f in html speedscope; do
+	"$CTXPROF" convert --$f "$work/conv.$f" "$work/new.jsonl" 2>"$work/conv.err"
+	check_eq "convert --$f NEW is created 0600" 600 "$(mode "$work/conv.$f")"
+done
 # a file created the usual way, to show that the umask alone would not do it
 : >"$work/usual"
 echo "# for comparison, a file created by the shell here is $(mode "$work/usual")"

@@ -120,10 +120,12 @@ refuses "trace sources ending with a comma" 2 "--trace-sources: 'label,' is not 
 refuses "an empty label in --otlp-labels" 2 "--otlp-labels 'route,,tenant': an empty item; keys are separated by single commas" \
 	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --otlp-labels route,,tenant
 refuses "a bad PID points at --help" 2 "^Try 'ctxprof-go --help'.$" "$CTXPROF" -p abc
-refuses "convert without a format" 2 "^convert: no output format: give --pprof FILE or -f$" \
+refuses "convert without a format" 2 "^convert: no output format: give --pprof FILE, -f, --html FILE or --speedscope FILE$" \
 	"$CTXPROF" convert /dev/null
 refuses "convert with two formats" 2 "^convert: --pprof and -f \\(or --folded-\\*\\) both given" \
 	"$CTXPROF" convert -f --pprof "$work/two.pb.gz" /dev/null
+refuses "convert with a page and speedscope" 2 "^convert: --html and --speedscope both given: one format a run$" \
+	"$CTXPROF" convert --html "$work/two.html" --speedscope "$work/two.json" /dev/null
 refuses "convert with two inputs" 2 "^convert: one INPUT at most: 'b' is a second$" \
 	"$CTXPROF" convert -f a b
 refuses "convert, an unknown flag, points at --help" 2 "^Try 'ctxprof-go convert --help'.$" \

@@ -69,6 +69,7 @@ run "wall clock on Debian's own stripped Go programs (caddy of three suites)" ba
 run "outputs: pprof, folded, convert" bash "$TOP/tests/outputs.sh"
 run "output errors: full devices, closed pipes" bash "$TOP/tests/output-errors.sh"
 run "output files: private (0600), --append, SIGHUP rotation" bash "$TOP/tests/output-files.sh"
+run "report page and speedscope, seen in headless Chromium" bash "$TOP/tests/report.sh"
 run "OTLP profiles through an OpenTelemetry Collector" bash "$TOP/tests/otlp.sh"
 run "hostile input: broken binaries, records and flags under ASan+UBSan" bash "$TOP/tests/hostile-input.sh"
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"

@@ -781,6 +781,7 @@ static struct sample *sample(struct vec *samples, struct hashmap *ids, const int
 static int add_times(struct sample *s, const struct rec_stack *st)
 {
 	uint64_t *t;
+	size_t i;
 
 	if (st->ntimes < st->samples)
 		s->untimed = true;
@@ -789,7 +790,8 @@ static int add_times(struct sample *s, const struct rec_stack *st)
 	t = vec__extend(&s->times, st->ntimes);
 	if (!t)
 		return -ENOMEM;
-	memcpy(t, st->times, st->ntimes * sizeof(*t));
+	for (i = 0; i < st->ntimes; i++)
+		t[i] = st->times[i].ns;
 	return 0;
 }
 

@@ -9,9 +9,6 @@
 
 #include "rec.h"
 
-/* Per-sample times a request carries at most (8 bytes each); past them, counts alone. */
-#define OTLP_MAX_TIMES 1000000
-
 /*
  * Attribute names one series carries at most, resource and sample
  * attributes together: Pyroscope refuses a series of more than 30 label

@@ -266,9 +266,45 @@ static void put_frame(struct strbuf *b, const struct rec_frame *f)
 	strbuf__put(b, "}", 1);
 }
 
+/*
+ * ST's times as times_us (after the record's start), goids and, for wall
+ * records, weights: up to LEFT of them, which the record's stacks share.
+ */
+static void put_times(struct strbuf *b, const struct rec *r, const struct rec_stack *st,
+		      size_t *left)
+{
+	size_t i, n = st->ntimes < *left ? st->ntimes : *left;
+	int64_t start_us = r->start_ns / 1000, us;
+
+	*left -= n;
+	put_str(b, ",\"times_us\":[");
+	for (i = 0; i < n; i++) {
+		if (i)
+			strbuf__put(b, ",", 1);
+		us = st->times[i].ns / 1000 - start_us;
+		put_int(b, us > 0 ? us : 0);
+	}
+	put_str(b, "],\"goids\":[");
+	for (i = 0; i < n; i++) {
+		if (i)
+			strbuf__put(b, ",", 1);
+		put_int(b, (int64_t)(st->times[i].goid & INT64_MAX));
+	}
+	strbuf__put(b, "]", 1);
+	if (r->origin != REC_WALL)
+		return;
+	put_str(b, ",\"weights\":[");
+	for (i = 0; i < n; i++) {
+		if (i)
+			strbuf__put(b, ",", 1);
+		put_int(b, (int64_t)(st->times[i].weight & INT64_MAX));
+	}
+	strbuf__put(b, "]", 1);
+}
+
 int rec__json(const struct rec *r, struct strbuf *b)
 {
-	size_t i, j;
+	size_t i, j, left = REC_MAX_TIMES;
 
 	b->oom = false;
 	strbuf__put(b, "{", 1);
@@ -334,7 +370,10 @@ int rec__json(const struct rec *r, struct strbuf *b)
 				strbuf__put(b, ",", 1);
 			put_frame(b, &r->stacks[i].frames[j]);
 		}
-		strbuf__put(b, "]}", 2);
+		strbuf__put(b, "]", 1);
+		if (r->origin == REC_SAMPLING || r->origin == REC_WALL)
+			put_times(b, r, &r->stacks[i], &left);
+		strbuf__put(b, "}", 1);
 	}
 	strbuf__put(b, "]", 1);
 	put_key(b, "mappings");
@@ -367,6 +406,13 @@ int rec__json(const struct rec *r, struct strbuf *b)
 			put_str(b, "null");
 	}
 	strbuf__put(b, "}\n", 2);
+	return b->oom ? -ENOMEM : 0;
+}
+
+int rec__json_labels(const struct rec *r, struct strbuf *b)
+{
+	b->oom = false;
+	put_labels(b, r);
 	return b->oom ? -ENOMEM : 0;
 }
 
@@ -552,16 +598,75 @@ static int parse_labels(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 	return 0;
 }
 
+/* Is V an integer from LO to HI? */
+static bool int_in(json_t *v, int64_t lo, int64_t hi)
+{
+	return json_is_integer(v) && json_integer_value(v) >= lo && json_integer_value(v) <= hi;
+}
+
+/*
+ * Stack I's times_us, goids and weights (wall records), checked against
+ * the record, after *T (which moves on). Stacks of events have none, older
+ * records none at all.
+ */
+static int parse_times(json_t *st, size_t i, struct rec *r, struct rec_stack *s,
+		       struct rec_time **t, char *err, size_t errlen)
+{
+	json_t *times = json_object_get(st, "times_us"), *goids = json_object_get(st, "goids");
+	json_t *weights = json_object_get(st, "weights");
+	bool wall = r->origin == REC_WALL;
+	int64_t span_us = r->end_ns / 1000 - r->start_ns / 1000;
+	uint64_t sum = 0;
+	size_t j, n;
+
+	if (!times && !goids && !weights)
+		return 0;
+	if (r->origin != REC_SAMPLING && !wall)
+		return fail("stack %zu: \"times_us\", \"goids\" or \"weights\" in a record of origin %s",
+			    i, rec_origin__name(r->origin));
+	n = json_array_size(times);
+	if (!json_is_array(times) || !json_is_array(goids) || json_array_size(goids) != n ||
+	    (wall != !!weights) || (weights && (!json_is_array(weights) || json_array_size(weights) != n)))
+		return fail("stack %zu: \"times_us\" and \"goids\"%s are not arrays of one length", i,
+			    wall ? " and \"weights\"" : " (and no \"weights\": wall records only)");
+	if (n > s->samples)
+		return fail("stack %zu: more times (%zu) than samples (%" PRIu64 ")", i, n, s->samples);
+	for (j = 0; j < n; j++) {
+		if (!int_in(json_array_get(times, j), 0, span_us))
+			return fail("stack %zu: times_us[%zu] is not an integer from 0 to the record's "
+				    "end (%" PRId64 ")", i, j, span_us);
+		if (!int_in(json_array_get(goids, j), 0, INT64_MAX))
+			return fail("stack %zu: goids[%zu] is not an integer of at least 0", i, j);
+		if (weights && !int_in(json_array_get(weights, j), 1, INT64_MAX))
+			return fail("stack %zu: weights[%zu] is not an integer of at least 1", i, j);
+		(*t)[j] = (struct rec_time){
+			r->start_ns / 1000 * 1000 + json_integer_value(json_array_get(times, j)) * 1000,
+			json_integer_value(json_array_get(goids, j)),
+			weights ? (uint64_t)json_integer_value(json_array_get(weights, j)) : 1,
+		};
+		sum += (*t)[j].weight;
+		if (sum > s->samples)
+			return fail("stack %zu: its weights add up to more than its samples (%" PRIu64 ")",
+				    i, s->samples);
+	}
+	s->times = *t;
+	s->ntimes = n;
+	*t += n;
+	return 0;
+}
+
 static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
 {
-	static const char *const stack_keys[] = { "samples", "frames", NULL };
+	static const char *const stack_keys[] = { "samples", "frames", "times_us", "goids", "weights", NULL };
 	static const char *const frame_keys[] = { "func", "addr", "file", "line", "inlined", NULL };
 	json_t *stacks = json_object_get(o, "stacks"), *st, *frames, *f, *v;
 	const char *k;
 	struct rec_stack *s;
 	struct rec_frame *fr;
-	size_t i, j, total = 0;
+	struct rec_time *t;
+	size_t i, j, total = 0, ntimes = 0;
 	uint64_t sum = 0;
+	int ret;
 
 	if (!json_is_array(stacks))
 		return fail("\"stacks\" missing or not an array");
@@ -578,20 +683,26 @@ static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 		if (!json_is_array(frames))
 			return fail("stack %zu: \"frames\" missing or not an array", i);
 		total += json_array_size(frames);
+		ntimes += json_array_size(json_object_get(st, "times_us"));
 	}
 	/* beyond the schema: every sample is one of a stack's */
 	if (sum != r->samples)
 		return fail("the stacks' samples add up to %" PRIu64 ", not \"samples\" (%" PRIu64 ")", sum,
 			    r->samples);
+	if (ntimes > REC_MAX_TIMES)
+		return fail("the stacks hold %zu times, more than a record's %d", ntimes, REC_MAX_TIMES);
 	s = rec_alloc(m, json_array_size(stacks), sizeof(*s));
 	fr = rec_alloc(m, total, sizeof(*fr));
-	if (!s || !fr)
+	t = rec_alloc(m, ntimes, sizeof(*t));
+	if (!s || !fr || !t)
 		return fail("out of memory");
 	r->stacks = s;
 	r->nstacks = json_array_size(stacks);
 	json_array_foreach(stacks, i, st) {
 		frames = json_object_get(st, "frames");
 		s[i].samples = json_integer_value(json_object_get(st, "samples"));
+		if ((ret = parse_times(st, i, r, &s[i], &t, err, errlen)))
+			return ret;
 		s[i].frames = fr;
 		s[i].nframes = json_array_size(frames);
 		json_array_foreach(frames, j, f) {

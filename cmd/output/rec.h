@@ -19,13 +19,26 @@ struct rec_frame {
 	bool inlined;
 };
 
+/* One sample of a stack, or one look of --wall at a goroutine: the records' times_us, goids, weights. */
+struct rec_time {
+	int64_t ns; /* CLOCK_REALTIME */
+	uint64_t goid; /* 0: none (a CPU sample outside any goroutine) */
+	uint64_t weight; /* the samples it counts: 1, or the snapshots a wall look counts */
+};
+
+/*
+ * A record's times written at most (times_us, summed over its stacks):
+ * samples past it are counted, not timed.
+ */
+#define REC_MAX_TIMES 100000
+
 struct rec_stack {
 	uint64_t samples;
 	size_t nframes;
 	const struct rec_frame *frames; /* leaf first */
-	/* when CPU samples were taken (CLOCK_REALTIME ns), where kept (--otlp); not in JSON */
+	/* when its samples (wall: looks) were taken, in order, where kept; fewer than samples when not */
 	size_t ntimes;
-	const int64_t *times;
+	const struct rec_time *times;
 };
 
 struct rec_mapping {
@@ -83,6 +96,9 @@ const char *rec_origin__name(enum rec_origin o);
  * valid UTF-8 (U+FFFD for invalid bytes), escaped as JSON wants. -ENOMEM.
  */
 int rec__json(const struct rec *r, struct strbuf *b);
+
+/* R's labels as the JSON object rec__json writes, appended to B. -ENOMEM. */
+int rec__json_labels(const struct rec *r, struct strbuf *b);
 
 /*
  * Labels as a JSON object keeps them: a key that reads like an earlier

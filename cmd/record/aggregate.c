@@ -125,24 +125,29 @@ void counted_stack__free(void *p)
 	free(cs);
 }
 
-/* When a sample was taken, for OTLP's per-sample times; past the bound, the count alone. */
-static void keep_time(struct aggregate *a, struct counted_stack *cs, bool wall, uint64_t time_ns)
+/*
+ * When a sample (or a wall look) was taken, of which goroutine, and what
+ * it counts; past the interval's bound, the count alone. Whether it was kept.
+ */
+static bool keep_time(struct aggregate *a, struct counted_stack *cs, bool wall, uint64_t time_ns,
+		      uint64_t goid, uint64_t weight)
 {
-	uint64_t *times;
+	struct counted_time *times;
 	uint32_t cap;
 
 	if (a->times_left[wall] == 0)
-		return;
+		return false;
 	if (cs->ntimes == cs->cap) {
 		cap = cs->cap ? 2 * cs->cap : 8;
 		times = realloc(cs->times, cap * sizeof(*times));
 		if (!times)
-			return;
+			return false;
 		cs->times = times;
 		cs->cap = cap;
 	}
-	cs->times[cs->ntimes++] = time_ns;
+	cs->times[cs->ntimes++] = (struct counted_time){ time_ns, goid, weight };
 	a->times_left[wall]--;
+	return true;
 }
 
 static void counted__free(void *p)
@@ -411,10 +416,12 @@ static void count_n(struct aggregate *a, struct counted *r, uint64_t n, uint64_t
 }
 
 bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_t n,
-		       uint64_t looks, uint64_t first_ns, uint64_t last_ns, const uint64_t *times)
+		       uint64_t looks, uint64_t first_ns, uint64_t last_ns, const uint64_t *times,
+		       const uint64_t *weights, uint64_t goid)
 {
 	struct counted_stack *cs = slot->stack;
 	struct counted *r = slot->record;
+	struct counted_time *t;
 	uint64_t i;
 
 	if (slot->gen != a->gen)
@@ -422,8 +429,12 @@ bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_
 	count_n(a, r, n, first_ns, last_ns);
 	r->observed += looks;
 	cs->count += n;
+	/* more snapshots for the look just counted, where its time was kept */
+	t = cs->ntimes ? &cs->times[cs->ntimes - 1] : NULL;
+	if (!looks && t && t->time_ns == first_ns && t->goid == goid)
+		t->weight += n;
 	for (i = 0; times && i < looks; i++)
-		keep_time(a, cs, r->wall != 0, times[i]);
+		keep_time(a, cs, r->wall != 0, times[i], goid, weights ? weights[i] : 1);
 	return true;
 }
 
@@ -476,7 +487,8 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	r->observed++;
 	cs->count++;
 	if (e->origin == ORIGIN_SAMPLING || e->origin == ORIGIN_WALL)
-		keep_time(a, cs, e->origin == ORIGIN_WALL, e->time_ns);
+		keep_time(a, cs, e->origin == ORIGIN_WALL, e->time_ns,
+			  e->flags & SAMPLE_F_CURG ? e->goid : 0, 1);
 	if (slot) {
 		/* taken first: the slot may already hold these */
 		r->refs++;

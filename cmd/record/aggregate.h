@@ -73,11 +73,13 @@ void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool 
 int aggregate__add(struct aggregate *a, const void *data, size_t size);
 
 /*
- * Keeps when each sample was taken, for records' rec_stack.times (OTLP's
- * per-sample timestamps), up to MAX_CPU CPU and MAX_WALL wall samples an
- * interval; 0: none (the default). Past them, samples are counted without
- * their time.
+ * Keeps when each sample was taken, and of which goroutine, for records'
+ * rec_stack.times (the records' times_us, OTLP's per-sample times), up to
+ * MAX_CPU CPU samples and MAX_WALL wall looks an interval; 0: none (the
+ * default). Past them, samples are counted without their time.
  */
+/* What a recording keeps: an OTLP request carries as many (8 bytes each) */
+#define AGG_MAX_TIMES 1000000
 void aggregate__keep_times(struct aggregate *a, uint64_t max_cpu, uint64_t max_wall);
 
 /* --wall: the wall-clock time one ORIGIN_WALL sample stands for. */
@@ -102,14 +104,16 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 /* SLOT no longer holds its record and stack; it is left empty. */
 void aggregate__release_slot(struct aggregate *a, struct agg_slot *slot);
 /*
- * N more samples where SLOT points, from LOOKS looks at the goroutine (a
+ * N more samples where SLOT points, from LOOKS looks at goroutine GOID (a
  * wall look counts the snapshots since its last one), the first at
- * FIRST_NS and the last at LAST_NS, taken at TIMES (LOOKS of them, or NULL
- * when not known one by one); false when the slot is stale (add the event
- * again).
+ * FIRST_NS and the last at LAST_NS, taken at TIMES, each counting WEIGHTS
+ * snapshots (LOOKS of each, or TIMES NULL when not known one by one). With
+ * LOOKS 0, the N samples are the look just counted at FIRST_NS, which
+ * counts them too. False when the slot is stale (add the event again).
  */
 bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_t n,
-		       uint64_t looks, uint64_t first_ns, uint64_t last_ns, const uint64_t *times);
+		       uint64_t looks, uint64_t first_ns, uint64_t last_ns, const uint64_t *times,
+		       const uint64_t *weights, uint64_t goid);
 /* What a filled slot's gen is: one of an empty slot (0) is not. */
 uint64_t aggregate__gen(const struct aggregate *a);
 

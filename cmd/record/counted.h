@@ -32,13 +32,17 @@ struct counted {
 	struct go_label labels[MAX_LABELS];
 };
 
-/*
- * What one stack of a record counted: its samples, and with times kept,
- * when each CPU sample was taken (bpf_ktime_get_ns()).
- */
+/* One sample, or one wall look, of a stack: when, of which goroutine, and what it counts. */
+struct counted_time {
+	uint64_t time_ns; /* bpf_ktime_get_ns() */
+	uint64_t goid; /* 0: no goroutine (g0's own CPU) */
+	uint64_t weight; /* samples: 1 for a CPU sample, the snapshots a wall look counts */
+};
+
+/* What one stack of a record counted: its samples, and when each was taken (up to the bounds). */
 struct counted_stack {
 	uint64_t count; /* first: agg_slot points at it */
-	uint64_t *times;
+	struct counted_time *times;
 	uint32_t ntimes, cap;
 	uint32_t refs; /* agg_slots that point at it */
 };

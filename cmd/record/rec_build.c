@@ -9,7 +9,7 @@
 struct rec_builder {
 	struct rec_frame *frames;
 	size_t nframes, capframes;
-	int64_t *times; /* of CPU samples, CLOCK_REALTIME */
+	struct rec_time *times; /* of samples and wall looks, CLOCK_REALTIME */
 	size_t ntimes, captimes;
 	struct rec_stack *stacks;
 	size_t capstacks;
@@ -158,7 +158,17 @@ static int add_frames(struct rec_builder *b, const struct agg_target *t, const u
 	return 0;
 }
 
-/* The times of CS's samples, where kept, after the record's times so far: wall-clock times. */
+static int by_time(const void *pa, const void *pb)
+{
+	const struct rec_time *a = pa, *b = pb;
+
+	return a->ns < b->ns ? -1 : a->ns > b->ns;
+}
+
+/*
+ * The times of CS's samples (looks), where kept, after the record's times
+ * so far: wall-clock times, in order (rings are read a CPU at a time).
+ */
 static int add_times(struct rec_builder *b, const struct counted_stack *cs,
 		     const struct rec_clock *clk)
 {
@@ -169,7 +179,11 @@ static int add_times(struct rec_builder *b, const struct counted_stack *cs,
 	if (!grow_array((void **)&b->times, &b->captimes, b->ntimes + cs->ntimes, sizeof(*b->times)))
 		return -ENOMEM;
 	for (i = 0; i < cs->ntimes; i++)
-		b->times[b->ntimes++] = cs->times[i] + clk->mono_to_real_ns;
+		b->times[b->ntimes++] = (struct rec_time){
+			cs->times[i].time_ns + clk->mono_to_real_ns, cs->times[i].goid,
+			cs->times[i].weight,
+		};
+	qsort(b->times + b->ntimes - cs->ntimes, cs->ntimes, sizeof(*b->times), by_time);
 	return 0;
 }
 
@@ -200,7 +214,7 @@ static int build_stacks(struct rec_builder *b, const struct counted *c, const st
 		/* offsets now: the arrays may move as they grow */
 		b->stacks[i] = (struct rec_stack){
 			l.items[i].cs->count, b->nframes - first, (const struct rec_frame *)(uintptr_t)first,
-			b->ntimes - first_time, (const int64_t *)(uintptr_t)first_time,
+			b->ntimes - first_time, (const struct rec_time *)(uintptr_t)first_time,
 		};
 	}
 	for (i = 0; i < l.n; i++) {

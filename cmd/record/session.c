@@ -16,6 +16,7 @@
 #include "bpf/ctxprof.h"
 #include "cmd/output/folded.h"
 #include "cmd/output/pprof.h"
+#include "cmd/output/report.h"
 #include "cmd/symbols/binaries.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/cpus.h"
@@ -99,7 +100,7 @@ static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_
 	return true;
 }
 
-/* Every record, as written, into --pprof's profile, -f's stacks and --otlp's request. */
+/* Every record, as written, into --pprof's profile, -f's stacks, --otlp's request and --html's page. */
 static int to_outputs(void *ctx, const struct rec *r)
 {
 	struct session *s = ctx;
@@ -107,6 +108,8 @@ static int to_outputs(void *ctx, const struct rec *r)
 
 	if (s->pprof)
 		ret = pprof__add(s->pprof, r);
+	if (!ret && s->report)
+		ret = recset__add(s->report, r);
 	if (!ret && s->folded)
 		ret = folded__add(s->folded, r);
 	if (!ret && s->otlp)
@@ -354,10 +357,10 @@ static int start_otlp(struct session *s)
 	    (c->otlp_labels_set && otlp__set_labels(s->otlp, c->otlp_labels, c->notlp_labels)))
 		return -ENOMEM;
 	/*
-	 * each CPU sample's own time: a backend lays a request's samples along
-	 * its spans; a wall sample is one value, sent without them
+	 * each CPU sample's own time (kept for the records anyway): a backend
+	 * lays a request's samples along its spans; a wall sample is one
+	 * value, sent without them
 	 */
-	aggregate__keep_times(s->agg, OTLP_MAX_TIMES, 0);
 	otlp__set_processes(s->otlp, session__describe_process, s);
 	if (attrs && (ret = otlp_kv_list(attrs, agent_attribute, s->otlp, err, sizeof(err)))) {
 		if (ret != -ENOMEM)
@@ -395,10 +398,13 @@ static int create_outputs(struct session *s)
 	if (c->wall)
 		aggregate__set_wall_period(s->agg, NSEC_PER_SEC / c->wall_hz);
 	aggregate__set_progress(s->agg, read_rings, s);
-	if (c->pprof || c->folded || c->otlp) {
+	/* each sample's time and goroutine, for the records' times_us and goids */
+	aggregate__keep_times(s->agg, AGG_MAX_TIMES, AGG_MAX_TIMES);
+	if (c->pprof || c->folded || c->otlp || c->html) {
 		/* the same encoders as `ctxprof-go convert`, fed the same records */
 		if ((c->pprof && !(s->pprof = pprof__new())) ||
-		    (c->folded && !(s->folded = folded__new())))
+		    (c->folded && !(s->folded = folded__new())) ||
+		    (c->html && !(s->report = recset__new())))
 			return -ENOMEM;
 		if (c->otlp && (err = start_otlp(s)))
 			return err;
@@ -440,25 +446,34 @@ fail:
 	return NULL;
 }
 
-/*
- * -o FILE, created 0600: records carry labels. --pprof FILE is written at
- * the end, but opened now, so that a path that cannot be written stops the
- * run before the recording rather than losing it.
- */
-static int open_output(struct session *s)
+/* PATH, written at exit, created now: a path that cannot be written stops the run at once. */
+static int try_open(const char *path, const char *what)
 {
 	int err, fd;
 
-	if (s->cfg.pprof) {
-		fd = outfile__open(s->cfg.pprof, false);
-		if (fd < 0) {
-			err = -errno;
-			fprintf(stderr, "failed to open the pprof profile %s: %s\n", s->cfg.pprof,
-				strerror(-err));
-			return err;
-		}
-		close(fd);
+	if (!path)
+		return 0;
+	fd = outfile__open(path, false);
+	if (fd < 0) {
+		err = -errno;
+		fprintf(stderr, "failed to open the %s %s: %s\n", what, path, strerror(-err));
+		return err;
 	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * -o FILE, created 0600: records carry labels. --pprof and --html FILE
+ * are written at the end, but opened now, so that a path that cannot be
+ * written stops the run before the recording rather than losing it.
+ */
+static int open_output(struct session *s)
+{
+	int err;
+
+	if ((err = try_open(s->cfg.pprof, "pprof profile")) || (err = try_open(s->cfg.html, "report")))
+		return err;
 	if (!s->cfg.output)
 		return 0;
 	s->out = outfile__fopen(s->cfg.output, s->cfg.append);
@@ -621,6 +636,7 @@ void session__free(struct session *s)
 	free(s->ring_fds);
 	aggregate__free(s->agg);
 	pprof__free(s->pprof);
+	recset__free(s->report);
 	folded__free(s->folded);
 	otlp_export__stop(s->export, NULL);
 	otlp__free(s->otlp);
@@ -1030,7 +1046,7 @@ static int drain(struct session *s)
 	return s->fail;
 }
 
-/* -f's folded stacks and --pprof's profile, written from the whole run. */
+/* -f's folded stacks, --pprof's profile and --html's page, written from the whole run. */
 static int write_profiles(struct session *s)
 {
 	const struct session_config *c = &s->cfg;
@@ -1050,6 +1066,16 @@ static int write_profiles(struct session *s)
 			err = err ?: ret;
 		} else {
 			fprintf(stderr, "ctxprof-go: wrote the pprof profile %s\n", c->pprof);
+		}
+	}
+	if (c->html) {
+		ret = report__write(s->report, c->html, "live recording");
+		if (ret) {
+			fprintf(stderr, "ctxprof-go: failed to write the report %s: %s\n", c->html,
+				strerror(-ret));
+			err = err ?: ret;
+		} else {
+			fprintf(stderr, "ctxprof-go: wrote the report %s\n", c->html);
 		}
 	}
 	return err;

@@ -26,6 +26,7 @@ struct session_config {
 	bool verbose;
 	unsigned long ring_kib; /* per CPU */
 	const char *pprof;
+	const char *html; /* --html FILE: the report page, written at exit */
 	bool folded, folded_trace_root;
 	bool folded_wall; /* -f writes wall records only */
 	bool wall; /* --wall: every goroutine of each target, wall_hz times a second */

@@ -15,6 +15,7 @@
 #include "cmd/output/otlp.h"
 #include "cmd/output/otlp_export.h"
 #include "cmd/output/pprof.h"
+#include "cmd/output/recset.h"
 #include "cmd/util/hashmap.h"
 #include "offsets/go_binary.h"
 #include "aggregate.h"
@@ -52,6 +53,7 @@ struct session {
 	struct bpf_link *exec_link;
 	struct pins *pins;
 	struct pprof *pprof; /* --pprof */
+	struct recset *report; /* --html: every record of the run */
 	struct folded *folded; /* -f */
 	struct otlp *otlp; /* --otlp: the request of this interval */
 	struct otlp_export *export; /* --otlp: the thread that sends them */

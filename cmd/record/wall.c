@@ -107,7 +107,7 @@ struct wall_reader {
 	 * The times of the snapshots since the last settle, by slot from BASE
 	 * (0 for a slot no snapshot took): when pending looks were taken
 	 */
-	uint64_t *snaps, *tbuf;
+	uint64_t *snaps, *tbuf, *wbuf; /* wbuf: the snapshots each pending look counts */
 	uint32_t base;
 	size_t nsnaps, capsnaps;
 	uint8_t gbuf[MAX_G_READ]; /* a g read on its own: its range failed, or after its stack */
@@ -231,6 +231,7 @@ void wall_reader__free(struct wall_reader *r)
 	free(r->order);
 	free(r->snaps);
 	free(r->tbuf);
+	free(r->wbuf);
 	free(r);
 }
 
@@ -738,7 +739,7 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, const struct gsna
 	if (ret)
 		return ret;
 	if (w > 1)
-		aggregate__repeat(a, &cold->slot, w - 1, 0, time_ns, time_ns, NULL);
+		aggregate__repeat(a, &cold->slot, w - 1, 0, time_ns, time_ns, NULL, NULL, s.goid);
 	if ((ret = remember(cold, e)))
 		return ret;
 	cold->goid = s.goid;
@@ -759,14 +760,19 @@ static uint64_t slot_time(const struct wall_reader *r, uint32_t slot)
 	return i < r->nsnaps ? r->snaps[i] : 0;
 }
 
-/* The times of WG's pending looks, into R's buffer; NULL when one is not known. */
-static const uint64_t *pending_times(struct wall_reader *r, const struct wall_g *wg)
+/*
+ * The times of WG's pending looks, into R's buffer, and the snapshots each
+ * counts (N in all: the first counts those since the look before, the
+ * others one step each); NULL when a time is not known.
+ */
+static const uint64_t *pending_times(struct wall_reader *r, const struct wall_g *wg, uint32_t n)
 {
 	uint32_t k;
 
 	for (k = 0; k < wg->looks; k++) {
 		if (!(r->tbuf[k] = slot_time(r, wg->first + k * wg->step)))
 			return NULL;
+		r->wbuf[k] = k ? wg->step : n - (uint64_t)(wg->looks - 1) * wg->step;
 	}
 	return r->tbuf;
 }
@@ -776,23 +782,29 @@ static int settle_one(struct wall_reader *r, struct aggregate *a, uint32_t idx)
 {
 	struct wall_g *wg = &r->gs[idx];
 	struct wall_cold *cold = &r->cold[idx];
-	const uint64_t *times = pending_times(r, wg);
+	uint32_t n = wg->pending, looks = wg->looks;
+	const uint64_t *times = pending_times(r, wg, n);
 	uint64_t first = slot_time(r, wg->first), last = slot_time(r, wg->plast);
 	const struct sample_event *e;
-	uint32_t n = wg->pending, looks = wg->looks;
 	int ret;
 
 	wg->pending = wg->looks = 0;
-	if (aggregate__repeat(a, &cold->slot, n, looks, first, last, times))
+	if (aggregate__repeat(a, &cold->slot, n, looks, first, last, times, r->wbuf, cold->goid))
 		return 0;
-	/* stale: A was flushed without a settle first */
+	/* stale: A was flushed without a settle first; the first look is counted anew */
 	e = rebuild(r, cold, first);
 	if ((ret = aggregate__add_slot(a, e, event_size(e), &cold->slot)))
 		return ret;
 	wg->gen = cold->slot.gen;
-	if (n > 1)
-		aggregate__repeat(a, &cold->slot, n - 1, looks - 1, first, last,
-				  times ? times + 1 : NULL);
+	if (times && r->wbuf[0] > 1)
+		aggregate__repeat(a, &cold->slot, r->wbuf[0] - 1, 0, first, first, NULL, NULL,
+				  cold->goid);
+	if (times && looks > 1)
+		aggregate__repeat(a, &cold->slot, n - r->wbuf[0], looks - 1, first, last, times + 1,
+				  r->wbuf + 1, cold->goid);
+	else if (!times && n > 1)
+		aggregate__repeat(a, &cold->slot, n - 1, looks - 1, first, last, NULL, NULL,
+				  cold->goid);
 	return 0;
 }
 
@@ -910,7 +922,7 @@ static int visit_g(struct wall_reader *r, uint32_t idx, const uint8_t *win, stru
 				return ret;
 			if (w > 1)
 				aggregate__repeat(v->a, &r->cold[idx].slot, w - 1, 0, v->time_ns,
-						  v->time_ns, NULL);
+						  v->time_ns, NULL, NULL, r->cold[idx].goid);
 			wg->gen = r->cold[idx].slot.gen;
 		}
 		wg->last = v->slot;
@@ -1034,6 +1046,9 @@ static int keep_slot(struct wall_reader *r, struct aggregate *a, uint32_t slot, 
 		if (!(p = realloc(r->tbuf, cap * sizeof(*r->tbuf))))
 			return -ENOMEM;
 		r->tbuf = p;
+		if (!(p = realloc(r->wbuf, cap * sizeof(*r->wbuf))))
+			return -ENOMEM;
+		r->wbuf = p;
 		r->capsnaps = cap;
 	}
 	while (r->nsnaps < i)

@@ -3,8 +3,11 @@
 //
 // It serves /checkout and /search on 127.0.0.1. Each request's trace ID comes
 // from its traceparent header (or a fresh one), and the handler's work runs
-// inside pprof.Do with otel.traceid, span_id and route labels. With -load it
-// also sends itself requests, so that `make demo` needs nothing else.
+// inside pprof.Do with otel.traceid, span_id and route labels. A checkout
+// also waits, as a real one would: for the stock lock that other checkouts
+// hold, and for a payment service (a goroutine of its own, which inherits
+// the labels). With -load it also sends itself requests, so that `make
+// demo` needs nothing else.
 package main
 
 import (
@@ -20,6 +23,7 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -80,9 +84,33 @@ func traced(route string, work func(r *http.Request) string) http.HandlerFunc {
 	}
 }
 
+var stock sync.Mutex
+
+// reserveStock holds the stock lock a while: concurrent checkouts wait for it.
+//
+//go:noinline
+func reserveStock() {
+	stock.Lock()
+	time.Sleep(3 * time.Millisecond)
+	stock.Unlock()
+}
+
+// chargeCard waits for a payment service, which takes its time.
+//
+//go:noinline
+func chargeCard() string {
+	done := make(chan string)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		done <- "paid"
+	}()
+	return <-done
+}
+
 func checkout(r *http.Request) string {
 	sink += computePrices(40)
-	return "checkout ok"
+	reserveStock()
+	return "checkout " + chargeCard()
 }
 
 func search(r *http.Request) string {

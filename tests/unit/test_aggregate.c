@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* test_aggregate.c: sample events in, JSON lines out: labels by reference, stale bytes, hostile labels. */
+/* test_aggregate.c: sample events in, JSON lines out: labels by reference, stale bytes, hostile labels, sample times. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -315,8 +315,93 @@ static void test_traceparent(void)
 			   NULL);
 }
 
+/* An integer array of a record's first stack, as "1,2,3". */
+static const char *ints(json_t *r, const char *key, char *out, size_t len)
+{
+	json_t *a = json_object_get(json_array_get(json_object_get(r, "stacks"), 0), key), *v;
+	size_t i, o = 0;
+
+	out[0] = '\0';
+	if (!a)
+		return "absent";
+	json_array_foreach(a, i, v)
+		o += snprintf(out + o, len - o, "%s%lld", i ? "," : "", (long long)json_integer_value(v));
+	return out;
+}
+
+static json_t *record_of(json_t *all, const char *origin)
+{
+	size_t i;
+	json_t *r;
+
+	json_array_foreach(all, i, r)
+		if (!strcmp(json_string_value(json_object_get(r, "origin")), origin))
+			return r;
+	return NULL;
+}
+
+/*
+ * Each sample's time and goroutine (times_us, goids), in order, within the
+ * interval's bound; a wall look's weight, and the snapshots a repeat adds
+ * to the look just counted.
+ */
+static void test_times(void)
+{
+	struct aggregate *a = aggregate__new(PERIOD, 0);
+	struct agg_slot slot = {};
+	static const uint64_t times[] = { 9000000, 12000000 }, weights[] = { 2, 3 };
+	struct sample_event *e;
+	char got[128];
+	json_t *all, *r;
+
+	aggregate__set_wall_period(a, 52631578);
+	aggregate__keep_times(a, 3, 10);
+	memset(buf, 0, sizeof(buf));
+	/* CPU: three of goroutine 17, out of order as rings are read, and one off any goroutine */
+	e = event(0, 1, SAMPLE_F_CURG, 0);
+	e->goid = 17;
+	e->time_ns = 3000000;
+	aggregate__add(a, buf, size_of(e));
+	e->time_ns = 1000000;
+	aggregate__add(a, buf, size_of(e));
+	e->flags = 0;
+	e->time_ns = 2000000;
+	aggregate__add(a, buf, size_of(e));
+	/* past the interval's bound of 3: counted, not timed */
+	e->flags = SAMPLE_F_CURG;
+	e->time_ns = 4000000;
+	aggregate__add(a, buf, size_of(e));
+	/* wall: goroutine 9 looked at once for 3 snapshots, then twice more for 2 and 3 */
+	e = event(0, 2, SAMPLE_F_CURG, 0);
+	e->origin = ORIGIN_WALL;
+	e->wall = WALL_WAITING;
+	e->goid = 9;
+	e->time_ns = 5000000;
+	check_int("a wall look counted in a slot", 0, aggregate__add_slot(a, buf, size_of(e), &slot));
+	check(aggregate__repeat(a, &slot, 2, 0, 5000000, 5000000, NULL, NULL, 9),
+	      "2 more snapshots for the look just counted", "true", "false");
+	aggregate__repeat(a, &slot, 5, 2, 9000000, 12000000, times, weights, 9);
+	all = flush(a);
+	r = record_of(all, "sampling");
+	check_int("CPU record: 4 samples", 4, samples_of(r));
+	check_str("CPU record: times_us in order, from its start, 3 kept of 4", "0,1000,2000",
+		  ints(r, "times_us", got, sizeof(got)));
+	check_str("CPU record: goids (0: off any goroutine)", "17,0,17", ints(r, "goids", got, sizeof(got)));
+	check_str("CPU record: no weights", "absent", ints(r, "weights", got, sizeof(got)));
+	r = record_of(all, "wall");
+	check_int("wall record: 8 samples", 8, samples_of(r));
+	check_int("wall record: 3 looks", 3, json_integer_value(json_object_get(r, "observed")));
+	check_str("wall record: times_us", "0,4000,7000", ints(r, "times_us", got, sizeof(got)));
+	check_str("wall record: weights add up to samples", "3,2,3", ints(r, "weights", got, sizeof(got)));
+	check_str("wall record: goids", "9,9,9", ints(r, "goids", got, sizeof(got)));
+	json_decref(all);
+	aggregate__release_slot(a, &slot);
+	aggregate__free(a);
+}
+
 int main(void)
 {
+	test_times();
 	test_references_and_stale_bytes();
 	test_hostile_labels();
 	test_conventions();

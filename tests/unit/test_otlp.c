@@ -217,7 +217,7 @@ static void test_request(void)
 		L("route", "\xff" "ok"), /* a duplicate key: the JSON object keeps the last */
 		L("span_id", SPAN_A),
 	};
-	static const int64_t times_a[] = { T0 + 10, T0 + 20, T0 + 30 };
+	static const struct rec_time times_a[] = { { T0 + 10, 1, 1 }, { T0 + 20, 1, 1 }, { T0 + 30, 1, 1 } };
 	struct rec_stack stacks_a[] = { { 3, 3, frames_a, 3, times_a }, { 2, 2, frames_b } };
 	struct rec_stack stacks_wall[] = { { 5, 3, frames_a, 3, times_a } };
 	struct rec recs[4] = {
@@ -371,7 +371,8 @@ out:
 /* IDs under every convention stay in the link; records that differ by them alone are one sample. */
 static void test_ids(void)
 {
-	static const int64_t t1[] = { T0 + 1 }, t2[] = { T0 + 2 }, t3[] = { T0 + 3 };
+	static const struct rec_time t1[] = { { T0 + 1, 1, 1 } }, t2[] = { { T0 + 2, 1, 1 } },
+				     t3[] = { { T0 + 3, 1, 1 } };
 	struct rec_stack s1[] = { { 1, 3, frames_a, 1, t1 } }, s2[] = { { 1, 3, frames_a, 1, t2 } },
 			 s3[] = { { 1, 3, frames_a, 1, t3 } };
 	struct rec_label dd1[] = { L("trace id", TRACE_B), L("span id", "1311768467294899695"),
@@ -438,7 +439,7 @@ out:
  */
 static void test_budget(void)
 {
-	static const int64_t t[] = { T0 + 1, T0 + 2 };
+	static const struct rec_time t[] = { { T0 + 1, 1, 1 }, { T0 + 2, 1, 1 } };
 	struct rec_stack st[] = { { 2, 3, frames_a, 2, t } }, wst[] = { { 1, 3, frames_a } };
 	/* the executable as the container's root names it */
 	static const struct rec_mapping cmaps[] = {
@@ -524,7 +525,7 @@ out:
 /* --otlp-labels: only the listed labels, in its order of preference within the budget. */
 static void test_allow_list(void)
 {
-	static const int64_t t[] = { T0 + 1 };
+	static const struct rec_time t[] = { { T0 + 1, 1, 1 } };
 	struct rec_stack st[] = { { 1, 3, frames_a, 1, t } };
 	struct rec_label labels[] = { L("k00", "a"), L("k01", "b"), L("k09", "c"), L("route", "/x"),
 				      L("tenant", "acme") };

@@ -14,7 +14,11 @@
 #include "cmd/util/strbuf.h"
 #include "tap.h"
 
-/* A --wall record of a running goroutine: the recorder writes its stack with no frames. */
+/*
+ * A --wall record of a running goroutine: the recorder writes its stack
+ * with no frames; its looks' times, goroutine and weights come back as
+ * they were.
+ */
 static const char wall_running[] =
 	"{\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"trace_source\":\"label\","
 	"\"span_id\":null,\"labels\":{\"otel.traceid\":\"4bf92f3577b34da6a3ce929d0e0e4736\"},"
@@ -22,7 +26,8 @@ static const char wall_running[] =
 	"\"pod_uid\":null,\"ns_pid\":null,\"origin\":\"wall\",\"samples\":3,\"cpu_ns\":null,"
 	"\"wall_ns\":157894734,\"observed\":3,\"state\":\"running\",\"wait_reason\":null,"
 	"\"start\":\"2026-11-26T12:00:00.000000Z\",\"end\":\"2026-11-26T12:00:00.100000Z\","
-	"\"stacks\":[{\"samples\":3,\"frames\":[]}],\"mappings\":[]}\n";
+	"\"stacks\":[{\"samples\":3,\"frames\":[],\"times_us\":[0,52631,100000],\"goids\":[17,17,17],"
+	"\"weights\":[1,1,1]}],\"mappings\":[]}\n";
 
 /* INPUT through a jsonl reader: the results of each call, "L<len>" or "E<errno>", then "EOF". */
 static const char *read_all(const void *input, size_t size, char *out, size_t outlen, char *err,

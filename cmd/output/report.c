@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/* report.c: the report page: its template, styles and script (cmd/output/report/), and the records as JSON inside. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/util/hashmap.h"
+#include "cmd/util/outfile.h"
+#include "cmd/util/strbuf.h"
+#include "jsonw.h"
+#include "report.h"
+#include "report_assets.h"
+
+/* ,"KEY":V for a string index or -1 */
+static void put_ref(struct strbuf *b, const char *key, int32_t v)
+{
+	jsonw__raw(b, key);
+	jsonw__i64(b, v);
+}
+
+/* The stacks of traces that are not in full, added up, per (origin, state, reason, comm). */
+struct other_group {
+	enum rec_origin origin;
+	int32_t state, wait_reason, comm;
+	struct hashmap *stacks; /* frame IDs -> uint64_t ns */
+};
+
+struct others {
+	struct hashmap *groups; /* origin, state, reason, comm -> struct other_group */
+	struct strbuf *b;
+	int err;
+};
+
+static void other_group__free(void *p)
+{
+	struct other_group *g = p;
+
+	if (g)
+		hashmap__free(g->stacks, free);
+	free(g);
+}
+
+static int others__add(struct others *o, const struct recset_rec *r)
+{
+	int32_t key[4] = { (int32_t)r->origin, r->state, r->wait_reason, r->comm };
+	int64_t per = (r->origin == REC_SAMPLING ? r->cpu_ns : r->wall_ns) / (int64_t)r->samples;
+	struct other_group *g = hashmap__get(o->groups, key, sizeof(key));
+	uint64_t *ns;
+	uint32_t i;
+
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g || !(g->stacks = hashmap__new()) || hashmap__add(o->groups, key, sizeof(key), g)) {
+			other_group__free(g);
+			return -ENOMEM;
+		}
+		*g = (struct other_group){ r->origin, r->state, r->wait_reason, r->comm, g->stacks };
+	}
+	for (i = 0; i < r->nstacks; i++) {
+		const struct recset_stack *st = &r->stacks[i];
+		size_t len = st->nframes * sizeof(*st->frames);
+
+		/* an empty stack (a running goroutine's) is a key of its own */
+		ns = hashmap__get(g->stacks, st->nframes ? (const void *)st->frames : "", len);
+		if (!ns) {
+			ns = calloc(1, sizeof(*ns));
+			if (!ns || hashmap__add(g->stacks, st->nframes ? (const void *)st->frames : "", len, ns)) {
+				free(ns);
+				return -ENOMEM;
+			}
+		}
+		*ns += st->samples * per;
+	}
+	return 0;
+}
+
+static void put_other_stack(const void *key, size_t len, void *value, void *ctx)
+{
+	const uint32_t *frames = key;
+	struct others *o = ctx;
+	size_t i;
+
+	if (o->b->p[o->b->n - 1] != '[')
+		jsonw__raw(o->b, ",");
+	jsonw__raw(o->b, "{\"ns\":");
+	jsonw__i64(o->b, *(uint64_t *)value);
+	jsonw__raw(o->b, ",\"frames\":[");
+	for (i = 0; i < len / sizeof(*frames); i++) {
+		if (i)
+			jsonw__raw(o->b, ",");
+		jsonw__i64(o->b, frames[i]);
+	}
+	jsonw__raw(o->b, "]}");
+}
+
+static void put_other_group(const void *key, size_t len, void *value, void *ctx)
+{
+	struct other_group *g = value;
+	struct others *o = ctx;
+
+	if (o->b->p[o->b->n - 1] != '[')
+		jsonw__raw(o->b, ",");
+	jsonw__raw(o->b, g->origin == REC_SAMPLING ? "{\"origin\":\"sampling\"" : "{\"origin\":\"wall\"");
+	put_ref(o->b, ",\"state\":", g->state);
+	put_ref(o->b, ",\"wait_reason\":", g->wait_reason);
+	put_ref(o->b, ",\"comm\":", g->comm);
+	jsonw__raw(o->b, ",\"stacks\":[");
+	hashmap__foreach(g->stacks, put_other_stack, o);
+	jsonw__raw(o->b, "]}");
+}
+
+static void put_stack(struct strbuf *b, const struct recset_rec *r, const struct recset_stack *st)
+{
+	int64_t start_us = r->start_ns / 1000;
+	uint32_t i;
+
+	jsonw__raw(b, "{\"samples\":");
+	jsonw__i64(b, st->samples);
+	jsonw__raw(b, ",\"frames\":[");
+	for (i = 0; i < st->nframes; i++) {
+		if (i)
+			jsonw__raw(b, ",");
+		jsonw__i64(b, st->frames[i]);
+	}
+	jsonw__raw(b, "],\"times_us\":[");
+	for (i = 0; i < st->ntimes; i++) {
+		if (i)
+			jsonw__raw(b, ",");
+		jsonw__i64(b, st->times[i].ns / 1000 - start_us);
+	}
+	jsonw__raw(b, "],\"goids\":[");
+	for (i = 0; i < st->ntimes; i++) {
+		if (i)
+			jsonw__raw(b, ",");
+		jsonw__i64(b, (int64_t)(st->times[i].goid & INT64_MAX));
+	}
+	jsonw__raw(b, "]");
+	if (r->origin == REC_WALL) {
+		jsonw__raw(b, ",\"weights\":[");
+		for (i = 0; i < st->ntimes; i++) {
+			if (i)
+				jsonw__raw(b, ",");
+			jsonw__i64(b, (int64_t)(st->times[i].weight & INT64_MAX));
+		}
+		jsonw__raw(b, "]");
+	}
+	jsonw__raw(b, "}");
+}
+
+static void put_record(struct strbuf *b, const struct recset_rec *r, bool full)
+{
+	uint32_t i;
+
+	put_ref(b, "{\"trace_id\":", r->trace_id);
+	put_ref(b, ",\"trace_source\":", r->trace_source);
+	put_ref(b, ",\"span_id\":", r->span_id);
+	put_ref(b, ",\"labels\":", r->labels);
+	jsonw__raw(b, ",\"pid\":");
+	jsonw__i64(b, r->pid);
+	put_ref(b, ",\"comm\":", r->comm);
+	put_ref(b, ",\"container_id\":", r->container_id);
+	put_ref(b, ",\"pod_uid\":", r->pod_uid);
+	jsonw__raw(b, r->origin == REC_SAMPLING ? ",\"origin\":\"sampling\"" : ",\"origin\":\"wall\"");
+	put_ref(b, ",\"state\":", r->state);
+	put_ref(b, ",\"wait_reason\":", r->wait_reason);
+	jsonw__raw(b, ",\"samples\":");
+	jsonw__i64(b, r->samples);
+	jsonw__raw(b, ",\"cpu_ns\":");
+	jsonw__i64(b, r->cpu_ns);
+	jsonw__raw(b, ",\"wall_ns\":");
+	jsonw__i64(b, r->wall_ns);
+	jsonw__raw(b, ",\"start_us\":");
+	jsonw__i64(b, r->start_ns / 1000);
+	jsonw__raw(b, ",\"end_us\":");
+	jsonw__i64(b, r->end_ns / 1000);
+	jsonw__raw(b, full ? ",\"full\":true,\"stacks\":[" : ",\"full\":false,\"stacks\":[");
+	for (i = 0; full && i < r->nstacks; i++) {
+		if (i)
+			jsonw__raw(b, ",");
+		put_stack(b, r, &r->stacks[i]);
+	}
+	jsonw__raw(b, "]}");
+}
+
+/* Digits grouped by thousands, as the page says its limits. */
+static const char *grouped(uint64_t v, char buf[32])
+{
+	char digits[24];
+	size_t n = snprintf(digits, sizeof(digits), "%" PRIu64, v), i, j = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = digits[i];
+	}
+	buf[j] = '\0';
+	return buf;
+}
+
+/* The page's JSON: everything the script draws from. */
+static int put_data(struct strbuf *b, struct recset *rs, const char *source)
+{
+	const struct recset_str *strs, *sets;
+	const struct recset_frame *frames;
+	const struct recset_trace *traces;
+	const struct recset_rec *recs;
+	struct others o = { .b = b };
+	size_t i, nstrs, nsets, nframes, ntraces, nrecs, full;
+	char rule[256], n1[32], n2[32];
+	struct timespec now;
+
+	full = recset__choose(rs, REPORT_MAX_TRACES, REPORT_MAX_FRAMES, REPORT_MAX_TIMES, NULL);
+	strs = recset__strings(rs, &nstrs);
+	sets = recset__labelsets(rs, &nsets);
+	frames = recset__frames(rs, &nframes);
+	traces = recset__traces(rs, &ntraces);
+	recs = recset__records(rs, &nrecs);
+	clock_gettime(CLOCK_REALTIME, &now);
+	snprintf(rule, sizeof(rule),
+		 "flame graphs and timelines are drawn for the %zu costliest traces by CPU plus wall-clock "
+		 "time (at most %d, holding at most %s stack frames and %s sample times)",
+		 full, REPORT_MAX_TRACES, grouped(REPORT_MAX_FRAMES, n1), grouped(REPORT_MAX_TIMES, n2));
+	jsonw__raw(b, "{\"format\":\"ctxprof-go report 1\",\"generator\":");
+	jsonw__cstr(b, "ctxprof-go " CTXPROF_VERSION);
+	jsonw__raw(b, ",\"source\":");
+	jsonw__cstr(b, source);
+	jsonw__raw(b, ",\"created_us\":");
+	jsonw__i64(b, (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000);
+	jsonw__raw(b, ",\"cpu_period_ns\":");
+	jsonw__i64(b, recset__cpu_period(rs));
+	jsonw__raw(b, ",\"wall_period_ns\":");
+	jsonw__i64(b, recset__wall_period(rs));
+	jsonw__raw(b, ",\"traces_total\":");
+	jsonw__i64(b, ntraces);
+	jsonw__raw(b, ",\"traces_full\":");
+	jsonw__i64(b, full);
+	jsonw__raw(b, ",\"cut_rule\":");
+	jsonw__cstr(b, rule);
+	jsonw__raw(b, ",\"events\":");
+	jsonw__i64(b, recset__events(rs));
+	jsonw__raw(b, ",\"strings\":[");
+	for (i = 0; i < nstrs; i++) {
+		if (i)
+			jsonw__raw(b, ",");
+		jsonw__str(b, strs[i].s, strs[i].len);
+	}
+	jsonw__raw(b, "],\"labelsets\":[");
+	for (i = 0; i < nsets; i++) {
+		if (i)
+			jsonw__raw(b, ",");
+		jsonw__text(b, sets[i].s, sets[i].len);
+	}
+	jsonw__raw(b, "],\"frames\":[");
+	for (i = 0; i < nframes; i++) {
+		jsonw__raw(b, i ? ",[" : "[");
+		jsonw__i64(b, frames[i].func);
+		jsonw__raw(b, ",");
+		jsonw__i64(b, frames[i].file);
+		jsonw__raw(b, ",");
+		jsonw__i64(b, frames[i].line);
+		jsonw__raw(b, "]");
+	}
+	jsonw__raw(b, "],\"records\":[");
+	if (!(o.groups = hashmap__new()))
+		return -ENOMEM;
+	for (i = 0; i < nrecs; i++) {
+		bool in_full = traces[recs[i].trace].full;
+
+		if (i)
+			jsonw__raw(b, ",");
+		put_record(b, &recs[i], in_full);
+		if (!in_full && (o.err = others__add(&o, &recs[i])))
+			break;
+	}
+	jsonw__raw(b, "],\"others\":[");
+	hashmap__foreach(o.groups, put_other_group, &o);
+	jsonw__raw(b, "]}");
+	hashmap__free(o.groups, other_group__free);
+	return o.err ? o.err : b->oom ? -ENOMEM : 0;
+}
+
+/* The template with each @@NAME@@ filled in. */
+static int put_page(struct strbuf *b, const struct strbuf *data)
+{
+	const char *t = (const char *)report_html, *end = t + report_html_len, *m, *close;
+
+	while (t < end) {
+		m = memmem(t, end - t, "@@", 2);
+		close = m ? memmem(m + 2, end - m - 2, "@@", 2) : NULL;
+		if (!m || !close) {
+			strbuf__put(b, t, end - t);
+			break;
+		}
+		strbuf__put(b, t, m - t);
+#define IS(name) (close - m - 2 == sizeof(name) - 1 && !memcmp(m + 2, name, sizeof(name) - 1))
+		if (IS("STYLE"))
+			strbuf__put(b, report_css, report_css_len);
+		else if (IS("SCRIPT"))
+			strbuf__put(b, report_js, report_js_len);
+		else if (IS("STYLE_CSP"))
+			jsonw__raw(b, report_css_csp);
+		else if (IS("SCRIPT_CSP"))
+			jsonw__raw(b, report_js_csp);
+		else if (IS("DATA"))
+			strbuf__put(b, data->p, data->n);
+		else
+			return -EINVAL;
+#undef IS
+		t = close + 2;
+	}
+	return b->oom ? -ENOMEM : 0;
+}
+
+int report__write(struct recset *rs, const char *path, const char *source)
+{
+	struct strbuf data = {}, page = {};
+	FILE *f = NULL;
+	int ret;
+
+	if ((ret = put_data(&data, rs, source)) || (ret = put_page(&page, &data)))
+		goto out;
+	f = outfile__fopen(path, false);
+	if (!f) {
+		ret = -errno;
+		goto out;
+	}
+	errno = 0;
+	if (fwrite(page.p, 1, page.n, f) != page.n || fflush(f) != 0)
+		ret = errno ? -errno : -EIO;
+	if (fclose(f) != 0 && !ret)
+		ret = errno ? -errno : -EIO;
+out:
+	strbuf__free(&data);
+	strbuf__free(&page);
+	return ret;
+}

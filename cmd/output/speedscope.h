@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* speedscope.h: a whole run's records in speedscope's file format, a profile per trace and for the whole run. */
+#ifndef __SPEEDSCOPE_H
+#define __SPEEDSCOPE_H
+
+#include "recset.h"
+
+/* The traces, costliest first (CPU plus wall-clock time), that get profiles of their own. */
+#define SPEEDSCOPE_MAX_TRACES 100
+
+/*
+ * Writes RS to PATH (created 0600, or truncated) as speedscope's JSON:
+ * "whole run · CPU" and "whole run · wall clock" (sampled, the trace ID
+ * and the process as the outer frames), then for each of the costliest
+ * traces "TRACE · CPU" (evented at the samples' own times when every
+ * sample has its time, else sampled) and "TRACE · wall clock" (sampled,
+ * in time order), in nanoseconds, each wait as a leaf frame [chan
+ * receive]. NAME is the file's name in speedscope. 0, or -errno.
+ */
+int speedscope__write(struct recset *rs, const char *path, const char *name);
+
+#endif /* __SPEEDSCOPE_H */

@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+// report-check.js: the report page and speedscope's view of our file, as a person sees them, in Debian's headless Chromium.
+//
+// Driven through the DevTools protocol by puppeteer-core (installed at test
+// time under .output/node, never with a browser of its own). Prints TAP
+// verdicts ("ok - ...", "not ok - ..."), which tests/report.sh counts.
+// What a check expects comes from the JSON lines, read here on their own,
+// never from the page's script.
+//
+//   node report-check.js page REPORT.html RECORDS.jsonl SHOTS NAME
+//   node report-check.js hostile REPORT.html EXPECT.json SHOTS NAME
+//   node report-check.js speedscope FILE.json NAMES.json SPEEDSCOPE_INDEX SHOTS
+//   node report-check.js cut REPORT.html EXPECT.json SHOTS
+//   node report-check.js timing REPORT.html
+//   node report-check.js shot REPORT.html TRACE OUT.png   (the README's picture)
+'use strict';
+
+const fs = require('fs');
+const path = require('path');
+const puppeteer = require('puppeteer-core');
+
+let failures = 0;
+
+function ok(cond, what) {
+	console.log((cond ? 'ok - ' : 'not ok - ') + what.replace(/\n/g, ' '));
+	if (!cond)
+		failures++;
+	return cond;
+}
+
+function within(got, want, tol) {
+	return Math.abs(got - want) <= tol * Math.max(Math.abs(want), 1);
+}
+
+/* what the page shows as a duration: "585.9 ms", "4.000 s", "12.5 µs", "–" */
+function parseDuration(text) {
+	const m = /^([0-9.]+) (ns|µs|ms|s)$/.exec(text.trim());
+	if (!m)
+		return text.trim() === '–' ? 0 : NaN;
+	return parseFloat(m[1]) * { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2]];
+}
+
+function pad(n, w) {
+	return String(n).padStart(w, '0');
+}
+
+/* µs since the epoch as the page's tooltip prints it, "HH:MM:SS.uuuuuu" (UTC) */
+function clock(us) {
+	const d = new Date(Math.floor(us / 1000));
+	return pad(d.getUTCHours(), 2) + ':' + pad(d.getUTCMinutes(), 2) + ':' + pad(d.getUTCSeconds(), 2) + '.' + pad(us % 1e6, 6);
+}
+
+function parseTime(s) {
+	/* "2026-11-27T02:33:43.935592Z" -> µs; Date keeps milliseconds only */
+	const ms = Date.parse(s.slice(0, 19) + 'Z');
+	return ms * 1000 + parseInt(s.slice(20, 26), 10);
+}
+
+/* The JSON lines, read independently of the page: per trace, its CPU and wall time and its samples. */
+function readRecords(file) {
+	const traces = new Map();
+	for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+		if (!line.trim())
+			continue;
+		const r = JSON.parse(line);
+		if (r.origin !== 'sampling' && r.origin !== 'wall')
+			continue;
+		const key = r.trace_id;
+		if (!traces.has(key))
+			traces.set(key, { id: key, cpu: 0, wall: 0, cpuSamples: 0, records: [], waits: new Map() });
+		const t = traces.get(key);
+		t.records.push(r);
+		r.start_us = parseTime(r.start);
+		if (r.origin === 'sampling') {
+			t.cpu += r.cpu_ns;
+			t.cpuSamples += r.samples;
+		} else {
+			t.wall += r.wall_ns;
+			const cat = r.state === 'waiting' ? r.wait_reason || 'waiting' : r.state;
+			t.waits.set(cat, (t.waits.get(cat) || 0) + r.wall_ns);
+		}
+	}
+	return traces;
+}
+
+async function launch() {
+	return puppeteer.launch({
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		headless: true,
+		/* as root, and on a machine whose network is closed: nothing in the background */
+		args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+			'--disable-component-update', '--disable-sync', '--disable-default-apps', '--mute-audio'],
+	});
+}
+
+/* A page that records what it says and asks for: console errors and warnings, script errors, requests. */
+async function openPage(browser, width, height) {
+	const page = await browser.newPage();
+	await page.setViewport({ width, height });
+	const seen = { console: [], errors: [], requests: [] };
+	page.on('console', (m) => {
+		if (m.type() === 'error' || m.type() === 'warn' || m.type() === 'warning')
+			seen.console.push(m.type() + ': ' + m.text());
+	});
+	page.on('pageerror', (e) => seen.errors.push(e.message));
+	page.on('request', (r) => seen.requests.push(r.url()));
+	return { page, seen };
+}
+
+async function load(page, file) {
+	const t0 = Date.now();
+	await page.goto('file://' + path.resolve(file), { waitUntil: 'load', timeout: 60000 });
+	await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+	return Date.now() - t0;
+}
+
+function cleanLoad(seen, file, what) {
+	const url = 'file://' + path.resolve(file);
+	const others = seen.requests.filter((u) => u !== url);
+	ok(seen.console.length === 0 && seen.errors.length === 0,
+		what + ': no console error or warning, no script error' +
+		(seen.console.length + seen.errors.length ? ': ' + seen.console.concat(seen.errors).slice(0, 3).join(' | ') : ''));
+	ok(others.length === 0, what + ': no request but the page itself (' + seen.requests.length + ' in all' +
+		(others.length ? ': ' + others.slice(0, 3).join(' ') : '') + ')');
+}
+
+async function setInput(page, sel, text) {
+	await page.$eval(sel, (e) => {
+		e.value = '';
+	});
+	await page.type(sel, text);
+}
+
+/* the row a filter for ID leaves, as the table draws it */
+async function rowFor(page, id) {
+	await setInput(page, '#filter', id === null ? 'no trace' : id);
+	return page.evaluate((id) => {
+		const rows = Array.from(document.querySelectorAll('#tbody .tr'));
+		const r = rows.find((x) => x.dataset.trace === (id === null ? '' : id));
+		if (!r)
+			return { rows: rows.length };
+		const cell = (c) => r.querySelector('[data-col="' + c + '"]');
+		return {
+			rows: rows.length,
+			cpu: cell('cpu').textContent,
+			wall: cell('wall').querySelector('.num').textContent,
+			count: document.getElementById('filter-count').textContent,
+		};
+	}, id);
+}
+
+/* shares of the graph's width: named frames (not the zoomed one's ancestors), and the root */
+async function flameShares(page, box, names) {
+	return page.evaluate((box, names) => {
+		const frames = Array.from(document.querySelectorAll(box + ' .frame'));
+		const root = frames.find((f) => f.style.top === '0px');
+		const width = (f) => f.getBoundingClientRect().width;
+		const out = { root: root ? width(root) + 1 : 0, names: {} };
+		for (const n of names) {
+			const boxes = frames.filter((f) => f.dataset.name === n && !f.classList.contains('ancestor'));
+			out.names[n] = { px: boxes.reduce((s, f) => s + width(f) + 1, 0), boxes: boxes.length };
+		}
+		return out;
+	}, box, names);
+}
+
+function sharesOf(records, names, value) {
+	const total = records.reduce((s, r) => s + value(r), 0);
+	const out = {};
+	for (const n of names) {
+		let v = 0;
+		for (const r of records)
+			for (const st of r.stacks)
+				if (st.frames.some((f) => f.func === n))
+					v += (value(r) * st.samples) / r.samples;
+		out[n] = total ? v / total : 0;
+	}
+	return out;
+}
+
+/* a sample or look that no other of its lane and half overlaps */
+function isolated(marks, m) {
+	return marks.every((o) => o === m || o.goid !== m.goid || o.cpu !== m.cpu ||
+		o.end <= m.end - m.dur + 1 || o.end - o.dur >= m.end - 1);
+}
+
+/* the timeline's scale and place, as the canvas says it drew them */
+async function timelineView(page) {
+	const v = await page.$eval('#timeline-canvas', (c) => {
+		const b = c.getBoundingClientRect();
+		return Object.assign({}, c.dataset, { x: b.left, y: b.top, width: b.width });
+	});
+	const left = +v.left, v0 = +v.v0, v1 = +v.v1;
+	const pxPerUs = (v.width - left) / (v1 - v0);
+	return {
+		pxPerUs, y: v.y, axis: +v.axisHeight, laneH: +v.laneHeight, top: +v.top,
+		lanes: v.lanes ? v.lanes.split(',').map(Number) : [],
+		xOf: (t) => v.x + left + (t - v0) * pxPerUs,
+		left: v.x + left,
+		right: v.x + v.width,
+	};
+}
+
+async function checkTrace(page, t, shots, name, first) {
+	const label = t.id === null ? 'no trace ID' : t.id.slice(0, 8) + '…';
+	await setInput(page, '#filter', t.id === null ? 'no trace' : t.id);
+	await page.click('#tbody .tr');
+	await page.waitForFunction((id) => document.getElementById('trace-title').textContent === id, {}, t.id === null ? 'no trace ID' : t.id);
+	const cpuRecs = t.records.filter((r) => r.origin === 'sampling');
+	const wallRecs = t.records.filter((r) => r.origin === 'wall');
+	/* CPU flame graph: each named function's share of the width, against its samples */
+	const funcs = new Set();
+	for (const r of cpuRecs)
+		for (const st of r.stacks)
+			if (st.frames.length)
+				funcs.add(st.frames[0].func);
+	const named = Array.from(funcs).filter((f) => f.startsWith('main.')).slice(0, 4);
+	if (named.length) {
+		const want = sharesOf(cpuRecs, named, (r) => r.cpu_ns);
+		const got = await flameShares(page, '#flame-cpu', named);
+		for (const n of named) {
+			const share = got.names[n].px / got.root;
+			ok(Math.abs(share - want[n]) <= 0.01 + (got.names[n].boxes + 1) / got.root,
+				name + ' ' + label + ': CPU flame graph, ' + n + ' is ' + (100 * share).toFixed(2) + '% of the width, ' +
+				(100 * want[n]).toFixed(2) + '% of the samples');
+		}
+	}
+	/* wall flame graph: each wait, the leaf, against the records' wall_ns */
+	if (wallRecs.length) {
+		const cats = Array.from(t.waits.keys());
+		const got = await flameShares(page, '#flame-wall', cats.map((c) => '[' + c + ']'));
+		for (const c of cats) {
+			const share = got.names['[' + c + ']'].px / got.root, want = t.waits.get(c) / t.wall;
+			ok(Math.abs(share - want) <= 0.01 + (got.names['[' + c + ']'].boxes + 1) / got.root,
+				name + ' ' + label + ': wall flame graph, [' + c + '] is ' + (100 * share).toFixed(2) + '% of the width, ' +
+				(100 * want).toFixed(2) + '% of wall_ns');
+		}
+	}
+	/* the timeline: every timed sample, at its time, in its goroutine's lane */
+	const marks = [];
+	let samples = 0, timed = 0;
+	for (const r of t.records) {
+		const per = (r.origin === 'sampling' ? r.cpu_ns : r.wall_ns) / r.samples / 1000;
+		samples += r.samples;
+		for (const st of r.stacks) {
+			const times = st.times_us || [];
+			for (let i = 0; i < times.length; i++) {
+				const w = st.weights ? st.weights[i] : 1;
+				timed += w;
+				marks.push({ end: r.start_us + times[i], goid: st.goids[i], cpu: r.origin === 'sampling', dur: w * per, stack: st });
+			}
+		}
+	}
+	const tl = await page.$eval('#timeline-canvas', (c) => Object.assign({}, c.dataset, { width: c.getBoundingClientRect().width }));
+	ok(+tl.marks === marks.length && +tl.samples === timed && +tl.untimed === samples - timed,
+		name + ' ' + label + ': the timeline holds ' + tl.marks + ' marks for ' + tl.samples + ' samples (' + tl.untimed +
+		' untimed); the records: ' + marks.length + ' times for ' + timed + ' samples of ' + samples);
+	const lanes = tl.lanes ? tl.lanes.split(',').map(Number) : [];
+	const goids = new Set(marks.map((m) => m.goid));
+	ok(lanes.length === goids.size && lanes.every((g) => goids.has(g)),
+		name + ' ' + label + ': one lane per goroutine (' + lanes.length + ': ' + lanes.slice(0, 6).join(',') + ')');
+	/* hover a few samples that stand alone: the tooltip names their time and leaf */
+	const picks = [];
+	for (const cpu of [true, false]) {
+		const alone = marks.filter((m) => m.cpu === cpu && isolated(marks, m));
+		for (let i = 0; i < Math.min(3, alone.length); i++)
+			picks.push(alone[Math.floor((i * alone.length) / 3)]);
+	}
+	let hovered = 0;
+	for (const m of picks) {
+		await page.$eval('#timeline-canvas', (c) => c.scrollIntoView({ block: 'center' }));
+		/* the lane in view: the timeline scrolls its lanes under its axis */
+		const lane = lanes.indexOf(m.goid);
+		await page.$eval('#timeline', (b, y) => {
+			b.scrollTop = y;
+		}, Math.max(0, lane * +tl.laneHeight - 60));
+		await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0))));
+		let view = await timelineView(page);
+		/* too narrow to point at: drag over the time around it, as a person zooms in */
+		if (m.dur * view.pxPerUs < 8) {
+			const a = m.end - m.dur / 2 - 20 * m.dur, b = m.end - m.dur / 2 + 20 * m.dur;
+			await page.mouse.move(Math.max(view.xOf(a), view.left + 1), view.y + 30);
+			await page.mouse.down();
+			await page.mouse.move(Math.min(view.xOf(b), view.right - 1), view.y + 30, { steps: 4 });
+			await page.mouse.up();
+			view = await timelineView(page);
+		}
+		const x = view.xOf(m.end - m.dur / 2);
+		const y = view.y + view.axis + lane * view.laneH - view.top + (m.cpu ? 6 : 15);
+		await page.mouse.move(x, y);
+		const text = await page.$eval('#tip', (e) => (e.hidden ? '' : e.textContent));
+		const leaf = m.stack.frames.length ? m.stack.frames[0].func : '(no frames';
+		if (ok(text.includes(clock(m.end)) && text.includes(leaf),
+			name + ' ' + label + ': hovering the ' + (m.cpu ? 'CPU sample' : 'wall look') + ' at ' + clock(m.end) +
+			' (goroutine ' + m.goid + ') shows its time and its leaf ' + leaf + (text ? '' : ': no tooltip')))
+			hovered++;
+		if (first && hovered === 1) {
+			await page.screenshot({ path: path.join(shots, name + '-timeline-hover.png') });
+			await page.mouse.down();
+			await page.mouse.up();
+			const pinned = await page.$eval('#pinned', (e) => (e.hidden ? '' : e.textContent));
+			ok(pinned.includes(clock(m.end)) && pinned.includes(leaf), name + ' ' + label + ': a click pins that sample\'s stack below the timeline');
+		}
+		/* a double-click zooms out again */
+		await page.mouse.click(x, y, { clickCount: 2 });
+	}
+	if (!picks.length)
+		ok(marks.length === 0, name + ' ' + label + ': no sample stands alone on the timeline to hover (' + marks.length + ' marks)');
+	await page.mouse.move(1, 1);
+	if (first)
+		await page.screenshot({ path: path.join(shots, name + '-trace.png'), fullPage: true });
+	/* the search: the share it reports is the functions' */
+	if (named.length) {
+		await setInput(page, '#search', named[0]);
+		const res = await page.$eval('#search-result', (e) => e.textContent);
+		const want = sharesOf(cpuRecs, [named[0]], (r) => r.cpu_ns)[named[0]];
+		const m = /matched: ([0-9.]+)% of CPU/.exec(res);
+		ok(m && Math.abs(parseFloat(m[1]) - 100 * want) <= 0.06,
+			name + ' ' + label + ': searching ' + named[0] + ' says "' + res + '" (' + (100 * want).toFixed(2) + '% of its samples)');
+		const marked = await page.$$eval('#flame-cpu .frame.match', (f) => f.length);
+		ok(marked > 0, name + ' ' + label + ': ... and highlights ' + marked + ' frames');
+		if (first)
+			await page.screenshot({ path: path.join(shots, name + '-search.png'), fullPage: true });
+		await setInput(page, '#search', '');
+		/* a click zooms: the frame then takes the whole width */
+		await page.$eval('#flame-cpu', (e) => e.scrollIntoView());
+		const fr = await page.$('#flame-cpu .frame[data-name="' + named[0] + '"]');
+		if (fr) {
+			await fr.click();
+			const z = await page.evaluate((n) => {
+				const f = Array.from(document.querySelectorAll('#flame-cpu .frame')).find((x) => x.dataset.name === n && !x.classList.contains('ancestor'));
+				return f ? f.getBoundingClientRect().width / document.getElementById('flame-cpu').clientWidth : 0;
+			}, named[0]);
+			ok(z > 0.98, name + ' ' + label + ': a click on ' + named[0] + ' zooms it to ' + (100 * z).toFixed(1) + '% of the width');
+		}
+	}
+}
+
+async function pageMode(file, jsonl, shots, name) {
+	const traces = readRecords(jsonl);
+	const browser = await launch();
+	const { page, seen } = await openPage(browser, 1400, 1000);
+	const ms = await load(page, file);
+	console.log('# ' + name + ': drawn in ' + ms + ' ms');
+	await page.screenshot({ path: path.join(shots, name + '-table.png') });
+	/* the table: every trace, with the records' CPU and wall time */
+	const count = await page.$eval('#filter-count', (e) => e.textContent);
+	ok(count === traces.size + ' trace' + (traces.size === 1 ? '' : 's'), name + ': the table counts ' + count + ' for ' + traces.size + ' trace IDs in the records');
+	for (const t of traces.values()) {
+		const label = t.id === null ? 'no trace ID' : t.id;
+		const row = await rowFor(page, t.id);
+		if (!ok(row.cpu !== undefined, name + ': a row for ' + label + ' (' + row.rows + ' rows shown)'))
+			continue;
+		const cpu = parseDuration(row.cpu), wall = parseDuration(row.wall);
+		ok(within(cpu, t.cpu, 0.01) && within(wall, t.wall, 0.01),
+			name + ': ' + label + ': CPU "' + row.cpu + '", wall "' + row.wall + '" against ' + t.cpu + ' and ' + t.wall + ' ns in the records');
+	}
+	/* a label filter */
+	const first = Array.from(traces.values()).find((t) => t.id !== null && Object.keys(t.records[0].labels).some((k) => !/trace/.test(k)));
+	if (first) {
+		const k = Object.keys(first.records[0].labels).find((k) => !/trace/.test(k));
+		const v = first.records[0].labels[k];
+		const want = Array.from(traces.values()).filter((t) => t.records.some((r) => r.labels[k] === v)).map((t) => (t.id === null ? '' : t.id)).sort();
+		await setInput(page, '#filter', k + '=' + v);
+		const got = (await page.$$eval('#tbody .tr', (rs) => rs.map((r) => r.dataset.trace))).sort();
+		ok(JSON.stringify(got) === JSON.stringify(want), name + ': the filter ' + k + '=' + v + ' keeps ' + got.length + ' rows, the traces with that label: ' + want.length);
+	}
+	/* one trace after another: their flame graphs and timelines */
+	const ordered = Array.from(traces.values()).sort((a, b) => (a.id === null) - (b.id === null) || b.cpu + b.wall - a.cpu - a.wall);
+	let n = 0;
+	for (const t of ordered)
+		await checkTrace(page, t, shots, name, n++ === 0);
+	/* the whole run, by trace */
+	await page.click('#tab-run');
+	await page.waitForSelector('#flame-run .frame');
+	const ids = ordered.filter((t) => t.cpu > 0).map((t) => (t.id === null ? 'no trace ID' : t.id));
+	const got = await flameShares(page, '#flame-run', ids);
+	const total = ordered.reduce((s, t) => s + t.cpu, 0);
+	for (const t of ordered.filter((t) => t.cpu > 0)) {
+		const id = t.id === null ? 'no trace ID' : t.id;
+		const share = got.names[id].px / got.root;
+		ok(Math.abs(share - t.cpu / total) <= 0.01 + 2 / got.root,
+			name + ': whole run, ' + id.slice(0, 8) + ' holds ' + (100 * share).toFixed(2) + '% of the width, ' + (100 * t.cpu / total).toFixed(2) + '% of the CPU');
+	}
+	await page.screenshot({ path: path.join(shots, name + '-run.png'), fullPage: true });
+	await page.click('#run-wall');
+	await page.screenshot({ path: path.join(shots, name + '-run-wall.png'), fullPage: true });
+	cleanLoad(seen, file, name);
+	await browser.close();
+}
+
+/*
+ * A page of hostile records: what they hold is shown as text, and nothing
+ * in them runs. EXPECT lists, per trace to open, its labels and process
+ * name as the records hold them.
+ */
+async function hostileMode(file, expectFile, shots, name) {
+	const cases = JSON.parse(fs.readFileSync(expectFile, 'utf8'));
+	const browser = await launch();
+	const { page, seen } = await openPage(browser, 1400, 1000);
+	await load(page, file);
+	for (const c of cases) {
+		const label = c.trace === null ? 'no trace ID' : c.trace.slice(0, 8) + '…';
+		await setInput(page, '#filter', c.trace === null ? 'no trace' : c.trace);
+		await page.click('#tbody .tr');
+		await page.waitForFunction((id) => document.getElementById('trace-title').textContent === id, {}, c.trace === null ? 'no trace ID' : c.trace);
+		const state = await page.evaluate(() => ({
+			pwned: window.__pwned === undefined ? null : String(window.__pwned),
+			scripts: document.scripts.length,
+			imgs: document.images.length,
+			chips: Array.from(document.querySelectorAll('#trace-labels .chip')).map((c) => c.textContent),
+			comm: document.querySelector('#tbody .tr [data-col="service"]').textContent,
+		}));
+		ok(state.pwned === null && state.scripts === 2 && state.imgs === 0,
+			name + ' ' + label + ': nothing in the labels ran or became markup (scripts ' + state.scripts + ', images ' + state.imgs +
+			', window.__pwned ' + state.pwned + ')');
+		const cut = (v, max) => (v.length <= max ? v : v.slice(0, max) + '… (' + v.length.toLocaleString('en-US') + ' characters)');
+		for (const [k, v] of Object.entries(c.labels)) {
+			/* past 200 characters the chip says how many there are (the JSON writer keeps strings under 1 MiB) */
+			const shown = v.length <= 200 ? state.chips.includes(cut(k, 80) + '=' + v) :
+				state.chips.some((x) => {
+					const m = /… \(([0-9,]+) characters\)$/.exec(x);
+					return x.startsWith(cut(k, 80) + '=' + v.slice(0, 200) + '… (') && m && Math.abs(+m[1].replace(/,/g, '') - v.length) <= 16;
+				});
+			ok(shown, name + ' ' + label + ': the label ' + JSON.stringify(cut(k, 40)) + ' is shown as its text (' + v.length + ' characters' +
+				(v.length > 200 ? ', cut at 200 and said so' : '') + ')');
+		}
+		ok(state.comm === c.comm, name + ' ' + label + ': the process name ' + JSON.stringify(c.comm) + ' is shown as text');
+		await page.screenshot({ path: path.join(shots, name + '-' + label.replace(/[^0-9a-z]/g, '') + '.png'), fullPage: true });
+	}
+	cleanLoad(seen, file, name);
+	await browser.close();
+}
+
+/*
+ * A page past its bounds says so: every trace in the table, the rule in
+ * the page, a trace left out says why, and the whole run keeps its samples
+ * as "other traces".
+ */
+async function cutMode(file, expectFile, shots) {
+	const want = JSON.parse(fs.readFileSync(expectFile, 'utf8'));
+	const browser = await launch();
+	const { page, seen } = await openPage(browser, 1400, 1000);
+	await load(page, file);
+	const count = await page.$eval('#filter-count', (e) => e.textContent);
+	ok(count === want.total.toLocaleString('en-US') + ' traces', 'cut: the table lists every trace: ' + count);
+	const note = await page.$eval('#cut', (e) => (e.hidden ? '' : e.textContent));
+	ok(note.includes('the ' + want.full + ' costliest traces') && note.includes((want.total - want.full) + ' traces show their totals'),
+		'cut: the page states its rule: "' + note.slice(0, 160) + '…"');
+	await page.screenshot({ path: path.join(shots, 'cut-table.png') });
+	await setInput(page, '#filter', want.cut_id);
+	await page.click('#tbody .tr');
+	await page.waitForSelector('#trace:not([hidden])');
+	const why = await page.$eval('#trace-cut', (e) => (e.hidden ? '' : e.textContent));
+	ok(why.includes('past the page\'s limit') && why.includes(want.cut_id), 'cut: a trace past the limit says so, and how to see it alone');
+	const cpu = await page.$eval('#flame-cpu', (e) => e.textContent);
+	ok(/stacks are not in this page/.test(cpu), 'cut: ... and draws no flame graph: "' + cpu.slice(0, 80) + '"');
+	await setInput(page, '#filter', want.full_id);
+	await page.click('#tbody .tr');
+	await page.waitForFunction((id) => document.getElementById('trace-title').textContent === id, {}, want.full_id);
+	const frames = await page.$$eval('#flame-cpu .frame', (f) => f.length);
+	ok(frames > 1, 'cut: a trace within the limit has its flame graph (' + frames + ' frames)');
+	await page.click('#tab-run');
+	await page.waitForSelector('#flame-run .frame');
+	const other = 'other traces (' + (want.total - want.full) + ')';
+	const got = await flameShares(page, '#flame-run', [other]);
+	const share = got.names[other].px / got.root;
+	ok(Math.abs(share - (want.total - want.full) / want.total) <= 0.01 + 2 / got.root,
+		'cut: the whole run keeps their samples as "' + other + '", ' + (100 * share).toFixed(1) + '% of the width');
+	await page.screenshot({ path: path.join(shots, 'cut-run.png'), fullPage: true });
+	cleanLoad(seen, file, 'cut');
+	await browser.close();
+}
+
+/* Our file in speedscope itself: it opens, and every profile has the name we gave it. */
+async function speedscopeMode(file, namesFile, index, shots) {
+	const want = JSON.parse(fs.readFileSync(namesFile, 'utf8'));
+	const browser = await launch();
+	const { page, seen } = await openPage(browser, 1400, 900);
+	await page.goto('file://' + path.resolve(index), { waitUntil: 'load' });
+	const input = await page.waitForSelector('input[type=file]');
+	await input.uploadFile(path.resolve(file));
+	const title = () => page.evaluate(() => (/^(.*) \((\d+)\/(\d+)\)$/m.exec(document.body.innerText) || []).slice(1));
+	await page.waitForFunction(() => /\(\d+\/\d+\)$/m.test(document.body.innerText), { timeout: 30000 });
+	const names = [];
+	let shotTrace = false;
+	for (let i = 0; i < want.length + 1; i++) {
+		const [n, k] = await title();
+		if (names.length && names[names.length - 1][1] === k)
+			break;
+		names.push([n, k]);
+		if (i === 0)
+			await page.screenshot({ path: path.join(shots, 'speedscope-run.png') });
+		if (!shotTrace && n && n.endsWith(' · CPU') && !n.startsWith('whole run')) {
+			await page.screenshot({ path: path.join(shots, 'speedscope-trace.png') });
+			shotTrace = true;
+		}
+		await page.keyboard.press('n');
+		await page.waitForFunction((k) => !new RegExp('\\(' + k + '/').test(document.body.innerText), { timeout: 2000 }, k).catch(() => {});
+	}
+	const got = names.map((x) => x[0]);
+	ok(JSON.stringify(got) === JSON.stringify(want), 'speedscope opens the file with its ' + want.length + ' profiles named as written (' +
+		got.slice(0, 3).join('; ') + (got.length > 3 ? '; …' : '') + ')' + (JSON.stringify(got) === JSON.stringify(want) ? '' : ': got ' + JSON.stringify(got.slice(0, 6))));
+	ok(seen.errors.length === 0 && !seen.console.some((c) => c.startsWith('error')),
+		'speedscope: no script error' + (seen.errors.length ? ': ' + seen.errors[0] : ''));
+	await browser.close();
+}
+
+/* make bench: how long the page takes to draw, and to answer a click on its costliest trace */
+async function timingMode(file) {
+	const browser = await launch();
+	const { page } = await openPage(browser, 1400, 1000);
+	const ms = await load(page, file);
+	const nav = await page.evaluate(() => {
+		const n = performance.getEntriesByType('navigation')[0];
+		return { dom: n.domContentLoadedEventEnd, load: n.loadEventEnd, script: +document.body.dataset.scriptMs };
+	});
+	const click = await page.evaluate(async () => {
+		const row = document.querySelector('#tbody .tr');
+		const t0 = performance.now();
+		row.click();
+		await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+		return performance.now() - t0;
+	});
+	const run = await page.evaluate(async () => {
+		const t0 = performance.now();
+		document.getElementById('tab-run').click();
+		await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+		return performance.now() - t0;
+	});
+	console.log(JSON.stringify({ ready_ms: ms, load_event_ms: Math.round(nav.load), script_ms: nav.script, click_ms: Math.round(click), whole_run_ms: Math.round(run) }));
+	await browser.close();
+}
+
+/* One trace's view, as the README shows it: the window scrolled to the trace. */
+async function shotMode(file, trace, out) {
+	const browser = await launch();
+	const { page } = await openPage(browser, 1280, 900);
+	await page.goto('file://' + path.resolve(file) + '#trace=' + trace, { waitUntil: 'load' });
+	await page.waitForSelector('body[data-ready="true"]');
+	await page.$eval('#trace', (e) => e.scrollIntoView({ block: 'start' }));
+	await page.evaluate(() => window.scrollBy(0, -70));
+	await page.screenshot({ path: out });
+	await browser.close();
+}
+
+(async () => {
+	const [mode, ...a] = process.argv.slice(2);
+	try {
+		if (mode === 'page')
+			await pageMode(a[0], a[1], a[2], a[3]);
+		else if (mode === 'hostile')
+			await hostileMode(a[0], a[1], a[2], a[3]);
+		else if (mode === 'speedscope')
+			await speedscopeMode(a[0], a[1], a[2], a[3]);
+		else if (mode === 'cut')
+			await cutMode(a[0], a[1], a[2]);
+		else if (mode === 'timing')
+			await timingMode(a[0]);
+		else if (mode === 'shot')
+			await shotMode(a[0], a[1], a[2]);
+		else
+			throw new Error('unknown mode ' + mode);
+	} catch (e) {
+		ok(false, mode + ': ' + (e && e.stack ? e.stack.split('\n').slice(0, 3).join(' ') : e));
+	}
+	process.exit(failures ? 1 : 0);
+})();
