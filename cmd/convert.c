@@ -220,6 +220,11 @@ int convert__main(int argc, char **argv)
 			goto out;
 		}
 		fprintf(stderr, "ctxprof-go: %zu records in %s\n", good, html ?: speedscope);
+		if (!recset__records(out.rs, &len) || !len)
+			fprintf(stderr, "ctxprof-go: no CPU or wall-clock record in %s: nothing to draw "
+					"(%llu event records are moments, not time)\n",
+				strcmp(input, "-") ? input : "<stdin>",
+				(unsigned long long)recset__events(out.rs));
 	} else if ((ret = folded__write(out.fo, stdout, trace_root, wall))) {
 		fprintf(stderr, "failed to write folded stacks to stdout: %s\n", strerror(-ret));
 		ret = 1;

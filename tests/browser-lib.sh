@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# browser-lib.sh: pages seen as a person sees them: Debian's Chromium, headless, driven through the DevTools protocol.
+# browser-lib.sh: pages seen as a person sees them: Debian's Chromium (and Firefox), headless, driven through the DevTools protocol.
 # Sourced after lib.sh. puppeteer-core drives it and never downloads a
 # browser of its own; it and speedscope (the viewer whose file format
 # `convert --speedscope` writes) come from npm at test time, under .output/node.
@@ -10,14 +10,15 @@ PUPPETEER_CORE=puppeteer-core@24.43.1
 SPEEDSCOPE=speedscope@1.25.0
 SPEEDSCOPE_DIR=$NODE_TOOLS/node_modules/speedscope/dist/release
 export CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+export FIREFOX=${FIREFOX:-/usr/bin/firefox-esr}
 export NODE_PATH=$NODE_TOOLS/node_modules
 
 # browser_setup: the browser, Node.js and the npm tools, installing the
 # latter when missing; false, saying what is missing, when they cannot be had
 browser_setup() {
 	local stamp=$NODE_TOOLS/.ready-$PUPPETEER_CORE-$SPEEDSCOPE
-	if [ ! -x "$CHROMIUM" ]; then
-		echo "no Chromium at $CHROMIUM (make deps installs Debian's chromium)"
+	if [ ! -x "$CHROMIUM" ] || [ ! -x "$FIREFOX" ]; then
+		echo "no Chromium at $CHROMIUM or Firefox at $FIREFOX (make deps installs Debian's chromium and firefox-esr)"
 		return 1
 	fi
 	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

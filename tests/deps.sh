@@ -15,13 +15,14 @@ set -euo pipefail
 # gcc-aarch64-linux-gnu and qemu-user-static: make ARCH=arm64 and its test;
 # qemu-system-arm and cpio: the emulated arm64 machine (tests/arm64-vm.sh);
 # xxd: the report page's files embedded at build time (and the tests');
-# chromium and fonts-dejavu-core: the report page and speedscope, looked at
-# headless (tests/report.sh), with fonts whose widths do not change
+# chromium, firefox-esr and fonts-dejavu-core: the report page and
+# speedscope, looked at headless (tests/report.sh), with fonts whose widths
+# do not change
 PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool golang-golang-x-net-dev
 	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq xxd binutils dwarves curl util-linux
 	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc groff-base man-db strace openssl
 	python3-jsonschema protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev time
-	gcc-aarch64-linux-gnu qemu-user-static qemu-system-arm cpio chromium fonts-dejavu-core)
+	gcc-aarch64-linux-gnu qemu-user-static qemu-system-arm cpio chromium firefox-esr fonts-dejavu-core)
 # Node.js and npm run the browser tests' tools (tests/browser-lib.sh): the
 # machine's own when it has them (whatever their origin), else Debian's
 command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)

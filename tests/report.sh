@@ -15,7 +15,8 @@
 #   samples; its timeline holds every timed sample, in its goroutine's lane,
 #   and hovering one shows its time and leaf; a click zooms; the search
 #   reports the function's share; the whole run gives each trace its share
-#   (tests/browser/report-check.js);
+#   (tests/browser/report-check.js); the live page also in Debian's
+#   firefox-esr: it loads clean and draws a trace;
 # - a page of 620 traces lists them all, states its rule (the 500 costliest
 #   in full), says why a trace past it has no flame graph, and keeps the
 #   others' samples in the whole run as "other traces";
@@ -87,6 +88,7 @@ done
 
 browser_verdicts "live page" node "$check" page "$work/live.html" "$work/live.jsonl" "$shots" live
 browser_verdicts "converted page" node "$check" page "$work/conv.html" "$work/live.jsonl" "$shots" convert
+browser_verdicts "Firefox" node "$check" firefox "$work/live.html" "$work/live.jsonl" "$shots"
 
 # hostile labels, made into a record of the run: the page must show them as text
 python3 - "$work/live.jsonl" "$work/hostile.jsonl" "$work/hostile.json" <<'EOF'

@@ -15,6 +15,8 @@
 #   covered (its one goroutine was parked all along), although its
 #   records' "observed" looks are fewer than their samples;
 # - the goroutines without a trace ID add up to 20,000 x that time, within 10%;
+# - the traced looks carry their times (90% or more) and weights that add
+#   up to their samples (90% or more, never past them);
 # - the records fit the schema.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -82,6 +84,16 @@ if awk -v got="${parked_ns:-0}" -v want="$want" 'BEGIN { exit !(got >= 0.9 * wan
 	ok "goroutines without a trace ID: $((parked_ns / 1000000000)) s of wall time, $((n - n / 3)) x the time covered within 10%"
 else
 	not_ok "goroutines without a trace ID: ${parked_ns:-?} ns, want $((n - n / 3)) x $covered ns within 10%"
+fi
+# each look's time and weight: the traced goroutines' looks at their times,
+# weighing the snapshots they stand for
+read -r looks timed weighed < <(jq -rs 'map(select(.origin == "wall" and .trace_id != null)) |
+	"\(map(.observed) | add) \([.[].stacks[].times_us | length] | add) \([.[].stacks[].weights[]] | add)"' "$work/out.jsonl")
+if [ "${timed:-0}" -ge $((looks * 9 / 10)) ] && [ "${weighed:-0}" -le "${samples:-0}" ] &&
+	[ "${weighed:-0}" -ge $((samples * 9 / 10)) ]; then
+	ok "traced records: $timed of $looks looks timed, weighing $weighed of $samples samples"
+else
+	not_ok "traced records: ${timed:-?} of ${looks:-?} looks timed, weighing ${weighed:-?} of ${samples:-?} samples (want 90% or more, never past)"
 fi
 schema_verdict "--wall records on $n goroutines" "$work/out.jsonl"
 kill "$park" 2>/dev/null

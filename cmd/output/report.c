@@ -317,22 +317,10 @@ static int put_page(struct strbuf *b, const struct strbuf *data)
 int report__write(struct recset *rs, const char *path, const char *source)
 {
 	struct strbuf data = {}, page = {};
-	FILE *f = NULL;
 	int ret;
 
-	if ((ret = put_data(&data, rs, source)) || (ret = put_page(&page, &data)))
-		goto out;
-	f = outfile__fopen(path, false);
-	if (!f) {
-		ret = -errno;
-		goto out;
-	}
-	errno = 0;
-	if (fwrite(page.p, 1, page.n, f) != page.n || fflush(f) != 0)
-		ret = errno ? -errno : -EIO;
-	if (fclose(f) != 0 && !ret)
-		ret = errno ? -errno : -EIO;
-out:
+	if (!(ret = put_data(&data, rs, source)) && !(ret = put_page(&page, &data)))
+		ret = outfile__write(path, page.p, page.n);
 	strbuf__free(&data);
 	strbuf__free(&page);
 	return ret;

@@ -373,8 +373,7 @@ static int index_traces(struct writer *w)
 static int write_document(struct writer *w, const char *path, const char *name)
 {
 	struct strbuf doc = {};
-	FILE *f;
-	int ret = 0;
+	int ret;
 
 	jsonw__raw(&doc, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":");
 	jsonw__cstr(&doc, name);
@@ -385,21 +384,7 @@ static int write_document(struct writer *w, const char *path, const char *name)
 	jsonw__raw(&doc, "]},\"profiles\":[");
 	strbuf__put(&doc, w->out.p, w->out.n);
 	jsonw__raw(&doc, "]}\n");
-	if (doc.oom) {
-		strbuf__free(&doc);
-		return -ENOMEM;
-	}
-	f = outfile__fopen(path, false);
-	if (!f) {
-		ret = -errno;
-		strbuf__free(&doc);
-		return ret;
-	}
-	errno = 0;
-	if (fwrite(doc.p, 1, doc.n, f) != doc.n || fflush(f) != 0)
-		ret = errno ? -errno : -EIO;
-	if (fclose(f) != 0 && !ret)
-		ret = errno ? -errno : -EIO;
+	ret = doc.oom ? -ENOMEM : outfile__write(path, doc.p, doc.n);
 	strbuf__free(&doc);
 	return ret;
 }

@@ -31,3 +31,18 @@ FILE *outfile__fopen(const char *path, bool append)
 	}
 	return f;
 }
+
+int outfile__write(const char *path, const void *buf, size_t len)
+{
+	FILE *f = outfile__fopen(path, false);
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	errno = 0;
+	if (fwrite(buf, 1, len, f) != len || fflush(f) != 0)
+		ret = errno ? -errno : -EIO;
+	if (fclose(f) != 0 && !ret)
+		ret = errno ? -errno : -EIO;
+	return ret;
+}

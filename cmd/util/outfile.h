@@ -4,6 +4,7 @@
 #define __OUTFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 /*
@@ -14,5 +15,7 @@
 int outfile__open(const char *path, bool append);
 /* The same as a stdio stream; NULL with errno set. */
 FILE *outfile__fopen(const char *path, bool append);
+/* PATH made anew (as outfile__open) holding LEN bytes of BUF, every write and the close checked; 0 or -errno. */
+int outfile__write(const char *path, const void *buf, size_t len);
 
 #endif /* __OUTFILE_H */

@@ -11,6 +11,7 @@
 //   node report-check.js hostile REPORT.html EXPECT.json SHOTS NAME
 //   node report-check.js speedscope FILE.json NAMES.json SPEEDSCOPE_INDEX SHOTS
 //   node report-check.js cut REPORT.html EXPECT.json SHOTS
+//   node report-check.js firefox REPORT.html RECORDS.jsonl SHOTS
 //   node report-check.js timing REPORT.html
 //   node report-check.js shot REPORT.html TRACE OUT.png   (the README's picture)
 'use strict';
@@ -309,6 +310,17 @@ async function checkTrace(page, t, shots, name, first) {
 	await page.mouse.move(1, 1);
 	if (first)
 		await page.screenshot({ path: path.join(shots, name + '-trace.png'), fullPage: true });
+	/* hovering a frame: its function, where, its time and its share */
+	if (named.length) {
+		await page.$eval('#flame-cpu', (e) => e.scrollIntoView({ block: 'center' }));
+		const fr = await page.$('#flame-cpu .frame[data-name="' + named[0] + '"]');
+		if (fr) {
+			await fr.hover();
+			const tip = await page.$eval('#tip', (e) => (e.hidden ? '' : e.textContent));
+			ok(tip.startsWith(named[0]) && /\.go:\d+/.test(tip) && / (ms|s|µs), [0-9.]+% of this graph/.test(tip),
+				name + ' ' + label + ': hovering ' + named[0] + ' shows its function, file:line, time and share: "' + tip.slice(0, 120) + '"');
+		}
+	}
 	/* the search: the share it reports is the functions' */
 	if (named.length) {
 		await setInput(page, '#search', named[0]);
@@ -354,6 +366,38 @@ async function pageMode(file, jsonl, shots, name) {
 		const cpu = parseDuration(row.cpu), wall = parseDuration(row.wall);
 		ok(within(cpu, t.cpu, 0.01) && within(wall, t.wall, 0.01),
 			name + ': ' + label + ': CPU "' + row.cpu + '", wall "' + row.wall + '" against ' + t.cpu + ' and ' + t.wall + ' ns in the records');
+	}
+	/* a prefix of a trace ID filters to the traces that start with it */
+	const some = Array.from(traces.values()).find((t) => t.id !== null);
+	if (some) {
+		const prefix = some.id.slice(0, 3);
+		await setInput(page, '#filter', prefix);
+		const ids = await page.$$eval('#tbody .tr', (rs) => rs.map((r) => r.dataset.trace));
+		const want = Array.from(traces.keys()).filter((k) => k !== null && k.startsWith(prefix));
+		ok(ids.length === want.length && ids.every((i) => i.startsWith(prefix)),
+			name + ': the prefix ' + prefix + ' keeps ' + ids.length + ' rows, the traces that start with it: ' + want.length);
+	}
+	/* each column sorts, one way and then the other */
+	await setInput(page, '#filter', '');
+	for (const [col, key] of [['cpu', 'cpu'], ['wall', 'wall'], ['id', 'id'], ['first', 'first']]) {
+		for (const dir of ['descending', 'ascending']) {
+			/* as a person does: click the header until its arrow points the way wanted */
+			for (let i = 0; i < 3; i++) {
+				const th = await page.$('.th[data-key="' + col + '"]');
+				if ((await th.evaluate((e) => e.getAttribute('aria-sort'))) === dir)
+					break;
+				await th.click();
+			}
+			const shown = await page.$$eval('#tbody .tr', (rs, col) => rs.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top)).map((r) => {
+				const c = r.querySelector('[data-col="' + col + '"]');
+				const n = c.querySelector('[data-ns]') || c;
+				return col === 'id' ? r.dataset.trace || '~' : col === 'first' ? c.textContent : +n.dataset.ns;
+			}), col);
+			const sorted = shown.slice().sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+			if (dir === 'descending')
+				sorted.reverse();
+			ok(JSON.stringify(shown) === JSON.stringify(sorted), name + ': a click on the ' + key + ' column sorts it ' + dir + ' (' + shown.length + ' rows shown)');
+		}
 	}
 	/* a label filter */
 	const first = Array.from(traces.values()).find((t) => t.id !== null && Object.keys(t.records[0].labels).some((k) => !/trace/.test(k)));
@@ -429,6 +473,38 @@ async function hostileMode(file, expectFile, shots, name) {
 		await page.screenshot({ path: path.join(shots, name + '-' + label.replace(/[^0-9a-z]/g, '') + '.png'), fullPage: true });
 	}
 	cleanLoad(seen, file, name);
+	await browser.close();
+}
+
+/*
+ * The same page in Firefox (Debian's firefox-esr, through WebDriver BiDi):
+ * it loads clean, lists every trace, and draws a trace's graphs and
+ * timeline.
+ */
+async function firefoxMode(file, jsonl, shots) {
+	const traces = readRecords(jsonl);
+	const browser = await puppeteer.launch({ browser: 'firefox', executablePath: process.env.FIREFOX || '/usr/bin/firefox-esr', headless: true });
+	const { page, seen } = await openPage(browser, 1400, 1000);
+	const ms = await load(page, file);
+	const version = await browser.version();
+	const count = await page.$eval('#filter-count', (e) => e.textContent);
+	ok(count === traces.size + ' trace' + (traces.size === 1 ? '' : 's'), 'firefox (' + version + '): the page loads in ' + ms + ' ms and lists ' + count);
+	const t = Array.from(traces.values()).find((x) => x.id !== null && x.cpu > 0);
+	await setInput(page, '#filter', t.id);
+	await page.click('#tbody .tr');
+	await page.waitForFunction((id) => document.getElementById('trace-title').textContent === id, {}, t.id);
+	const got = await page.evaluate(() => ({
+		cpu: document.querySelectorAll('#flame-cpu .frame').length,
+		wall: document.querySelectorAll('#flame-wall .frame').length,
+		marks: +document.getElementById('timeline-canvas').dataset.marks,
+	}));
+	const marks = t.records.reduce((n, r) => n + r.stacks.reduce((m, st) => m + (st.times_us || []).length, 0), 0);
+	ok(got.cpu > 1 && got.marks === marks, 'firefox: ' + t.id.slice(0, 8) + '… draws ' + got.cpu + ' CPU and ' + got.wall +
+		' wall frames and ' + got.marks + ' timeline marks (the records: ' + marks + ')');
+	await page.screenshot({ path: path.join(shots, 'firefox-trace.png'), fullPage: true });
+	/* Firefox reports the favicon's data: URL as a request; nothing else may be one */
+	seen.requests = seen.requests.filter((u) => !u.startsWith('data:'));
+	cleanLoad(seen, file, 'firefox');
 	await browser.close();
 }
 
@@ -553,6 +629,8 @@ async function shotMode(file, trace, out) {
 			await hostileMode(a[0], a[1], a[2], a[3]);
 		else if (mode === 'speedscope')
 			await speedscopeMode(a[0], a[1], a[2], a[3]);
+		else if (mode === 'firefox')
+			await firefoxMode(a[0], a[1], a[2]);
 		else if (mode === 'cut')
 			await cutMode(a[0], a[1], a[2]);
 		else if (mode === 'timing')

@@ -686,10 +686,40 @@
 				return;
 			}
 			const m = this.at(ev);
+			const lane = m ? null : this.laneAt(ev);
 			if (m)
 				showTip(ev, this.describe(m));
+			else if (lane)
+				showTip(ev, this.describeLane(lane));
 			else
 				hideTip();
+		}
+
+		/* the lane whose label is under the pointer */
+		laneAt(ev) {
+			const rect = this.canvas.getBoundingClientRect();
+			const x = ev.clientX - rect.left, y = ev.clientY - rect.top;
+			const i = Math.floor((y - AXIS_H + (+this.canvas.dataset.top || 0)) / LANE_H);
+			return x < LABEL_W && y >= AXIS_H && i >= 0 && i < this.lanes.length ? this.lanes[i] : null;
+		}
+
+		/* a goroutine: what it runs (its outermost function of its own), and what it was seen doing */
+		describeLane(l) {
+			let cpu = 0, looks = 0, deepest = null;
+			for (const m of l.marks) {
+				if (m.cpu)
+					cpu++;
+				else
+					looks++;
+				if (!deepest || m.stack.frames.length > deepest.length)
+					deepest = m.stack.frames;
+			}
+			const own = (deepest || []).slice().reverse().map((id) => S[FRAMES[id][0]]).find((f) => !f.startsWith('runtime.'));
+			return [
+				['t', l.goid ? 'goroutine ' + l.goid : 'no goroutine (the runtime\'s own work)'],
+				['', own ? 'runs ' + own : ''],
+				['', plural(cpu, 'CPU sample') + ', ' + plural(looks, 'look') + ' of --wall'],
+			].filter((p) => p[1]);
 		}
 
 		up(ev) {
