@@ -112,77 +112,86 @@ static void put_other_group(const void *key, size_t len, void *value, void *ctx)
 	jsonw__raw(o->b, "]}");
 }
 
+/* The names of a record's and a stack's positions: the page's JSON holds rows, not objects */
+static const char record_fields[] =
+	"[\"trace_id\",\"trace_source\",\"span_id\",\"labels\",\"pid\",\"comm\",\"container_id\","
+	"\"pod_uid\",\"origin\",\"state\",\"wait_reason\",\"samples\",\"cpu_ns\",\"wall_ns\","
+	"\"start_us\",\"end_us\",\"full\",\"stacks\"]";
+static const char stack_fields[] = "[\"samples\",\"frames\",\"times_us\",\"goids\",\"weights\"]";
+
+/*
+ * [samples,[frames],[times_us],[goids](,[weights])]: each time and goid
+ * after the one before it (the first time after the record's start), and
+ * weights empty when all are 1: a parked goroutine's minute of looks is
+ * some 1,100 small numbers, not 1,100 large ones.
+ */
 static void put_stack(struct strbuf *b, const struct recset_rec *r, const struct recset_stack *st)
 {
-	int64_t start_us = r->start_ns / 1000;
+	int64_t prev = r->start_ns / 1000, us;
+	uint64_t prev_goid = 0;
+	bool ones = true;
 	uint32_t i;
 
-	jsonw__raw(b, "{\"samples\":");
+	jsonw__raw(b, "[");
 	jsonw__i64(b, st->samples);
-	jsonw__raw(b, ",\"frames\":[");
+	jsonw__raw(b, ",[");
 	for (i = 0; i < st->nframes; i++) {
 		if (i)
 			jsonw__raw(b, ",");
 		jsonw__i64(b, st->frames[i]);
 	}
-	jsonw__raw(b, "],\"times_us\":[");
+	jsonw__raw(b, "],[");
 	for (i = 0; i < st->ntimes; i++) {
 		if (i)
 			jsonw__raw(b, ",");
-		jsonw__i64(b, st->times[i].ns / 1000 - start_us);
+		us = st->times[i].ns / 1000;
+		jsonw__i64(b, us - prev);
+		prev = us;
 	}
-	jsonw__raw(b, "],\"goids\":[");
+	jsonw__raw(b, "],[");
 	for (i = 0; i < st->ntimes; i++) {
 		if (i)
 			jsonw__raw(b, ",");
-		jsonw__i64(b, (int64_t)(st->times[i].goid & INT64_MAX));
+		jsonw__i64(b, (int64_t)(st->times[i].goid - prev_goid));
+		prev_goid = st->times[i].goid;
+		ones &= st->times[i].weight == 1;
 	}
 	jsonw__raw(b, "]");
 	if (r->origin == REC_WALL) {
-		jsonw__raw(b, ",\"weights\":[");
-		for (i = 0; i < st->ntimes; i++) {
+		jsonw__raw(b, ",[");
+		for (i = 0; !ones && i < st->ntimes; i++) {
 			if (i)
 				jsonw__raw(b, ",");
 			jsonw__i64(b, (int64_t)(st->times[i].weight & INT64_MAX));
 		}
 		jsonw__raw(b, "]");
 	}
-	jsonw__raw(b, "}");
+	jsonw__raw(b, "]");
 }
 
-static void put_record(struct strbuf *b, const struct recset_rec *r, bool full)
+/* One record as a row of record_fields: strings by index (-1: null), times after BASE_US. */
+static void put_record(struct strbuf *b, const struct recset_rec *r, bool full, int64_t base_us)
 {
+	const int64_t row[] = {
+		r->trace_id, r->trace_source, r->span_id, r->labels, r->pid, r->comm,
+		r->container_id, r->pod_uid, r->origin == REC_SAMPLING ? 0 : 1, r->state,
+		r->wait_reason, (int64_t)r->samples, r->cpu_ns, r->wall_ns,
+		r->start_ns / 1000 - base_us, r->end_ns / 1000 - base_us, full,
+	};
 	uint32_t i;
 
-	put_ref(b, "{\"trace_id\":", r->trace_id);
-	put_ref(b, ",\"trace_source\":", r->trace_source);
-	put_ref(b, ",\"span_id\":", r->span_id);
-	put_ref(b, ",\"labels\":", r->labels);
-	jsonw__raw(b, ",\"pid\":");
-	jsonw__i64(b, r->pid);
-	put_ref(b, ",\"comm\":", r->comm);
-	put_ref(b, ",\"container_id\":", r->container_id);
-	put_ref(b, ",\"pod_uid\":", r->pod_uid);
-	jsonw__raw(b, r->origin == REC_SAMPLING ? ",\"origin\":\"sampling\"" : ",\"origin\":\"wall\"");
-	put_ref(b, ",\"state\":", r->state);
-	put_ref(b, ",\"wait_reason\":", r->wait_reason);
-	jsonw__raw(b, ",\"samples\":");
-	jsonw__i64(b, r->samples);
-	jsonw__raw(b, ",\"cpu_ns\":");
-	jsonw__i64(b, r->cpu_ns);
-	jsonw__raw(b, ",\"wall_ns\":");
-	jsonw__i64(b, r->wall_ns);
-	jsonw__raw(b, ",\"start_us\":");
-	jsonw__i64(b, r->start_ns / 1000);
-	jsonw__raw(b, ",\"end_us\":");
-	jsonw__i64(b, r->end_ns / 1000);
-	jsonw__raw(b, full ? ",\"full\":true,\"stacks\":[" : ",\"full\":false,\"stacks\":[");
+	jsonw__raw(b, "[");
+	for (i = 0; i < sizeof(row) / sizeof(row[0]); i++) {
+		jsonw__i64(b, row[i]);
+		jsonw__raw(b, ",");
+	}
+	jsonw__raw(b, "[");
 	for (i = 0; full && i < r->nstacks; i++) {
 		if (i)
 			jsonw__raw(b, ",");
 		put_stack(b, r, &r->stacks[i]);
 	}
-	jsonw__raw(b, "]}");
+	jsonw__raw(b, "]]");
 }
 
 /* Digits grouped by thousands, as the page says its limits. */
@@ -211,6 +220,7 @@ static int put_data(struct strbuf *b, struct recset *rs, const char *source)
 	size_t i, nstrs, nsets, nframes, ntraces, nrecs, full;
 	char rule[256], n1[32], n2[32];
 	struct timespec now;
+	int64_t base_us = 0;
 
 	full = recset__choose(rs, REPORT_MAX_TRACES, REPORT_MAX_FRAMES, REPORT_MAX_TIMES, NULL);
 	strs = recset__strings(rs, &nstrs);
@@ -263,7 +273,17 @@ static int put_data(struct strbuf *b, struct recset *rs, const char *source)
 		jsonw__i64(b, frames[i].line);
 		jsonw__raw(b, "]");
 	}
-	jsonw__raw(b, "],\"records\":[");
+	/* records' times after the first one's start: fewer digits to write and to read */
+	for (i = 0; i < nrecs; i++)
+		if (!i || recs[i].start_ns / 1000 < base_us)
+			base_us = recs[i].start_ns / 1000;
+	jsonw__raw(b, "],\"origins\":[\"sampling\",\"wall\"],\"record_fields\":");
+	jsonw__raw(b, record_fields);
+	jsonw__raw(b, ",\"stack_fields\":");
+	jsonw__raw(b, stack_fields);
+	jsonw__raw(b, ",\"time_base_us\":");
+	jsonw__i64(b, base_us);
+	jsonw__raw(b, ",\"records\":[");
 	if (!(o.groups = hashmap__new()))
 		return -ENOMEM;
 	for (i = 0; i < nrecs; i++) {
@@ -271,7 +291,7 @@ static int put_data(struct strbuf *b, struct recset *rs, const char *source)
 
 		if (i)
 			jsonw__raw(b, ",");
-		put_record(b, &recs[i], in_full);
+		put_record(b, &recs[i], in_full, base_us);
 		if (!in_full && (o.err = others__add(&o, &recs[i])))
 			break;
 	}

@@ -181,7 +181,7 @@ function sharesOf(records, names, value) {
 
 /* a sample or look that no other of its lane and half overlaps */
 function isolated(marks, m) {
-	return marks.every((o) => o === m || o.goid !== m.goid || o.cpu !== m.cpu ||
+	return marks.every((o) => o === m || o.lane !== m.lane || o.cpu !== m.cpu ||
 		o.end <= m.end - m.dur + 1 || o.end - o.dur >= m.end - 1);
 }
 
@@ -195,7 +195,7 @@ async function timelineView(page) {
 	const pxPerUs = (v.width - left) / (v1 - v0);
 	return {
 		pxPerUs, y: v.y, axis: +v.axisHeight, laneH: +v.laneHeight, top: +v.top,
-		lanes: v.lanes ? v.lanes.split(',').map(Number) : [],
+		lanes: v.lanes ? v.lanes.split(',') : [],
 		xOf: (t) => v.x + left + (t - v0) * pxPerUs,
 		left: v.x + left,
 		right: v.x + v.width,
@@ -248,7 +248,7 @@ async function checkTrace(page, t, shots, name, first) {
 			for (let i = 0; i < times.length; i++) {
 				const w = st.weights ? st.weights[i] : 1;
 				timed += w;
-				marks.push({ end: r.start_us + times[i], goid: st.goids[i], cpu: r.origin === 'sampling', dur: w * per, stack: st });
+				marks.push({ end: r.start_us + times[i], goid: st.goids[i], lane: r.pid + ':' + st.goids[i], cpu: r.origin === 'sampling', dur: w * per, stack: st });
 			}
 		}
 	}
@@ -256,10 +256,10 @@ async function checkTrace(page, t, shots, name, first) {
 	ok(+tl.marks === marks.length && +tl.samples === timed && +tl.untimed === samples - timed,
 		name + ' ' + label + ': the timeline holds ' + tl.marks + ' marks for ' + tl.samples + ' samples (' + tl.untimed +
 		' untimed); the records: ' + marks.length + ' times for ' + timed + ' samples of ' + samples);
-	const lanes = tl.lanes ? tl.lanes.split(',').map(Number) : [];
-	const goids = new Set(marks.map((m) => m.goid));
+	const lanes = tl.lanes ? tl.lanes.split(',') : [];
+	const goids = new Set(marks.map((m) => m.lane));
 	ok(lanes.length === goids.size && lanes.every((g) => goids.has(g)),
-		name + ' ' + label + ': one lane per goroutine (' + lanes.length + ': ' + lanes.slice(0, 6).join(',') + ')');
+		name + ' ' + label + ': one lane per goroutine of each process (' + lanes.length + ': ' + lanes.slice(0, 6).join(',') + ')');
 	/* hover a few samples that stand alone: the tooltip names their time and leaf */
 	const picks = [];
 	for (const cpu of [true, false]) {
@@ -271,7 +271,7 @@ async function checkTrace(page, t, shots, name, first) {
 	for (const m of picks) {
 		await page.$eval('#timeline-canvas', (c) => c.scrollIntoView({ block: 'center' }));
 		/* the lane in view: the timeline scrolls its lanes under its axis */
-		const lane = lanes.indexOf(m.goid);
+		const lane = lanes.indexOf(m.lane);
 		await page.$eval('#timeline', (b, y) => {
 			b.scrollTop = y;
 		}, Math.max(0, lane * +tl.laneHeight - 60));
@@ -589,7 +589,10 @@ async function timingMode(file) {
 	const ms = await load(page, file);
 	const nav = await page.evaluate(() => {
 		const n = performance.getEntriesByType('navigation')[0];
-		return { dom: n.domContentLoadedEventEnd, load: n.loadEventEnd, script: +document.body.dataset.scriptMs };
+		return {
+			dom: n.domContentLoadedEventEnd, load: n.loadEventEnd, response: n.responseEnd, interactive: n.domInteractive,
+			start: +document.body.dataset.scriptStart, script: +document.body.dataset.scriptMs,
+		};
 	});
 	const click = await page.evaluate(async () => {
 		const row = document.querySelector('#tbody .tr');
@@ -604,7 +607,10 @@ async function timingMode(file) {
 		await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
 		return performance.now() - t0;
 	});
-	console.log(JSON.stringify({ ready_ms: ms, load_event_ms: Math.round(nav.load), script_ms: nav.script, click_ms: Math.round(click), whole_run_ms: Math.round(run) }));
+	console.log(JSON.stringify({
+		ready_ms: ms, response_ms: Math.round(nav.response), script_start_ms: nav.start, script_ms: nav.script,
+		load_event_ms: Math.round(nav.load), click_ms: Math.round(click), whole_run_ms: Math.round(run),
+	}));
 	await browser.close();
 }
 

@@ -11,6 +11,32 @@
 (function () {
 	const started = performance.now();
 	const D = JSON.parse(document.getElementById('ctxprof-data').textContent);
+	/* records and stacks come as rows: objects of their fields' names from here on */
+	const RF = D.record_fields, SF = D.stack_fields;
+	D.records = D.records.map((row) => {
+		const r = {};
+		for (let i = 0; i < RF.length; i++)
+			r[RF[i]] = row[i];
+		r.origin = D.origins[r.origin];
+		r.full = !!r.full;
+		r.start_us += D.time_base_us;
+		r.end_us += D.time_base_us;
+		r.stacks = r.stacks.map((srow) => {
+			const st = {};
+			for (let i = 0; i < srow.length; i++)
+				st[SF[i]] = srow[i];
+			/* times and goids come each after the one before; weights, when all are 1, empty */
+			const t = st.times_us, g = st.goids;
+			for (let i = 1; i < t.length; i++) {
+				t[i] += t[i - 1];
+				g[i] += g[i - 1];
+			}
+			if (st.weights && !st.weights.length && t.length)
+				st.weights = null;
+			return st;
+		});
+		return r;
+	});
 	const S = D.strings;
 	const LABELS = D.labelsets;
 	const FRAMES = D.frames;
@@ -90,27 +116,28 @@
 	/* ---- colours: CPU, each state and wait reason; frames by package ---- */
 
 	const CPU_COLOR = '#e8590c';
-	const WAIT_COLORS = {
-		running: '#f59f00',
-		runnable: '#fcc419',
-		syscall: '#9c36b5',
-		waiting: '#495057',
-		'chan receive': '#1971c2',
-		'chan send': '#4dabf7',
-		select: '#0b7285',
-		sleep: '#74c0fc',
-		'IO wait': '#2f9e44',
-		'sync.Mutex.Lock': '#c2255c',
-		'sync.RWMutex.Lock': '#e64980',
-		'sync.RWMutex.RLock': '#f783ac',
-		'sync.WaitGroup.Wait': '#5f3dc4',
-		'sync.Cond.Wait': '#364fc7',
-		semacquire: '#ae3ec9',
-	};
+	/* a Map: a wait reason is whatever the binary names it, "constructor" too */
+	const WAIT_COLORS = new Map([
+		['running', '#f59f00'],
+		['runnable', '#fcc419'],
+		['syscall', '#9c36b5'],
+		['waiting', '#495057'],
+		['chan receive', '#1971c2'],
+		['chan send', '#4dabf7'],
+		['select', '#0b7285'],
+		['sleep', '#74c0fc'],
+		['IO wait', '#2f9e44'],
+		['sync.Mutex.Lock', '#c2255c'],
+		['sync.RWMutex.Lock', '#e64980'],
+		['sync.RWMutex.RLock', '#f783ac'],
+		['sync.WaitGroup.Wait', '#5f3dc4'],
+		['sync.Cond.Wait', '#364fc7'],
+		['semacquire', '#ae3ec9'],
+	]);
 	const OTHER_WAITS = ['#1864ab', '#087f5b', '#5c940d', '#862e9c', '#0c8599', '#3b5bdb', '#a61e4d', '#2b8a3e'];
 
 	function waitColor(cat) {
-		return WAIT_COLORS[cat] || OTHER_WAITS[hash(cat) % OTHER_WAITS.length];
+		return WAIT_COLORS.get(cat) || OTHER_WAITS[hash(cat) % OTHER_WAITS.length];
 	}
 
 	/* what a wall record was doing: its wait reason when waiting, else its state */
@@ -487,14 +514,15 @@
 					for (let i = 0; i < times.length; i++) {
 						const end = r.start_us + times[i];
 						const w = st.weights ? st.weights[i] : 1;
-						const goid = st.goids[i];
-						let lane = laneOf.get(goid);
+						/* goids are per process: a lane is a process's goroutine */
+						const goid = st.goids[i], key = r.pid + ':' + goid;
+						let lane = laneOf.get(key);
 						if (!lane) {
-							lane = { goid, first: end, marks: [] };
-							laneOf.set(goid, lane);
+							lane = { key, pid: r.pid, goid, first: end, marks: [] };
+							laneOf.set(key, lane);
 						}
 						lane.first = Math.min(lane.first, end);
-						const m = { t0: end - w * per, t1: end, end, goid, cpu, cat, color, w, rec: r, stack: st, ns: w * per * 1000 };
+						const m = { t0: end - w * per, t1: end, goid, cpu, cat, color, w, rec: r, stack: st };
 						marks.push(m);
 						lane.marks.push(m);
 						timed += w;
@@ -503,14 +531,14 @@
 					untimed += st.samples - timed;
 				}
 			}
-			this.lanes = Array.from(laneOf.values()).sort((a, b) => a.first - b.first || a.goid - b.goid);
+			this.lanes = Array.from(laneOf.values()).sort((a, b) => a.first - b.first || a.pid - b.pid || a.goid - b.goid);
+			this.pids = new Set(this.lanes.map((l) => l.pid)).size;
 			this.lanes.forEach((l, i) => {
 				l.index = i;
 				l.marks.sort((a, b) => a.t1 - b.t1);
 				for (const m of l.marks)
 					m.lane = i;
 			});
-			marks.sort((a, b) => a.t1 - b.t1);
 			this.marks = marks;
 			this.samples = samples;
 			this.untimed = untimed;
@@ -528,7 +556,9 @@
 			const padUs = (t1 - t0) * 0.01;
 			this.t0 = t0 - padUs;
 			this.t1 = t1 + padUs;
-			this.box.scrollTop = 0;
+			/* a scroll draws too: only when there is one to undo */
+			if (this.box.scrollTop)
+				this.box.scrollTop = 0;
 			this.setView(this.t0, this.t1, false);
 		}
 
@@ -579,20 +609,43 @@
 				g.fillStyle = i % 2 ? '#f8f9fa' : '#ffffff';
 				g.fillRect(0, y, W, LANE_H);
 				g.fillStyle = '#5f6b7a';
-				g.fillText(l.goid ? 'g' + l.goid : 'no goroutine', 6, y + 15);
+				/* the process too when the trace spans several */
+				g.fillText((this.pids > 1 ? l.pid + ' ' : '') + (l.goid ? 'g' + l.goid : 'no g'), 6, y + 15);
 			}
-			/* marks: CPU in the upper half of a lane, the wall clock's in the lower */
+			/*
+			 * marks: CPU in the upper half of a lane, the wall clock's in
+			 * the lower; neighbours of one colour that touch on screen are
+			 * one rectangle (a goroutine parked for a minute is one, not
+			 * a thousand looks)
+			 */
 			let drawn = 0, fill = '';
+			const flush = (run, y) => {
+				if (!run.color)
+					return;
+				if (fill !== run.color)
+					g.fillStyle = fill = run.color;
+				g.fillRect(run.x0, y, Math.max(1, run.x1 - run.x0), 9);
+				run.color = '';
+			};
 			for (let i = first; i < last; i++) {
+				const y = yOf(i), runs = [{ color: '' }, { color: '' }];
 				for (const m of this.lanes[i].marks) {
 					if (m.t1 < this.v0 || m.t0 > this.v1)
 						continue;
-					const x0 = Math.max(LABEL_W, this.xOf(m.t0, W)), x1 = this.xOf(m.t1, W);
-					if (fill !== m.color)
-						g.fillStyle = fill = m.color;
-					g.fillRect(x0, yOf(i) + (m.cpu ? 2 : 11), Math.max(1, x1 - x0), 9);
+					const x0 = Math.max(LABEL_W, Math.round(this.xOf(m.t0, W))), x1 = Math.round(this.xOf(m.t1, W));
+					const run = runs[m.cpu ? 0 : 1];
 					drawn++;
+					if (run.color === m.color && x0 <= run.x1 + 1) {
+						run.x1 = Math.max(run.x1, x1);
+						continue;
+					}
+					flush(run, y + (m.cpu ? 2 : 11));
+					run.color = m.color;
+					run.x0 = x0;
+					run.x1 = Math.max(x1, x0 + 1);
 				}
+				flush(runs[0], y + 2);
+				flush(runs[1], y + 11);
 			}
 			g.restore();
 			if (!this.lanes.length) {
@@ -632,7 +685,7 @@
 			ds.laneHeight = LANE_H;
 			ds.axisHeight = AXIS_H;
 			ds.top = top;
-			ds.lanes = this.lanes.map((l) => l.goid).join(',');
+			ds.lanes = this.lanes.map((l) => l.key).join(',');
 		}
 
 		/* the mark under the pointer: its lane and half, then the one it is on, else the nearest within 3 px */
@@ -666,7 +719,7 @@
 		describe(m) {
 			const parts = [
 				['t', (m.cpu ? 'CPU sample' : 'wall: ' + m.cat) + (m.w > 1 ? ' (' + m.w + ' snapshots)' : '')],
-				['', fmtClock(m.end, true) + ' UTC, +' + fmtNs((m.end - this.t0) * 1000) + ' into the trace'],
+				['', fmtClock(m.t1, true) + ' UTC, +' + fmtNs((m.t1 - this.t0) * 1000) + ' into the trace'],
 				['', (m.goid ? 'goroutine ' + m.goid : 'no goroutine') + ', ' + str(m.rec.comm) + ' (pid ' + m.rec.pid + ')'],
 			];
 			const f = m.stack.frames;
@@ -716,7 +769,7 @@
 			}
 			const own = (deepest || []).slice().reverse().map((id) => S[FRAMES[id][0]]).find((f) => !f.startsWith('runtime.'));
 			return [
-				['t', l.goid ? 'goroutine ' + l.goid : 'no goroutine (the runtime\'s own work)'],
+				['t', (l.goid ? 'goroutine ' + l.goid : 'no goroutine (the runtime\'s own work)') + ' of pid ' + l.pid],
 				['', own ? 'runs ' + own : ''],
 				['', plural(cpu, 'CPU sample') + ', ' + plural(looks, 'look') + ' of --wall'],
 			].filter((p) => p[1]);
@@ -892,7 +945,7 @@
 			for (const m of timeline.marks) {
 				if (m.t1 < range[0] || m.t1 > range[1])
 					continue;
-				addStack(m.cpu ? cpu : wall, m.stack.frames, m.ns, m.cpu ? null : '[' + m.cat + ']');
+				addStack(m.cpu ? cpu : wall, m.stack.frames, (m.t1 - m.t0) * 1000, m.cpu ? null : '[' + m.cat + ']');
 			}
 			return [cpu, wall];
 		}
@@ -1159,6 +1212,7 @@
 	if (!fromHash() && rows.length === 1)
 		select(rows[0], false);
 	/* how long the script took, from the records' JSON to the table drawn */
+	document.body.dataset.scriptStart = Math.round(started);
 	document.body.dataset.scriptMs = Math.round(performance.now() - started);
 	document.body.dataset.ready = 'true';
 })();
