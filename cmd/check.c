@@ -262,6 +262,34 @@ static void print_json(json_t *o)
 	json_decref(o);
 }
 
+/*
+ * The trace sources that will give this binary's samples a trace ID, as
+ * the user will see them: which servers' requests the traceparent source
+ * follows, and how far (Go before 1.21 has no g.parentGoid: only the
+ * handler's own goroutine, not those it starts).
+ */
+static void print_sources(const struct go_binary *gb, const struct go_layout *l)
+{
+	const char *servers = go_binary__trace_servers(gb), *p;
+	int src, n = 0;
+
+	printf(", trace IDs from ");
+	for (src = 0; src < TRACE_SOURCE_COUNT; src++) {
+		if (go_binary__trace_source_problem(gb, src))
+			continue;
+		printf("%s%s", n++ ? ", " : "", trace_source__name(src));
+		if (src != TRACE_SOURCE_TRACEPARENT || !servers || !*servers)
+			continue;
+		printf(" (");
+		for (p = servers; *p; p++)
+			printf(*p == ' ' ? " and " : "%c", *p);
+		printf(" requests%s)", l->g_parent_goid ? "" : ", in the handler's own goroutine only: "
+							 "Go before 1.21 has no g.parentGoid");
+	}
+	if (!n)
+		printf("none: %s", go_binary__trace_source_problem(gb, TRACE_SOURCE_LABEL));
+}
+
 static void print_human(const struct go_binary *gb)
 {
 	const struct go_wall_layout *w;
@@ -297,6 +325,7 @@ static void print_human(const struct go_binary *gb)
 		       w->offsets_from, w->goroutines_from, w->reasons_from);
 	else
 		printf(", --wall %s%s", w ? "yes" : "no: ", go_binary__wall_problem(gb) ?: "");
+	print_sources(gb, &l);
 	n = go_binary__nwarnings(gb);
 	for (i = 0; i < n; i++)
 		printf("; warning: %s", go_binary__warning(gb, i));

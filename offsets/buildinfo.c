@@ -139,6 +139,22 @@ static const uint8_t *next_string(const uint8_t **p, const uint8_t *end, uint64_
 	return s;
 }
 
+/*
+ * The module info of the blob (inline strings, Go 1.18+): its lines,
+ * "path", "dep", "=>" and "build"; NULL when it has none.
+ */
+static const uint8_t *module_info(const uint8_t *data, size_t len, uint64_t *ilen)
+{
+	const uint8_t *p = data + BUILDINFO_HEADER_LEN, *end = data + len;
+
+	if (len < BUILDINFO_HEADER_LEN || !(data[15] & FLAG_INLINE_STRINGS))
+		return NULL;
+	/* the Go version comes first */
+	if (!next_string(&p, end, ilen))
+		return NULL;
+	return next_string(&p, end, ilen);
+}
+
 /* PATH\tVERSION[\tSUM] of a dep or => line, bounded by END, into the slices given. */
 static bool split_dep(const uint8_t *line, const uint8_t *end, const uint8_t **path, size_t *plen,
 		      const uint8_t **ver, size_t *vlen)
@@ -161,17 +177,14 @@ static bool split_dep(const uint8_t *line, const uint8_t *end, const uint8_t **p
 int buildinfo__package_module(const uint8_t *data, size_t len, const char *pkg, char *module,
 			      size_t modulelen, char *version, size_t versionlen)
 {
-	const uint8_t *p = data + BUILDINFO_HEADER_LEN, *end = data + len, *info, *line, *nl, *path,
-		      *ver;
+	const uint8_t *info, *line, *nl, *path, *ver;
 	size_t pkglen = strlen(pkg), plen, vlen, best = 0;
 	bool last = false; /* the dep line just read is the best so far */
 	uint64_t ilen;
 
 	version[0] = module[0] = '\0';
-	if (len < BUILDINFO_HEADER_LEN || !(data[15] & FLAG_INLINE_STRINGS))
-		return -ENOENT;
-	/* the Go version, then the module info: "dep\tPATH\tVERSION\tSUM" lines */
-	if (!next_string(&p, end, &ilen) || !(info = next_string(&p, end, &ilen)))
+	/* "dep\tPATH\tVERSION\tSUM" lines */
+	if (!(info = module_info(data, len, &ilen)))
 		return -ENOENT;
 	for (line = info; line < info + ilen; line = nl + 1) {
 		nl = memchr(line, '\n', info + ilen - line) ?: info + ilen;
@@ -206,6 +219,31 @@ int buildinfo__package_module(const uint8_t *data, size_t len, const char *pkg, 
 		return -ENOENT;
 	/* replaced by a directory: no version */
 	return version[0] ? 0 : -ENOENT;
+}
+
+int buildinfo__setting(const uint8_t *data, size_t len, const char *key, char *value, size_t valuelen)
+{
+	const uint8_t *info, *line, *nl, *v;
+	size_t klen = strlen(key);
+	uint64_t ilen;
+
+	value[0] = '\0';
+	if (!(info = module_info(data, len, &ilen)))
+		return -ENOENT;
+	/* "build\tKEY=VALUE" lines, one a setting */
+	for (line = info; line < info + ilen; line = nl + 1) {
+		nl = memchr(line, '\n', info + ilen - line) ?: info + ilen;
+		if ((size_t)(nl - line) <= 6 + klen || memcmp(line, "build\t", 6) ||
+		    memcmp(line + 6, key, klen) || line[6 + klen] != '=')
+			continue;
+		v = line + 7 + klen;
+		if ((size_t)(nl - v) >= valuelen || !printable(v, nl - v))
+			return -EINVAL;
+		memcpy(value, v, nl - v);
+		value[nl - v] = '\0';
+		return 0;
+	}
+	return -ENOENT;
 }
 
 const uint8_t *buildinfo__find(const uint8_t *data, size_t len)

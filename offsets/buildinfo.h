@@ -33,6 +33,13 @@ int buildinfo__version(const uint8_t *data, size_t len, buildinfo_read_fn read, 
 int buildinfo__package_module(const uint8_t *data, size_t len, const char *pkg, char *module,
 			      size_t modulelen, char *version, size_t versionlen);
 
+/*
+ * A build setting the module info records ("build\tGOARCH=amd64", Go 1.18
+ * and later): KEY's value into VALUE. -ENOENT when there is none, -EINVAL
+ * when it does not fit or is not printable.
+ */
+int buildinfo__setting(const uint8_t *data, size_t len, const char *key, char *value, size_t valuelen);
+
 /* Finds the 16-byte aligned magic in DATA, for binaries whose section headers are gone. */
 const uint8_t *buildinfo__find(const uint8_t *data, size_t len);
 

@@ -129,7 +129,7 @@ static uint64_t a64_adrp(uint32_t insn, uint64_t pc)
 
 	/* a signed 21-bit count of 4 KiB pages */
 	imm = (imm ^ (1LL << 20)) - (1LL << 20);
-	return (pc & ~0xfffULL) + (uint64_t)(imm << 12);
+	return (pc & ~0xfffULL) + ((uint64_t)imm << 12);
 }
 
 int go_allgs__decode_allgadd_arm64(const uint8_t *code, size_t len, uint64_t entry,

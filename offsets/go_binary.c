@@ -1092,7 +1092,7 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 {
 	const GElf_Ehdr *eh;
 	struct go_binary *gb;
-	char ierr[ERR_LEN];
+	char ierr[ERR_LEN], goarch[32];
 	GElf_Phdr ph;
 
 	gb = calloc(1, sizeof(*gb));
@@ -1125,13 +1125,25 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	}
 	gb->arch = arch_name(eh, gb->arch_buf, sizeof(gb->arch_buf));
 	gb->pie = eh->e_type == ET_DYN;
-	gb->cgo = elf_image__needed(gb->img) > 0;
 	gb->symtab = elf_image__has_section(gb->img, ".symtab");
 	gb->dwarf = elf_image__has_section(gb->img, ".debug_info") ||
 		    elf_image__has_section(gb->img, ".zdebug_info");
 
 	if (read_version(gb) != 0)
 		return gb;
+	/* a file of no Go links C or not: cgo is a Go binary's fact */
+	gb->cgo = elf_image__needed(gb->img) > 0;
+	/*
+	 * The ELF header and the build info must name one architecture: a
+	 * header changed by hand (or a damaged one) would have x86 code read
+	 * as arm64's, and the other way round.
+	 */
+	if (!buildinfo__setting(gb->buildinfo, gb->buildinfo_len, "GOARCH", goarch, sizeof(goarch)) &&
+	    strcmp(goarch, gb->arch)) {
+		note(&gb->problems, "the ELF header says %s, the Go build info GOARCH=%s: a damaged or altered binary",
+		     gb->arch, goarch);
+		return gb;
+	}
 	gb->arm64 = strcmp(gb->arch, "arm64") == 0;
 	if (strcmp(gb->arch, "amd64") != 0 && !gb->arm64) {
 		/* its functions are named as amd64's are: addr2line serves it */

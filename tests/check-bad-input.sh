@@ -8,7 +8,9 @@
 # testdata/traced (go$V plain, newest toolchain) truncated to 64 KiB and
 # other sizes, with its build info overwritten, with a bit flipped in
 # .gopclntab's header (refused with the reason, by check and addr2line),
-# built for riscv64 (neither amd64 nor arm64); usage errors,
+# built for riscv64 (neither amd64 nor arm64), an amd64 build whose ELF
+# header says arm64 (plain and stripped: refused, the build info says
+# amd64); /bin/ls's cgo is false (it is no Go binary); usage errors,
 # addr2line's too (each says what is wrong, then points at --help).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -53,6 +55,14 @@ p, at = sys.argv[1], int(sys.argv[2])
 b = bytearray(open(p, "rb").read())
 b[at] ^= 0x10
 open(p, "wb").write(b)' "$work/pclntab-flip$at" $((pc_off + at))
+done
+
+# an amd64 binary whose ELF header says arm64 (e_machine, bytes 18-19), plain and stripped:
+# its build info says GOARCH=amd64, and x86 code must not be read as arm64's
+stripped=$(go_build "$v" stripped) || not_ok "build of testdata/traced stripped with go$v"
+for b in "$good" "$stripped"; do
+	cp "$b" "$work/machine-arm64-$(basename "$(dirname "$b")")"
+	printf '\267\000' | dd of="$work/machine-arm64-$(basename "$(dirname "$b")")" bs=1 seek=18 conv=notrunc status=none
 done
 
 arm=$work/traced-riscv64
@@ -108,11 +118,17 @@ if [ -x "$arm" ]; then
 else
 	not_ok "riscv64 Go binary: cross build with go$v failed"
 fi
+for b in plain stripped; do
+	case_ "amd64 Go binary ($b) whose ELF header says arm64" 1 \
+		"the ELF header says arm64, the Go build info GOARCH=amd64" "$work/machine-arm64-$b"
+done
+cgo=$("$CTXPROF" check --json /bin/ls 2>/dev/null | jq -r .cgo)
+check_eq "check --json on a file that is not Go: cgo is no fact of it" false "$cgo"
 case_ "supported and unsupported together" 1 "supported: go1" "$good" /bin/ls
 case_ "readable and missing together" 2 "No such file" "$good" "$work/does-not-exist"
 case_ "no arguments" 2 "no binary given"
 case_ "unknown option" 2 "unrecognized option '--frobnicate'" --frobnicate "$good"
-case_ "unknown option, then where the usage is" 2 "^Try 'ctxprof-go check --help'.$" -z "$good"
+case_ "unknown option, then where the usage is" 2 "^ctxprof-go: Try 'ctxprof-go check --help'.$" -z "$good"
 case_ "help" 0 "Examples:" --help
 
 # addr2line's usage errors: what is wrong, then where the usage is
@@ -122,7 +138,7 @@ a2l_case() {
 	for bin in "$CTXPROF" ${CTXPROF_SAN:+"$CTXPROF_SAN"}; do
 		err=$("$bin" addr2line "$@" 2>&1 </dev/null >/dev/null)
 		rc=$?
-		if [ "$rc" = "$want" ] && grep -qE -- "$re" <<<"$err" && grep -q "^Try 'ctxprof-go addr2line --help'.$" <<<"$err" &&
+		if [ "$rc" = "$want" ] && grep -qE -- "$re" <<<"$err" && grep -q "^ctxprof-go: Try 'ctxprof-go addr2line --help'.$" <<<"$err" &&
 			! sanitizer_report /dev/stdin >/dev/null <<<"$err"; then
 			ok "addr2line $name: exit $rc: $(head -n 1 <<<"$err")"
 		else
@@ -136,16 +152,16 @@ for at in 6 8 32 40 48 56 64; do
 		"cannot read Go's function table: function table fails a check: " "$work/pclntab-flip$at"
 	out=$(echo 0x401000 | "$CTXPROF" addr2line "$work/pclntab-flip$at" 2>&1)
 	rc=$?
-	if [ "$rc" = 1 ] && [ "$(head -n 1 <<<"$out")" = "$work/pclntab-flip$at: no Go function table it can read" ] &&
-		grep -q "^$work/pclntab-flip$at: cannot read Go's function table: function table fails a check: " <<<"$out" &&
+	if [ "$rc" = 1 ] && [ "$(head -n 1 <<<"$out")" = "ctxprof-go: $work/pclntab-flip$at: no Go function table it can read" ] &&
+		grep -q "^ctxprof-go: $work/pclntab-flip$at: cannot read Go's function table: function table fails a check: " <<<"$out" &&
 		[ "$(wc -l <<<"$out")" = 2 ]; then
 		ok "addr2line, .gopclntab byte $at flipped: exit 1, no answer: $(tail -n 1 <<<"$out")"
 	else
 		not_ok "addr2line, .gopclntab byte $at flipped: exit $rc: $out"
 	fi
 done
-a2l_case "with no binary" 2 "^addr2line: no BINARY given$"
-a2l_case "with options and no binary" 2 "^addr2line: no BINARY given$" -a -i
-a2l_case "with an unknown option" 2 "^addr2line: unknown option '--frobnicate'$" --frobnicate "$good"
-a2l_case "with two binaries" 2 "^addr2line: one BINARY: '/bin/ls' is a second$" "$good" /bin/ls
+a2l_case "with no binary" 2 "^ctxprof-go: addr2line: no BINARY given$"
+a2l_case "with options and no binary" 2 "^ctxprof-go: addr2line: no BINARY given$" -a -i
+a2l_case "with an unknown option" 2 "^ctxprof-go: addr2line: unknown option '--frobnicate'$" --frobnicate "$good"
+a2l_case "with two binaries" 2 "^ctxprof-go: addr2line: one BINARY: '/bin/ls' is a second$" "$good" /bin/ls
 done_testing

@@ -197,4 +197,27 @@ for v in $versions; do
 	check_eq "go$v leafy (runtime/pprof linked, no labels): supported, DWARF, the release's labels layout" \
 		"true dwarf $want_layout false $([ "$want_layout" = map ] && echo 272 || echo 32)" "$got"
 done
+
+# What a user will get, in check's line: the trace sources that work for
+# this binary; a plain net/http server (testdata/httpserver, no labels)
+# gets traceparent for its requests, and on Go 1.19 and 1.20 (no
+# g.parentGoid) only in the handler's own goroutine, said so
+for v in 1.19 1.24; do
+	if ! go_toolchains | grep -qx "$v"; then
+		skip "check's line on a go$v net/http server" "go$v is not installed here"
+		continue
+	fi
+	bin=$(go_build "$v" plain httpserver) || { not_ok "go$v httpserver: build failed"; continue; }
+	line=$("$CTXPROF" check "$bin")
+	want="trace IDs from traceparent (net/http requests)"
+	[ "$v" = 1.19 ] && want="trace IDs from traceparent (net/http requests, in the handler's own goroutine only: Go before 1.21 has no g.parentGoid)"
+	if [[ $line == *", $want" ]]; then
+		ok "check's line on a go$v net/http server names its trace sources: ...${line##*--wall yes}"
+	else
+		not_ok "check's line on a go$v net/http server: $line (want it to end: $want)"
+	fi
+done
+line=$("$CTXPROF" check "$(go_build "$(go_toolchains | tail -n 1)" plain)")
+[[ $line == *", trace IDs from label" ]] && ok "check's line on testdata/traced: labels: ...${line##*--wall yes}" ||
+	not_ok "check's line on testdata/traced: $line"
 done_testing

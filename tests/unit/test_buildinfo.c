@@ -456,8 +456,28 @@ static void test_modules(void)
 		      "golang.org/x/net/http2", -ENOENT, NULL, NULL);
 }
 
+/* Build settings: GOARCH of "build\tGOARCH=amd64", and none where the info has none. */
+static void test_settings(void)
+{
+	static uint8_t b[BLOB_MAX * 2];
+	const char *info = "path\tctxprof.test/x\nbuild\t-compiler=gc\nbuild\tCGO_ENABLED=0\n"
+			   "build\tGOARCH=amd64\nbuild\tGOOS=linux\nbuild\tGOAMD64=v1\n";
+	char v[16];
+	size_t n = modinfo_blob(b, info);
+
+	check_int("GOARCH is there", 0, buildinfo__setting(b, n, "GOARCH", v, sizeof(v)));
+	check_str("... and is amd64, not GOAMD64's v1", "amd64", v);
+	check_int("GOOS", 0, buildinfo__setting(b, n, "GOOS", v, sizeof(v)));
+	check_str("... is linux", "linux", v);
+	check_int("no such setting", -ENOENT, buildinfo__setting(b, n, "GOARM", v, sizeof(v)));
+	check_int("a value that does not fit", -EINVAL, buildinfo__setting(b, n, "GOARCH", v, 4));
+	n = modinfo_blob(b, "path\tcommand-line-arguments\n");
+	check_int("a build that records no settings", -ENOENT, buildinfo__setting(b, n, "GOARCH", v, sizeof(v)));
+}
+
 int main(void)
 {
+	test_settings();
 	test_inline();
 	test_pointer();
 	test_bad_inline();
