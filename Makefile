@@ -10,6 +10,16 @@ override ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
 ifeq ($(filter $(ARCH),x86 arm64),)
 $(error ARCH=$(ARCH): ctxprof-go builds for x86 or arm64)
 endif
+# What the build needs, asked before anything is compiled, so that a
+# missing package is named (not a rule make cannot find); the goals that
+# install it, or build nothing, do not ask
+BUILD_GOALS := $(filter-out deps test demo bench clean help uninstall,$(or $(MAKECMDGOALS),all))
+ifneq ($(BUILD_GOALS),)
+DEPS_MISSING := $(shell bash tests/deps.sh check $(ARCH))
+ifneq ($(DEPS_MISSING),)
+$(error $(DEPS_MISSING))
+endif
+endif
 ifneq ($(ARCH),$(HOST_ARCH))
 ifneq ($(ARCH)-$(HOST_ARCH),arm64-x86)
 $(error ARCH=$(ARCH): cross builds are from x86 to arm64 only)
@@ -99,7 +109,7 @@ Q =
 msg =
 endif
 
-.PHONY: all deps test test-only demo golayout bench soak fuzz clean help san unit install uninstall
+.PHONY: all deps test test-only demo golayout bench bench-only soak fuzz clean help san unit install uninstall FORCE
 .DELETE_ON_ERROR:
 # keep the BPF object beside its skeleton
 .SECONDARY:
@@ -108,9 +118,9 @@ all: ctxprof-go
 
 help:
 	@echo 'make            build ./ctxprof-go'
-	@echo 'make deps       install Debian packages and Go toolchains (root)'
-	@echo 'make test       deps, build, then every test (end-to-end ones need root)'
-	@echo 'make demo       deps, build, then record the bundled demo service for 5 s'
+	@echo 'make deps       install the Debian packages the build needs (root)'
+	@echo 'make test       install what the tests need, build, then every test (root)'
+	@echo 'make demo       install what the demo needs, build, record the demo service for 5 s'
 	@echo 'make golayout   regenerate golayout/golayout.tsv from every installed Go'
 	@echo 'make bench      ctxprof-go against pahole, go tool addr2line, bpftrace and perf'
 	@echo 'make soak       ctxprof-go --all for 10 min of Go processes coming and going'
@@ -204,9 +214,18 @@ $(OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(OTLP_PB_H) $(HDRS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# ./ctxprof-go is one file for either ARCH: linked for another one, it is
+# linked again, whatever the objects' times say
+ARCH_STAMP := .output/ctxprof-go.arch
+ifneq ($(shell cat $(ARCH_STAMP) 2>/dev/null),$(ARCH))
+ctxprof-go: FORCE
+endif
+FORCE:
+
 ctxprof-go: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(filter-out FORCE,$^) $(LDLIBS) -o $@
+	$(Q)mkdir -p $(dir $(ARCH_STAMP)) && echo $(ARCH) > $(ARCH_STAMP)
 
 $(OUTPUT)/libctxprof.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -269,24 +288,31 @@ $(FUZZ_OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OUTPUT)/libctxprof.a
 fuzz: $(patsubst tests/fuzz/fuzz_%.c,$(FUZZ_OUTPUT)/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
 	$(Q)bash tests/fuzz/run.sh
 
+# what the build needs; the tests, the demo and the benchmark install the rest themselves
 deps:
-	$(Q)bash tests/deps.sh
+	$(Q)bash tests/deps.sh build
 
 # `make test` is what CI runs: it installs what is missing, then tests everything
-test: deps
+test:
+	$(Q)bash tests/deps.sh test
 	$(Q)$(MAKE) --no-print-directory test-only
 
 test-only: ctxprof-go unit san
 	$(Q)bash tests/run.sh
 
-demo: deps
+demo:
+	$(Q)bash tests/deps.sh demo
 	$(Q)$(MAKE) --no-print-directory ctxprof-go
 	$(Q)bash tests/demo.sh
 
 golayout: ctxprof-go
 	$(Q)bash golayout/generate.sh golayout/golayout.tsv golayout/modules.tsv golayout/waitreasons.tsv
 
-bench: ctxprof-go $(OUTPUT)/bench/wall-read $(OUTPUT)/bench/otlp-encode
+bench:
+	$(Q)bash tests/deps.sh test
+	$(Q)$(MAKE) --no-print-directory bench-only
+
+bench-only: ctxprof-go $(OUTPUT)/bench/wall-read $(OUTPUT)/bench/otlp-encode
 	$(Q)bash tests/bench.sh
 
 # not part of `make test`: ten minutes of processes coming and going under --all

@@ -14,7 +14,8 @@
 # amd64 build's (one golayout row serves both), and what stripped copies
 # give from the code (runtime.load_g, runtime.allgadd) what the symbols
 # say. The built binary is kept as $OUTPUT/arm64/ctxprof-go for the
-# emulated machine (arm64-vm.sh): sampling needs an arm64 kernel.
+# emulated machine (arm64-vm.sh): sampling needs an arm64 kernel. A plain
+# make after it gives an x86 ./ctxprof-go again.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -39,6 +40,16 @@ if grep -q 'AArch64' <<<"$what"; then
 else
 	not_ok "./ctxprof-go is not an arm64 program: $what"
 fi
+# the build follows ARCH: a plain make after make ARCH=arm64 links an x86
+# ./ctxprof-go again (the objects of each are kept apart)
+cp "$src/ctxprof-go" "$src/ctxprof-go.arm64"
+if make -C "$src" -j2 >"$src/build-x86.log" 2>&1 &&
+	readelf -h "$src/ctxprof-go" 2>/dev/null | grep -q 'Advanced Micro Devices X86-64'; then
+	ok "make ARCH=arm64, then make: an x86 ./ctxprof-go again"
+else
+	not_ok "make after make ARCH=arm64: $(readelf -h "$src/ctxprof-go" 2>&1 | grep Machine; tail -n 3 "$src/build-x86.log")"
+fi
+cp "$src/ctxprof-go.arm64" "$src/ctxprof-go"
 # the BPF programs read arm64's registers (user_pt_regs), from its own kernel's BTF
 btf=$(bpftool btf dump file "$arm/ctxprof.bpf.o" 2>&1)
 if grep -q "STRUCT 'user_pt_regs'" <<<"$btf" && ! grep -q "STRUCT 'pt_regs' size=168" <<<"$btf"; then

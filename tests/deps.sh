@@ -2,11 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0
 # deps.sh: install the Debian packages and Go toolchains that build and test need.
 #
+# Usage: deps.sh [build|demo|test|check [ARCH]]
+#   build  what `make` needs (make deps): a handful of packages
+#   demo   that, jq and the Go toolchains (make demo)
+#   test   everything the tests and make bench use (make test, make bench)
+#   check  no installing, no root: prints what the build lacks, with the
+#          package to install, and fails; silent when nothing is missing
+#          (the Makefile asks before it compiles anything)
+#
 # Installs only what is missing, so a second run takes about a second. The extra
 # suites (bookworm-backports, trixie, sid) reuse the URI and keyring of the
 # machine's own Debian entry and are pinned to priority 100, so that nothing
-# already installed is upgraded from them.
+# already installed is upgraded from them; a suite the machine already has
+# is used as it is, never configured twice.
 set -euo pipefail
+MODE=${1:-test}
 
 # golang-golang-x-net-dev: h2c for testdata/httpserver (GOPATH mode), the
 # same version grpc-go's package pulls in from bookworm; groff-base and
@@ -18,14 +28,15 @@ set -euo pipefail
 # chromium, firefox-esr and fonts-dejavu-core: the report page and
 # speedscope, looked at headless (tests/report.sh), with fonts whose widths
 # do not change
-PACKAGES=(make gcc pkg-config clang llvm libclang-rt-14-dev libbpf-dev bpftool golang-golang-x-net-dev
-	libelf-dev libdw-dev libjansson-dev zlib1g-dev jq xxd binutils dwarves curl util-linux
+BUILD_PACKAGES=(make gcc pkg-config clang llvm libbpf-dev bpftool libelf-dev libdw-dev libjansson-dev
+	zlib1g-dev xxd protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev)
+TEST_PACKAGES=(libclang-rt-14-dev golang-golang-x-net-dev jq binutils dwarves curl util-linux
 	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc groff-base man-db strace openssl
-	python3-jsonschema protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev time
-	gcc-aarch64-linux-gnu qemu-user-static qemu-system-arm cpio chromium firefox-esr fonts-dejavu-core)
+	python3-jsonschema time gcc-aarch64-linux-gnu qemu-user-static qemu-system-arm cpio chromium
+	firefox-esr fonts-dejavu-core debootstrap)
 # Node.js and npm run the browser tests' tools (tests/browser-lib.sh): the
 # machine's own when it has them (whatever their origin), else Debian's
-command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)
+command -v node >/dev/null && command -v npm >/dev/null || TEST_PACKAGES+=(nodejs npm)
 # The OTLP profiles messages: opentelemetry-proto 1.10 or later, whose
 # .proto files the build compiles with protoc-c. Only sid has it (trixie's
 # 1.5 is another, incompatible layout); it is Architecture: all and depends
@@ -60,6 +71,40 @@ SRC=/etc/apt/sources.list.d/ctxprof-go-toolchains.sources
 PIN=/etc/apt/preferences.d/ctxprof-go-toolchains
 
 log() { printf 'deps: %s\n' "$*" >&2; }
+
+# check [ARCH]: what the build lacks, each with the package that holds it,
+# on one line; nothing when nothing is missing
+check() {
+	local -a missing=()
+	local tool pkg mod proto
+	for tool in cc:gcc clang:clang bpftool:bpftool pkg-config:pkg-config protoc-c:protobuf-c-compiler xxd:xxd \
+		${1:+$([ "$1" = arm64 ] && echo aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu)}; do
+		command -v "${tool%%:*}" >/dev/null || missing+=("${tool%%:*} (package ${tool#*:})")
+	done
+	if command -v pkg-config >/dev/null; then
+		for mod in libbpf:libbpf-dev libelf:libelf-dev libdw:libdw-dev jansson:libjansson-dev zlib:zlib1g-dev \
+			libprotobuf-c:libprotobuf-c-dev libcurl:libcurl4-openssl-dev; do
+			pkg-config --exists "${mod%%:*}" || missing+=("${mod%%:*} (package ${mod#*:})")
+		done
+	fi
+	proto=/usr/include/opentelemetry/proto/profiles/v1development/profiles.proto
+	[ -e "$proto" ] || missing+=("$proto (package $PROTO_PACKAGE $PROTO_MIN or later, from $PROTO_SUITE)")
+	[ "${#missing[@]}" -eq 0 ] && return 0
+	printf 'the build needs %s' "${missing[0]}"
+	printf ', %s' "${missing[@]:1}"
+	printf '; install them with: sudo make deps\n'
+	return 1
+}
+if [ "$MODE" = check ]; then
+	check "${2:-}"
+	exit
+fi
+case $MODE in
+build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+demo) PACKAGES=("${BUILD_PACKAGES[@]}" jq) ;;
+test) PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+*) log "usage: deps.sh [build|demo|test|check [ARCH]]"; exit 2 ;;
+esac
 
 if [ "$(id -u)" != 0 ]; then
 	log "must run as root to install packages (try: sudo make deps)"
@@ -119,9 +164,31 @@ debian_source() {
 	fi
 }
 
+# The suites the machine's own apt sources already name (ours left out):
+# deb822 Suites: lines and one-line entries, one suite a line
+configured_suites() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -e "$f" ] && [ "$f" != "$SRC" ] && awk '/^Suites:/ { for (i = 2; i <= NF; i++) print $i }' "$f"
+	done
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -e "$f" ] && awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/ && $i !~ /=/) { print $(i + 1); break } }' "$f"
+	done
+}
+
 add_suites() {
 	local entry uri key s
+	local -a add=()
 	if [ -e "$SRC" ] && [ -e "$PIN" ]; then
+		return 0
+	fi
+	# a suite the machine has already is used as it is: configured twice,
+	# every apt-get after would warn about each of its lists
+	for s in "${SUITES[@]}"; do
+		configured_suites | grep -qx "$s" || add+=("$s")
+	done
+	if [ "${#add[@]}" -eq 0 ]; then
+		log "suites ${SUITES[*]}: the machine has them all already"
 		return 0
 	fi
 	entry=$(debian_source | head -n 1)
@@ -132,18 +199,18 @@ add_suites() {
 		return 1
 	fi
 	[ -n "$key" ] || key=/usr/share/keyrings/debian-archive-keyring.gpg
-	log "adding suites ${SUITES[*]} from the machine's Debian URI, pinned to 100"
+	log "adding suites ${add[*]} from the machine's Debian URI, pinned to 100"
 	{
 		echo "# Added by ctxprof-go tests/deps.sh: Go toolchains for the test matrix."
 		echo "Types: deb"
 		echo "URIs: $uri"
-		echo "Suites: ${SUITES[*]}"
+		echo "Suites: ${add[*]}"
 		echo "Components: main"
 		echo "Signed-By: $key"
 	} >"$SRC"
 	{
 		echo "# Added by ctxprof-go tests/deps.sh: never upgrade from these suites."
-		for s in "${SUITES[@]}"; do
+		for s in "${add[@]}"; do
 			printf 'Package: *\nPin: release n=%s\nPin-Priority: 100\n\n' "$s"
 		done
 	} >"$PIN"
@@ -157,9 +224,10 @@ if [ "${#need[@]}" -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+# the Go toolchains: make demo builds its service with one, the tests with every one
 want=()
 for v in "${TOOLCHAINS[@]}"; do
-	[ -x "/usr/lib/go-$v/bin/go" ] || want+=("$v")
+	[ "$MODE" = build ] || [ -x "/usr/lib/go-$v/bin/go" ] || want+=("$v")
 done
 if [ "${#want[@]}" -gt 0 ]; then
 	add_suites
@@ -180,7 +248,8 @@ if [ "${#want[@]}" -gt 0 ]; then
 	done
 fi
 
-mapfile -t need < <(missing_pkgs "${OTEL_PACKAGES[@]}")
+need=()
+[ "$MODE" = test ] && mapfile -t need < <(missing_pkgs "${OTEL_PACKAGES[@]}")
 if [ "${#need[@]}" -gt 0 ]; then
 	add_suites
 	apt_update
@@ -262,7 +331,7 @@ collector_sources() {
 	log "collector sources: $(wc -l <"$COLLECTOR_TREE/packages") packages in $COLLECTOR_TREE/gocode"
 	touch "$COLLECTOR_TREE/gocode/.ready"
 }
-collector_sources
+[ "$MODE" = test ] && collector_sources
 
 # debian_programs: Go programs Debian itself ships, stripped GOPATH builds
 # by the Go of their suite, for tests/wall-debian.sh: each suite's caddy,
@@ -288,8 +357,9 @@ debian_programs() {
 	rm -rf "$DEBIAN_PROGRAMS/apt"
 	touch "$DEBIAN_PROGRAMS/.ready"
 }
-debian_programs
+[ "$MODE" = test ] && debian_programs
 
+[ "$MODE" = build ] && exit 0
 have=()
 for v in "${TOOLCHAINS[@]}"; do
 	[ -x "/usr/lib/go-$v/bin/go" ] && have+=("$v")

@@ -42,6 +42,7 @@ done
 for t in "$OUTPUT"/san/tests/*; do
 	[ -x "$t" ] && run "unit (asan+ubsan): $(basename "$t")" env GO_TEST_BINARY="$(go_build "$(go_toolchains | tail -n 1)" plain)" "$t"
 done
+run "build: make without the build's packages names them (a fresh Debian in a chroot)" bash "$TOP/tests/build-deps.sh"
 run "layering: every #include runs one way" bash "$TOP/tests/layering.sh"
 run "docs: man page, README and the other documents against --help, the schema and check --json" bash "$TOP/tests/docs.sh"
 run "check: testdata matrix" bash "$TOP/tests/check-matrix.sh"

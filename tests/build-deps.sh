@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# build-deps.sh: `make` on a machine that has none of the build's packages names what is missing, before it compiles anything.
+#
+# A minimal Debian 12 (debootstrap --variant=minbase, from the machine's own
+# Debian URI, cached in .output/fresh-root) with what a new machine ships
+# (gcc, make, git) and nothing else of the build's: a clone of this tree in
+# it, then `make`. It must stop at once (make's exit status 2), before any
+# compiler runs, naming each missing tool and library with its Debian
+# package (clang, bpftool, pkg-config, protoc-c, xxd, opentelemetry-proto)
+# and `sudo make deps`; the same check on this machine finds nothing
+# missing. Needs root (chroot) and debootstrap.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+if [ "$(id -u)" != 0 ]; then
+	skip "make on a machine without the build's packages" "not root (chroot)"
+	done_testing
+fi
+check_eq "deps.sh check on this machine: nothing missing" "" "$(bash "$TOP/tests/deps.sh" check)"
+
+root=$OUTPUT/fresh-root
+mirror=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /debian\/?$/) { print $i; exit } }' \
+	/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:.*debian\/?$/) { print $i; exit } }' \
+	/etc/apt/sources.list 2>/dev/null | head -n 1)
+if [ ! -e "$root/.ready" ]; then
+	rm -rf "$root"
+	echo "# debootstrap --variant=minbase bookworm from $mirror into $root"
+	if ! debootstrap --variant=minbase --include=gcc,make,git,libc6-dev bookworm "$root" "$mirror" >"$OUTPUT/fresh-root.log" 2>&1; then
+		not_ok "debootstrap failed: $(tail -n 3 "$OUTPUT/fresh-root.log" | tr '\n' ' ')"
+		done_testing
+	fi
+	touch "$root/.ready"
+fi
+rm -rf "$root/src"
+git clone -q "$TOP" "$root/src" || { not_ok "git clone into the chroot failed"; done_testing; }
+# what the working tree has that a clone of HEAD would not: the tree as it is
+(cd "$TOP" && git ls-files -z | tar --null -cf - -T -) | tar -xf - -C "$root/src"
+chroot "$root" bash -c 'cd /src && make' >"$OUTPUT/fresh-root.make" 2>&1
+rc=$?
+out=$(cat "$OUTPUT/fresh-root.make")
+check_eq "make with none of the build's packages: make's exit status" 2 "$rc"
+for want in "clang (package clang)" "bpftool (package bpftool)" "pkg-config (package pkg-config)" \
+	"protoc-c (package protobuf-c-compiler)" "xxd (package xxd)" \
+	"profiles.proto (package opentelemetry-proto 1.10 or later, from sid)" "install them with: sudo make deps"; do
+	grep -qF "$want" <<<"$out" && ok "make names what is missing: $want" || not_ok "make does not say '$want': $out"
+done
+if ! grep -qE '^  (CC|BPF|GEN|PROTOC|EMBED) ' <<<"$out" && [ -z "$(find "$root/src/.output" -name '*.o' 2>/dev/null | head -n 1)" ]; then
+	ok "make stopped before compiling anything: $(head -n 1 <<<"$out" | cut -c1-160)"
+else
+	not_ok "make compiled before it said what was missing: $(head -n 5 <<<"$out" | tr '\n' ' ')"
+fi
+rm -rf "$root/src"
+done_testing
