@@ -50,7 +50,8 @@ static const char usage[] =
 	"jq selection of one trace, and writes them in another format. The result\n"
 	"is the same as the live options give for the same records. A line that is\n"
 	"not a ctxprof-go record stops it, with the line's number: nothing is\n"
-	"written, and no record is left out silently. Records are held to the\n"
+	"written, and no record is left out silently; a last line cut off before its\n"
+	"end (a crash, a full disk) is left out, and said so. Records are held to the\n"
 	"schema in ctxprof-go(8); a string over 1 MiB or a line over 1 GiB is refused.\n"
 	"\n"
 	"      --pprof FILE           gzip-compressed profile.proto, for go tool pprof\n"
@@ -94,7 +95,7 @@ int convert__main(int argc, char **argv)
 	};
 	const char *pprof = NULL, *html = NULL, *speedscope = NULL, *input = "-", *name;
 	bool folded = false, trace_root = false, wall = false;
-	size_t len, bad = 0, good = 0;
+	size_t len, bad = 0, good = 0, cut = 0, cut_len = 0;
 	const char *line;
 	char err[256];
 	struct jsonl *jl = NULL;
@@ -173,9 +174,14 @@ int convert__main(int argc, char **argv)
 			continue;
 		/* labels may hold NUL, written as \u0000 */
 		rec = json_loadb(line, len, JSON_ALLOW_NUL, &jerr);
+		if (!rec && line[len - 1] != '\n') {
+			/* the last line, cut before its end: what a crash, kill -9 or a full disk leaves */
+			cut = jsonl__lineno(jl);
+			cut_len = len;
+			continue;
+		}
 		if (!rec) {
-			snprintf(err, sizeof(err), "%s%s", line[len - 1] != '\n' ? "truncated last line: " : "",
-				 jerr.text);
+			snprintf(err, sizeof(err), "%s", jerr.text);
 		} else if (take(rec, &out, err, sizeof(err)) == 0) {
 			good++;
 			json_decref(rec);
@@ -200,6 +206,13 @@ int convert__main(int argc, char **argv)
 		fprintf(stderr, "%zu of %zu lines are not ctxprof-go records; nothing written\n", bad,
 			jsonl__lineno(jl));
 		goto out;
+	}
+	if (cut) {
+		fprintf(stderr, "ctxprof-go: %s:%zu: the last line is cut off (%zu bytes, no newline): %s\n",
+			strcmp(input, "-") ? input : "<stdin>", cut, cut_len,
+			good ? "left out; the lines before it are converted" : "no whole line to convert, nothing written");
+		if (!good)
+			goto out;
 	}
 	if (pprof) {
 		ret = pprof__write(out.pp, pprof);

@@ -46,8 +46,10 @@ static const char usage[] =
 	"       ctxprof-go convert (--pprof FILE | -f | --html FILE | --speedscope FILE) [INPUT]\n"
 	"\n"
 	"Samples the CPU of Go processes with eBPF and tags every sample with the\n"
-	"trace ID its goroutine carries as a pprof label (pprof.Do). Prints one JSON\n"
-	"line per (pid, trace ID, label set) with its stacks, every INTERVAL and at exit.\n"
+	"trace ID of the request its goroutine serves: from a pprof label (pprof.Do),\n"
+	"from the W3C traceparent of its net/http or grpc-go request, or from the\n"
+	"OpenTelemetry SDK span it runs in. Prints one JSON line per (pid, trace ID,\n"
+	"label set) with its stacks, every INTERVAL and at exit.\n"
 	"\n"
 	"  -p, --pid PID[,PID...]  Go process(es) to sample; repeatable\n"
 	"  -a, --all               every Go process on the host, now and as they start\n"
@@ -108,8 +110,8 @@ static const char usage[] =
 	"      --uprobe BIN:SYM    record every call of SYM in BIN, with its first integer\n"
 	"                          argument as the context; repeatable\n"
 	"      --uprobe-abi go|c   where that argument is: RAX (go) or RDI (c), on arm64\n"
-	"                          R0 for both; default: go\n"
-	"                          for Go functions of BIN, c for anything else\n"
+	"                          R0 for both; default: go for Go functions of BIN, c\n"
+	"                          for anything else\n"
 	"  -v, --verbose           per-target details (layout, processes skipped by --all);\n"
 	"                          twice (-vv): libbpf's own messages too\n"
 	"  -h, --help              show this help\n"
@@ -309,7 +311,7 @@ static int parse_duration(struct options *o, size_t m, const char *arg)
 {
 	if (!parse_seconds(arg, &o->duration))
 		return ARG_OK;
-	fprintf(stderr, "invalid duration '%s'\n", arg);
+	fprintf(stderr, "invalid duration '%s' (seconds, more than 0, at most 10000000)\n", arg);
 	return ARG_BAD;
 }
 
@@ -317,7 +319,7 @@ static int parse_interval(struct options *o, size_t m, const char *arg)
 {
 	if (!parse_seconds(arg, &o->interval))
 		return ARG_OK;
-	fprintf(stderr, "invalid interval '%s'\n", arg);
+	fprintf(stderr, "invalid interval '%s' (seconds, more than 0, at most 10000000)\n", arg);
 	return ARG_BAD;
 }
 
@@ -573,13 +575,41 @@ static int parse_operands(int argc, char **argv, struct options *o)
 {
 	if (optind == argc)
 		return 0;
-	if (optind + 1 < argc || parse_seconds(argv[optind], &o->duration)) {
+	double d;
+
+	if (optind + 1 < argc || parse_seconds(argv[optind], &d)) {
 		fprintf(stderr, "unexpected argument '%s': neither a duration in seconds nor a "
 				"subcommand (check, addr2line, convert)\n",
 			argv[optind]);
 		return -1;
 	}
+	/* -d and a duration after the options: the same, or which one is meant is not ours to guess */
+	if (o->duration > 0 && d != o->duration) {
+		fprintf(stderr, "-d %g and the duration %s disagree: give one\n", o->duration, argv[optind]);
+		return -1;
+	}
+	o->duration = d;
 	return 0;
+}
+
+/* "-" is stdout, for one output at most: -1 when so, else 2 with what else wants it. */
+static int check_stdout(const struct options *o)
+{
+	const char *takers[4];
+	int n = 0;
+
+	if (o->pprof && !strcmp(o->pprof, "-"))
+		takers[n++] = "--pprof -";
+	if (o->html && !strcmp(o->html, "-"))
+		takers[n++] = "--html -";
+	if (o->folded)
+		takers[n++] = "the folded stacks of -f";
+	else if (!o->output)
+		takers[n++] = "the records (give -o FILE for them)";
+	if (n < 2)
+		return -1;
+	fprintf(stderr, "%s and %s would both go to stdout\n", takers[0], takers[1]);
+	return 2;
 }
 
 /* Options that exclude or need each other; -1 when the set makes sense, else 2. */
@@ -613,7 +643,7 @@ static int check_combination(const struct options *o)
 		fprintf(stderr, "--append adds to the file of -o FILE: give -o\n");
 		return 2;
 	}
-	return -1;
+	return check_stdout(o);
 }
 
 /*
@@ -681,9 +711,15 @@ static int parse_args(int argc, char **argv, struct options *o)
 		return ret;
 	if (parse_operands(argc, argv, o))
 		return 2;
+	/* -o - is stdout, where records go anyway */
+	if (o->output && !strcmp(o->output, "-"))
+		o->output = NULL;
 	ret = check_combination(o);
 	if (ret >= 0)
 		return ret;
+	if (o->folded && o->wall && !o->folded_wall)
+		fprintf(stderr, "note: -f writes the CPU samples' stacks; --folded-wall writes --wall's "
+				"(where goroutines waited, the wait as the leaf)\n");
 	ret = otlp_config(o);
 	if (ret >= 0)
 		return ret;
@@ -784,6 +820,55 @@ static void session_config(struct options *o, struct session_config *cfg)
 	};
 }
 
+/* The process of thread TID (its Tgid), or 0 when /proc does not say. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	long tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 && tgid <= INT_MAX ? (pid_t)tgid : 0;
+}
+
+/*
+ * -p given a thread ID (what top -H and perf report show) means its
+ * process: said, and taken so, once.
+ */
+static void resolve_threads(struct options *o)
+{
+	char path[64], comm[32] = "";
+	int i, j, n = 0;
+	pid_t tgid;
+	FILE *f;
+
+	for (i = 0; i < o->npids; i++) {
+		tgid = tgid_of(o->pids[i]);
+		if (tgid && tgid != o->pids[i]) {
+			snprintf(path, sizeof(path), "/proc/%d/comm", (int)tgid);
+			if ((f = fopen(path, "re"))) {
+				if (fgets(comm, sizeof(comm), f))
+					comm[strcspn(comm, "\n")] = '\0';
+				fclose(f);
+			}
+			fprintf(stderr, "ctxprof-go: %d is a thread of process %d (%s): profiling the process\n",
+				(int)o->pids[i], (int)tgid, comm);
+			o->pids[i] = tgid;
+		}
+		for (j = 0; j < n && o->pids[j] != o->pids[i]; j++)
+			;
+		if (j == n)
+			o->pids[n++] = o->pids[i];
+	}
+	o->npids = n;
+}
+
 /* -p's processes, each of which must be a target; --all's, those that can be. */
 static int add_targets(struct session *s, const struct options *o)
 {
@@ -823,6 +908,7 @@ int profile__main(int argc, char **argv)
 	}
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_print);
+	resolve_threads(&o);
 	if (!can_sample()) {
 		options__free(&o);
 		return 1;

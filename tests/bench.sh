@@ -56,6 +56,9 @@
 #    --html and --speedscope times (<= 2 s for the CPU minute's page), sizes,
 #    bytes a sample that sample times add, and the page in headless Chromium:
 #    drawn, and a click on the costliest trace answered (each <= 1 s).
+# 11. convert (tests/bench/convert.sh): ms per MiB of records heavy in
+#    labels, stacks or long strings, at about 8 and 32 MiB: linear (the
+#    larger at most 1.5 times the smaller per MiB).
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -615,4 +618,7 @@ bash "$TOP/tests/bench/otlp.sh" || status=1
 
 # 10. the report page and speedscope: its own script, which also runs alone
 bash "$TOP/tests/bench/report.sh" || status=1
+
+# 11. convert's time per MiB: its own script, which also runs alone
+bash "$TOP/tests/bench/convert.sh" || status=1
 exit $status

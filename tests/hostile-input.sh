@@ -165,7 +165,7 @@ flag() {
 	cases=$((cases + 1))
 	run "bad flags and operands" bad "ctxprof-go $*" /dev/null "$@" || return
 	if [ "$rc" != 2 ] || ! grep -qE -- "$re" <<<"$(head -n 1 <<<"$err")" ||
-		! grep -qE "^Try 'ctxprof-go( [a-z0-9]+)? --help'.$" <<<"$(tail -n 1 <<<"$err")"; then
+		! grep -qE "^ctxprof-go: Try 'ctxprof-go( [a-z0-9]+)? --help'.$" <<<"$(tail -n 1 <<<"$err")"; then
 		group_bad["bad flags and operands"]=$(( ${group_bad["bad flags and operands"]:-0} + 1 ))
 		not_ok "ctxprof-go $*: exit $rc (want 2), stderr: $err"
 	fi
@@ -200,11 +200,11 @@ flag "otlp-labels.*holds trace or span IDs" -p 1 --otlp http://127.0.0.1:1 --otl
 flag "--append.*-o" -p 1 --append
 flag "unrecognized option '--frobnicate'" -p 1 --frobnicate
 flag "unexpected argument 'abc': neither a duration" -p 1 abc
-flag "^no target: give -p PID" -F 99
+flag "^ctxprof-go: no target: give -p PID" -F 99
 flag "-p|--all|together|both" -a -p 1
-flag "^--uprobe 'nocolon': expected BINARY:SYMBOL" --uprobe nocolon
-flag "^--uprobe ':main.main': expected BINARY:SYMBOL" --uprobe :main.main
-flag "^--uprobe '/bin/ls:': expected BINARY:SYMBOL" --uprobe /bin/ls:
+flag "^ctxprof-go: --uprobe 'nocolon': expected BINARY:SYMBOL" --uprobe nocolon
+flag "^ctxprof-go: --uprobe ':main.main': expected BINARY:SYMBOL" --uprobe :main.main
+flag "^ctxprof-go: --uprobe '/bin/ls:': expected BINARY:SYMBOL" --uprobe /bin/ls:
 flag "unrecognized option '--frobnicate'" check --frobnicate /bin/ls
 flag "no binary given" check
 flag "no BINARY given" addr2line

@@ -24,7 +24,10 @@
 #    3 s later; the per-trace totals, CPU and wall, still match, and
 #    retries are counted.
 # 4. No collector: exit 0, the JSON lines whole, every request and sample
-#    counted as dropped.
+#    counted as dropped. Against nothing listening and against a listener
+#    that never answers, a -d 3 run ends within 6 s of -d (1 s here: a
+#    collector that has taken no request is not waited for), the request in
+#    flight too, and says on stderr that it waits and for how long.
 # 5. Permanent errors: a sink answering 400, and a wrong path at the
 #    collector (404): one clear message, no retry, requests counted. A
 #    partial success is said once and its rejected profiles counted.
@@ -249,6 +252,36 @@ kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
 d=$work/absent
 mkdir -p "$d"
 cport=$(free_port)
+# exit_after_d NAME URL: a -d 3 run against URL, from its readiness to its
+# exit; the run must say it waits, and not wait for a collector that took nothing
+exit_after_d() {
+	local name=$1 url=$2 t0 rc past
+	shift 2
+	ctxprof_start "$d/$name.err" "$d/$name.jsonl" -p "$map_pid" -F 499 -i 1 -d 3 --otlp "$url"
+	t0=$EPOCHREALTIME
+	wait "$ctxprof"
+	rc=$?
+	past=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a - 3 }')
+	if [ "$rc" = 0 ] && awk -v p="$past" 'BEGIN { exit !(p <= 6) }' &&
+		grep -q "ctxprof-go: otlp: sending [0-9]* requests\? to .* before exiting, for 1.0 s at most (it has taken none in this run)" "$d/$name.err"; then
+		ok "$name: the run ended ${past} s after -d (at most 6), saying it waited 1 s for a collector that took nothing"
+	else
+		not_ok "$name: exit $rc, ${past} s after -d; stderr: $(grep otlp "$d/$name.err" | tr '\n' ' ')"
+	fi
+}
+exit_after_d "refusing (nothing listening)" "http://127.0.0.1:$cport"
+# a collector that takes the connection and never answers: the request in
+# flight ends with the run too, not at its own 10 s timeout
+sport=$(free_port)
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16); held = []
+while True:
+    held.append(s.accept()[0])' "$sport" &
+silent=$!
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$sport") 2>/dev/null && break; sleep 0.1; done
+exit_after_d "silent (accepts, never answers)" "http://127.0.0.1:$sport"
+kill "$silent" 2>/dev/null
 "$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 3 --otlp "http://127.0.0.1:$cport" -o "$d/out.jsonl" 2>"$d/err"
 check_eq "absent: exit status with no collector for the whole run" 0 "$?"
 check_eq "absent: the JSON lines hold every sample" same "$(records_hold_stats "$d/out.jsonl" "$d/err")"

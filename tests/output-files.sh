@@ -42,6 +42,19 @@ for f in html speedscope; do
 	"$CTXPROF" convert --$f "$work/conv.$f" "$work/new.jsonl" 2>"$work/conv.err"
 	check_eq "convert --$f NEW is created 0600" 600 "$(mode "$work/conv.$f")"
 done
+# "-" is stdout, as perf, jq and pprof read it: no file named "-" is made
+(
+	cd "$work" || exit 1
+	"$CTXPROF" -p "$tp" -F 499 -d 1 -o - 2>/dev/null | head -n 1 | jq -e .samples >/dev/null
+	echo "records $?"
+	"$CTXPROF" convert --pprof - new.jsonl 2>/dev/null | head -c 2 | xxd -p
+	"$CTXPROF" convert --html - new.jsonl 2>/dev/null | head -n 1
+	"$CTXPROF" convert --speedscope - new.jsonl 2>/dev/null | jq -r '."$schema"'
+	[ -e - ] && echo "a file named -" || echo "no file named -"
+) >"$work/dash.out" 2>&1
+check_eq "-o -, convert --pprof -, --html -, --speedscope -: each on stdout" \
+	"records 0|1f8b|<!DOCTYPE html>|https://www.speedscope.app/file-format-schema.json|no file named -" \
+	"$(paste -sd '|' "$work/dash.out")"
 # a file created the usual way, to show that the umask alone would not do it
 : >"$work/usual"
 echo "# for comparison, a file created by the shell here is $(mode "$work/usual")"

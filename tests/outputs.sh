@@ -16,7 +16,9 @@
 # - folded stacks, live and converted, are identical, and their counts are
 #   the JSON's, per stack and in total;
 # - `convert` on bad input (invalid JSON, a record missing a field, a
-#   truncated last line) exits non-zero, names the line, and writes nothing.
+#   file that is only a cut line) exits non-zero, names the line, and
+#   writes nothing; a last line cut off after whole ones is left out and
+#   named, the rest converted (exit 0).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -148,7 +150,7 @@ echo '{"not json' >>"$work/bad1.jsonl"
 head -n 1 "$work/live.jsonl" >>"$work/bad1.jsonl"
 head -n 1 "$work/live.jsonl" | jq -c 'del(.stacks)' >"$work/bad2.jsonl"
 { head -n 2 "$work/live.jsonl"; head -n 1 "$work/live.jsonl" | head -c 100; } >"$work/bad3.jsonl"
-for case in "bad1:3:invalid JSON on line 3" "bad2:1:a record without stacks" "bad3:3:a truncated last line"; do
+for case in "bad1:3:invalid JSON on line 3" "bad2:1:a record without stacks"; do
 	IFS=: read -r f line what <<<"$case"
 	rm -f "$work/out.pb.gz"
 	"$CTXPROF" convert --pprof "$work/out.pb.gz" "$work/$f.jsonl" 2>"$work/$f.err"
@@ -159,6 +161,27 @@ for case in "bad1:3:invalid JSON on line 3" "bad2:1:a record without stacks" "ba
 		not_ok "convert, $what: exit $rc, $(tr '\n' ' ' <"$work/$f.err"), output $([ -e "$work/out.pb.gz" ] && echo written || echo none)"
 	fi
 done
+# a last line cut off (a crash, kill -9, a full disk): the lines before it
+# are converted, the cut one is named, and the exit is 0; a file that is
+# only a cut line has nothing to convert
+rm -f "$work/out.pb.gz"
+"$CTXPROF" convert --pprof "$work/out.pb.gz" "$work/bad3.jsonl" 2>"$work/bad3.err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q "bad3.jsonl:3: the last line is cut off (100 bytes, no newline): left out" "$work/bad3.err" &&
+	grep -q "2 records in" "$work/bad3.err" && [ -s "$work/out.pb.gz" ]; then
+	ok "convert, a last line cut off: exit 0, the 2 whole lines converted, $(head -n 1 "$work/bad3.err" | sed "s|$work/||")"
+else
+	not_ok "convert, a last line cut off: exit $rc, $(tr '\n' ' ' <"$work/bad3.err")"
+fi
+head -n 1 "$work/live.jsonl" | head -c 100 >"$work/bad4.jsonl"
+rm -f "$work/out.pb.gz"
+"$CTXPROF" convert --pprof "$work/out.pb.gz" "$work/bad4.jsonl" 2>"$work/bad4.err"
+rc=$?
+if [ "$rc" = 1 ] && grep -q "bad4.jsonl:1: the last line is cut off.*nothing written" "$work/bad4.err" && [ ! -e "$work/out.pb.gz" ]; then
+	ok "convert, only a cut line: exit 1, nothing written"
+else
+	not_ok "convert, only a cut line: exit $rc, $(tr '\n' ' ' <"$work/bad4.err"), output $([ -e "$work/out.pb.gz" ] && echo written || echo none)"
+fi
 # records that break the schema: each refused by file, line and field, nothing written
 first=$(head -n 1 "$work/live.jsonl")
 while IFS='|' read -r what edit want; do

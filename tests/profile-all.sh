@@ -9,6 +9,8 @@
 # loop (not Go), and another that was already running. Each target is checked
 # as profile-e2e.sh checks one: no sample in a job's function with another
 # job's trace ID, at least 97% with the right one. The shells give no record.
+# The statistics say how many targets came and went, and -v gives each
+# target's samples and traced share, which its records must hold.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -32,7 +34,7 @@ echo "# testdata/traced: ${variants[*]/#/go}"
 nice -n 10 sh -c 'while :; do :; done' &
 busy_before=$!
 
-ctxprof_start "$work/err" "$work/out.jsonl" --all -F 999 -i 1 -d 300
+ctxprof_start "$work/err" "$work/out.jsonl" --all -v -F 999 -i 1 -d 300
 rc=$?
 if [ "$rc" -ne 0 ]; then
 	not_ok "ctxprof-go --all did not start (exit $rc): $(tr '\n' ' ' <"$work/err")"
@@ -56,6 +58,8 @@ echo "# targets ${pids[*]}, busy shells $busy_before and $busy_after"
 enough() { jobs_enough 20 "${#pids[@]}" "$1"; }
 samples_wait 5 120 enough "$work/out.jsonl"
 kill "${pids[@]}" "$busy_before" "$busy_after" 2>/dev/null
+# gone before the run ends: its statistics count them so
+wait "${pids[@]}" 2>/dev/null
 ctxprof_stop
 rc=$?
 check_eq "ctxprof-go --all exits after SIGINT" 0 "$rc"
@@ -73,5 +77,23 @@ done
 for pid in "$busy_before" "$busy_after"; do
 	n=$(jq -s --argjson pid "$pid" 'map(select(.pid == $pid)) | length' "$work/out.jsonl")
 	check_eq "busy shell loop (pid $pid, not Go): records" 0 "$n"
+done
+# the statistics say how many targets came and went, and -v what each gave
+line=$(grep -E '^ctxprof-go: [0-9]+ samples? from' "$work/err")
+if [[ $line =~ from\ ([0-9]+)\ targets?\ \(([0-9]+)\ at\ the\ start,\ ([0-9]+)\ came,\ ([0-9]+)\ went\) ]] &&
+	[ "${BASH_REMATCH[3]}" -ge "${#pids[@]}" ] && [ "${BASH_REMATCH[4]}" -ge "${#pids[@]}" ] &&
+	[ "${BASH_REMATCH[1]}" = $((BASH_REMATCH[2] + BASH_REMATCH[3])) ]; then
+	ok "the statistics say the targets came and went: ${line%%, [0-9]* (*}"
+else
+	not_ok "the statistics do not say how many targets came and went: $line"
+fi
+for pid in "${pids[@]}"; do
+	js=$(jq -s --argjson p "$pid" 'map(select(.pid == $p and .origin == "sampling")) | "\(map(.samples) | add) samples"' -r "$work/out.jsonl")
+	v=$(grep -E "^ctxprof-go: pid $pid \(traced\): [0-9]+ samples?, [0-9.]+% with a trace ID; gone$" "$work/err")
+	if [ -n "$v" ] && [[ $v == *": $js,"* ]]; then
+		ok "-v: ${name_of[$pid]}'s line: ${v#ctxprof-go: }"
+	else
+		not_ok "-v: no summary line for ${name_of[$pid]} (pid $pid, $js in the records): $(grep "pid $pid " "$work/err" | tail -n 1)"
+	fi
 done
 done_testing

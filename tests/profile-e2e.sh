@@ -75,7 +75,7 @@ diagnose() {
 	check=$("$CTXPROF" check --json "/proc/$1/exe" 2>&1)
 	echo "# check: $(jq -c '{go_version, source, tls_g_offset, offsets}' <<<"$check" 2>&1)"
 	"$CTXPROF" -v -p "$1" -d 2 -o "$work/again.jsonl" 2>&1 |
-		grep -E "^pid $1|samples from|outside any goroutine" | sed 's/^/# again: /'
+		grep -E "^ctxprof-go: pid $1|samples from|outside any goroutine" | sed 's/^/# again: /'
 	echo "# again: $(jq -s '[.[] | select(.trace_id != null) | .samples] | add // 0' "$work/again.jsonl") samples with a trace ID"
 	echo "# again: $(jq -s -c '[.[] | {labels: (.labels | length), samples}]' "$work/again.jsonl")"
 	walk_by_hand "$1" "$check"

@@ -7,9 +7,14 @@
 # is not in the golayout table (testdata/traced, newest Go, stripped, with its
 # build info patched to go1.99), a target that has exited but is not yet
 # reaped (a zombie), --uprobe on a directory, a text file, a
-# truncated ELF file and a missing symbol, and usage errors: each names what is wrong
+# truncated ELF file and a missing symbol, two outputs on stdout ("-"), and
+# usage errors: each names what is wrong
 # (an empty item of a list, convert's missing or second format or input)
-# and then points at --help.
+# and then points at --help. A thread ID is taken for its process, said so.
+# Messages as a user reads them: every stderr line starts "ctxprof-go: "
+# (getopt's too, whatever path ran it), -d's range, -d and a positional
+# duration that disagree, -f with --wall pointing at --folded-wall, SIGUSR1's
+# statistics "so far", and --help's intro and --uprobe-abi text.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -71,6 +76,23 @@ else
 	not_ok "could not find $ver in the build info of $stripped"
 fi
 
+# a thread ID (as top -H shows it) means its process: said, and profiled
+tid=$(ls "/proc/$go_pid/task" | grep -vx "$go_pid" | head -n 1)
+out=$("$CTXPROF" -p "$tid" -d 1 2>"$work/tid.err")
+rc=$?
+if [ "$rc" = 0 ] && grep -q "^ctxprof-go: $tid is a thread of process $go_pid (traced): profiling the process$" "$work/tid.err" &&
+	[ "$(jq -s -r 'map(.pid) | unique | join(",")' <<<"$out")" = "$go_pid" ]; then
+	ok "-p a thread ID: exit 0, $(head -n 1 "$work/tid.err"), its records are the process's"
+else
+	not_ok "-p a thread ID ($tid of $go_pid): exit $rc, $(tr '\n' ' ' <"$work/tid.err")"
+fi
+# "-" is stdout, for one output
+"$CTXPROF" -p "$go_pid" -d 1 -o /dev/null --pprof - 2>/dev/null >"$work/dash.pb.gz"
+check_eq "--pprof - writes the profile to stdout (gzip)" "1f8b" "$(head -c 2 "$work/dash.pb.gz" | xxd -p)"
+refuses "--pprof - beside the records on stdout" 2 "^ctxprof-go: --pprof - and the records \(give -o FILE for them\) would both go to stdout$" \
+	"$CTXPROF" -p "$go_pid" -d 1 --pprof -
+refuses "--html - beside -f" 2 "^ctxprof-go: --html - and the folded stacks of -f would both go to stdout$" \
+	"$CTXPROF" -p "$go_pid" -d 1 -f --html -
 refuses "no -p" 2 "no target: give -p PID" "$CTXPROF" -d 1
 refuses "bad frequency" 2 "invalid frequency" "$CTXPROF" -p "$go_pid" -F 0
 refuses "bad PID" 2 "invalid PID 'abc'" "$CTXPROF" -p abc
@@ -119,16 +141,16 @@ refuses "trace sources ending with a comma" 2 "--trace-sources: 'label,' is not 
 	"$CTXPROF" -p "$go_pid" --trace-sources label,
 refuses "an empty label in --otlp-labels" 2 "--otlp-labels 'route,,tenant': an empty item; keys are separated by single commas" \
 	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --otlp-labels route,,tenant
-refuses "a bad PID points at --help" 2 "^Try 'ctxprof-go --help'.$" "$CTXPROF" -p abc
-refuses "convert without a format" 2 "^convert: no output format: give --pprof FILE, -f, --html FILE or --speedscope FILE$" \
+refuses "a bad PID points at --help" 2 "^ctxprof-go: Try 'ctxprof-go --help'.$" "$CTXPROF" -p abc
+refuses "convert without a format" 2 "^ctxprof-go: convert: no output format: give --pprof FILE, -f, --html FILE or --speedscope FILE$" \
 	"$CTXPROF" convert /dev/null
-refuses "convert with two formats" 2 "^convert: --pprof and -f \\(or --folded-\\*\\) both given" \
+refuses "convert with two formats" 2 "^ctxprof-go: convert: --pprof and -f \\(or --folded-\\*\\) both given" \
 	"$CTXPROF" convert -f --pprof "$work/two.pb.gz" /dev/null
-refuses "convert with a page and speedscope" 2 "^convert: --html and --speedscope both given: one format a run$" \
+refuses "convert with a page and speedscope" 2 "^ctxprof-go: convert: --html and --speedscope both given: one format a run$" \
 	"$CTXPROF" convert --html "$work/two.html" --speedscope "$work/two.json" /dev/null
-refuses "convert with two inputs" 2 "^convert: one INPUT at most: 'b' is a second$" \
+refuses "convert with two inputs" 2 "^ctxprof-go: convert: one INPUT at most: 'b' is a second$" \
 	"$CTXPROF" convert -f a b
-refuses "convert, an unknown flag, points at --help" 2 "^Try 'ctxprof-go convert --help'.$" \
+refuses "convert, an unknown flag, points at --help" 2 "^ctxprof-go: Try 'ctxprof-go convert --help'.$" \
 	"$CTXPROF" convert --frobnicate
 # a target that has exited but is not reaped yet (as one that exits while ctxprof-go starts)
 bash -c 'sleep 0.2 & exec sleep 60' &
@@ -139,16 +161,16 @@ for ((i = 0; i < 50; i++)); do
 	[ -n "$zombie" ] && [ "$(awk '{ print $3 }' "/proc/$zombie/stat" 2>/dev/null)" = Z ] && break
 	sleep 0.1
 done
-refuses "a target that has exited (a zombie)" 1 "^pid $zombie \\(sleep\\): has exited$" "$CTXPROF" -p "$zombie" -d 1
+refuses "a target that has exited (a zombie)" 1 "^ctxprof-go: pid $zombie \\(sleep\\): has exited$" "$CTXPROF" -p "$zombie" -d 1
 kill "$zparent" 2>/dev/null
 # --uprobe on what cannot hold one: said plainly, not as libbpf's own error number
 printf 'not a program\n' >"$work/text.txt"
 head -c 2000 "$bin" >"$work/truncated"
-refuses "--uprobe on a directory" 1 "^--uprobe $work:main.burnDo: $work is not a regular file$" \
+refuses "--uprobe on a directory" 1 "^ctxprof-go: --uprobe $work:main.burnDo: $work is not a regular file$" \
 	"$CTXPROF" --uprobe "$work:main.burnDo" -d 1
-refuses "--uprobe on a text file" 1 "^--uprobe $work/text.txt:main.burnDo: $work/text.txt is not an ELF file$" \
+refuses "--uprobe on a text file" 1 "^ctxprof-go: --uprobe $work/text.txt:main.burnDo: $work/text.txt is not an ELF file$" \
 	"$CTXPROF" --uprobe "$work/text.txt:main.burnDo" -d 1
-refuses "--uprobe on a truncated ELF file" 1 "^--uprobe $work/truncated:main.burnDo: $work/truncated: truncated ELF file: 2000 bytes" \
+refuses "--uprobe on a truncated ELF file" 1 "^ctxprof-go: --uprobe $work/truncated:main.burnDo: $work/truncated: truncated ELF file: 2000 bytes" \
 	"$CTXPROF" --uprobe "$work/truncated:main.burnDo" -d 1
 refuses "--uprobe on a missing symbol" 1 "symbol main.noSuchFunc not found in $bin: neither a Go function" \
 	"$CTXPROF" --uprobe "$bin:main.noSuchFunc" -d 1
@@ -161,6 +183,51 @@ if [ "$rc" = 1 ] && grep -q "failed to open the pprof profile $work/no/such/dir/
 else
 	not_ok "--pprof into a missing directory: exit $rc: $out"
 fi
+# messages: our own, and getopt's, start with the program's name, not the path it was run by
+refuses "an unknown option, run by its path" 2 "^ctxprof-go: unrecognized option '--bogus'$" "$CTXPROF" --bogus
+refuses "-d 0 says the range" 2 "^ctxprof-go: invalid duration '0' \\(seconds, more than 0, at most [0-9]+\\)$" \
+	"$CTXPROF" -p "$go_pid" -d 0
+refuses "-d and a positional duration that disagree" 2 "^ctxprof-go: -d 1 and the duration 3 disagree: give one$" \
+	"$CTXPROF" -p "$go_pid" -d 1 3
+# -f with --wall: the CPU stacks, and a pointer to --folded-wall
+"$CTXPROF" -p "$go_pid" -d 1 -f --wall >/dev/null 2>"$work/fw.err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q "^ctxprof-go: note: -f writes the CPU samples' stacks; --folded-wall writes --wall's" "$work/fw.err"; then
+	ok "-f with --wall: exit 0, $(grep note: "$work/fw.err")"
+else
+	not_ok "-f with --wall: exit $rc, no note of --folded-wall: $(tr '\n' ' ' <"$work/fw.err")"
+fi
+# SIGUSR1: the statistics so far, and the run goes on to its end
+"$CTXPROF" -p "$go_pid" -d 3 -o /dev/null 2>"$work/usr1.err" &
+cp=$!
+for ((i = 0; i < 100; i++)); do
+	grep -q "Ctrl-C to stop" "$work/usr1.err" && break
+	sleep 0.05
+done
+sleep 0.5
+kill -USR1 "$cp"
+wait "$cp"
+rc=$?
+n=$(grep -c "^ctxprof-go: so far, [0-9]* samples\? from 1 target," "$work/usr1.err")
+m=$(grep -c "^ctxprof-go: [0-9]* samples\? from 1 target," "$work/usr1.err")
+if [ "$rc" = 0 ] && [ "$n" = 1 ] && [ "$m" = 1 ]; then
+	ok "SIGUSR1: a statistics line that says 'so far', and the final one at the end: $(grep 'so far' "$work/usr1.err" | cut -c 1-60)..."
+else
+	not_ok "SIGUSR1: exit $rc, $n 'so far' lines, $m final ones: $(tr '\n' ' ' <"$work/usr1.err")"
+fi
+# every line of stderr is ours, prefixed: the warnings of a run included
+bad=$(grep -vc "^ctxprof-go: " "$work/usr1.err" "$work/fw.err" "$work/tid.err" | awk -F: '{ s += $2 } END { print s }')
+check_eq "every stderr line of three runs starts 'ctxprof-go: '" 0 "$bad"
+out=$("$CTXPROF" --help)
+intro=$(sed -n '/^Samples the CPU/,/^$/p' <<<"$out" | tr '\n' ' ')
+if grep -q "pprof label" <<<"$intro" && grep -q "traceparent" <<<"$intro" && grep -q "OpenTelemetry SDK span" <<<"$intro"; then
+	ok "--help's intro names the three trace sources: pprof label, traceparent, OpenTelemetry SDK span"
+else
+	not_ok "--help's intro: $intro"
+fi
+abi=$(sed -n '/--uprobe-abi go|c/,/for anything else/p' <<<"$out" | sed 's/^ *--uprobe-abi go|c *//; s/^ *//' | tr '\n' ' ' | sed 's/ $//')
+check_eq "--help: --uprobe-abi's text reads whole in its column" \
+	"where that argument is: RAX (go) or RDI (c), on arm64 R0 for both; default: go for Go functions of BIN, c for anything else" "$abi"
 out=$("$CTXPROF" --help)
 if grep -q "Examples:" <<<"$out" && grep -q -- "--traced-only" <<<"$out" && grep -q -- "--wall-hz" <<<"$out"; then
 	ok "--help lists options and examples"

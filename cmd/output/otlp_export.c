@@ -255,7 +255,13 @@ struct otlp_export {
 	struct item *q; /* a ring of cfg.queue_max */
 	size_t head, n;
 	bool stopping;
-	uint64_t stop_by_ns; /* CLOCK_MONOTONIC: what is not sent by then is dropped */
+	/*
+	 * CLOCK_MONOTONIC, 0 until the run ends: what is not sent by then is
+	 * dropped, the request in flight too (read without the lock, by the
+	 * transfer's progress callback)
+	 */
+	uint64_t stop_by_ns;
+	bool inflight; /* a request is being sent */
 	struct otlp_export_stats st;
 	/* the thread's own */
 	CURL *curl;
@@ -271,6 +277,7 @@ enum outcome {
 	SENT,
 	RETRY,
 	REFUSED, /* permanent: the request is dropped */
+	GAVE_UP, /* the exit's deadline passed while it was in flight: dropped */
 };
 
 static size_t on_body(char *p, size_t size, size_t n, void *ctx)
@@ -280,6 +287,16 @@ static size_t on_body(char *p, size_t size, size_t n, void *ctx)
 	if (e->body.n < RESPONSE_MAX)
 		strbuf__put(&e->body, p, size * n);
 	return size * n;
+}
+
+/* libcurl, during a transfer: past the end of the flush at exit, the request in flight ends too. */
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct otlp_export *e = ctx;
+	uint64_t by = __atomic_load_n(&e->stop_by_ns, __ATOMIC_ACQUIRE);
+
+	return by && now_ns(CLOCK_MONOTONIC) >= by;
 }
 
 /* Retry-After in seconds (an HTTP date is left to the backoff). */
@@ -444,6 +461,10 @@ static enum outcome attempt(struct otlp_export *e, const struct item *it, long t
 	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, data);
 	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)size);
 	rc = curl_easy_perform(e->curl);
+	if (rc == CURLE_ABORTED_BY_CALLBACK) {
+		snprintf(why, len, "the run ended before the collector answered");
+		return GAVE_UP;
+	}
 	if (rc != CURLE_OK) {
 		snprintf(why, len, "%s", *e->curl_err ? e->curl_err : curl_easy_strerror(rc));
 		return retryable_curl(rc) ? RETRY : REFUSED;
@@ -509,9 +530,11 @@ static void deliver(struct otlp_export *e, struct item *it)
 		timeout = e->cfg.timeout_ms;
 		if (e->stopping)
 			timeout = ms_left(e) < timeout ? ms_left(e) : timeout;
+		e->inflight = true;
 		pthread_mutex_unlock(&e->mu);
 		out = attempt(e, it, timeout, why, sizeof(why), &sent);
 		pthread_mutex_lock(&e->mu);
+		e->inflight = false;
 		if (out == SENT) {
 			e->st.requests++;
 			e->st.samples += it->samples;
@@ -527,6 +550,8 @@ static void deliver(struct otlp_export *e, struct item *it)
 			e->failing = false;
 			return;
 		}
+		if (out == GAVE_UP)
+			break;
 		if (out == REFUSED) {
 			if (!e->said_permanent)
 				fprintf(stderr, "ctxprof-go: otlp: %s refused a request, not retried: %s "
@@ -596,6 +621,10 @@ static int setup_curl(struct otlp_export *e, char *err, size_t errlen)
 	}
 	curl_easy_setopt(e->curl, CURLOPT_URL, e->cfg.url);
 	curl_easy_setopt(e->curl, CURLOPT_POST, 1L);
+	/* the exit's deadline reaches the request in flight: curl asks about once a second, or sooner */
+	curl_easy_setopt(e->curl, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(e->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	curl_easy_setopt(e->curl, CURLOPT_XFERINFODATA, e);
 	curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, e->hdrs);
 	curl_easy_setopt(e->curl, CURLOPT_USERAGENT, e->user_agent);
 	curl_easy_setopt(e->curl, CURLOPT_NOSIGNAL, 1L);
@@ -701,11 +730,22 @@ void otlp_export__stats(struct otlp_export *e, struct otlp_export_stats *out)
 
 void otlp_export__stop(struct otlp_export *e, struct otlp_export_stats *out)
 {
+	size_t pending;
+	long ms;
+
 	if (!e)
 		return;
 	pthread_mutex_lock(&e->mu);
 	e->stopping = true;
-	e->stop_by_ns = now_ns(CLOCK_MONOTONIC) + (uint64_t)e->cfg.flush_ms * 1000000;
+	/* a collector that has taken nothing in this run is not waited for: one short try */
+	ms = e->st.requests ? e->cfg.flush_ms : e->cfg.flush_ms < OTLP_FLUSH_UNHEARD_MS ? e->cfg.flush_ms :
+											 OTLP_FLUSH_UNHEARD_MS;
+	__atomic_store_n(&e->stop_by_ns, now_ns(CLOCK_MONOTONIC) + (uint64_t)ms * 1000000, __ATOMIC_RELEASE);
+	pending = e->n + e->inflight;
+	if (pending)
+		fprintf(stderr, "ctxprof-go: otlp: sending %zu request%s to %s before exiting, for %.1f s at most%s\n",
+			pending, pending == 1 ? "" : "s", e->cfg.url, ms / 1000.0,
+			e->st.requests ? "" : " (it has taken none in this run)");
 	pthread_cond_broadcast(&e->cv);
 	pthread_mutex_unlock(&e->mu);
 	if (e->started)

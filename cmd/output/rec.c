@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cmd/util/hashmap.h"
 #include "jsonl.h"
 #include "rec.h"
 
@@ -266,6 +267,24 @@ static void put_frame(struct strbuf *b, const struct rec_frame *f)
 	strbuf__put(b, "}", 1);
 }
 
+/* A sample's time after the record's start (never before it), its goid, its weight. */
+enum { TIME_US, TIME_GOID, TIME_WEIGHT };
+
+static int64_t time_field(const struct rec_time *t, int field, int64_t start_us)
+{
+	int64_t us;
+
+	switch (field) {
+	case TIME_US:
+		us = t->ns / 1000 - start_us;
+		return us > 0 ? us : 0;
+	case TIME_GOID:
+		return (int64_t)(t->goid & INT64_MAX);
+	default:
+		return (int64_t)(t->weight & INT64_MAX);
+	}
+}
+
 /*
  * ST's times as times_us (after the record's start), goids and, for wall
  * records, weights: up to LEFT of them, which the record's stacks share.
@@ -273,33 +292,20 @@ static void put_frame(struct strbuf *b, const struct rec_frame *f)
 static void put_times(struct strbuf *b, const struct rec *r, const struct rec_stack *st,
 		      size_t *left)
 {
+	static const char *const keys[] = { ",\"times_us\":[", ",\"goids\":[", ",\"weights\":[" };
 	size_t i, n = st->ntimes < *left ? st->ntimes : *left;
-	int64_t start_us = r->start_ns / 1000, us;
+	int f, nfields = r->origin == REC_WALL ? 3 : 2;
 
 	*left -= n;
-	put_str(b, ",\"times_us\":[");
-	for (i = 0; i < n; i++) {
-		if (i)
-			strbuf__put(b, ",", 1);
-		us = st->times[i].ns / 1000 - start_us;
-		put_int(b, us > 0 ? us : 0);
+	for (f = 0; f < nfields; f++) {
+		put_str(b, keys[f]);
+		for (i = 0; i < n; i++) {
+			if (i)
+				strbuf__put(b, ",", 1);
+			put_int(b, time_field(&st->times[i], f, r->start_ns / 1000));
+		}
+		strbuf__put(b, "]", 1);
 	}
-	put_str(b, "],\"goids\":[");
-	for (i = 0; i < n; i++) {
-		if (i)
-			strbuf__put(b, ",", 1);
-		put_int(b, (int64_t)(st->times[i].goid & INT64_MAX));
-	}
-	strbuf__put(b, "]", 1);
-	if (r->origin != REC_WALL)
-		return;
-	put_str(b, ",\"weights\":[");
-	for (i = 0; i < n; i++) {
-		if (i)
-			strbuf__put(b, ",", 1);
-		put_int(b, (int64_t)(st->times[i].weight & INT64_MAX));
-	}
-	strbuf__put(b, "]", 1);
 }
 
 int rec__json(const struct rec *r, struct strbuf *b)
@@ -419,6 +425,10 @@ int rec__json_labels(const struct rec *r, struct strbuf *b)
 size_t rec__label_value(const struct rec *r, size_t i)
 {
 	size_t j, last = i;
+
+	/* a JSON object's keys, say: each label is its own, and the search would be quadratic */
+	if (r->labels_distinct)
+		return i;
 
 	for (j = 0; j < i; j++)
 		if (same_key(&r->labels[j], &r->labels[i]))
@@ -560,9 +570,10 @@ static bool parse_origin(const char *s, enum rec_origin *o)
 static int parse_labels(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
 {
 	json_t *labels = json_object_get(o, "labels"), *cut = json_object_get(o, "truncated"), *v, *c;
+	struct hashmap *index = NULL;
 	struct rec_label *l;
 	const char *k;
-	size_t i;
+	size_t i, j;
 
 	if (!json_is_object(labels))
 		return fail("\"labels\" missing or not an object");
@@ -588,11 +599,25 @@ static int parse_labels(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 		l->key_len = strlen(k);
 		l->value = (const uint8_t *)json_string_value(v);
 		l->value_len = json_string_length(v);
-		json_array_foreach(cut, i, c)
-			l->cut |= json_is_string(c) && !strcmp(json_string_value(c), k);
 		l++;
 	}
 	r->nlabels = l - r->labels;
+	r->labels_distinct = true;
+	/* the labels truncated names, through a table of keys, not a search a name */
+	if (json_array_size(cut) && !(index = hashmap__new()))
+		return fail("out of memory");
+	for (i = 0; index && i < r->nlabels; i++) {
+		if (hashmap__add(index, r->labels[i].key, r->labels[i].key_len, (void *)(uintptr_t)(i + 1))) {
+			hashmap__free(index, NULL);
+			return fail("out of memory");
+		}
+	}
+	json_array_foreach(cut, i, c) {
+		j = (uintptr_t)hashmap__get(index, json_string_value(c), strlen(json_string_value(c)));
+		if (j)
+			((struct rec_label *)r->labels)[j - 1].cut = true;
+	}
+	hashmap__free(index, NULL);
 	v = json_object_get(o, "more_labels");
 	r->more_labels = json_is_true(v);
 	return 0;

@@ -65,6 +65,7 @@ struct rec {
 	const struct rec_label *labels;
 	size_t nlabels;
 	bool more_labels;
+	bool labels_distinct; /* no two keys read alike (a record read from JSON): no search needed */
 	uint32_t pid;
 	const uint8_t *comm;
 	size_t comm_len;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* aggregate.c: counts samples per (pid, trace ID, label set, stack), and hands the records to the writers. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ struct aggregate {
 	struct hashmap *records; /* record key -> struct counted */
 	struct hashmap *cpus; /* cpu number -> struct cpu_labels */
 	struct hashmap *reasons; /* pid -> struct go_wall_layout, for its wait reasons' names */
+	struct hashmap *pids; /* pid -> struct agg_pid_stats: what each process's samples were */
 	struct agg_stats stats;
 	agg_lookup_fn repair_lookup;
 	void *repair_ctx;
@@ -175,8 +177,9 @@ struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns)
 	a->records = hashmap__new();
 	a->cpus = hashmap__new();
 	a->reasons = hashmap__new();
+	a->pids = hashmap__new();
 	a->build = rec_builder__new();
-	if (!a->records || !a->cpus || !a->reasons || !a->build) {
+	if (!a->records || !a->cpus || !a->reasons || !a->pids || !a->build) {
 		aggregate__free(a);
 		return NULL;
 	}
@@ -190,6 +193,7 @@ void aggregate__free(struct aggregate *a)
 	hashmap__free(a->records, counted__free);
 	hashmap__free(a->cpus, free);
 	hashmap__free(a->reasons, free);
+	hashmap__free(a->pids, free);
 	strbuf__free(&a->line);
 	rec_builder__free(a->build);
 	free(a);
@@ -398,15 +402,37 @@ int aggregate__name_reasons(struct aggregate *a, uint32_t pid, const struct go_w
 	return 0;
 }
 
+/* PID's tally, made when new; NULL when out of memory (the tally is then not kept). */
+static struct agg_pid_stats *pid_stats(struct aggregate *a, uint32_t pid)
+{
+	struct agg_pid_stats *p = hashmap__get(a->pids, &pid, sizeof(pid));
+
+	if (!p && (p = calloc(1, sizeof(*p)))) {
+		p->pid = pid;
+		if (hashmap__add(a->pids, &pid, sizeof(pid), p)) {
+			free(p);
+			p = NULL;
+		}
+	}
+	return p;
+}
+
 static void count_n(struct aggregate *a, struct counted *r, uint64_t n, uint64_t first_ns,
 		    uint64_t last_ns)
 {
+	struct agg_pid_stats *p;
+
 	if (r->wall) {
 		a->stats.wall_samples += n;
 	} else {
 		a->stats.samples += n;
 		if (r->flags & COUNTED_F_TRACE)
 			a->stats.traced += n;
+		if ((p = pid_stats(a, r->pid))) {
+			p->samples += n;
+			if (r->flags & COUNTED_F_TRACE)
+				p->traced += n;
+		}
 	}
 	r->samples += n;
 	if (first_ns < r->first_ns)
@@ -541,8 +567,33 @@ static int by_record_samples(const void *pa, const void *pb)
 static int build_rec(struct aggregate *a, const struct counted *c, const struct agg_target *t,
 		     struct rec *out)
 {
+	struct agg_pid_stats *p = hashmap__get(a->pids, &c->pid, sizeof(c->pid));
+
+	/* the name it had when its records were written, for the summary */
+	if (p && t->comm && *t->comm)
+		snprintf(p->comm, sizeof(p->comm), "%s", t->comm);
 	return rec_builder__build(a->build, c, t, &a->clock,
 				  hashmap__get(a->reasons, &c->pid, sizeof(c->pid)), out);
+}
+
+struct pid_walk {
+	void (*fn)(const struct agg_pid_stats *p, void *ctx);
+	void *ctx;
+};
+
+static void one_pid(const void *key, size_t len, void *value, void *ctx)
+{
+	struct pid_walk *w = ctx;
+
+	w->fn(value, w->ctx);
+}
+
+void aggregate__pids(const struct aggregate *a, void (*fn)(const struct agg_pid_stats *p, void *ctx),
+		     void *ctx)
+{
+	struct pid_walk w = { fn, ctx };
+
+	hashmap__foreach(a->pids, one_pid, &w);
 }
 
 /* One record out: a JSON line, and to the sink. 0, or -errno when it was not written. */

@@ -157,4 +157,14 @@ struct agg_stats {
 };
 void aggregate__stats(const struct aggregate *a, struct agg_stats *out);
 
+/* One process's CPU samples, with and without a trace ID; its name as its records gave it. */
+struct agg_pid_stats {
+	uint32_t pid;
+	char comm[16];
+	uint64_t samples, traced;
+};
+/* Calls FN on every process that had samples, in no particular order. */
+void aggregate__pids(const struct aggregate *a, void (*fn)(const struct agg_pid_stats *p, void *ctx),
+		     void *ctx);
+
 #endif /* __AGGREGATE_H */

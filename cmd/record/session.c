@@ -671,20 +671,74 @@ static void kernel_stats(const struct session *s, __u64 totals[STAT_MAX])
 	free(vals);
 }
 
-static void print_sampling_stats(const struct session *s, const __u64 *totals,
-				 const struct agg_stats *st)
+/* "s" for any count but 1: "1 sample", "2 samples" */
+static const char *plural(unsigned long long n)
 {
+	return n == 1 ? "" : "s";
+}
+
+static void print_sampling_stats(const struct session *s, const __u64 *totals,
+				 const struct agg_stats *st, bool so_far)
+{
+	int now = session__ntargets(s), came = s->nadded - s->nstart, went = s->nadded - now;
+	char moves[96] = "";
+
+	/* targets that came or went: why the count at the start is not this one */
+	if (came || went)
+		snprintf(moves, sizeof(moves), " (%d at the start, %d came, %d went)", s->nstart, came,
+			 went);
 	fprintf(stderr,
-		"ctxprof-go: %llu samples from %d target%s, %llu (%.1f%%) with a trace ID, "
-		"%llu records; lost %llu (ring buffer full), %llu label read errors, "
+		"ctxprof-go: %s%llu sample%s from %d target%s%s, %llu (%.1f%%) with a trace ID, "
+		"%llu record%s; lost %llu (ring buffer full), %llu label read error%s, "
 		"%llu without their label set, %llu filtered (--traced-only), %llu malformed; "
-		"%llu stacks got back a leaf's caller\n",
-		(unsigned long long)st->samples, s->nadded, s->nadded == 1 ? "" : "s",
-		(unsigned long long)st->traced, st->samples ? 100.0 * st->traced / st->samples : 0.0,
-		(unsigned long long)st->records, (unsigned long long)totals[STAT_LOST_RINGBUF],
-		(unsigned long long)totals[STAT_READ_ERR], (unsigned long long)st->unresolved,
-		(unsigned long long)totals[STAT_FILTERED], (unsigned long long)st->malformed,
-		(unsigned long long)st->repaired);
+		"%llu stack%s got back a leaf's caller\n",
+		so_far ? "so far, " : "", (unsigned long long)st->samples, plural(st->samples),
+		s->nadded, plural(s->nadded), moves, (unsigned long long)st->traced,
+		st->samples ? 100.0 * st->traced / st->samples : 0.0, (unsigned long long)st->records,
+		plural(st->records), (unsigned long long)totals[STAT_LOST_RINGBUF],
+		(unsigned long long)totals[STAT_READ_ERR], plural(totals[STAT_READ_ERR]),
+		(unsigned long long)st->unresolved, (unsigned long long)totals[STAT_FILTERED],
+		(unsigned long long)st->malformed, (unsigned long long)st->repaired,
+		plural(st->repaired));
+}
+
+struct pid_list {
+	struct agg_pid_stats *items;
+	size_t n, cap;
+};
+
+static void list_pid(const struct agg_pid_stats *p, void *ctx)
+{
+	struct pid_list *l = ctx;
+
+	if (l->n < l->cap)
+		l->items[l->n++] = *p;
+}
+
+static int by_samples(const void *pa, const void *pb)
+{
+	const struct agg_pid_stats *a = pa, *b = pb;
+
+	return a->samples < b->samples ? 1 : a->samples > b->samples ? -1 : (int)a->pid - (int)b->pid;
+}
+
+/* -v: every process sampled, most samples first, and whether it is still a target. */
+static void print_targets(const struct session *s)
+{
+	struct pid_list l = { .cap = (size_t)s->nadded + 1 };
+	size_t i;
+
+	l.items = calloc(l.cap, sizeof(*l.items));
+	if (!l.items)
+		return;
+	aggregate__pids(s->agg, list_pid, &l);
+	qsort(l.items, l.n, sizeof(*l.items), by_samples);
+	for (i = 0; i < l.n; i++)
+		fprintf(stderr, "ctxprof-go: pid %u (%s): %llu sample%s, %.1f%% with a trace ID%s\n",
+			l.items[i].pid, l.items[i].comm, (unsigned long long)l.items[i].samples,
+			plural(l.items[i].samples), 100.0 * l.items[i].traced / l.items[i].samples,
+			session__find_target(s, l.items[i].pid) ? "" : "; gone");
+	free(l.items);
 }
 
 static void print_wall_stats(const struct session *s)
@@ -740,8 +794,8 @@ static void print_otlp_stats(const struct session *s)
 	fputc('\n', stderr);
 }
 
-/* The statistics: at exit, and on SIGUSR1. Lines about what did not happen are left out. */
-static void print_stats(const struct session *s)
+/* The statistics: at exit, and on SIGUSR1 (SO_FAR). Lines about what did not happen are left out. */
+static void print_stats(const struct session *s, bool so_far)
 {
 	__u64 totals[STAT_MAX] = {};
 	struct processes_stats ps;
@@ -750,7 +804,9 @@ static void print_stats(const struct session *s)
 	kernel_stats(s, totals);
 	aggregate__stats(s->agg, &st);
 	if (s->cfg.sampling)
-		print_sampling_stats(s, totals, &st);
+		print_sampling_stats(s, totals, &st, so_far);
+	if (s->cfg.sampling && s->cfg.verbose)
+		print_targets(s);
 	/* samples that can have no labels: many in a target means its g was not found */
 	if (s->cfg.sampling && s->cfg.verbose)
 		fprintf(stderr,
@@ -760,9 +816,9 @@ static void print_stats(const struct session *s)
 			(unsigned long long)totals[STAT_NO_G], (unsigned long long)totals[STAT_NO_CURG]);
 	/* where ctxprof-go's own time went: what make bench weighs */
 	if (s->cfg.verbose) {
-		fprintf(stderr, "ctxprof-go: own CPU: %.1f ms in all, %.1f ms of it writing records (%llu flushes)",
+		fprintf(stderr, "ctxprof-go: own CPU: %.1f ms in all, %.1f ms of it writing records (%llu flush%s)",
 			now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6, s->write_cpu_ns / 1e6,
-			(unsigned long long)s->flushes);
+			(unsigned long long)s->flushes, s->flushes == 1 ? "" : "es");
 		if (s->cfg.wall)
 			fprintf(stderr, ", %.1f ms in --wall snapshots", s->wall_cpu_ns / 1e6);
 		fputc('\n', stderr);
@@ -1025,6 +1081,8 @@ static int drain(struct session *s)
 	if (!s->fail)
 		ring_buffer__consume(s->rb);
 	flush_events(s);
+	/* targets that ended in the last moments: the statistics count them as gone */
+	session__reap_targets(s);
 	finish_wall(s);
 	settle_wall(s);
 	if (!s->fail && (ret = flush_records(s)) < 0)
@@ -1036,8 +1094,9 @@ static int drain(struct session *s)
 		otlp_export__stop(s->export, &s->otlp_stats);
 		s->export = NULL;
 	}
-	print_stats(s);
-	if (!s->fail)
+	print_stats(s, false);
+	/* a reader that went away (| head) ends the run, as it ends perf's or jq's: no error */
+	if (!s->fail || s->fail == -EPIPE)
 		return 0;
 	aggregate__stats(s->agg, &st);
 	if (*s->fail_msg)
@@ -1125,7 +1184,7 @@ static void catch_signals(void)
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
 	signal(SIGUSR1, on_signal);
-	/* a reader that went away is an error we report (EPIPE), after cleaning up our pins */
+	/* a reader that went away ends the run (EPIPE), after our pins are cleaned up */
 	signal(SIGPIPE, SIG_IGN);
 }
 
@@ -1144,11 +1203,12 @@ static void start_clock(const struct session *s, struct run_clock *rc)
 }
 
 /* The line scripts wait for: every probe is attached. */
-static void say_ready(const struct session *s)
+static void say_ready(struct session *s)
 {
 	const struct session_config *c = &s->cfg;
 	int ntargets = session__ntargets(s);
 
+	s->nstart = ntargets;
 	if (c->otlp)
 		fprintf(stderr, "ctxprof-go: sending OTLP profiles to %s%s every %g s\n", c->otlp->url,
 			c->otlp->gzip ? " (gzip)" : "", c->interval);
@@ -1226,7 +1286,7 @@ static bool serve_outputs(struct session *s)
 	}
 	if (report) {
 		report = 0;
-		print_stats(s);
+		print_stats(s, true);
 	}
 	/* `ctxprof-go ... | head -1`: stop at once, not at the next write */
 	if (reader_gone(s->out) || (s->cfg.folded && reader_gone(stdout)))

@@ -62,6 +62,7 @@ struct session {
 	struct processes *procs; /* every process's mappings, targets or not */
 	struct hashmap *targets; /* pid -> struct target */
 	int nadded; /* targets ever added, for the statistics */
+	int nstart; /* of them, those there when sampling began */
 	int npending; /* targets added since describe_pending last ran */
 	uint64_t period_ns;
 	FILE *out;

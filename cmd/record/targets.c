@@ -131,9 +131,10 @@ static int open_target(struct target *t, char *path, size_t pathlen, struct stat
 				fprintf(stderr, "pid %d (%s): has exited\n", (int)pid, t->comm);
 			return -ESRCH;
 		}
+		/* a link nothing may read names no file: no name, then, and no stray space */
 		if (!quiet)
-			fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid,
-				t->comm, path, strerror(-ret));
+			fprintf(stderr, "pid %d (%s): cannot read its executable%s%s: %s\n", (int)pid,
+				t->comm, *path ? " " : "", path, strerror(-ret));
 		return ret;
 	}
 	/* shared with the symbolizer, and with other targets running the same file */
@@ -141,8 +142,8 @@ static int open_target(struct target *t, char *path, size_t pathlen, struct stat
 	if (!t->gb) {
 		ret = -errno;
 		if (!quiet)
-			fprintf(stderr, "pid %d (%s): cannot read its executable %s: %s\n", (int)pid,
-				t->comm, path, err);
+			fprintf(stderr, "pid %d (%s): cannot read its executable%s%s: %s\n", (int)pid,
+				t->comm, *path ? " " : "", path, err);
 		return ret;
 	}
 	return 0;
@@ -188,7 +189,7 @@ static void say_layout(const struct session *s, const struct target *t, const ch
 	size_t i;
 
 	for (i = 0; !quiet && i < go_binary__nwarnings(t->gb); i++)
-		fprintf(stderr, "pid %d (%s): warning: %s\n", (int)t->pid, t->comm,
+		fprintf(stderr, "pid %d (%s, %s): warning: %s\n", (int)t->pid, t->comm, path,
 			go_binary__warning(t->gb, i));
 	if (s->cfg.verbose)
 		fprintf(stderr,
@@ -572,28 +573,31 @@ static bool in_cgroup(const struct session *s, pid_t pid)
 }
 
 /*
- * A file's verdict, said once: an unsupported Go build gets a note; with
- * -v, a Go build's warnings too. A host runs many Go programs that never
- * set labels (the go command, its compiler): sampled all the same.
+ * A file's verdict, said once, of the first process found running it, in
+ * the words -p uses: an unsupported Go build gets a note; with -v, a Go
+ * build's warnings too. A host runs many Go programs that never set
+ * labels (the go command, its compiler): sampled all the same.
  */
-static void say_verdict(const struct session *s, const char *exe, const struct go_binary *gb,
-			enum verdict v)
+static void say_verdict(const struct session *s, pid_t pid, const char *exe,
+			const struct go_binary *gb, enum verdict v)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], comm[32] = "";
 	ssize_t n;
 	size_t i;
 
+	if (v == VERDICT_NOT_GO || (v == VERDICT_GO && (!s->cfg.verbose || !go_binary__nwarnings(gb))))
+		return;
 	n = readlink(exe, path, sizeof(path) - 1);
 	path[n > 0 ? n : 0] = '\0';
-	for (i = 0; v == VERDICT_GO && s->cfg.verbose && i < go_binary__nwarnings(gb); i++)
-		fprintf(stderr, "ctxprof-go: %s (%s): warning: %s\n", path, go_binary__version(gb),
+	read_comm(pid, comm, sizeof(comm));
+	for (i = 0; v == VERDICT_GO && i < go_binary__nwarnings(gb); i++)
+		fprintf(stderr, "pid %d (%s, %s): warning: %s\n", (int)pid, comm, path,
 			go_binary__warning(gb, i));
 	if (v == VERDICT_UNSUPPORTED) {
-		fprintf(stderr, "ctxprof-go: note: %s (%s) is not sampled: unsupported Go build: ",
-			path, go_binary__version(gb));
+		fprintf(stderr, "pid %d (%s, %s): unsupported Go build: ", (int)pid, comm, path);
 		for (i = 0; i < go_binary__nproblems(gb); i++)
 			fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(gb, i));
-		fputc('\n', stderr);
+		fprintf(stderr, "; not sampled, nor other processes of the file\n");
 	}
 }
 
@@ -602,8 +606,8 @@ static void say_verdict(const struct session *s, const char *exe, const struct g
  * or read now: then *HELD keeps it parsed for the caller to put. 0 when it
  * cannot be read.
  */
-static enum verdict file_verdict(struct session *s, const char *exe, const struct stat *st,
-				 struct go_binary **held)
+static enum verdict file_verdict(struct session *s, pid_t pid, const char *exe,
+				 const struct stat *st, struct go_binary **held)
 {
 	struct file_key key = { st->st_dev, st->st_ino, st->st_size, st->st_mtim.tv_sec,
 				st->st_mtim.tv_nsec };
@@ -619,7 +623,7 @@ static enum verdict file_verdict(struct session *s, const char *exe, const struc
 		return 0;
 	v = !go_binary__version(gb) ? VERDICT_NOT_GO :
 	    go_binary__supported(gb) ? VERDICT_GO : VERDICT_UNSUPPORTED;
-	say_verdict(s, exe, gb, v);
+	say_verdict(s, pid, exe, gb, v);
 	hashmap__add(s->verdicts, &key, sizeof(key), (void *)(uintptr_t)v);
 	*held = gb;
 	return v;
@@ -643,7 +647,7 @@ static void consider(struct session *s, pid_t pid)
 	/* kernel threads have no executable; a process may be gone already */
 	if (stat(exe, &st) != 0)
 		return;
-	v = file_verdict(s, exe, &st, &held);
+	v = file_verdict(s, pid, exe, &st, &held);
 	if (v == VERDICT_GO)
 		add_target(s, pid, true);
 	/* held until the target took its own reference: the file is parsed once */

@@ -2,6 +2,7 @@
 /* outfile.c: output files created 0600. */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -10,7 +11,11 @@ int outfile__open(const char *path, bool append)
 {
 	int fd;
 
-	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0600);
+	/* "-" is stdout, as perf, jq and pprof read it: a descriptor of its own, closed apart */
+	if (!strcmp(path, "-"))
+		fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+	else
+		fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC), 0600);
 	return fd < 0 ? -errno : fd;
 }
 

@@ -8,9 +8,9 @@
 #include <stdio.h>
 
 /*
- * Opens PATH for writing, truncated or, with APPEND, appended to. A file
- * it creates gets mode 0600 (as perf record's); an existing one keeps its
- * mode. A descriptor (close-on-exec), or -errno.
+ * Opens PATH for writing, truncated or, with APPEND, appended to; "-" is
+ * stdout. A file it creates gets mode 0600 (as perf record's); an existing
+ * one keeps its mode. A descriptor (close-on-exec), or -errno.
  */
 int outfile__open(const char *path, bool append);
 /* The same as a stdio stream; NULL with errno set. */
