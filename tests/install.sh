@@ -141,7 +141,7 @@ declare -A without=(
 	[CAP_BPF]="refused missing: CAP_BPF"
 	[CAP_PERFMON]="refused missing: CAP_PERFMON"
 	[CAP_SYS_PTRACE]="refused missing: CAP_SYS_PTRACE"
-	[CAP_DAC_READ_SEARCH]="refused ^ctxprof-go: pid [0-9]+ \(traced\): cannot read its executable( [^ ]+)?: .*Permission denied"
+	[CAP_DAC_READ_SEARCH]="refused ^ctxprof-go: pid [0-9]+ \(traced\): cannot read its executable( .+)?: .*Permission denied"
 	[CAP_CHECKPOINT_RESTORE]="bare"
 )
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit")
