@@ -323,6 +323,7 @@ static __always_inline void event(struct pt_regs *regs, struct work *w, __u32 or
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	w->g = 0;
 	w->curg = 0;
+	w->m = 0;
 	if (!l) {
 		t = bpf_map_lookup_elem(&targets, &tgid);
 		l = t ? target_layout(t) : NULL;

@@ -322,6 +322,7 @@ __noinline int go_walk(struct work *w, const struct go_layout *l, __u32 want_goi
 	e = &w->e;
 	w->g = 0;
 	w->curg = 0;
+	w->m = 0;
 	w->labels = 0;
 	w->cycles_ok = 0;
 	e->trace_rank = MAX_TRACE_KEYS;
@@ -339,6 +340,7 @@ __noinline int go_walk(struct work *w, const struct go_layout *l, __u32 want_goi
 	w->g = g;
 	if (read_user(&m, sizeof(m), g + l->g_m) || !m)
 		return -1;
+	w->m = m;
 	/* on g0 or gsignal, g is not the user goroutine: curg is */
 	if (read_user(&curg, sizeof(curg), m + l->m_curg))
 		return -1;

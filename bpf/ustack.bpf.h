@@ -9,6 +9,11 @@
 
 /* send the words at SP, from which user space puts back a frameless leaf's caller */
 const volatile bool leaf_repair = true;
+/*
+ * The bits of a user address (arm64; all bits elsewhere): a return address
+ * that C code signed (pointer authentication) carries a code above them.
+ */
+const volatile __u64 user_va_mask = ~0ULL;
 
 /*
  * Frames past a window are read as a new window: at most MAX_STACK_WINDOWS
@@ -17,6 +22,10 @@ const volatile bool leaf_repair = true;
 #define MAX_STACK_WINDOWS 8
 
 #define EVENT_WORDS (sizeof(struct sample_event) / 8)
+
+/* the kernel's out-of-line step slots (UPROBE_XOL_SLOT_BYTES), and x86's longest instruction */
+#define XOL_SLOT_BYTES 128
+#define MAX_INSN_BYTES 15
 
 /*
  * Reads a window at ADDR, up to the stack's known top (a read past a
@@ -69,7 +78,7 @@ static long fp_step(__u32 i, void *arg)
 	if (off > STACK_WINDOW / 8 - 2)
 		return 1;
 	next = w->win[off];
-	ret = w->win[off + 1];
+	ret = w->win[off + 1] & user_va_mask;
 	if (!ret)
 		return 1;
 	idx = fw->first + n;
@@ -104,7 +113,7 @@ static long fp_step(__u32 i, void *arg)
  * addresses up the frame-pointer chain from BP, leaf first; returns the
  * number of frames.
  *
- * W->g is the goroutine whose stack the thread is on and W->curg the M's
+ * W->g is the goroutine the thread runs, W->m its M and W->curg the M's
  * user goroutine (0 when unknown); their stack bounds (g.stack, at offset
  * 0 of runtime.g) keep the walk on stacks that belong to this event.
  * Without them, frames must only lie above SP. With leaf_repair, the event
@@ -115,7 +124,8 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 {
 	struct work_ref ref = { .w = w };
 	struct fp_walk *fw;
-	__u64 bounds[2], *out;
+	__u64 bounds[2], g0, *out;
+	__u32 off_g = 0;
 
 	if (!w || !ip || first >= EVENT_WORDS)
 		return 0;
@@ -140,18 +150,37 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	    bounds[0] <= sp && sp < bounds[1])
 		fw->hi = bounds[1];
 	/*
-	 * A user goroutine runs on its own stack, except in the instructions
-	 * of gogo between making it g and moving SP onto its stack: there the
-	 * chain is g0's, and leads through mcall to the goroutine the
-	 * scheduler left, whose frames are not curg's work. Only the leaf.
+	 * A user goroutine runs on its own stack, except where Go moves SP to
+	 * g0's stack and leaves g alone: to call the vDSO (every clock read),
+	 * and in the instructions of gogo between making the goroutine g and
+	 * moving SP onto its stack. Frames on g0 belong to the sample; the
+	 * link out of them is followed only into curg's stack, as from g0
+	 * itself (so not through gogo's mcall to the goroutine the scheduler
+	 * left). g0 is runtime.m's first member in every Go version.
 	 */
-	if (w->g && w->g == w->curg && fw->hi == ~0ULL)
-		return 1;
-	if (w->curg && w->curg != w->g && fw->hi != ~0ULL &&
+	if (w->g && w->g == w->curg && fw->hi == ~0ULL) {
+		if (!w->m || bpf_probe_read_user(&g0, sizeof(g0), (const void *)w->m) || !g0 ||
+		    bpf_probe_read_user(bounds, sizeof(bounds), (const void *)g0) ||
+		    !(bounds[0] <= sp && sp < bounds[1]))
+			return 1;
+		fw->hi = bounds[1];
+		off_g = 1;
+	}
+	if (w->curg && (w->curg != w->g || off_g) && fw->hi != ~0ULL &&
 	    !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->curg)) {
 		fw->next_lo = bounds[0];
 		fw->next_hi = bounds[1];
 		fw->may_switch = 1;
+		/*
+		 * Between the move to g0's stack and the first frame made there
+		 * (in systemstack, in Go's clock code, at a vDSO function's
+		 * entry), BP is still the goroutine's.
+		 */
+		if (bp >= bounds[0] && bp < bounds[1] && !(bp >= fw->lo && bp < fw->hi)) {
+			fw->lo = bounds[0];
+			fw->hi = bounds[1];
+			fw->may_switch = 0;
+		}
 	}
 	fw->fp = bp;
 	/* the window at SP usually holds the first frames, and the leaf's own */
@@ -160,13 +189,38 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	} else if (leaf_repair && !(sp & 7)) {
 		w->e.sp = sp;
 		w->e.bp = bp;
-		w->e.top[0] = w->win[FRAME_BELOW_SP / 8];
-		w->e.top[1] = LEAF_WORD1(
-			w, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()));
+		w->e.top[0] = w->win[FRAME_BELOW_SP / 8] & user_va_mask;
+		w->e.top[1] = LEAF_WORD1(w, (struct pt_regs *)bpf_task_pt_regs(
+						    bpf_get_current_task_btf())) &
+			      user_va_mask;
 		w->e.flags |= SAMPLE_F_TOP_WORDS;
 	}
 	bpf_loop(MAX_STACK_DEPTH, fp_step, &ref, 0);
 	return fw->n;
+}
+
+/*
+ * While the kernel steps a probed instruction out of line, the PC is in
+ * the [uprobes] page, in the slot that holds a copy of it: the sample is
+ * of that instruction, at its own address in the probed function. SP and
+ * BP are the function's there, so the walk and the leaf repair go on as
+ * from the probed address.
+ */
+static __always_inline __u64 probed_ip(struct task_struct *task, __u64 ip)
+{
+	struct uprobe_task *ut;
+	__u64 xol;
+
+	if (!bpf_core_field_exists(task->utask))
+		return ip;
+	ut = BPF_CORE_READ(task, utask);
+	if (!ut)
+		return ip;
+	xol = BPF_CORE_READ(ut, xol_vaddr);
+	/* a slot holds one instruction, and what the kernel adds after it */
+	if (!xol || ip < xol || ip - xol >= XOL_SLOT_BYTES)
+		return ip;
+	return BPF_CORE_READ(ut, vaddr) + (ip - xol < MAX_INSN_BYTES ? ip - xol : 0);
 }
 
 /*
@@ -188,7 +242,7 @@ static __always_inline int read_user_stack(struct bpf_perf_event_data *ctx, stru
 
 		READ_TASK_USER_REGS(regs, ip, sp, bp);
 	}
-	return walk_user_stack(w, ip, sp, bp, first);
+	return walk_user_stack(w, probed_ip(task, ip), sp, bp, first);
 }
 
 #endif /* __USTACK_BPF_H */

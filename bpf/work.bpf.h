@@ -77,6 +77,7 @@ struct work {
 	__u64 win[STACK_WINDOW / 8]; /* a window of user stack */
 	__u64 g; /* the g the thread runs, or 0 */
 	__u64 curg; /* its M's user goroutine, or 0 */
+	__u64 m; /* g's M, or 0 */
 	__u64 labels; /* curg.labels: the label set, immutable once made */
 	__u32 cycles; /* runtime.work.cycles when it was read */
 	__u32 cycles_ok; /* and whether that read worked */

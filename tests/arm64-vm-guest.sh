@@ -4,7 +4,7 @@
 #
 # /t holds the arm64 Go programs: traced-* (check, then -p), httpserver
 # (the traceparent source), otelroot (the otel-sdk source), report_trace (a C program, for --uprobe),
-# leafy (frameless leaves) and waitkinds (--wall). Each step leaves its
+# leafy (frameless leaves), clocky (the vDSO) and waitkinds (--wall). Each step leaves its
 # output, stderr and exit status in /out; the host judges them.
 out=/out
 uname -m >$out/uname
@@ -114,6 +114,16 @@ ctxprof-go -p $lf -F 199 -d "${LEAF_SECONDS:-8}" -o $out/leaves.jsonl 2>$out/lea
 echo $? >$out/leaves.rc
 echo "leaves $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
 kill $lf
+
+# the clock: Go calls the vDSO on g0's stack, and the vDSO signs its return addresses
+/t/clocky -d 600s >/dev/null 2>&1 &
+ck=$!
+echo "$ck clocky" >>$out/pids
+t0=$(cut -d' ' -f1 /proc/uptime)
+ctxprof-go -p $ck -F 199 -d "${CLOCK_SECONDS:-10}" -o $out/clock.jsonl 2>$out/clock.err
+echo $? >$out/clock.rc
+echo "clock $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+kill $ck
 
 # --wall: goroutines that alternate CPU with five kinds of wait
 /t/waitkinds -d 600s -cpu 4ms -wait 16ms >$out/kinds 2>$out/kinds.err &

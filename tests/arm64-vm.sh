@@ -29,6 +29,10 @@
 # - eight requests to httpserver, each with a traceparent of its own: each
 #   has samples in main.handleBurn under its trace ID, trace_source
 #   traceparent, and no sample carries an ID never sent;
+# - clocky (newest toolchain), reading the clock in tight loops: 99% of
+#   the samples in the vDSO carry a Go caller past the clock code (Go calls
+#   the vDSO on g0's stack; Debian's arm64 vDSO signs its return
+#   addresses), no frame is bare, none keeps a pointer-authentication code;
 # - --wall on waitkinds (newest toolchain): per kind of wait, Go's own wait
 #   reason dominates (state syscall for read(2)), the stacks off the CPU
 #   run through its main.wait* function, and the running share of its
@@ -68,7 +72,7 @@ for v in $(printf '%s\n' "$oldest" "$newest" | sort -u); do
 		cp "$bin" "$stage/t/traced-go$v-${var#arm64}"
 	done
 done
-for prog in httpserver otelroot leafy waitkinds; do
+for prog in httpserver otelroot leafy clocky waitkinds; do
 	bin=$(go_build "$newest" arm64 "$prog") || { not_ok "go$newest arm64 $prog: build failed"; continue; }
 	cp "$bin" "$stage/t/$prog"
 done
@@ -188,6 +192,21 @@ lf=$(awk '$2 == "leafy" { print $1 }' "$res/pids")
 } >"$work/truth"
 jq -s -r --argjson pid "${lf:-0}" "$LEAF_JQ" "$res/leaves.jsonl" >"$work/pairs"
 leaf_verdicts "arm64 leafy" "$work/pairs" "$work/truth"
+
+# the clock, in the vDSO: its Go caller, and no frame left unnamed
+check_eq "ctxprof-go -p clocky: exit status" 0 "$(cat "$res/clock.rc" 2>/dev/null)"
+ck=$(awk '$2 == "clocky" { print $1 }' "$res/pids")
+IFS='|' read -r all called bare signed example < <(jq -s -r --argjson pid "${ck:-0}" \
+	--arg re "$CLOCK_RE" "$HEX_JQ $VDSO_JQ"'
+	[.[] | select(.pid == $pid)] as $r |
+	[$r[] | .mappings as $m | .stacks[] | select(.frames[0] | in_vdso($m)) |
+	 { n: .samples, f: [.frames[].func],
+	   called: ([.frames[] | select(in_vdso($m) | not) | .func | select(test($re) | not)] | length > 0) }] as $s |
+	"\($s | map(.n) | add // 0)|\($s | map(select(.called) | .n) | add // 0)|\([$r[].stacks[].frames[] | select(.func | test("^0x"))] | length)|\([$r[].stacks[].frames[] | select((.addr // "0x0" | hex) >= 281474976710656)] | length)|\($s | map(select(.called | not)) | max_by(.n) // {f: []} | .f[0:6] | join(" < "))"' \
+	"$res/clock.jsonl")
+part_verdict "arm64 clocky" "$called" "$all" 100 "samples in the vDSO carry the Go caller of the clock" "$example"
+check_eq "arm64 clocky: bare frames" 0 "${bare:-?}"
+check_eq "arm64 clocky: frames still signed (bits above 48)" 0 "${signed:-?}"
 
 # --wall
 check_eq "ctxprof-go --wall on waitkinds: exit status" 0 "$(cat "$res/wall.rc" 2>/dev/null)"

@@ -15,6 +15,76 @@ e2e_capable() {
 	return 0
 }
 
+# part_verdict NAME PART ALL MIN WHAT [EXAMPLE]: ok when ALL is at least
+# MIN and PART at least 99% of it ("NAME: PART of ALL WHAT"); EXAMPLE says
+# what the rest looks like
+part_verdict() {
+	if [ "${3:-0}" -ge "$4" ] && [ $((${2:-0} * 100)) -ge $((${3:-0} * 99)) ]; then
+		ok "$1: $2 of $3 $5"
+	else
+		not_ok "$1: ${2:-0} of ${3:-0} $5, need 99% of at least $4; commonest without: ${6:-none}"
+	fi
+}
+
+# jq: hex, a "0x..." string as a number
+HEX_JQ='def hex: ltrimstr("0x") | explode | reduce .[] as $c (0; . * 16 + (if $c >= 97 then $c - 87 else $c - 48 end));'
+
+# jq: in_vdso($m), is a frame's address in the record's [vdso] mapping
+# $m? Addresses compare as zero-padded hex strings.
+VDSO_JQ='
+def pad: ltrimstr("0x") | ("0000000000000000"[length:]) + .;
+def in_vdso($m): (.addr // "0x0" | pad) as $a |
+	any($m[] | select(.file == "[vdso]"); $a >= (.start | pad) and $a < (.limit | pad));
+'
+# Go's clock code: what a caller "past the clock code" is not
+CLOCK_RE='^(runtime\.nanotime1?|runtime\.walltime1?|time\.now|time\.Now|time\.Since|time\.runtimeNano|time\.runtimeNow|time\.runtimeIsBubbled)$'
+
+# Frames that are bare addresses (no function, no file) in the records a
+# test's runs wrote, and of those the ones in a [vdso] mapping, where
+# nothing is left unnamed. ctxprof_start counts a file before it empties
+# it for the next run, done_testing what is in $work at the end.
+# BARE_MAX_PCT (default 1) bounds the share; a test that makes bare
+# frames on purpose (an executable it cannot read) sets it.
+frames_all=0 frames_bare=0 frames_vdso=0 frames_eg=
+BARE_MAX_PCT=${BARE_MAX_PCT:-1}
+# frames_count FILE: adds FILE's frames, when it holds records
+frames_count() {
+	local n
+	[ -s "$1" ] && [ "$(head -c 1 "$1")" = "{" ] || return 0
+	n=$(grep -o '"func":"' "$1" | wc -l)
+	frames_all=$((frames_all + n))
+	n=$(grep -o '"func":"0x' "$1" | wc -l)
+	[ "$n" -gt 0 ] || return 0
+	frames_bare=$((frames_bare + n))
+	n=$(grep '"func":"0x' "$1" | jq -s "$HEX_JQ"'
+		[.[] | ([.mappings[]? | select(.file == "[vdso]") | [(.start | hex), (.limit | hex)]]) as $v |
+		 .stacks[]?.frames[] | select(.func | startswith("0x")) | (.addr // "0x0" | hex) as $a |
+		 select(any($v[]; $a >= .[0] and $a < .[1]))] | length' 2>/dev/null)
+	frames_vdso=$((frames_vdso + ${n:-0}))
+	# what they are: the mapping each lies in, if any
+	[ -n "$frames_eg" ] || frames_eg=$(grep -m 50 '"func":"0x' "$1" | jq -s -r "$HEX_JQ"'
+		[.[] | .mappings as $m | .comm as $c | .stacks[]?.frames[] | select(.func | startswith("0x")) |
+		 (.addr // "0x0" | hex) as $a |
+		 "\(.func) of \($c) in \([$m[]? | select($a >= (.start | hex) and $a < (.limit | hex)) | .file][0] // "no mapping")"] |
+		unique | .[0:3] | join("; ")' 2>/dev/null)
+}
+
+# called by done_testing: the verdict on bare frames, when the test wrote records
+before_done_testing() {
+	local f
+	if [ -n "${work:-}" ] && [ -d "$work" ]; then
+		while IFS= read -r -d '' f; do
+			frames_count "$f"
+		done < <(find "$work" -type f -size +0 -print0 2>/dev/null)
+	fi
+	[ "$frames_all" -gt 0 ] || return 0
+	if [ "$frames_vdso" -eq 0 ] && [ $((frames_bare * 100)) -le $((frames_all * BARE_MAX_PCT)) ]; then
+		ok "frames: $frames_bare of $frames_all bare addresses in the records written (at most $BARE_MAX_PCT%), $frames_vdso in the vDSO"
+	else
+		not_ok "frames: $frames_bare of $frames_all bare addresses in the records written (at most $BARE_MAX_PCT%), $frames_vdso in the vDSO (none allowed); such as $frames_eg"
+	fi
+}
+
 # e2e_setup WHAT: skips the calling test when sampling cannot run here; else
 # makes $work, and removes it and stops every background job at exit.
 e2e_setup() {
@@ -48,6 +118,7 @@ ctxprof_start() {
 	local err=$1 out=$2 start=$SECONDS rc
 	shift 2
 	# emptied first: the files of a previous run must not pass for this one's
+	frames_count "$out"
 	: >"$err"
 	: >"$out"
 	"$CTXPROF" "$@" -o "$out" 2>"$err" &

@@ -22,6 +22,7 @@
 #include "cmd/util/cpus.h"
 #include "cmd/util/hashmap.h"
 #include "cmd/util/outfile.h"
+#include "cmd/util/user_va.h"
 #include "offsets/go_binary.h"
 #include "ctxprof.skel.h"
 #include "aggregate.h"
@@ -228,6 +229,9 @@ static int configure(struct session *s)
 	s->skel->rodata->ntrace_keys = c->ntrace_keys;
 	s->skel->rodata->traced_only = c->traced_only;
 	s->skel->rodata->leaf_repair = c->leaf_repair;
+#if defined(__aarch64__)
+	s->skel->rodata->user_va_mask = user_va__mask();
+#endif
 	s->skel->rodata->want_contexts =
 		c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT | 1U << TRACE_SOURCE_OTEL_SDK);
 	bpf_map__set_max_entries(s->skel->maps.events, s->ncpus);

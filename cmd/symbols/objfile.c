@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
@@ -393,6 +394,92 @@ static struct frames *lookup_go(struct objfile *of, uint64_t vaddr)
 	return out;
 }
 
+/*
+ * The call frame information (.eh_frame) of the function holding VADDR:
+ * its bounds in START and END, and returned (to be freed) for its rules.
+ * Code without a symbol (the vDSO's static functions, a stripped
+ * library's) still has it: unwinders, and not only debuggers, need it.
+ */
+static Dwarf_Frame *cfi_frame(struct objfile *of, uint64_t vaddr, uint64_t *start, uint64_t *end)
+{
+	Dwfl_Module *mod = dwfl_mod(of);
+	Dwarf_Addr bias, lo, hi;
+	Dwarf_Frame *frame;
+	Dwarf_CFI *cfi;
+	bool signalp;
+
+	cfi = mod ? dwfl_module_eh_cfi(mod, &bias) : NULL;
+	if (!cfi || dwarf_cfi_addrframe(cfi, vaddr - bias, &frame) != 0)
+		return NULL;
+	if (dwarf_frame_info(frame, &lo, &hi, &signalp) < 0) {
+		free(frame);
+		return NULL;
+	}
+	*start = lo + bias;
+	*end = hi + bias;
+	return frame;
+}
+
+/*
+ * x86-64: where the return address of the function holding VADDR lies,
+ * relative to SP, while its CFA is SP-based (no frame pointer set up): a
+ * call put it 8 bytes below the CFA. -1 otherwise.
+ */
+static int32_t cfi_return_offset(struct objfile *of, uint64_t vaddr)
+{
+	/* DWARF's number for RSP */
+	const Dwarf_Word dwarf_rsp = 7;
+	uint64_t start, end;
+	Dwarf_Frame *frame;
+	Dwarf_Op *ops;
+	size_t nops;
+	int32_t d = -1;
+
+	if (of->link_register)
+		return -1;
+	frame = cfi_frame(of, vaddr, &start, &end);
+	if (!frame)
+		return -1;
+	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_bregx &&
+	    ops[0].number == dwarf_rsp && (int64_t)ops[0].number2 >= 8 &&
+	    (int64_t)ops[0].number2 <= INT32_MAX)
+		d = (int32_t)ops[0].number2 - 8;
+	free(frame);
+	return d;
+}
+
+/*
+ * A name for code no symbol covers: the symbol that shares its call frame
+ * information (arm64's signal trampoline, whose CFI starts one instruction
+ * before its symbol, as unwinders look up a return address less one), or
+ * else the file and where the function starts, one name for all of it.
+ */
+static const char *unnamed_code(struct objfile *of, Dwfl_Module *mod, uint64_t vaddr, char *buf,
+				size_t len)
+{
+	uint64_t start, end;
+	Dwarf_Frame *frame = cfi_frame(of, vaddr, &start, &end);
+	const char *name;
+	GElf_Addr addr;
+	GElf_Sym sym;
+	int i, n;
+
+	if (!frame) {
+		snprintf(buf, len, "%s+0x%" PRIx64, basename(of->name), vaddr);
+		return buf;
+	}
+	free(frame);
+	n = dwfl_module_getsymtab(mod);
+	for (i = 1; i < n; i++) {
+		name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (name && *name && GELF_ST_TYPE(sym.st_info) == STT_FUNC && addr >= start &&
+		    addr < end)
+			return name;
+	}
+	snprintf(buf, len, "%s+0x%" PRIx64, basename(of->name), start);
+	return buf;
+}
+
 /* Anything else: ELF symbols and DWARF lines through libdwfl, or the address itself. */
 static struct frames *lookup(struct objfile *of, uint64_t vaddr)
 {
@@ -403,7 +490,7 @@ static struct frames *lookup(struct objfile *of, uint64_t vaddr)
 	Dwfl_Line *line;
 	GElf_Off off;
 	GElf_Sym sym;
-	char buf[32];
+	char buf[PATH_MAX + 32];
 	int lineno = 0;
 
 	out = lookup_go(of, vaddr);
@@ -423,6 +510,8 @@ static struct frames *lookup(struct objfile *of, uint64_t vaddr)
 			out->f[0].line = out->f[0].file ? lineno : 0;
 		}
 	}
+	if (!name && mod)
+		name = unnamed_code(of, mod, vaddr, buf, sizeof(buf));
 	if (!name) {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, vaddr);
 		name = buf;
@@ -486,6 +575,8 @@ int32_t objfile__sp_delta(struct objfile *of, uint64_t vaddr)
 	if (tab && gopclntab__lookup(tab, vaddr, &fn) == 0) {
 		if (gopclntab__sp_delta(tab, &fn, vaddr, &delta) != 0)
 			delta = -1;
+	} else if ((delta = cfi_return_offset(of, vaddr)) >= 0) {
+		;
 	} else if ((mod = dwfl_mod(of)) &&
 		   dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL) && !off) {
 		delta = 0;

@@ -1,0 +1,3 @@
+module ctxprof.test/clocky
+
+go 1.17

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile-frames.sh: samples in the vDSO's clock and at a probed instruction keep their callers; no frame is a bare address.
+#
+# 1. The clock: testdata/clocky built by every installed toolchain, plain,
+#    and by the newest stripped, all sampled at once at 999 Hz for 5 s and
+#    on until each has 200 samples whose leaf is in the [vdso] mapping.
+#    clocky reads the clock in tight loops, main.wallClock (time.Now) and
+#    main.monoClock (time.Since), each under a trace ID of its own; Go calls
+#    the vDSO on g0's stack with g left alone. Per target:
+#    - of the vDSO samples, at least 99% carry a caller past the clock code
+#      (a Go function that is not runtime.nanotime*, runtime.walltime*,
+#      time.now, time.Now, time.Since or their inlined helpers);
+#    - of the vDSO samples of the two clock traces, at least 99% run
+#      through main.wallClock or main.monoClock, or the loop that calls
+#      them (main.main.func1 and func2), and the trace's own;
+#    - no frame is a bare address, named or in the [vdso] mapping alike.
+# 2. A probed instruction: testdata/httpserver (Go 1.19, 1.22 and the
+#    newest, plain) with the traceparent source on (the default), flooded
+#    with small requests by testdata/httpload while sampled at 999 Hz, for
+#    4 s and on until 30 samples lie at the entry of a probed function
+#    (net/http.serverHandler.ServeHTTP, (*response).finishRequest): the
+#    kernel steps the probed instruction out of line, in the [uprobes]
+#    page. Per server: no frame's address lies in its [uprobes] mapping and
+#    none is bare; at least 99% of the samples at a probed entry have
+#    net/http.(*conn).serve as the next frame, the probed function's caller.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+e2e_setup "frames in the vDSO and at probed instructions"
+
+# vdso_fewest FILE N: the fewest samples with a leaf in the vDSO of any of N
+# targets
+vdso_fewest() {
+	jq -s --argjson n "$2" "$VDSO_JQ"'
+		group_by(.pid) | if length < $n then 0 else
+		map([.[] | .mappings as $m | .stacks[] | select(.frames[0] | in_vdso($m)) | .samples] |
+		    add // 0) | min end' "$1"
+}
+declare -A bin_of
+versions=$(go_toolchains)
+for v in $versions; do
+	bin_of["go$v plain"]=$(go_build "$v" plain clocky) || not_ok "go$v clocky: build failed"
+done
+newest=$(tail -n 1 <<<"$versions")
+bin_of["go$newest stripped"]=$(go_build "$newest" stripped clocky) || not_ok "go$newest stripped clocky: build failed"
+pids=()
+declare -A name_of
+for name in "${!bin_of[@]}"; do
+	[ -n "${bin_of[$name]}" ] || continue
+	"${bin_of[$name]}" -d 600s 2>/dev/null &
+	pids+=($!)
+	name_of[$!]=$name
+done
+enough_vdso() { [ "$(vdso_fewest "$1" "${#pids[@]}")" -ge 200 ]; }
+echo "# sampling ${#pids[@]} clocky processes at 999 Hz for 5 s, then until each has 200 samples in the vDSO (at most 120 s)"
+sample_until 5 120 enough_vdso "$work/err" "$work/clock.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999
+check_eq "ctxprof-go with ${#pids[@]} clocky targets exits" 0 "$?"
+echo "# sampled for ${sampled:-0} s"
+kill "${pids[@]}" 2>/dev/null
+wait 2>/dev/null
+wall_trace=$(sed -n 's/^\twallTrace = "\([0-9a-f]*\)"$/\1/p' "$TOP/testdata/clocky/main.go")
+mono_trace=$(sed -n 's/^\tmonoTrace = "\([0-9a-f]*\)"$/\1/p' "$TOP/testdata/clocky/main.go")
+for p in "${pids[@]}"; do
+	name=${name_of[$p]}
+	# all, with a caller past the clock; of the two clock traces, all and
+	# through their loops; bare frames; the commonest stack that lacks it
+	IFS='|' read -r all called traced through bare example < <(jq -s -r --argjson pid "$p" \
+		--arg re "$CLOCK_RE" --arg wall "$wall_trace" --arg mono "$mono_trace" "$VDSO_JQ"'
+		[.[] | select(.pid == $pid)] as $r |
+		([$r[] | .stacks[].frames[] | select(.func | test("^0x"))] | length) as $bare |
+		[$r[] | .trace_id as $t | .mappings as $m | .stacks[] | select(.frames[0] | in_vdso($m)) |
+		 { n: .samples, t: $t, f: [.frames[].func],
+		   called: ([.frames[] | select(in_vdso($m) | not) | .func |
+			select(test($re) | not)] | length > 0),
+		   through: ([.frames[].func] | any(. == "main.wallClock" or . == "main.monoClock" or
+			. == "main.main.func1" or . == "main.main.func2")) }] as $s |
+		($s | map(select(.t == $wall or .t == $mono))) as $c |
+		"\($s | map(.n) | add // 0)|\($s | map(select(.called) | .n) | add // 0)|\($c | map(.n) | add // 0)|\($c | map(select(.through) | .n) | add // 0)|\($bare)|\($s | map(select(.called | not)) | max_by(.n) // {f: []} | .f[0:6] | join(" < "))"' \
+		"$work/clock.jsonl")
+	part_verdict "$name" "$called" "$all" 200 "samples in the vDSO carry the Go caller of the clock" "$example"
+	part_verdict "$name" "$through" "$traced" 1 \
+		"vDSO samples of the clock traces run through main.wallClock or main.monoClock"
+	check_eq "$name: bare frames" 0 "${bare:-?}"
+done
+
+# 2. probed instructions, stepped in the [uprobes] page
+load_bin=$(go_build "$newest" plain httpload) || { not_ok "httpload: build failed"; done_testing; }
+mapfile -t all_versions < <(go_toolchains)
+servers=()
+for v in 1.19 1.22 "$newest"; do
+	[[ " ${all_versions[*]} " == *" $v "* ]] && [[ " ${servers[*]} " != *" $v "* ]] && servers+=("$v")
+done
+PROBED_JQ=$HEX_JQ
+for v in "${servers[@]}"; do
+	bin=$(go_build "$v" plain httpserver) || { not_ok "go$v httpserver: build failed"; continue; }
+	"$bin" -burn 0 >"$work/srv" 2>&1 &
+	srv=$!
+	for _ in $(seq 100); do
+		grep -q '^http ' "$work/srv" && break
+		sleep 0.1
+	done
+	addr=$(sed -n 's/^http //p' "$work/srv")
+	# the probed functions' entries, from the symbol table
+	entries=$(nm "$bin" | while read -r a _ sym; do
+		case $sym in
+		'net/http.serverHandler.ServeHTTP' | 'net/http.(*response).finishRequest') echo "$((16#$a))" ;;
+		esac
+	done | paste -sd, -)
+	entries="[$entries]"
+	"$load_bin" -url "http://$addr/small" -c 8 -d 600s >/dev/null 2>&1 &
+	load=$!
+	at_entry() {
+		jq -s --argjson e "$entries" "$PROBED_JQ"'
+			[.[].stacks[] | select((.frames[0].addr | hex) as $a |
+			 any($e[]; $a >= . and $a < . + 16)) | .samples] | add // 0' "$1"
+	}
+	enough_probed() { [ "$(at_entry "$1")" -ge 30 ]; }
+	uprobes=""
+	record_uprobes() {
+		uprobes=${uprobes:-$(awk '$NF == "[uprobes]" { print $1 }' "/proc/$srv/maps" 2>/dev/null)}
+		enough_probed "$1"
+	}
+	sample_until 4 120 record_uprobes "$work/err" "$work/tp.jsonl" -p "$srv" -F 999
+	check_eq "go$v httpserver under load: ctxprof-go exits" 0 "$?"
+	kill "$load" "$srv" 2>/dev/null
+	wait "$load" "$srv" 2>/dev/null
+	[ -n "$uprobes" ] || uprobes=0-0
+	lo=$((16#${uprobes%-*}))
+	hi=$((16#${uprobes#*-}))
+	IFS='|' read -r probed called in_page bare example < <(jq -s -r --argjson e "$entries" \
+		--argjson lo "$lo" --argjson hi "$hi" "$PROBED_JQ"'
+		[.[].stacks[] | select((.frames[0].addr | hex) as $a |
+		 any($e[]; $a >= . and $a < . + 16))] as $p |
+		"\($p | map(.samples) | add // 0)|\($p | map(select(.frames[1].func == "net/http.(*conn).serve") | .samples) | add // 0)|\([.[].stacks[].frames[] | select((.addr | hex) as $a | $a >= $lo and $a < $hi)] | length)|\([.[].stacks[].frames[] | select(.func | test("^0x"))] | length)|\($p | map(select(.frames[1].func != "net/http.(*conn).serve")) | max_by(.samples) // {frames: []} | [.frames[0:4][].func] | join(" < "))"' \
+		"$work/tp.jsonl")
+	part_verdict "go$v httpserver" "$called" "$probed" 30 \
+		"samples at a probed function's entry have its caller, net/http.(*conn).serve, next ([uprobes] at $uprobes)" "$example"
+	check_eq "go$v httpserver: frames in the [uprobes] page" 0 "${in_page:-?}"
+	check_eq "go$v httpserver: bare frames" 0 "${bare:-?}"
+done
+done_testing
