@@ -33,6 +33,7 @@
 #   the samples in the vDSO carry a Go caller past the clock code (Go calls
 #   the vDSO on g0's stack; Debian's arm64 vDSO signs its return
 #   addresses), no frame is bare, none keeps a pointer-authentication code;
+#   in every run, each frame in the vDSO is named by its symbols;
 # - --wall on waitkinds (newest toolchain): per kind of wait, Go's own wait
 #   reason dominates (state syscall for read(2)), the stacks off the CPU
 #   run through its main.wait* function, and the running share of its
@@ -207,6 +208,15 @@ IFS='|' read -r all called bare signed example < <(jq -s -r --argjson pid "${ck:
 part_verdict "arm64 clocky" "$called" "$all" 100 "samples in the vDSO carry the Go caller of the clock" "$example"
 check_eq "arm64 clocky: bare frames" 0 "${bare:-?}"
 check_eq "arm64 clocky: frames still signed (bits above 48)" 0 "${signed:-?}"
+# the vDSO has no CFI on arm64: every frame in it, the signal trampoline's
+# too (a handler returns to its first instruction), named by its symbols
+unnamed=$(cat "$res"/*.jsonl | jq -r '.stacks[]?.frames[].func | select(startswith("[vdso]+"))' | sort | uniq -c | sort -rn | head -n 3 | tr -s ' \n' ' ')
+named=$(cat "$res"/*.jsonl | jq -r '.stacks[]?.frames[].func | select(startswith("__kernel_"))' | wc -l)
+if [ -z "$unnamed" ] && [ "$named" -gt 0 ]; then
+	ok "arm64: $named frames in the vDSO, every one named by its symbols"
+else
+	not_ok "arm64: frames in the vDSO that no symbol names:${unnamed:- none}; $named named"
+fi
 
 # --wall
 check_eq "ctxprof-go --wall on waitkinds: exit status" 0 "$(cat "$res/wall.rc" 2>/dev/null)"

@@ -421,36 +421,41 @@ static Dwarf_Frame *cfi_frame(struct objfile *of, uint64_t vaddr, uint64_t *star
 }
 
 /*
- * x86-64: where the return address of the function holding VADDR lies,
- * relative to SP, while its CFA is SP-based (no frame pointer set up): a
- * call put it 8 bytes below the CFA. -1 otherwise.
+ * Where the return address of the non-Go function holding VADDR lies, from
+ * its call frame information, in objfile__sp_delta's terms: x86-64, while
+ * the CFA is SP-based (no frame pointer set up), 8 bytes below the CFA,
+ * so SP + CFA offset - 8; arm64, while LR has not been saved, 0 (LR holds
+ * it). -1 otherwise: the frame is set up, and the walk finds the caller.
  */
 static int32_t cfi_return_offset(struct objfile *of, uint64_t vaddr)
 {
-	/* DWARF's number for RSP */
-	const Dwarf_Word dwarf_rsp = 7;
+	/* DWARF's numbers for RSP, and arm64's link register */
+	const Dwarf_Word dwarf_rsp = 7, dwarf_lr = 30;
+	Dwarf_Op ops_mem[3], *ops;
 	uint64_t start, end;
 	Dwarf_Frame *frame;
-	Dwarf_Op *ops;
 	size_t nops;
 	int32_t d = -1;
 
-	if (of->link_register)
-		return -1;
 	frame = cfi_frame(of, vaddr, &start, &end);
 	if (!frame)
 		return -1;
-	if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1 && ops[0].atom == DW_OP_bregx &&
-	    ops[0].number == dwarf_rsp && (int64_t)ops[0].number2 >= 8 &&
-	    (int64_t)ops[0].number2 <= INT32_MAX)
+	if (of->link_register) {
+		/* "same value" or no rule: LR is the caller's still */
+		if (dwarf_frame_register(frame, dwarf_lr, ops_mem, &ops, &nops) == 0 && nops == 0)
+			d = 0;
+	} else if (dwarf_frame_cfa(frame, &ops, &nops) == 0 && nops == 1 &&
+		   ops[0].atom == DW_OP_bregx && ops[0].number == dwarf_rsp &&
+		   (int64_t)ops[0].number2 >= 8 && (int64_t)ops[0].number2 <= INT32_MAX) {
 		d = (int32_t)ops[0].number2 - 8;
+	}
 	free(frame);
 	return d;
 }
 
 /*
  * A name for code no symbol covers: the symbol that shares its call frame
- * information (arm64's signal trampoline, whose CFI starts one instruction
+ * information (the signal trampoline, whose CFI starts one instruction
  * before its symbol, as unwinders look up a return address less one), or
  * else the file and where the function starts, one name for all of it.
  */
@@ -461,10 +466,23 @@ static const char *unnamed_code(struct objfile *of, Dwfl_Module *mod, uint64_t v
 	Dwarf_Frame *frame = cfi_frame(of, vaddr, &start, &end);
 	const char *name;
 	GElf_Addr addr;
+	GElf_Off off;
 	GElf_Sym sym;
 	int i, n;
 
 	if (!frame) {
+		/*
+		 * No CFI (Debian's arm64 vDSO has none): the symbol just after
+		 * a return address less one (a handler returns to the signal
+		 * trampoline's first instruction), or the one just before a PC
+		 * (past the trampoline's SVC, in the kernel).
+		 */
+		name = dwfl_module_addrinfo(mod, vaddr + 1, &off, &sym, NULL, NULL, NULL);
+		if (name && !off)
+			return name;
+		name = dwfl_module_addrinfo(mod, vaddr - 1, &off, &sym, NULL, NULL, NULL);
+		if (name && off + 1 == sym.st_size)
+			return name;
 		snprintf(buf, len, "%s+0x%" PRIx64, basename(of->name), vaddr);
 		return buf;
 	}

@@ -40,6 +40,7 @@ def strings(i):
     st = base["stacks"][0]
     long = "x" * 200000
     r = dict(base, labels={"otel.traceid": base["trace_id"], f"big{i}": long + str(i)}, truncated=[],
+             samples=st["samples"], cpu_ns=st["samples"] * base["cpu_ns"] // base["samples"],
              stacks=[dict(st, frames=[dict(f, func=f["func"] + long[:200000 - len(f["func"])] + str(i)) for f in st["frames"]])])
     return r
 
@@ -68,11 +69,16 @@ for kind in records labels stacks strings; do
 			: >"$work/t"
 			for _ in 1 2 3; do
 				t0=$EPOCHREALTIME
+				rc=0
 				case $out in
-				pprof) "$CTXPROF" convert --pprof "$work/out" "$f" 2>/dev/null ;;
-				folded) "$CTXPROF" convert -f "$f" >/dev/null 2>&1 ;;
-				html) "$CTXPROF" convert --html "$work/out" "$f" 2>/dev/null ;;
+				pprof) "$CTXPROF" convert --pprof "$work/out" "$f" 2>"$work/err" || rc=$? ;;
+				folded) "$CTXPROF" convert -f "$f" 2>"$work/err" >/dev/null || rc=$? ;;
+				html) "$CTXPROF" convert --html "$work/out" "$f" 2>"$work/err" || rc=$? ;;
 				esac
+				if [ "$rc" -ne 0 ]; then
+					printf '%s: convert failed (exit %s): %s\n' "$kind, $out" "$rc" "$(tail -n 1 "$work/err")"
+					exit 1
+				fi
 				awk -v a="$t0" -v b="$EPOCHREALTIME" -v s="$size" 'BEGIN { printf "%.2f\n", (b - a) * 1000 / (s / 1048576) }' >>"$work/t"
 			done
 			per+=("$(median_of <"$work/t")")
