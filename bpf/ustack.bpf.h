@@ -124,8 +124,8 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 {
 	struct work_ref ref = { .w = w };
 	struct fp_walk *fw;
-	__u64 bounds[2], g0, *out;
-	__u32 off_g = 0;
+	__u64 bounds[2], g_bounds[2], g0, *out;
+	__u32 off_g = 0, g_ok;
 
 	if (!w || !ip || first >= EVENT_WORDS)
 		return 0;
@@ -146,9 +146,9 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	 */
 	fw->lo = sp - FRAME_BELOW_SP;
 	fw->hi = ~0ULL;
-	if (w->g && !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->g) &&
-	    bounds[0] <= sp && sp < bounds[1])
-		fw->hi = bounds[1];
+	g_ok = w->g && !bpf_probe_read_user(g_bounds, sizeof(g_bounds), (const void *)w->g);
+	if (g_ok && g_bounds[0] <= sp && sp < g_bounds[1])
+		fw->hi = g_bounds[1];
 	/*
 	 * A user goroutine runs on its own stack, except where Go moves SP to
 	 * g0's stack and leaves g alone: to call the vDSO (every clock read),
@@ -159,15 +159,19 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	 * left). g0 is runtime.m's first member in every Go version.
 	 */
 	if (w->g && w->g == w->curg && fw->hi == ~0ULL) {
-		if (!w->m || bpf_probe_read_user(&g0, sizeof(g0), (const void *)w->m) || !g0 ||
-		    bpf_probe_read_user(bounds, sizeof(bounds), (const void *)g0) ||
+		if (!g_ok || !w->m || bpf_probe_read_user(&g0, sizeof(g0), (const void *)w->m) ||
+		    !g0 || bpf_probe_read_user(bounds, sizeof(bounds), (const void *)g0) ||
 		    !(bounds[0] <= sp && sp < bounds[1]))
 			return 1;
 		fw->hi = bounds[1];
+		/* curg is g: its bounds are read already */
+		bounds[0] = g_bounds[0];
+		bounds[1] = g_bounds[1];
 		off_g = 1;
 	}
-	if (w->curg && (w->curg != w->g || off_g) && fw->hi != ~0ULL &&
-	    !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->curg)) {
+	if (w->curg && fw->hi != ~0ULL &&
+	    (off_g || (w->curg != w->g &&
+		       !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->curg)))) {
 		fw->next_lo = bounds[0];
 		fw->next_hi = bounds[1];
 		fw->may_switch = 1;

@@ -105,34 +105,36 @@ echo "uprobe $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
 # shellcheck disable=SC2086
 kill $ups
 
+# timed STEP ARGS...: ctxprof-go ARGS, its records in $out/STEP.jsonl, its
+# stderr and exit status beside them, the step's times in $out/times
+timed() {
+	step=$1
+	shift
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	ctxprof-go "$@" -o $out/$step.jsonl 2>$out/$step.err
+	echo $? >$out/$step.rc
+	echo "$step $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+}
+
 # frameless leaves: their callers come back from LR (the leaf repair)
 /t/leafy -d 600s -workers 1 >/dev/null 2>&1 &
 lf=$!
 echo "$lf leafy" >>$out/pids
-t0=$(cut -d' ' -f1 /proc/uptime)
-ctxprof-go -p $lf -F 199 -d "${LEAF_SECONDS:-8}" -o $out/leaves.jsonl 2>$out/leaves.err
-echo $? >$out/leaves.rc
-echo "leaves $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+timed leaves -p $lf -F 199 -d "${LEAF_SECONDS:-8}"
 kill $lf
 
 # the clock: Go calls the vDSO on g0's stack, and the vDSO signs its return addresses
 /t/clocky -d 600s >/dev/null 2>&1 &
 ck=$!
 echo "$ck clocky" >>$out/pids
-t0=$(cut -d' ' -f1 /proc/uptime)
-ctxprof-go -p $ck -F 199 -d "${CLOCK_SECONDS:-10}" -o $out/clock.jsonl 2>$out/clock.err
-echo $? >$out/clock.rc
-echo "clock $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+timed clock -p $ck -F 199 -d "${CLOCK_SECONDS:-10}"
 kill $ck
 
 # --wall: goroutines that alternate CPU with five kinds of wait
 /t/waitkinds -d 600s -cpu 4ms -wait 16ms >$out/kinds 2>$out/kinds.err &
 wk=$!
 echo "$wk waitkinds" >>$out/pids
-t0=$(cut -d' ' -f1 /proc/uptime)
-ctxprof-go -p $wk --wall --wall-hz 97 -d "${WALL_SECONDS:-12}" -o $out/wall.jsonl 2>$out/wall.err
-echo $? >$out/wall.rc
-echo "wall $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+timed wall -p $wk --wall --wall-hz 97 -d "${WALL_SECONDS:-12}"
 kill -USR1 $wk
 wait $wk
 echo $? >$out/kinds.rc

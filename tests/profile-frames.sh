@@ -92,7 +92,18 @@ servers=()
 for v in 1.19 1.22 "$newest"; do
 	[[ " ${all_versions[*]} " == *" $v "* ]] && [[ " ${servers[*]} " != *" $v "* ]] && servers+=("$v")
 done
-PROBED_JQ=$HEX_JQ
+# jq: is a stack's leaf within 16 bytes of one of the entries $e (numbers)?
+AT_ENTRY_JQ=$HEX_JQ'
+def at_entry($e): (.frames[0].addr | hex) as $a | any($e[]; $a >= . and $a < . + 16);'
+# at_entry FILE: samples at a probed entry ($entries); the server's [uprobes]
+# mapping kept in $uprobes once it exists (the first step out of line)
+at_entry() {
+	jq -s --argjson e "$entries" "$AT_ENTRY_JQ"'[.[].stacks[] | select(at_entry($e)) | .samples] | add // 0' "$1"
+}
+enough_probed() {
+	uprobes=${uprobes:-$(awk '$NF == "[uprobes]" { print $1 }' "/proc/$srv/maps" 2>/dev/null)}
+	[ "$(at_entry "$1")" -ge 30 ]
+}
 for v in "${servers[@]}"; do
 	bin=$(go_build "$v" plain httpserver) || { not_ok "go$v httpserver: build failed"; continue; }
 	"$bin" -burn 0 >"$work/srv" 2>&1 &
@@ -111,18 +122,8 @@ for v in "${servers[@]}"; do
 	entries="[$entries]"
 	"$load_bin" -url "http://$addr/small" -c 8 -d 600s >/dev/null 2>&1 &
 	load=$!
-	at_entry() {
-		jq -s --argjson e "$entries" "$PROBED_JQ"'
-			[.[].stacks[] | select((.frames[0].addr | hex) as $a |
-			 any($e[]; $a >= . and $a < . + 16)) | .samples] | add // 0' "$1"
-	}
-	enough_probed() { [ "$(at_entry "$1")" -ge 30 ]; }
 	uprobes=""
-	record_uprobes() {
-		uprobes=${uprobes:-$(awk '$NF == "[uprobes]" { print $1 }' "/proc/$srv/maps" 2>/dev/null)}
-		enough_probed "$1"
-	}
-	sample_until 4 120 record_uprobes "$work/err" "$work/tp.jsonl" -p "$srv" -F 999
+	sample_until 4 120 enough_probed "$work/err" "$work/tp.jsonl" -p "$srv" -F 999
 	check_eq "go$v httpserver under load: ctxprof-go exits" 0 "$?"
 	kill "$load" "$srv" 2>/dev/null
 	wait "$load" "$srv" 2>/dev/null
@@ -130,9 +131,8 @@ for v in "${servers[@]}"; do
 	lo=$((16#${uprobes%-*}))
 	hi=$((16#${uprobes#*-}))
 	IFS='|' read -r probed called in_page bare example < <(jq -s -r --argjson e "$entries" \
-		--argjson lo "$lo" --argjson hi "$hi" "$PROBED_JQ"'
-		[.[].stacks[] | select((.frames[0].addr | hex) as $a |
-		 any($e[]; $a >= . and $a < . + 16))] as $p |
+		--argjson lo "$lo" --argjson hi "$hi" "$AT_ENTRY_JQ"'
+		[.[].stacks[] | select(at_entry($e))] as $p |
 		"\($p | map(.samples) | add // 0)|\($p | map(select(.frames[1].func == "net/http.(*conn).serve") | .samples) | add // 0)|\([.[].stacks[].frames[] | select((.addr | hex) as $a | $a >= $lo and $a < $hi)] | length)|\([.[].stacks[].frames[] | select(.func | test("^0x"))] | length)|\($p | map(select(.frames[1].func != "net/http.(*conn).serve")) | max_by(.samples) // {frames: []} | [.frames[0:4][].func] | join(" < "))"' \
 		"$work/tp.jsonl")
 	part_verdict "go$v httpserver" "$called" "$probed" 30 \

@@ -56,10 +56,9 @@ frames_count() {
 	n=$(grep -o '"func":"0x' "$1" | wc -l)
 	[ "$n" -gt 0 ] || return 0
 	frames_bare=$((frames_bare + n))
-	n=$(grep '"func":"0x' "$1" | jq -s "$HEX_JQ"'
-		[.[] | ([.mappings[]? | select(.file == "[vdso]") | [(.start | hex), (.limit | hex)]]) as $v |
-		 .stacks[]?.frames[] | select(.func | startswith("0x")) | (.addr // "0x0" | hex) as $a |
-		 select(any($v[]; $a >= .[0] and $a < .[1]))] | length' 2>/dev/null)
+	n=$(grep '"func":"0x' "$1" | jq -s "$VDSO_JQ"'
+		[.[] | (.mappings // []) as $m | .stacks[]?.frames[] | select(.func | startswith("0x")) |
+		 select(in_vdso($m))] | length' 2>/dev/null)
 	frames_vdso=$((frames_vdso + ${n:-0}))
 	# what they are: the mapping each lies in, if any
 	[ -n "$frames_eg" ] || frames_eg=$(grep -m 50 '"func":"0x' "$1" | jq -s -r "$HEX_JQ"'

@@ -593,11 +593,12 @@ int32_t objfile__sp_delta(struct objfile *of, uint64_t vaddr)
 	if (tab && gopclntab__lookup(tab, vaddr, &fn) == 0) {
 		if (gopclntab__sp_delta(tab, &fn, vaddr, &delta) != 0)
 			delta = -1;
-	} else if ((delta = cfi_return_offset(of, vaddr)) >= 0) {
-		;
-	} else if ((mod = dwfl_mod(of)) &&
-		   dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL) && !off) {
-		delta = 0;
+	} else {
+		delta = cfi_return_offset(of, vaddr);
+		/* no CFI: nothing is pushed yet at a symbol's first instruction */
+		if (delta < 0 && (mod = dwfl_mod(of)) &&
+		    dwfl_module_addrinfo(mod, vaddr, &off, &sym, NULL, NULL, NULL) && !off)
+			delta = 0;
 	}
 	d = malloc(sizeof(*d));
 	if (d) {

@@ -31,12 +31,9 @@ uint64_t user_va__mask_from_maps(FILE *maps)
 
 uint64_t user_va__mask(void)
 {
-	static uint64_t mask;
-	FILE *f;
+	FILE *f = fopen("/proc/self/maps", "re");
+	uint64_t mask;
 
-	if (mask)
-		return mask;
-	f = fopen("/proc/self/maps", "re");
 	if (!f)
 		return ~0ULL;
 	mask = user_va__mask_from_maps(f);
