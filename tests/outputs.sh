@@ -100,10 +100,15 @@ for t in traceDo traceSet traceMany; do
 	want=$(jq -s --arg t "$id" '[.[] | select(.trace_id == $t) | .samples] | add' "$work/live.jsonl")
 	got=$("/usr/lib/go-$last/bin/go" tool pprof -raw -tagfocus="trace_id=$id" "$work/live.pb.gz" 2>/dev/null |
 		awk '/^ +[0-9]+( +[0-9]+)+: / { n += $1 } END { print n + 0 }')
-	json_top=$(jq -s -r --arg t "$id" '[.[] | select(.trace_id == $t) | .stacks[] | {f: .frames[0].func, n: .samples}] |
-		group_by(.f) | map({f: .[0].f, n: (map(.n) | add)}) | max_by(.n) | .f' "$work/live.jsonl")
-	pprof_top=$("/usr/lib/go-$last/bin/go" tool pprof -top -sample_index=samples -tagfocus="trace_id=$id" \
-		"$work/live.pb.gz" 2>/dev/null | awk '/flat%/ { getline; print $6; exit }')
+	# pprof's flat top against the JSON's leaf counts: ties are broken
+	# differently (pprof by name), so the top name's count must be the max
+	json_leaves=$(jq -s -c --arg t "$id" '[.[] | select(.trace_id == $t) | .stacks[] | {f: .frames[0].func, n: .samples}] |
+		group_by(.f) | map({key: .[0].f, value: (map(.n) | add)}) | from_entries' "$work/live.jsonl")
+	read -r pprof_flat pprof_top < <("/usr/lib/go-$last/bin/go" tool pprof -top -sample_index=samples -tagfocus="trace_id=$id" \
+		"$work/live.pb.gz" 2>/dev/null | awk '/flat%/ { getline; print $1, $6; exit }')
+	json_top=$(jq -r --arg f "$pprof_top" --argjson n "${pprof_flat:-0}" \
+		'if .[$f] == $n and $n == ([.[]] | max) then $f else "\(to_entries | max_by(.value) | "\(.key) (\(.value)), pprof \($f) \($n)")" end' \
+		<<<"$json_leaves")
 	check_eq "-tagfocus=trace_id=$t: samples, and the top function" "$want $json_top" "$got $pprof_top"
 done
 
