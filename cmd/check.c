@@ -179,11 +179,11 @@ static json_t *wall_json(const struct go_binary *gb)
 	if (!w)
 		return o;
 	json_object_set_new(o, "offsets",
-			    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "g.atomicstatus",
+			    json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "g.atomicstatus",
 				      w->off.g_status, "g.waitreason", w->off.g_waitreason, "g.sched",
 				      w->off.g_sched, "gobuf.sp", w->off.gobuf_sp, "gobuf.pc",
 				      w->off.gobuf_pc, "gobuf.bp", w->off.gobuf_bp, "g.syscallsp",
-				      w->off.g_syscallsp, "g.syscallpc", w->off.g_syscallpc));
+				      w->off.g_syscallsp, "g.syscallpc", w->off.g_syscallpc, "gobuf.lr", w->off.gobuf_lr));
 	/* link-time addresses: a PIE adds its load bias */
 	json_object_set_new(o, "allgs", json_integer((json_int_t)w->allgs));
 	json_object_set_new(o, "allglen", json_integer((json_int_t)w->allglen));

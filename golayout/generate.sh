@@ -22,9 +22,9 @@ reference=$TOP/../shared/golayout-reference.tsv
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 
-header="go	verified	toolchain	labels	g_m	m_curg	g_labels	g_goid	hmap_count	hmap_B	hmap_buckets	bucket_size	bucket_tophash	bucket_keys	bucket_values	bucket_overflow	label_list	label_size	label_key	label_value	hmap_flags	hmap_oldbuckets	md_gofunc	g_parentGoid	headers	Request_Header	hh_B	hh_flags	hh_buckets	hh_oldbuckets	hb_size	hb_tophash	hb_keys	hb_values	hb_overflow	sm_dir_ptr	sm_dir_len	st_groups	st_mask	sg_size	sg_ctrl	sg_slots	ss_size	ss_key	ss_elem	g_atomicstatus	g_waitreason	g_sched	gobuf_sp	gobuf_pc	gobuf_bp	g_syscallsp	g_syscallpc"
+header="go	verified	toolchain	labels	g_m	m_curg	g_labels	g_goid	hmap_count	hmap_B	hmap_buckets	bucket_size	bucket_tophash	bucket_keys	bucket_values	bucket_overflow	label_list	label_size	label_key	label_value	hmap_flags	hmap_oldbuckets	md_gofunc	g_parentGoid	headers	Request_Header	hh_B	hh_flags	hh_buckets	hh_oldbuckets	hb_size	hb_tophash	hb_keys	hb_values	hb_overflow	sm_dir_ptr	sm_dir_len	st_groups	st_mask	sg_size	sg_ctrl	sg_slots	ss_size	ss_key	ss_elem	g_atomicstatus	g_waitreason	g_sched	gobuf_sp	gobuf_pc	gobuf_bp	g_syscallsp	g_syscallpc	gobuf_lr"
 # runtime.g's scheduling members (--wall), as check --json names them
-wall_keys=(g.atomicstatus g.waitreason g.sched gobuf.sp gobuf.pc gobuf.bp g.syscallsp g.syscallpc)
+wall_keys=(g.atomicstatus g.waitreason g.sched gobuf.sp gobuf.pc gobuf.bp g.syscallsp g.syscallpc gobuf.lr)
 ncols=$(wc -w <<<"$header")
 # the net/http columns, as check --json names them
 http_keys=(Header.hmap.B Header.hmap.flags Header.hmap.buckets Header.hmap.oldbuckets

@@ -16,7 +16,7 @@
 struct golayout_wall {
 	bool known;
 	__u32 g_status, g_waitreason, g_sched, gobuf_sp, gobuf_pc, gobuf_bp, g_syscallsp,
-		g_syscallpc;
+		g_syscallpc, gobuf_lr;
 };
 
 struct golayout_row {

@@ -8,8 +8,8 @@ BEGIN {
 		"hh_B hh_flags hh_buckets hh_oldbuckets hb_size hb_tophash hb_keys hb_values " \
 		"hb_overflow sm_dir_ptr sm_dir_len st_groups st_mask sg_size sg_ctrl sg_slots " \
 		"ss_size ss_key ss_elem g_atomicstatus g_waitreason g_sched gobuf_sp gobuf_pc " \
-		"gobuf_bp g_syscallsp g_syscallpc", cols, " ")
-	nwall = 8
+		"gobuf_bp g_syscallsp g_syscallpc gobuf_lr", cols, " ")
+	nwall = 9
 	print "/* generated from golayout/golayout.tsv by golayout/tsv2c.awk: do not edit */"
 	print "static const struct golayout_row rows[] = {"
 	n = 0
@@ -78,9 +78,9 @@ $1 == "go" {
 	for (i = ncols - nwall + 1; i <= ncols; i++)
 		dashes += $i == "-"
 	if (dashes && dashes != nwall)
-		die("g_atomicstatus..g_syscallpc: all measured or all '-'")
+		die("g_atomicstatus..gobuf_lr: all measured or all '-'")
 	printf "\t\t.wall = { .known = %s", dashes ? "false" : "true"
-	split("g_status g_waitreason g_sched gobuf_sp gobuf_pc gobuf_bp g_syscallsp g_syscallpc", wf, " ")
+	split("g_status g_waitreason g_sched gobuf_sp gobuf_pc gobuf_bp g_syscallsp g_syscallpc gobuf_lr", wf, " ")
 	for (i = 1; i <= nwall; i++)
 		printf ", .%s = %d", wf[i], num($(ncols - nwall + i), cols[ncols - nwall + i])
 	printf " } },\n"

@@ -892,6 +892,7 @@ static void wall_window(struct go_wall_layout *w, const struct go_layout *l)
 	const uint32_t at[][2] = {
 		{ o->g_sched + o->gobuf_sp, 8 }, { o->g_sched + o->gobuf_pc, 8 },
 		{ o->g_sched + o->gobuf_bp, 8 }, { o->g_syscallsp, 8 }, { o->g_syscallpc, 8 },
+		{ o->g_sched + o->gobuf_lr, 8 },
 		{ o->g_status, 4 }, { o->g_waitreason, 1 }, { l->g_goid, 8 }, { l->g_labels, 8 },
 		{ l->g_parent_goid ?: l->g_goid, 8 },
 	};
@@ -932,11 +933,12 @@ static void find_wall(struct go_binary *gb, const struct go_dwarf_result *dw)
 			.gobuf_bp = row->wall.gobuf_bp,
 			.g_syscallsp = row->wall.g_syscallsp,
 			.g_syscallpc = row->wall.g_syscallpc,
+			.gobuf_lr = row->wall.gobuf_lr,
 		};
 		w->offsets_from = "table";
 	} else {
 		snprintf(gb->wall_problem, NOTE_LEN, "%s",
-			 dw ? "DWARF: runtime.g lacks atomicstatus, waitreason, sched {sp, pc, bp} "
+			 dw ? "DWARF: runtime.g lacks atomicstatus, waitreason, sched {sp, pc, bp, lr} "
 			      "or syscallsp/syscallpc" :
 			 row && !row->verified ?
 			      "no DWARF, and the golayout row of this Go release is a public "

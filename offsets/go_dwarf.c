@@ -434,6 +434,7 @@ static void read_wall_offsets(Dwarf_Die *gt, struct go_wall_offsets *w)
 		member(&gobuf, "sp", &w->gobuf_sp, NULL) == 0 &&
 		member(&gobuf, "pc", &w->gobuf_pc, NULL) == 0 &&
 		member(&gobuf, "bp", &w->gobuf_bp, NULL) == 0 &&
+		member(&gobuf, "lr", &w->gobuf_lr, NULL) == 0 &&
 		member(gt, "syscallsp", &w->g_syscallsp, NULL) == 0 &&
 		member(gt, "syscallpc", &w->g_syscallpc, NULL) == 0;
 }

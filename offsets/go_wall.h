@@ -41,6 +41,7 @@ struct go_wall_offsets {
 	uint32_t g_sched; /* gobuf, where a goroutine off the CPU was left */
 	uint32_t gobuf_sp, gobuf_pc, gobuf_bp;
 	uint32_t g_syscallsp, g_syscallpc; /* entersyscall's caller */
+	uint32_t gobuf_lr; /* arm64: the caller of a function parked at its entry */
 };
 
 /*

@@ -128,6 +128,8 @@ kill $lf
 ck=$!
 echo "$ck clocky" >>$out/pids
 timed clock -p $ck -F 199 -d "${CLOCK_SECONDS:-10}"
+# --wall: goroutines parked at the stack-growth check keep their caller in gobuf.lr
+timed clockwall -p $ck --wall --wall-hz 97 -d "${CLOCK_SECONDS:-10}"
 kill $ck
 
 # --wall: goroutines that alternate CPU with five kinds of wait

@@ -34,6 +34,10 @@
 #   the vDSO on g0's stack; Debian's arm64 vDSO signs its return
 #   addresses), no frame is bare, none keeps a pointer-authentication code;
 #   in every run, each frame in the vDSO is named by its symbols;
+#   read with --wall at 97 Hz, 99% of its goroutine samples parked at a
+#   function's stack-growth check have that function's caller next (in
+#   gobuf.lr, not in a frame record; tests/parked-callers.py checks it
+#   against go tool objdump);
 # - --wall on waitkinds (newest toolchain): per kind of wait, Go's own wait
 #   reason dominates (state syscall for read(2)), the stacks off the CPU
 #   run through its main.wait* function, and the running share of its
@@ -217,6 +221,14 @@ if [ -z "$unnamed" ] && [ "$named" -gt 0 ]; then
 else
 	not_ok "arm64: frames in the vDSO that no symbol names:${unnamed:- none}; $named named"
 fi
+
+# --wall at the stack-growth check: the caller from gobuf.lr
+check_eq "ctxprof-go --wall -p clocky: exit status" 0 "$(cat "$res/clockwall.rc" 2>/dev/null)"
+"/usr/lib/go-$newest/bin/go" tool objdump "$stage/t/clocky" >"$work/clocky.objdump" || not_ok "go tool objdump on the arm64 clocky failed"
+IFS='|' read -r parked called example < <(python3 "$TOP/tests/parked-callers.py" "$work/clocky.objdump" \
+	"$res/clockwall.jsonl" "${ck:-0}")
+part_verdict "arm64 clocky --wall" "$called" "$parked" 30 \
+	"samples parked at a function's stack-growth check have its caller next" "$example"
 
 # --wall
 check_eq "ctxprof-go --wall on waitkinds: exit status" 0 "$(cat "$res/wall.rc" 2>/dev/null)"

@@ -126,10 +126,10 @@ verify() { # verify VERSION VARIANT BIN TWIN
 	fi
 	# --wall: runtime.g's scheduling members (llvm-dwarfdump), the goroutine
 	# list (nm) and the names of wait reasons, whatever the build kept
-	want=$(for m in g.atomicstatus g.waitreason g.sched gobuf.sp gobuf.pc gobuf.bp g.syscallsp g.syscallpc; do
+	want=$(for m in g.atomicstatus g.waitreason g.sched gobuf.sp gobuf.pc gobuf.bp g.syscallsp g.syscallpc gobuf.lr; do
 		dd "$ddf" "runtime.$m"
 	done | paste -sd' ')
-	got=$(j '.wall.offsets // {} | [.["g.atomicstatus","g.waitreason","g.sched","gobuf.sp","gobuf.pc","gobuf.bp","g.syscallsp","g.syscallpc"]] | map(tostring) | join(" ")')
+	got=$(j '.wall.offsets // {} | [.["g.atomicstatus","g.waitreason","g.sched","gobuf.sp","gobuf.pc","gobuf.bp","g.syscallsp","g.syscallpc","gobuf.lr"]] | map(tostring) | join(" ")')
 	check_eq "$name --wall: runtime.g scheduling members (llvm-dwarfdump)" "$want" "$got"
 	rm -f "$ddf"
 	local allgs allglen reasons_size

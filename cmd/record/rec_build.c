@@ -128,6 +128,8 @@ static int note_mapping(struct rec_builder *b, const struct agg_target *t, uint6
  * return address minus one for callers and for a parked goroutine's leaf
  * (RETURNS: where gopark's mcall or entersyscall's caller will resume),
  * and the same for every frame one address expands to (inlined calls).
+ * The frame under runtime.asyncPreempt is exact too: the preemption signal
+ * made the interrupted PC look like a return address, after no call.
  */
 static int add_frames(struct rec_builder *b, const struct agg_target *t, const uint64_t *pcs,
 		      size_t n, bool returns)
@@ -135,10 +137,10 @@ static int add_frames(struct rec_builder *b, const struct agg_target *t, const u
 	const struct frame *fr;
 	uint64_t addr;
 	size_t i, j, nf;
-	bool leaf;
+	bool leaf, preempted = false;
 
 	for (i = 0; i < n; i++) {
-		leaf = i == 0 && !returns;
+		leaf = (i == 0 && !returns) || preempted;
 		addr = leaf || !pcs[i] ? pcs[i] : pcs[i] - 1;
 		nf = t->sym ? symbolizer__frames(t->sym, t->time_ns, pcs[i], leaf, &fr) : 1;
 		if (!grow_array((void **)&b->frames, &b->capframes, b->nframes + nf, sizeof(*b->frames)))
@@ -152,6 +154,7 @@ static int add_frames(struct rec_builder *b, const struct agg_target *t, const u
 				.func = fr[j].func, .file = fr[j].file, .line = fr[j].line,
 				.addr = addr, .pc = pcs[i], .inlined = fr[j].inlined,
 			};
+		preempted = nf && fr[nf - 1].func && strcmp(fr[nf - 1].func, "runtime.asyncPreempt") == 0;
 		if (note_mapping(b, t, addr))
 			return -ENOMEM;
 	}

@@ -30,7 +30,7 @@
 /* One goroutine's members, as one read found them. */
 struct gsnap {
 	uint64_t goid, labels, parent;
-	uint64_t lo, hi, sp, pc, bp, syscallsp, syscallpc;
+	uint64_t lo, hi, sp, pc, bp, lr, syscallsp, syscallpc;
 	uint32_t status, reason;
 };
 
@@ -153,6 +153,7 @@ static void parse_g(const struct wall_reader *r, const uint8_t *b, struct gsnap 
 	s->sp = u64_at(b, o->g_sched + o->gobuf_sp);
 	s->pc = u64_at(b, o->g_sched + o->gobuf_pc);
 	s->bp = u64_at(b, o->g_sched + o->gobuf_bp);
+	s->lr = u64_at(b, o->g_sched + o->gobuf_lr);
 	s->syscallsp = u64_at(b, o->g_syscallsp);
 	s->syscallpc = u64_at(b, o->g_syscallpc);
 	memcpy(&status, b + o->g_status, 4);
@@ -526,7 +527,7 @@ static uint64_t syscall_fp(const struct wall_reader *r, const uint8_t *stack, ui
 
 /* Where a goroutine's frames start, and the part of its own stack they lie in. */
 struct walk {
-	uint64_t pc, sp, fp;
+	uint64_t pc, sp, fp, lr;
 	uint64_t base, len; /* len 0: no stack to read */
 	bool syscall_bp;
 };
@@ -535,7 +536,7 @@ struct walk {
 static void walk_start(const struct wall_reader *r, const struct gsnap *s, uint32_t state,
 		       struct walk *w)
 {
-	*w = (struct walk){ .pc = s->pc, .sp = s->sp, .fp = s->bp };
+	*w = (struct walk){ .pc = s->pc, .sp = s->sp, .fp = s->bp, .lr = s->lr };
 	if (state == WALL_SYSCALL) {
 		/*
 		 * Go >= 1.23 saves entersyscall's caller's frame pointer; before,
@@ -544,6 +545,7 @@ static void walk_start(const struct wall_reader *r, const struct gsnap *s, uint3
 		w->syscall_bp = !r->pcln && s->pc == s->syscallpc && s->bp >= s->syscallsp;
 		w->pc = s->syscallpc;
 		w->sp = s->syscallsp;
+		w->lr = 0;
 	}
 	if (w->pc && w->sp >= s->lo && w->sp < s->hi) {
 		/* arm64's frame record, saved FP then LR, starts 8 bytes below SP */
@@ -600,6 +602,33 @@ static int read_rest(struct wall_reader *r, struct sample_event *e, uint32_t nst
 	return 0;
 }
 
+/*
+ * The caller of a function parked before it made its frame: the
+ * stack-growth check at its entry (morestack saves that function's PC and
+ * SP), or a goroutine not yet run. The frame pointer is still the caller's,
+ * whose record holds the caller's own return address, so the caller itself
+ * is only in the return address: at SP on amd64, in gobuf.lr on arm64. As
+ * the runtime's unwinder does, a frame size of 0 at PC says which case it is.
+ */
+static uint64_t entry_caller(const struct wall_reader *r, const struct walk *w, uint64_t *frames)
+{
+	struct gopclntab_func fn;
+	int32_t delta;
+
+	if (!r->pcln || gopclntab__lookup(r->pcln, w->pc - r->bias, &fn) != 0 ||
+	    gopclntab__sp_delta(r->pcln, &fn, w->pc - r->bias, &delta) != 0 || delta != 0)
+		return 0;
+	/*
+	 * A leaf is named as a return address, one byte back; a goroutine
+	 * not yet run resumes at its function's first byte, not after a call
+	 */
+	if (w->pc - r->bias == fn.entry)
+		frames[0] = w->pc + 1;
+	if (r->link_register)
+		return w->lr;
+	return w->len >= 8 ? u64_at(r->stack, w->sp - w->base) : 0;
+}
+
 /* Frame pointers from W's start through the stack as read_rest read it. */
 static uint32_t walk_frames(struct wall_reader *r, const struct walk *w, uint32_t state,
 			    uint64_t *frames)
@@ -614,6 +643,8 @@ static uint32_t walk_frames(struct wall_reader *r, const struct walk *w, uint32_
 		return n;
 	if (state == WALL_SYSCALL && !w->syscall_bp)
 		fp = syscall_fp(r, r->stack, base, len, w->pc, w->sp, frames, &n);
+	else if (state != WALL_SYSCALL && (ret = entry_caller(r, w, frames)))
+		frames[n++] = ret;
 	while (n < MAX_STACK_DEPTH && fp >= base && fp + 16 <= base + len && !(fp & 7)) {
 		next = u64_at(r->stack, fp - base);
 		ret = u64_at(r->stack, fp - base + 8);
