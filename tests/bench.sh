@@ -13,6 +13,10 @@
 #    2c. The same on testdata/labelswitch (label sets of 1 to 12 labels
 #    changing every 3 ms) in both labels layouts (go1.21 map, go1.24
 #    slice): must be <= 0.7, aim 0.5.
+# 2d. Ticks of processes that are not targets (an idle Go target, two busy
+#    shell loops): under -p the sampler's runs against its samples (no
+#    other process's tick may run it), under --all its time per run, most
+#    of them the loops' ticks turned away (bar 150 ns).
 # 3. Slowdown of testdata/cpubench (go1.24, fixed work on every CPU) under
 #    ctxprof-go -F 999 and under perf record -F 999 -g, from paired runs.
 # 4. ctxprof-go's own CPU time while sampling a busy target at 99 and 999 Hz.
@@ -277,6 +281,41 @@ for spec in "1.21 map" "1.24 slice"; do
 	printf 'go%s (%s labels) median ratio: %s  (must be <= 0.7, aim 0.5)\n' "$lv" "$layout" "$lratio"
 	awk -v r="$lratio" 'BEGIN { exit !(r <= 0.7) }' || status=1
 done
+
+# 2d. Ticks of processes that are not targets: an idle Go target
+# (testdata/threads waiting) with two busy shell loops beside it. Under -p
+# the sampler's events follow the target's threads, so the loops' ticks
+# never run it: runs less samples must be 0 (a few for a race at the end).
+# Under --all, every CPU's event runs it and the loops' ticks are turned
+# away first thing: their cost is the program's time per run.
+idle=$(go_build "$(go_toolchains | tail -n 1)" plain threads)
+"$idle" -wait 600s 2>/dev/null &
+ip=$!
+for _ in 1 2; do
+	(while :; do :; done) &
+	loops+=($!)
+done
+sleep 0.5
+sampler_stats() { jq -r '[.[] | select(.name == "on_sample")] | max_by(.run_cnt // 0) // {} |
+	"\(.run_time_ns // 0) \(.run_cnt // 0)"' "$work/progs.json"; }
+printf '\nTicks of other processes (an idle go target, two busy shell loops), 5 s at 99 Hz:\n'
+for mode in "-p $ip" "--all"; do
+	ctxprof_start "$work/f.err" /dev/null $mode -F 99 2>/dev/null || { status=1; break; }
+	sleep 5
+	bpftool prog show -j >"$work/progs.json"
+	ctxprof_stop || true
+	read -r ns runs < <(sampler_stats)
+	taken=$(sed -n 's/^ctxprof-go: \([0-9]*\) samples\{0,1\} from.*/\1/p' "$work/f.err")
+	printf '%-6s %6d runs of the sampler, %4d samples of targets, %6.0f ns a run\n' \
+		"${mode%% *}" "$runs" "${taken:-0}" "$(awk -v t="$ns" -v n="$runs" 'BEGIN { print n ? t / n : 0 }')"
+	if [ "$mode" != --all ] && [ "$runs" -gt $((${taken:-0} + 5)) ]; then
+		echo "bench: under -p, other processes' ticks ran the sampler" >&2
+		status=1
+	fi
+done
+printf '(-p: no tick of another process is taken; --all: each costs the time a run takes, bar 150 ns)\n'
+kill "$ip" "${loops[@]}" 2>/dev/null || true
+wait "$ip" "${loops[@]}" 2>/dev/null || true
 
 # 3. slowdown of a CPU-bound Go program, paired runs
 bench=$(go_build 1.24 plain cpubench)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* session.c: one recording: its BPF programs, outputs and rings, the run loop and the report. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -190,16 +192,35 @@ static void flush_events(struct session *s)
 		write_failed(s, errno ? -errno : -EIO);
 }
 
-static int open_perf_event(int cpu, uint64_t period_ns)
+/*
+ * The cpu-clock event at the session's period: on CPU for the tasks of the
+ * cgroup directory CGROUP_FD, or for every task when it is -1.
+ */
+static int open_cpu_ticks(const struct session *s, int cpu, int cgroup_fd)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.size = sizeof(attr),
-		.sample_period = period_ns,
+		.sample_period = s->period_ns,
 	};
 
-	return syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return syscall(SYS_perf_event_open, &attr, cgroup_fd, cpu, -1,
+		       PERF_FLAG_FD_CLOEXEC | (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
+}
+
+int session__open_task_ticks(const struct session *s, pid_t tid)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_period = s->period_ns,
+		/* goes to the threads and children the task makes from now on */
+		.inherit = 1,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Sets up what the options ask for, before the programs are loaded. */
@@ -288,11 +309,14 @@ static int create_rings(struct session *s)
 
 /*
  * The exec tracepoint, then the cpu-clock event on every online CPU (a CPU
- * that gives ENODEV is skipped).
+ * that gives ENODEV is skipped), for the cgroup's tasks only under
+ * --cgroup; under --pid, on each target's threads instead, as it is added
+ * (targets.c). Either way, other processes' ticks do not run the sampler.
  */
 static int attach_sampling(struct session *s)
 {
-	int i, fd, err;
+	struct rlimit nofile;
+	int i, fd, err = 0, cgroup_fd = -1;
 
 	/* before any target is added: an exec from then on is marked in the kernel */
 	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
@@ -305,16 +329,34 @@ static int attach_sampling(struct session *s)
 	s->perf_links = calloc(s->ncpus, sizeof(*s->perf_links));
 	if (!s->perf_links)
 		return -ENOMEM;
-	for (i = 0; i < s->ncpus; i++) {
+	/*
+	 * --pid: each target's threads get theirs as it is added, an open
+	 * file each: as many as the hard limit allows
+	 */
+	s->per_task = !s->cfg.all && !s->cfg.cgroup;
+	if (s->per_task && !getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
+	if (s->cfg.cgroup && (cgroup_fd = open(s->cfg.cgroup, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		err = -errno;
+		fprintf(stderr, "failed to open --cgroup %s: %s\n", s->cfg.cgroup, strerror(-err));
+		return err;
+	}
+	for (i = 0; i < s->ncpus && !err; i++) {
 		if (!s->online[i])
 			continue;
-		fd = open_perf_event(i, s->period_ns);
+		if (s->per_task) {
+			s->nevents++;
+			continue;
+		}
+		fd = open_cpu_ticks(s, i, cgroup_fd);
 		if (fd < 0) {
 			if (errno == ENODEV)
 				continue;
 			err = -errno;
 			fprintf(stderr, "failed to open perf event on CPU %d: %s\n", i, strerror(-err));
-			return err;
+			break;
 		}
 		s->perf_links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
 		if (!s->perf_links[i]) {
@@ -322,11 +364,13 @@ static int attach_sampling(struct session *s)
 			close(fd);
 			fprintf(stderr, "failed to attach to perf event on CPU %d: %s\n", i,
 				strerror(-err));
-			return err;
+			break;
 		}
 		s->nevents++;
 	}
-	return 0;
+	if (cgroup_fd >= 0)
+		close(cgroup_fd);
+	return err;
 }
 
 static int agent_attribute(void *ctx, const char *k, const char *v)
@@ -607,9 +651,17 @@ fail:
 }
 
 /* Stops sampling and probing: nothing new reaches the rings after this. */
+static void stop_ticks_one(const void *key, size_t len, void *value, void *ctx)
+{
+	target__stop_ticks(value);
+}
+
 static void stop_probes(struct session *s)
 {
 	int i;
+
+	if (s->targets)
+		hashmap__foreach(s->targets, stop_ticks_one, NULL);
 
 	for (i = 0; s->perf_links && i < s->ncpus; i++) {
 		bpf_link__destroy(s->perf_links[i]);

@@ -38,6 +38,13 @@ struct target {
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
 	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */
 	char *service_name; /* --otlp: its OTEL_SERVICE_NAME; NULL until asked, "" when none */
+	/*
+	 * --pid: the cpu-clock events that follow its threads (inherited by
+	 * the threads each makes later), and the threads they were opened on
+	 */
+	struct bpf_link **tick_links;
+	pid_t *tick_tids;
+	size_t nticks, capticks;
 };
 
 struct session {
@@ -49,6 +56,11 @@ struct session {
 	struct ring_buffer *rb;
 	struct bpf_link **perf_links; /* per CPU, NULL where none */
 	int nevents;
+	/*
+	 * --pid: the cpu-clock event follows each target's threads, not every
+	 * CPU, so that no other process's tick runs the sampler
+	 */
+	bool per_task;
 	struct bpf_link *uprobe_links[MAX_UPROBES];
 	struct bpf_link *exec_link;
 	struct pins *pins;
@@ -106,6 +118,10 @@ static inline void session__fail(struct session *s, int err, const char *what)
 struct target *session__find_target(const struct session *s, pid_t pid);
 /* A hashmap value's destructor: probes detached, the binary put, the pidfd closed. */
 void target__free(void *p);
+/* The cpu-clock event at the session's period on thread TID, inherited by what it makes. */
+int session__open_task_ticks(const struct session *s, pid_t tid);
+/* Stops T's per-thread events: no sample of it is taken after this. */
+void target__stop_ticks(struct target *t);
 /* Targets added by --all since the loop last looked: their name, container and mappings, read now. */
 void session__describe_pending(struct session *s);
 /* processes' exec callback: PID is looked at in the loop, outside any flush. */

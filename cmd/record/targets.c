@@ -65,6 +65,9 @@ void target__free(void *p)
 	if (!t)
 		return;
 	detach_http(t);
+	target__stop_ticks(t);
+	free(t->tick_links);
+	free(t->tick_tids);
 	wall_reader__free(t->wall);
 	binaries__put(t->gb);
 	free(t->service_name);
@@ -423,6 +426,104 @@ void session__map_binary_strings(struct session *s, const char *path)
 	binaries__put(t.gb);
 }
 
+void target__stop_ticks(struct target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nticks; i++) {
+		bpf_link__destroy(t->tick_links[i]);
+		t->tick_links[i] = NULL;
+	}
+	t->nticks = 0;
+}
+
+static bool has_ticks(const struct target *t, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < t->nticks; i++) {
+		if (t->tick_tids[i] == tid)
+			return true;
+	}
+	return false;
+}
+
+/* The cpu-clock event on thread TID of T; 1 when it is gone already. */
+static int tick_thread(struct session *s, struct target *t, pid_t tid)
+{
+	struct bpf_link *link;
+	int fd, err;
+
+	if (t->nticks == t->capticks) {
+		size_t cap = t->capticks ? 2 * t->capticks : 16;
+		struct bpf_link **links = realloc(t->tick_links, cap * sizeof(*links));
+		pid_t *tids;
+
+		if (!links)
+			return -ENOMEM;
+		t->tick_links = links;
+		tids = realloc(t->tick_tids, cap * sizeof(*tids));
+		if (!tids)
+			return -ENOMEM;
+		t->tick_tids = tids;
+		t->capticks = cap;
+	}
+	fd = session__open_task_ticks(s, tid);
+	if (fd < 0)
+		return errno == ESRCH ? 1 : -errno;
+	link = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+	if (!link) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	t->tick_links[t->nticks] = link;
+	t->tick_tids[t->nticks++] = tid;
+	return 0;
+}
+
+/*
+ * --pid: the sampler's event on every thread of T, rather than on every
+ * CPU, so that no tick of another process runs it. A thread's event is
+ * inherited by the threads it makes from then on (and by its children,
+ * whose ticks the targets map turns away); a thread made while the events
+ * are opened is found by listing the threads again, until a pass finds
+ * none new. A thread that exits meanwhile is passed over.
+ */
+static int follow_threads(struct session *s, struct target *t)
+{
+	char path[64];
+	struct dirent *d;
+	bool fresh;
+	DIR *dir;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	do {
+		fresh = false;
+		dir = opendir(path);
+		if (!dir)
+			return -errno;
+		while ((d = readdir(dir))) {
+			pid_t tid = atoi(d->d_name);
+
+			if (tid <= 0 || has_ticks(t, tid))
+				continue;
+			err = tick_thread(s, t, tid);
+			if (err < 0) {
+				closedir(dir);
+				fprintf(stderr, "ctxprof-go: pid %d (%s): cannot sample thread %d: %s%s\n",
+					(int)t->pid, t->comm, (int)tid, strerror(-err),
+					err == -EMFILE ? " (an open file a thread: raise the hard limit, ulimit -Hn)" : "");
+				return err;
+			}
+			fresh |= err == 0;
+		}
+		closedir(dir);
+	} while (fresh);
+	return 0;
+}
+
 /* T's layout into the kernel's targets map: from now on its samples are taken. */
 static int install_target(struct session *s, const struct target *t,
 			  const struct target_info *info, bool quiet)
@@ -500,8 +601,12 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	ret = install_target(s, t, &info, quiet);
 	if (!ret)
 		ret = confirm_exe(s, t, &exe_st, quiet);
-	if (ret)
+	if (!ret && s->per_task)
+		ret = follow_threads(s, t);
+	if (ret) {
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
 		goto fail;
+	}
 	ret = hashmap__add(s->targets, &pid, sizeof(pid), t);
 	if (ret) {
 		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
