@@ -502,8 +502,12 @@ static int follow_threads(struct session *s, struct target *t)
 	do {
 		fresh = false;
 		dir = opendir(path);
-		if (!dir)
-			return -errno;
+		if (!dir) {
+			err = -errno;
+			fprintf(stderr, "ctxprof-go: pid %d (%s): cannot list its threads: %s\n",
+				(int)t->pid, t->comm, strerror(-err));
+			return err;
+		}
 		while ((d = readdir(dir))) {
 			pid_t tid = atoi(d->d_name);
 
