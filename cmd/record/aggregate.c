@@ -508,6 +508,7 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 			free(cs);
 			return -ENOMEM;
 		}
+		cs->seen_ns = e->time_ns;
 	}
 	count_n(a, r, 1, e->time_ns, e->time_ns);
 	r->observed++;

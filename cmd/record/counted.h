@@ -42,6 +42,12 @@ struct counted_time {
 /* What one stack of a record counted: its samples, and when each was taken (up to the bounds). */
 struct counted_stack {
 	uint64_t count; /* first: agg_slot points at it */
+	/*
+	 * When it was first counted: its addresses are named with the
+	 * mappings of that moment (0: the record's time), since a record can
+	 * span an exec whose new program maps other addresses
+	 */
+	uint64_t seen_ns;
 	struct counted_time *times;
 	uint32_t ntimes, cap;
 	uint32_t refs; /* agg_slots that point at it */

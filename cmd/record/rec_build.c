@@ -209,9 +209,13 @@ static int build_stacks(struct rec_builder *b, const struct counted *c, const st
 	hashmap__foreach(c->stacks, list_stack, &l);
 	qsort(l.items, l.n, sizeof(*l.items), by_stack_samples);
 	for (i = 0; i < l.n && !ret; i++) {
+		struct agg_target at = *t;
+
+		if (l.items[i].cs->seen_ns)
+			at.time_ns = l.items[i].cs->seen_ns;
 		first = b->nframes;
 		first_time = b->ntimes;
-		ret = add_frames(b, t, l.items[i].pcs, l.items[i].n, c->wall != 0);
+		ret = add_frames(b, &at, l.items[i].pcs, l.items[i].n, c->wall != 0);
 		if (!ret)
 			ret = add_times(b, l.items[i].cs, clk);
 		/* offsets now: the arrays may move as they grow */
