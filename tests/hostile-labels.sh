@@ -84,8 +84,10 @@ cost_per_sample() {
 # the runs (0: no other process's tick reaches it); "- -" when ctxprof-go
 # did not start
 idle_cost() {
-	local t time=0 runs=0
-	"$(go_build "$1" plain leafy)" -wait-usr1 -d 600s 2>/dev/null &
+	local t time=0 runs=0 bin
+	# built first: a build in the background job would be what -p finds
+	bin=$(go_build "$1" plain leafy) || { echo - -; return; }
+	"$bin" -wait-usr1 -d 600s 2>/dev/null &
 	t=$!
 	# other processes on the CPUs: a quiet machine has none, and nothing to measure
 	bash -c 'while :; do :; done' &
