@@ -196,31 +196,28 @@ static void flush_events(struct session *s)
  * The cpu-clock event at the session's period: on CPU for the tasks of the
  * cgroup directory CGROUP_FD, or for every task when it is -1.
  */
-static int open_cpu_ticks(const struct session *s, int cpu, int cgroup_fd)
+/*
+ * The sampler's cpu-clock event: on CPU for every task (PID -1) or a
+ * cgroup's (PID its directory's fd, FLAGS PERF_FLAG_PID_CGROUP), or on
+ * thread PID on every CPU, inherited by the threads and children it makes
+ * from then on.
+ */
+static int open_ticks(const struct session *s, int pid, int cpu, unsigned long flags)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.size = sizeof(attr),
 		.sample_period = s->period_ns,
+		.inherit = cpu < 0,
 	};
 
-	return syscall(SYS_perf_event_open, &attr, cgroup_fd, cpu, -1,
-		       PERF_FLAG_FD_CLOEXEC | (cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0));
+	return syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC | flags);
 }
 
 int session__open_task_ticks(const struct session *s, pid_t tid)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.size = sizeof(attr),
-		.sample_period = s->period_ns,
-		/* goes to the threads and children the task makes from now on */
-		.inherit = 1,
-	};
-
-	return syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return open_ticks(s, tid, -1, 0);
 }
 
 /* Sets up what the options ask for, before the programs are loaded. */
@@ -343,14 +340,16 @@ static int attach_sampling(struct session *s)
 		fprintf(stderr, "failed to open --cgroup %s: %s\n", s->cfg.cgroup, strerror(-err));
 		return err;
 	}
+	if (s->per_task) {
+		/* what the "on N CPUs" line counts */
+		for (i = 0; i < s->ncpus; i++)
+			s->nevents += s->online[i];
+		return 0;
+	}
 	for (i = 0; i < s->ncpus && !err; i++) {
 		if (!s->online[i])
 			continue;
-		if (s->per_task) {
-			s->nevents++;
-			continue;
-		}
-		fd = open_cpu_ticks(s, i, cgroup_fd);
+		fd = open_ticks(s, cgroup_fd, i, cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0);
 		if (fd < 0) {
 			if (errno == ENODEV)
 				continue;

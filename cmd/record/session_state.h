@@ -17,6 +17,7 @@
 #include "cmd/output/pprof.h"
 #include "cmd/output/recset.h"
 #include "cmd/util/hashmap.h"
+#include "cmd/util/vec.h"
 #include "offsets/go_binary.h"
 #include "aggregate.h"
 #include "custom.h"
@@ -40,11 +41,15 @@ struct target {
 	char *service_name; /* --otlp: its OTEL_SERVICE_NAME; NULL until asked, "" when none */
 	/*
 	 * --pid: the cpu-clock events that follow its threads (inherited by
-	 * the threads each makes later), and the threads they were opened on
+	 * the threads each makes later), struct thread_ticks each
 	 */
-	struct bpf_link **tick_links;
-	pid_t *tick_tids;
-	size_t nticks, capticks;
+	struct vec ticks;
+};
+
+/* a cpu-clock event on one thread of a target, and the thread */
+struct thread_ticks {
+	pid_t tid;
+	struct bpf_link *link;
 };
 
 struct session {

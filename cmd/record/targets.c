@@ -66,8 +66,7 @@ void target__free(void *p)
 		return;
 	detach_http(t);
 	target__stop_ticks(t);
-	free(t->tick_links);
-	free(t->tick_tids);
+	free(t->ticks.items);
 	wall_reader__free(t->wall);
 	binaries__put(t->gb);
 	free(t->service_name);
@@ -428,21 +427,21 @@ void session__map_binary_strings(struct session *s, const char *path)
 
 void target__stop_ticks(struct target *t)
 {
+	struct thread_ticks *tt = t->ticks.items;
 	size_t i;
 
-	for (i = 0; i < t->nticks; i++) {
-		bpf_link__destroy(t->tick_links[i]);
-		t->tick_links[i] = NULL;
-	}
-	t->nticks = 0;
+	for (i = 0; i < t->ticks.n; i++)
+		bpf_link__destroy(tt[i].link);
+	t->ticks.n = 0;
 }
 
 static bool has_ticks(const struct target *t, pid_t tid)
 {
+	const struct thread_ticks *tt = t->ticks.items;
 	size_t i;
 
-	for (i = 0; i < t->nticks; i++) {
-		if (t->tick_tids[i] == tid)
+	for (i = 0; i < t->ticks.n; i++) {
+		if (tt[i].tid == tid)
 			return true;
 	}
 	return false;
@@ -452,22 +451,9 @@ static bool has_ticks(const struct target *t, pid_t tid)
 static int tick_thread(struct session *s, struct target *t, pid_t tid)
 {
 	struct bpf_link *link;
+	struct thread_ticks *tt;
 	int fd, err;
 
-	if (t->nticks == t->capticks) {
-		size_t cap = t->capticks ? 2 * t->capticks : 16;
-		struct bpf_link **links = realloc(t->tick_links, cap * sizeof(*links));
-		pid_t *tids;
-
-		if (!links)
-			return -ENOMEM;
-		t->tick_links = links;
-		tids = realloc(t->tick_tids, cap * sizeof(*tids));
-		if (!tids)
-			return -ENOMEM;
-		t->tick_tids = tids;
-		t->capticks = cap;
-	}
 	fd = session__open_task_ticks(s, tid);
 	if (fd < 0)
 		return errno == ESRCH ? 1 : -errno;
@@ -477,8 +463,13 @@ static int tick_thread(struct session *s, struct target *t, pid_t tid)
 		close(fd);
 		return err;
 	}
-	t->tick_links[t->nticks] = link;
-	t->tick_tids[t->nticks++] = tid;
+	tt = vec__push(&t->ticks);
+	if (!tt) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	tt->tid = tid;
+	tt->link = link;
 	return 0;
 }
 
@@ -586,6 +577,7 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 		return -ENOMEM;
 	t->pid = pid;
 	t->pidfd = -1;
+	t->ticks.size = sizeof(struct thread_ticks);
 	ret = check_target(s, t, &info, &exe_st, quiet);
 	if (!ret && s->cfg.wall)
 		ret = start_wall(s, t, quiet);
