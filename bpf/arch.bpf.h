@@ -28,6 +28,8 @@
 #define LEAF_WORD1(w, r) ((w)->win[1])
 /* a frame's record (saved BP, return address) lies at or above SP */
 #define FRAME_BELOW_SP 0
+/* Go moves saved frame pointers with a goroutine's stack: no frame_sizes walk */
+#define FRAME_SIZES 0
 /*
  * Was a perf sample's CPU in user mode? cs, word 17 of x86-64's pt_regs
  * (after 15 registers, orig_ax and ip), shares its slot with wider fields:
@@ -59,6 +61,8 @@
 #define LEAF_WORD1(w, r) BPF_CORE_READ(r, regs[30])
 /* Go's frame record (saved R29, then LR at SP) starts 8 bytes below SP */
 #define FRAME_BELOW_SP 8
+/* the caller's record is at FP + the frame's size (ustack.bpf.h, sized_fp) */
+#define FRAME_SIZES 1
 /* pstate, word 33 of user_pt_regs (31 registers, sp, pc): EL0 when its mode bits are 0 */
 #define PERF_USER_MODE(ctx) (!(((const __u64 *)(ctx))[33] & 0xf))
 #define READ_TASK_USER_REGS(r, ip, sp, fp)                                                         \

@@ -154,6 +154,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 			n = MAX_LABELS;
 	}
 	e->nlabels = n;
+	frame_table(w, l, tgid);
 	len = read_user_stack(ctx, w, stack_first(n)) * 8;
 	if (len < 0 || len > sizeof(e->stack_room))
 		len = sizeof(e->stack_room);
@@ -334,6 +335,7 @@ static __always_inline void event(struct pt_regs *regs, struct work *w, __u32 or
 	if (n > MAX_LABELS)
 		n = MAX_LABELS;
 	e->nlabels = n;
+	frame_table(w, l, tgid);
 	len = walk_user_stack(w, PT_REGS_IP(regs), PT_REGS_SP(regs), PT_REGS_FP(regs),
 			      stack_first(n)) * 8;
 	if (len < 0 || len > sizeof(e->stack_room))

@@ -128,6 +128,13 @@ struct go_layout {
 	 * the CPU sent last still has those labels: they need no reading.
 	 */
 	__u64 gc_cycles;
+	/*
+	 * arm64, Go before 1.21: where the process's frame_sizes table starts
+	 * in its memory (0: no table), and how many FRAME_SLOT_BYTES slots of
+	 * code it covers
+	 */
+	__u64 frame_text;
+	__u64 frame_slots;
 };
 
 /*
@@ -310,6 +317,18 @@ struct grpc_stream_key {
 };
 
 /* A label key the sampler looks for, zero-padded so that it compares as words. */
+/*
+ * The frame size of the function at each slot of code, by which the
+ * sampler follows arm64 frames whose saved frame pointer Go before 1.21
+ * left pointing into a goroutine's old stack. Go aligns functions to 16
+ * bytes on arm64, so every slot belongs to one function at most. Sizes
+ * are in 8-byte words; 0 for none (no function, or one without a frame).
+ */
+#define FRAME_SLOT_SHIFT 4
+#define FRAME_SLOT_BYTES (1 << FRAME_SLOT_SHIFT)
+/* a table's entry: four slots' sizes, 16 bits each, the first in the lowest bits */
+#define FRAME_SLOTS_PER_ENTRY 4
+
 struct label_key {
 	__u32 len;
 	__u32 __pad;

@@ -55,6 +55,86 @@ static __always_inline bool load_window(struct work *w, __u64 addr)
 	return false;
 }
 
+/* one table per binary, shared by every process of it; user space sizes the outer map */
+struct frame_table {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+};
+
+/* tgid -> the frame sizes of its program's code, by FRAME_SLOT_BYTES slot */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__array(values, struct frame_table);
+} frame_sizes SEC(".maps");
+
+/*
+ * Go before 1.21 does not move arm64's saved frame pointers when it moves
+ * a goroutine's stack (runtime/stack.go, adjustframe: "TODO what about
+ * arm64 frame pointer adjustment?"), so each frame made before the move
+ * links to the old stack. The caller's frame record is where the frame's
+ * size puts it: the record sits 8 bytes below SP, and the caller's SP is
+ * SP plus the size. PC is in the function whose record is at fw->fp;
+ * returns 0 when its size is not known.
+ */
+static __always_inline __u64 sized_fp(struct fp_walk *fw, __u64 pc)
+{
+	__u64 slot, *fs;
+	__u32 key;
+	void *table;
+
+	if (pc < fw->frame_text)
+		return 0;
+	slot = (pc - fw->frame_text) >> FRAME_SLOT_SHIFT;
+	if (slot >= fw->frame_slots)
+		return 0;
+	/* a key on the BPF stack: the work slot is plain memory to the verifier here */
+	key = fw->tgid;
+	table = bpf_map_lookup_elem(&frame_sizes, &key);
+	if (!table)
+		return 0;
+	key = slot / FRAME_SLOTS_PER_ENTRY;
+	fs = bpf_map_lookup_elem(table, &key);
+	if (!fs)
+		return 0;
+	return fw->fp + 8 * ((*fs >> 16 * (slot % FRAME_SLOTS_PER_ENTRY)) & 0xffff);
+}
+
+/* the walks of process TGID use its frame_sizes table, when L says it has one */
+static __always_inline void frame_table(struct work *w, const struct go_layout *l, __u32 tgid)
+{
+	w->fw.tgid = tgid;
+	w->fw.frame_text = l ? l->frame_text : 0;
+	w->fw.frame_slots = l ? l->frame_slots : 0;
+}
+
+/*
+ * The function whose frame record is at fw->fp: the frame before the one
+ * just put, IDX. Past the leaf, a return address (one byte back is in the
+ * call). At the leaf, the leaf itself when the record is its own (FP is
+ * SP - 8 once its prologue is done); else it has none yet, or never makes
+ * one, and the record is its caller's, whose PC is in LR.
+ */
+static __always_inline __u64 record_owner(struct work *w, __u32 idx)
+{
+	struct fp_walk *fw = &w->fw;
+	__u64 *out = (__u64 *)&w->e;
+	__u32 prev = idx - 1;
+
+	/* idx 0 wraps round, too */
+	if (prev >= EVENT_WORDS)
+		return 0;
+	if (prev > fw->first)
+		return out[prev] - 1;
+	if (fw->fp == fw->sp - FRAME_BELOW_SP)
+		return out[prev];
+	return w->e.flags & SAMPLE_F_TOP_WORDS ? w->e.top[1] : 0;
+}
+
 /* One frame: [fp] is the caller's frame pointer, [fp + 8] the return address. */
 static long fp_step(__u32 i, void *arg)
 {
@@ -105,6 +185,14 @@ static long fp_step(__u32 i, void *arg)
 		fw->fp = next;
 		return 0;
 	}
+	/* only arm64's Go ever leaves a stale link (user space makes no table elsewhere) */
+	if (FRAME_SIZES && fw->frame_text) {
+		next = sized_fp(fw, record_owner(w, idx));
+		if (next > fw->fp && next < fw->hi) {
+			fw->fp = next;
+			return 0;
+		}
+	}
 	return 1;
 }
 
@@ -138,6 +226,7 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	fw->base = 0;
 	fw->got = 0;
 	fw->may_switch = 0;
+	fw->sp = sp;
 	/*
 	 * A live frame lies above the stack pointer (arm64 Go code saves FP
 	 * 8 bytes below it, and LR at it). C code without frame

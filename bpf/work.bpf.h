@@ -47,7 +47,15 @@ struct fp_walk {
 	__u32 got; /* bytes of the window that were read */
 	__u32 n; /* frames so far */
 	__u32 windows;
-	__u32 __pad;
+	/*
+	 * Set by the caller before each walk, from the process's layout:
+	 * where the frame_sizes table of process TGID covers its code
+	 * (frame_text 0: no table), and how many slots it covers
+	 */
+	__u32 tgid;
+	__u64 frame_text;
+	__u64 frame_slots;
+	__u64 sp; /* at the sample */
 };
 
 struct map_walk {

@@ -631,6 +631,30 @@ int gopclntab__sp_delta(const struct gopclntab *tab, const struct gopclntab_func
 	return *delta < 0 ? -ENOENT : 0;
 }
 
+int gopclntab__frame_size(const struct gopclntab *tab, const struct gopclntab_func *fn,
+			  uint32_t *size)
+{
+	uint64_t off, cur = fn->entry;
+	int32_t val = -1, max = -1;
+	uint32_t pcsp;
+	int step;
+
+	if (!func_readable(tab, fn))
+		return -EINVAL;
+	pcsp = func_u32(tab, fn, FUNC_PCSP);
+	if (!pcsp)
+		return -ENOENT;
+	off = tab->pctab_off + pcsp;
+	while ((step = pc_step(tab, fn, &off, &cur, &val)) > 0) {
+		if (val > max)
+			max = val;
+	}
+	if (step < 0 || max < 0)
+		return step < 0 ? -EINVAL : -ENOENT;
+	*size = max;
+	return 0;
+}
+
 void gopclntab__set_funcdata(struct gopclntab *tab, uint64_t gofunc, gopclntab_reader read,
 			     void *ctx)
 {

@@ -62,6 +62,14 @@ int gopclntab__line(const struct gopclntab *tab, const struct gopclntab_func *fn
 int gopclntab__sp_delta(const struct gopclntab *tab, const struct gopclntab_func *fn, uint64_t pc,
 			int32_t *delta);
 
+/*
+ * FN's frame: the most its SP delta reaches, which is what it is at every
+ * call FN makes (Go changes SP only in prologues and epilogues), so at
+ * every return address in FN. -ENOENT when FN has no pcsp table.
+ */
+int gopclntab__frame_size(const struct gopclntab *tab, const struct gopclntab_func *fn,
+			  uint32_t *size);
+
 /* LEN bytes at link-time address VADDR, outside the table; NULL when the file has none there. */
 typedef const uint8_t *(*gopclntab_reader)(void *ctx, uint64_t vaddr, size_t len);
 

@@ -27,11 +27,12 @@ for b in /t/traced-*; do
 done
 echo "check $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
 
-# -p: every traced build at once, and the HTTP server with requests that
-# each carry a traceparent of their own
+# -p: every traced build at once, its jobs under 24 frames made as the
+# stack grew (moved), and the HTTP server with requests that each carry a
+# traceparent of their own
 pids=
 for b in /t/traced-*; do
-	"$b" -d 600s >/dev/null 2>&1 &
+	"$b" -d 600s -depth 24 >/dev/null 2>&1 &
 	echo "$! ${b#/t/traced-}" >>$out/pids
 	pids=$pids,$!
 done
@@ -72,7 +73,8 @@ echo "$ot otelroot" >>$out/pids
 t0=$(cut -d' ' -f1 /proc/uptime)
 ctxprof-go -p $ot -F 199 -o $out/otel.jsonl 2>$out/otel.err &
 cp=$!
-started $out/otel.err $cp && kill -USR1 $ot
+# a ctxprof-go that did not start would leave otelroot waiting for ever
+if started $out/otel.err $cp; then kill -USR1 $ot; else kill $ot; fi
 wait $ot
 echo $? >$out/spans.rc
 # ctxprof-go ends with its last target
@@ -131,6 +133,19 @@ timed clock -p $ck -F 199 -d "${CLOCK_SECONDS:-10}"
 # --wall: goroutines parked at the stack-growth check keep their caller in gobuf.lr
 timed clockwall -p $ck --wall --wall-hz 97 -d "${CLOCK_SECONDS:-10}"
 kill $ck
+
+# --wall on the oldest toolchain's traced, whose four workers take turns
+# on the machine's CPUs: the stacks of those waiting, under frames made as
+# their stack grew, come from user space's walk
+for b in /t/traced-go1.19*pure /t/traced-go1.20*pure; do
+	[ -x "$b" ] || continue
+	"$b" -d 600s -depth 24 >/dev/null 2>&1 &
+	dp=$!
+	echo "$dp walldeep" >>$out/pids
+	timed walldeep -p $dp --wall --wall-hz 97 -d "${WALL_SECONDS:-12}"
+	kill $dp
+	break
+done
 
 # --wall: goroutines that alternate CPU with five kinds of wait
 /t/waitkinds -d 600s -cpu 4ms -wait 16ms >$out/kinds 2>$out/kinds.err &

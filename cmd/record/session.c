@@ -255,6 +255,8 @@ static int configure(struct session *s)
 	bpf_map__set_max_entries(s->skel->maps.events, s->ncpus);
 	bpf_map__set_max_entries(s->skel->maps.targets,
 				 c->max_targets > 1024 ? c->max_targets : 1024);
+	bpf_map__set_max_entries(s->skel->maps.frame_sizes,
+				 c->max_targets > 1024 ? c->max_targets : 1024);
 	/* only what this run uses is loaded: the verifier's time is start-up time */
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->sampling);
 	bpf_program__set_autoload(s->skel->progs.on_exec, c->sampling);
@@ -477,7 +479,8 @@ static struct session *session_alloc(const struct session_config *cfg)
 	s->period_ns = NSEC_PER_SEC / cfg->freq;
 	s->targets = hashmap__new();
 	s->verdicts = hashmap__new();
-	if (!s->targets || !s->verdicts) {
+	s->frame_tables = hashmap__new();
+	if (!s->targets || !s->verdicts || !s->frame_tables) {
 		fprintf(stderr, "out of memory\n");
 		goto fail;
 	}
@@ -698,6 +701,8 @@ void session__free(struct session *s)
 	processes__free(s->procs);
 	if (s->targets)
 		hashmap__free(s->targets, target__free);
+	/* emptied by the targets' going */
+	hashmap__free(s->frame_tables, free);
 	if (s->verdicts)
 		hashmap__free(s->verdicts, NULL);
 	hashmap__free(s->wall_ctxs, free);

@@ -21,6 +21,7 @@
 #include "offsets/go_binary.h"
 #include "aggregate.h"
 #include "custom.h"
+#include "frame_table.h"
 #include "processes.h"
 #include "session.h"
 #include "wall.h"
@@ -44,6 +45,14 @@ struct target {
 	 * the threads each makes later), struct thread_ticks each
 	 */
 	struct vec ticks;
+	/* arm64, Go before 1.21: its binary's frame sizes, shared by its processes */
+	struct frame_entry *frames;
+};
+
+/* a binary's frame_table, while a target uses it; left empty, by address of its go_binary */
+struct frame_entry {
+	struct frame_table *ft;
+	unsigned int refs;
 };
 
 /* a cpu-clock event on one thread of a target, and the thread */
@@ -55,6 +64,7 @@ struct thread_ticks {
 struct session {
 	struct session_config cfg;
 	struct ctxprof_bpf *skel;
+	struct hashmap *frame_tables; /* struct frame_entry by go_binary address */
 	int ncpus; /* possible CPUs: per-CPU maps are this long */
 	bool *online; /* ncpus of them */
 	int *ring_fds;

@@ -67,6 +67,10 @@ void target__free(void *p)
 	detach_http(t);
 	target__stop_ticks(t);
 	free(t->ticks.items);
+	if (t->frames && !--t->frames->refs) {
+		frame_table__free(t->frames->ft);
+		t->frames->ft = NULL;
+	}
 	wall_reader__free(t->wall);
 	binaries__put(t->gb);
 	free(t->service_name);
@@ -172,15 +176,47 @@ static int refuse_unsupported(const struct target *t, const char *path, bool qui
 /* T's layout for the sampler; a PIE's addresses moved to where it is loaded. */
 static void target_layout(const struct target *t, struct target_info *info)
 {
-	uint64_t bias;
+	struct go_layout *l = &info->layout;
+	uint64_t bias = 0;
+	bool moved = !go_binary__pie(t->gb) || load_bias(t->pid, go_binary__entry(t->gb), &bias);
 
-	go_binary__layout(t->gb, &info->layout);
-	if (info->layout.gc_cycles && go_binary__pie(t->gb)) {
-		if (load_bias(t->pid, go_binary__entry(t->gb), &bias))
-			info->layout.gc_cycles += bias;
-		else
-			info->layout.gc_cycles = 0;
+	go_binary__layout(t->gb, l);
+	if (l->gc_cycles && go_binary__pie(t->gb))
+		l->gc_cycles = moved ? l->gc_cycles + bias : 0;
+	if (t->frames && moved) {
+		l->frame_text = t->frames->ft->text + bias;
+		l->frame_slots = t->frames->ft->slots;
 	}
+}
+
+/*
+ * arm64, Go before 1.21: T's binary's frame sizes (frame_table.h), built
+ * once for every process that runs it. Without them (said unless QUIET),
+ * T's stacks end where Go left a stale frame pointer, as they always did.
+ */
+static void find_frames(struct session *s, struct target *t, bool quiet)
+{
+	struct frame_entry *fe;
+
+	if (!frame_table__needed(t->gb))
+		return;
+	fe = hashmap__get(s->frame_tables, &t->gb, sizeof(t->gb));
+	if (!fe) {
+		fe = calloc(1, sizeof(*fe));
+		if (!fe || hashmap__add(s->frame_tables, &t->gb, sizeof(t->gb), fe)) {
+			free(fe);
+			return;
+		}
+	}
+	if (!fe->ft && !(fe->ft = frame_table__new(t->gb))) {
+		if (!quiet)
+			fprintf(stderr, "pid %d (%s): warning: cannot read its functions' frame "
+					"sizes (%s): stacks end where Go %s left a stale frame pointer\n",
+				(int)t->pid, t->comm, strerror(errno), go_binary__version(t->gb));
+		return;
+	}
+	fe->refs++;
+	t->frames = fe;
 }
 
 /* The binary's warnings (--all says them once per file, in consider()), and with -v the layout. */
@@ -214,6 +250,7 @@ static int check_target(struct session *s, struct target *t, struct target_info 
 		ret = refuse_unsupported(t, t->exe, quiet);
 	if (ret)
 		return ret;
+	find_frames(s, t, quiet);
 	target_layout(t, info);
 	say_layout(s, t, t->exe, info, quiet);
 	return 0;
@@ -520,15 +557,30 @@ static int follow_threads(struct session *s, struct target *t)
 }
 
 /* T's layout into the kernel's targets map: from now on its samples are taken. */
+/* what install_target put in the kernel for PID, taken out */
+static void uninstall_target(struct session *s, pid_t pid)
+{
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.frame_sizes), &(__u32){ pid });
+}
+
 static int install_target(struct session *s, const struct target *t,
 			  const struct target_info *info, bool quiet)
 {
 	int ret;
 
+	if (t->frames && bpf_map_update_elem(bpf_map__fd(s->skel->maps.frame_sizes),
+					     &(__u32){ t->pid }, &t->frames->ft->fd, BPF_ANY)) {
+		ret = -errno;
+		fprintf(stderr, "pid %d: failed to add its frame sizes: %s\n", (int)t->pid,
+			strerror(-ret));
+		return ret;
+	}
 	if (!bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ t->pid }, info,
 				 BPF_ANY))
 		return 0;
 	ret = -errno;
+	uninstall_target(s, t->pid);
 	if (!quiet || !s->targets_full)
 		fprintf(stderr, "pid %d: failed to add to the targets map: %s%s\n", (int)t->pid,
 			strerror(-ret),
@@ -552,7 +604,7 @@ static int confirm_exe(struct session *s, const struct target *t, const struct s
 	if (stat(exe, &after) == 0 && after.st_dev == before->st_dev &&
 	    after.st_ino == before->st_ino)
 		return 0;
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ t->pid });
+	uninstall_target(s, t->pid);
 	if (!quiet)
 		fprintf(stderr, "pid %d (%s): exited or ran another program while being added\n",
 			(int)t->pid, t->comm);
@@ -600,12 +652,12 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	if (!ret && s->per_task)
 		ret = follow_threads(s, t);
 	if (ret) {
-		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+		uninstall_target(s, pid);
 		goto fail;
 	}
 	ret = hashmap__add(s->targets, &pid, sizeof(pid), t);
 	if (ret) {
-		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+		uninstall_target(s, pid);
 		goto fail;
 	}
 	s->nadded++;
@@ -635,7 +687,7 @@ void session__remove_target(struct session *s, pid_t pid, const char *why)
 	if (t->wall && wall_reader__settle(t->wall, s->agg))
 		session__fail(s, -ENOMEM, "count goroutines");
 	wall_reader__release(t->wall, s->agg);
-	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ pid });
+	uninstall_target(s, pid);
 	if (t->nhttp) {
 		detach_http(t);
 		forget_contexts(s, pid);

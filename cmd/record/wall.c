@@ -9,6 +9,7 @@
 
 #include "cmd/util/hashmap.h"
 #include "offsets/gopclntab.h"
+#include "frame_table.h"
 #include "wall.h"
 
 /* far more than any service runs; a larger allglen is a torn read */
@@ -87,6 +88,7 @@ struct wall_reader {
 	const struct gopclntab *pcln;
 	uint64_t bias;
 	bool link_register; /* arm64: a frame keeps its return address at its SP */
+	bool stale_fps; /* arm64, Go before 1.21: a moved stack's saved frame pointers are the old stack's */
 	uint32_t nallg; /* entries of allgs read so far */
 	uint64_t *allg;
 	struct wall_g *gs;
@@ -253,6 +255,7 @@ struct wall_reader *wall_reader__new(pid_t pid, const struct go_binary *gb, uint
 	r->bias = bias;
 	r->pcln = go_binary__pclntab(gb);
 	r->link_register = strcmp(go_binary__arch(gb), "arm64") == 0;
+	r->stale_fps = r->pcln && frame_table__needed(gb);
 	if (go_binary__layout(gb, &r->l) != 0) {
 		free(r);
 		errno = EOPNOTSUPP;
@@ -629,11 +632,28 @@ static uint64_t entry_caller(const struct wall_reader *r, const struct walk *w, 
 	return w->len >= 8 ? u64_at(r->stack, w->sp - w->base) : 0;
 }
 
+/*
+ * Where the caller's frame record is when the record at FP, of the
+ * function at PC, links elsewhere: arm64 Go before 1.21 left it linking
+ * to the stack the goroutine had before its stack was moved (as the
+ * sampler's sized_fp, ustack.bpf.h). 0 when not known.
+ */
+static uint64_t sized_fp(const struct wall_reader *r, uint64_t fp, uint64_t pc)
+{
+	struct gopclntab_func fn;
+	uint32_t size;
+
+	if (!r->stale_fps || !pc || gopclntab__lookup(r->pcln, pc - r->bias, &fn) != 0 ||
+	    gopclntab__frame_size(r->pcln, &fn, &size) != 0)
+		return 0;
+	return fp + size;
+}
+
 /* Frame pointers from W's start through the stack as read_rest read it. */
 static uint32_t walk_frames(struct wall_reader *r, const struct walk *w, uint32_t state,
 			    uint64_t *frames)
 {
-	uint64_t fp = w->fp, base = w->base, len = w->len, next, ret;
+	uint64_t fp = w->fp, base = w->base, len = w->len, next, ret, owner;
 	uint32_t n = 0;
 
 	if (!w->pc || !w->sp)
@@ -645,15 +665,20 @@ static uint32_t walk_frames(struct wall_reader *r, const struct walk *w, uint32_
 		fp = syscall_fp(r, r->stack, base, len, w->pc, w->sp, frames, &n);
 	else if (state != WALL_SYSCALL && (ret = entry_caller(r, w, frames)))
 		frames[n++] = ret;
+	/* the function whose record is at FP: past the first frame, a return address's */
+	owner = n > 1 ? frames[n - 1] - 1 : fp == w->sp - 8 ? w->pc : 0;
 	while (n < MAX_STACK_DEPTH && fp >= base && fp + 16 <= base + len && !(fp & 7)) {
 		next = u64_at(r->stack, fp - base);
 		ret = u64_at(r->stack, fp - base + 8);
 		if (!ret)
 			break;
 		frames[n++] = ret;
+		if (next <= fp || next + 16 > base + len)
+			next = sized_fp(r, fp, owner);
 		if (next <= fp)
 			break;
 		fp = next;
+		owner = ret - 1;
 	}
 	return n;
 }

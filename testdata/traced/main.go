@@ -128,11 +128,35 @@ func jobUnlabeled(ctx context.Context, d time.Duration) { burnUnlabeled(d) }
 
 var jobs = []func(context.Context, time.Duration){jobDo, jobNested, jobSet, jobMany, jobAlloc, jobUnlabeled}
 
+// deep calls itself n times, with a frame of over 128 bytes each, before it
+// runs the jobs: the goroutine's stack grows, and is moved, on the way down,
+// under frames that are still live when the jobs are sampled.
+//
+//go:noinline
+func deep(n int, run func()) {
+	var pad [16]uint64
+	pad[n%16] = uint64(n)
+	if n == 0 {
+		run()
+	} else {
+		deep(n-1, run)
+	}
+	sink += pad[(n+1)%16]
+}
+
+func jobLoop(w int, deadline time.Time, slice time.Duration) {
+	ctx := context.Background()
+	for i := w; time.Now().Before(deadline); i++ {
+		jobs[i%len(jobs)](ctx, slice)
+	}
+}
+
 func main() {
 	dur := flag.Duration("d", 10*time.Second, "how long to run")
 	slice := flag.Duration("slice", 3*time.Millisecond, "how long each job runs before switching labels")
 	workers := flag.Int("workers", 4, "worker goroutines")
 	execAfter := flag.Duration("exec-after", 0, "then become a shell busy loop (exec), for tests of targets that change")
+	depth := flag.Int("depth", 0, "run the jobs under this many frames of main.deep, made as the stack grows")
 	flag.Parse()
 	becomeShell := func() {
 		loop := "i=0; while [ $i -lt 2000000 ]; do i=$((i+1)); done"
@@ -160,6 +184,10 @@ func main() {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
+			if *depth > 0 {
+				deep(*depth-1, func() { jobLoop(w, deadline, *slice) })
+				return
+			}
 			ctx := context.Background()
 			for i := w; time.Now().Before(deadline); i++ {
 				jobs[i%len(jobs)](ctx, *slice)

@@ -916,6 +916,33 @@ static const char *frames_str(char *buf, size_t size, const struct gopclntab *ta
 	return buf;
 }
 
+/*
+ * gopclntab__frame_size on the inlining table's one function: none without
+ * a pcsp table; with its line table read as one, the largest of its runs'
+ * values (31), whatever the order they come in.
+ */
+static void test_frame_size(const struct format *fmt, const struct table *t,
+			    const struct gopclntab *tab, uint8_t *copy)
+{
+	unsigned int field = is_116(fmt) ? fmt->ptrsize : 4;
+	size_t at = t->func_at[0] + field;
+	struct gopclntab_func fn;
+	uint32_t size = 0;
+	int rc;
+
+	if (!check_int(desc("%s frame size: lookup", fmt->what), 0,
+		       gopclntab__lookup(tab, TEXT_START + 1, &fn)))
+		return;
+	rc = gopclntab__frame_size(tab, &fn, &size);
+	check_int(desc("%s frame size: no pcsp table", fmt->what), -ENOENT, rc);
+	/* pcsp := pcln, its offset at field 5 of the _func after the entry */
+	memcpy(copy + at + 12, copy + at + 20, 4);
+	rc = gopclntab__frame_size(tab, &fn, &size);
+	check_int(desc("%s frame size: the largest value of the table", fmt->what), 31,
+		  rc ? rc : (int)size);
+	memset(copy + at + 12, 0, 4);
+}
+
 static void test_inlining(void)
 {
 	static const struct {
@@ -988,6 +1015,7 @@ static void test_inlining(void)
 			       "main.outer",
 			       fmt->what),
 			  0, bad);
+		test_frame_size(fmt, &t, tab, copy);
 		gopclntab__close(tab);
 		free(copy);
 	}
