@@ -30,6 +30,8 @@
 #define FRAME_BELOW_SP 0
 /* Go moves saved frame pointers with a goroutine's stack: no frame_sizes walk */
 #define FRAME_SIZES 0
+/* Go's handlers return through its own restorer, not the vDSO's: no signal frame step */
+#define SIGNAL_FRAMES 0
 /*
  * Was a perf sample's CPU in user mode? cs, word 17 of x86-64's pt_regs
  * (after 15 registers, orig_ax and ip), shares its slot with wider fields:
@@ -63,6 +65,8 @@
 #define FRAME_BELOW_SP 8
 /* the caller's record is at FP + the frame's size (ustack.bpf.h, sized_fp) */
 #define FRAME_SIZES 1
+/* a handler returns to the vDSO's __kernel_rt_sigreturn (ustack.bpf.h, signal_step) */
+#define SIGNAL_FRAMES 1
 /* pstate, word 33 of user_pt_regs (31 registers, sp, pc): EL0 when its mode bits are 0 */
 #define PERF_USER_MODE(ctx) (!(((const __u64 *)(ctx))[33] & 0xf))
 #define READ_TASK_USER_REGS(r, ip, sp, fp)                                                         \

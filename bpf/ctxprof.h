@@ -329,6 +329,16 @@ struct grpc_stream_key {
 /* a table's entry: four slots' sizes, 16 bits each, the first in the lowest bits */
 #define FRAME_SLOTS_PER_ENTRY 4
 
+/*
+ * Tags on a frame of an event's stack, above any user address. EXACT: the
+ * interrupted PC under a signal frame, not a return address. MAYBE: the
+ * link register there, the caller unless the function of the frame
+ * before it had stored it (user space asks .gopclntab's SP delta).
+ */
+#define FRAME_EXACT (1ULL << 62)
+#define FRAME_MAYBE (1ULL << 63)
+#define FRAME_TAGS (FRAME_EXACT | FRAME_MAYBE)
+
 struct label_key {
 	__u32 len;
 	__u32 __pad;

@@ -23,6 +23,21 @@ const volatile __u64 user_va_mask = ~0ULL;
 
 #define EVENT_WORDS (sizeof(struct sample_event) / 8)
 
+/* where the vDSO's __kernel_rt_sigreturn is, from the vDSO's start (arm64); 0 unknown */
+const volatile __u64 sigreturn_off = 0;
+
+/*
+ * arm64's signal frame (arch/arm64/kernel/signal.c): the frame record the
+ * kernel makes for a handler, which FP points to at the handler's entry,
+ * lies right above struct rt_sigframe (siginfo, then ucontext), whose size
+ * is fixed while its records fit uc_mcontext.__reserved: no live SVE or
+ * SME state, which Go never has. Registers x29, x30, sp, pc from 544 on.
+ */
+#define RT_SIGFRAME_SIZE 4688
+#define SIGFRAME_X29 544
+/* the trampoline: mov x8, #__NR_rt_sigreturn; svc #0, and the PC after it */
+#define SIGRETURN_LAST 8
+
 /* the kernel's out-of-line step slots (UPROBE_XOL_SLOT_BYTES), and x86's longest instruction */
 #define XOL_SLOT_BYTES 128
 #define MAX_INSN_BYTES 15
@@ -135,6 +150,81 @@ static __always_inline __u64 record_owner(struct work *w, __u32 idx)
 	return w->e.flags & SAMPLE_F_TOP_WORDS ? w->e.top[1] : 0;
 }
 
+/* puts ADDR as the walk's next frame; false when the event is full */
+static __always_inline bool put_frame(struct work *w, __u64 addr)
+{
+	struct fp_walk *fw = &w->fw;
+	__u32 idx = fw->first + fw->n;
+
+	/* checked right where it is used: older verifiers lose the bound in between */
+	if (fw->n >= MAX_STACK_DEPTH || idx >= EVENT_WORDS)
+		return false;
+	((__u64 *)&w->e)[idx] = addr;
+	fw->n++;
+	return true;
+}
+
+/*
+ * Past __kernel_rt_sigreturn, the handler's caller is the code the signal
+ * interrupted, whose registers the signal frame at SIGFRAME holds. RECORD
+ * is the kernel's frame record above it; the frame counts only if its FP
+ * agrees. The PC goes in, then LR: the caller, unless the function has
+ * stored it (user space decides, FRAME_MAYBE, where FP cannot tell). A Go
+ * handler that injected a call (asyncPreempt, runtime.pushCall) left the
+ * call's target as PC and the resumption PC in LR, and the old LR, which
+ * the record still holds, at SP. Returns the interrupted FP and *SP, or 0.
+ */
+static __always_inline __u64 signal_step(struct work *w, __u64 record, __u64 sigframe, __u64 *sp)
+{
+	__u64 link[2], regs[4], lr, old_lr;
+
+	if (bpf_probe_read_user(link, sizeof(link), (const void *)record) ||
+	    bpf_probe_read_user(regs, sizeof(regs), (const void *)(sigframe + SIGFRAME_X29)) ||
+	    regs[0] != link[0] || !regs[3])
+		return 0;
+	*sp = regs[2];
+	lr = regs[1] & user_va_mask;
+	old_lr = link[1] & user_va_mask;
+	if (!put_frame(w, (regs[3] & user_va_mask) | FRAME_EXACT) || !lr)
+		return regs[0];
+	if (regs[1] != link[1]) {
+		/* the call injected: its target, the resumption PC, then the old LR */
+		if (put_frame(w, lr) && old_lr)
+			put_frame(w, old_lr | FRAME_MAYBE);
+		return regs[0];
+	}
+	/* a frame that is set up has FP just below SP, but so has a frameless one */
+	put_frame(w, regs[0] == regs[2] - FRAME_BELOW_SP ? lr | FRAME_MAYBE : lr);
+	return regs[0];
+}
+
+/*
+ * The walk goes on, from FP, on the stack the interrupted code ran on
+ * (SP): curg's, where a goroutine's own code runs (the one move the walk
+ * may make), or g0's, as the runtime's code does, from which the link
+ * into curg's stack stays open. False when SP is on neither.
+ */
+static __always_inline bool signal_stack(struct work *w, __u64 sp, __u64 fp)
+{
+	struct fp_walk *fw = &w->fw;
+	__u64 g0, bounds[2];
+
+	if (fw->may_switch && sp >= fw->next_lo && sp < fw->next_hi) {
+		fw->lo = fw->next_lo;
+		fw->hi = fw->next_hi;
+		fw->may_switch = 0;
+	} else if (w->m && !bpf_probe_read_user(&g0, sizeof(g0), (const void *)w->m) && g0 &&
+		   !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)g0) &&
+		   bounds[0] <= sp && sp < bounds[1]) {
+		fw->lo = sp - FRAME_BELOW_SP;
+		fw->hi = bounds[1];
+	} else {
+		return false;
+	}
+	fw->fp = fp;
+	return true;
+}
+
 /* One frame: [fp] is the caller's frame pointer, [fp + 8] the return address. */
 static long fp_step(__u32 i, void *arg)
 {
@@ -167,6 +257,15 @@ static long fp_step(__u32 i, void *arg)
 	out = (__u64 *)&w->e;
 	out[idx] = ret;
 	fw->n = n + 1;
+	/* else the kernel's record leads on, LR standing for the interrupted code */
+	if (SIGNAL_FRAMES && fw->sigreturn && ret == fw->sigreturn) {
+		__u64 sp, fp = signal_step(w, next, next - RT_SIGFRAME_SIZE, &sp);
+
+		if (fp && signal_stack(w, sp, fp))
+			return 0;
+		if (fp)
+			next = fp;
+	}
 	/* callers sit higher on the same stack */
 	if (next > fw->fp && next < fw->hi) {
 		fw->fp = next;
@@ -214,6 +313,7 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	struct fp_walk *fw;
 	__u64 bounds[2], g_bounds[2], g0, *out;
 	__u32 off_g = 0, g_ok;
+	bool sig_leaf = false;
 
 	if (!w || !ip || first >= EVENT_WORDS)
 		return 0;
@@ -226,6 +326,32 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	fw->base = 0;
 	fw->got = 0;
 	fw->may_switch = 0;
+	fw->sigreturn = 0;
+	if (SIGNAL_FRAMES && sigreturn_off) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		__u64 vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+
+		if (vdso)
+			fw->sigreturn = vdso + sigreturn_off;
+	}
+	/*
+	 * In the trampoline itself (rt_sigreturn, mostly), SP is still the
+	 * signal frame and FP the kernel's record: the walk goes on from the
+	 * interrupted code, whose own leaf needs no repair.
+	 */
+	if (SIGNAL_FRAMES && fw->sigreturn && ip - fw->sigreturn <= SIGRETURN_LAST) {
+		/*
+		 * the record by SP: inside rt_sigreturn the kernel may have put
+		 * back the interrupted FP already, and not yet SP
+		 */
+		__u64 isp, ifp = signal_step(w, sp + RT_SIGFRAME_SIZE, sp, &isp);
+
+		if (ifp) {
+			sp = isp;
+			bp = ifp;
+			sig_leaf = true;
+		}
+	}
 	fw->sp = sp;
 	/*
 	 * A live frame lies above the stack pointer (arm64 Go code saves FP
@@ -279,7 +405,7 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	/* the window at SP usually holds the first frames, and the leaf's own */
 	if (!load_window(w, (sp - FRAME_BELOW_SP) & ~7ULL)) {
 		fw->got = 0;
-	} else if (leaf_repair && !(sp & 7)) {
+	} else if (leaf_repair && !sig_leaf && !(sp & 7)) {
 		w->e.sp = sp;
 		w->e.bp = bp;
 		w->e.top[0] = w->win[FRAME_BELOW_SP / 8] & user_va_mask;

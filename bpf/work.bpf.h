@@ -56,6 +56,7 @@ struct fp_walk {
 	__u64 frame_text;
 	__u64 frame_slots;
 	__u64 sp; /* at the sample */
+	__u64 sigreturn; /* where a signal handler returns to, in this process; 0 unknown */
 };
 
 struct map_walk {

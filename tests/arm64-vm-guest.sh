@@ -125,6 +125,14 @@ echo "$lf leafy" >>$out/pids
 timed leaves -p $lf -F 199 -d "${LEAF_SECONDS:-8}"
 kill $lf
 
+# signal frames: runtime/pprof's own profiler at 1000 Hz, whose handler
+# (SIGPROF) returns through the vDSO's __kernel_rt_sigreturn
+/t/leafy -d 600s -workers 2 -cpuprofile /tmp/leafy.prof -rate 1000 >/dev/null 2>&1 &
+lf=$!
+echo "$lf sigleafy" >>$out/pids
+timed signals -p $lf -F 199 -d "${SIGNAL_SECONDS:-10}"
+kill $lf
+
 # the clock: Go calls the vDSO on g0's stack, and the vDSO signs its return addresses
 /t/clocky -d 600s >/dev/null 2>&1 &
 ck=$!

@@ -209,6 +209,35 @@ lf=$(awk '$2 == "leafy" { print $1 }' "$res/pids")
 jq -s -r --argjson pid "${lf:-0}" "$LEAF_JQ" "$res/leaves.jsonl" >"$work/pairs"
 leaf_verdicts "arm64 leafy" "$work/pairs" "$work/truth"
 
+# signal frames: under __kernel_rt_sigreturn, the interrupted code's own
+# stack, from its exact PC, to where the walk ends the other samples'
+# stacks (runtime.goexit, runtime.mstart, ...); the frameless leaf there as
+# often as the CPU is in it, with its caller next (the LR it held)
+check_eq "ctxprof-go -p leafy under its own profiler's signals: exit status" 0 "$(cat "$res/signals.rc" 2>/dev/null)"
+sl=$(awk '$2 == "sigleafy" { print $1 }' "$res/pids")
+IFS='|' read -r all whole leafed called leaf_sig leaf_cpu example < <(jq -s -r --argjson pid "${sl:-0}" '
+	[.[] | select(.pid == $pid) | .stacks[] | {n: .samples, f: [.frames[].func]}] as $s |
+	[$s[] | select(any(.f[]; . == "__kernel_rt_sigreturn") | not)] as $plain |
+	($plain | map(.f[-1]) | unique) as $ends |
+	[$s[] | (.f | index("__kernel_rt_sigreturn")) as $k | select($k != null) |
+	 {n, c: .f[$k + 1:]}] as $sig |
+	($sig | map(select((.c | length) > 0 and (.c[0] | test("^0x") | not) and
+		(.c[-1] as $e | $ends | index($e))))) as $good |
+	($sig | map(select(.c[0] == "main.spinLeaf"))) as $leaf |
+	def n: map(.n) | add // 0;
+	def share(s): ((s | map(select(.c[0] == "main.spinLeaf")) | n) * 100 / ((s | n) + 0.001) | floor);
+	"\($sig | n)|\($good | n)|\($leaf | n)|\($leaf | map(select(.c[1] == "main.workKilo")) | n)|\(share($sig))|\(share($plain | map({n, c: .f})))|\($sig - $good | max_by(.n) // {c: []} | .c[0:5] | join(" < "))"' \
+	"$res/signals.jsonl")
+part_verdict "arm64 leafy, signal frames" "$whole" "$all" 30 \
+	"samples under __kernel_rt_sigreturn go on from the interrupted PC to where other stacks end" "$example"
+part_verdict "arm64 leafy, signal frames in main.spinLeaf" "$called" "$leafed" 10 \
+	"have its caller main.workKilo next (the LR it held)" ""
+if [ "${leaf_cpu:-0}" -gt 0 ] && [ $((${leaf_sig:-0} * 2)) -ge "$leaf_cpu" ]; then
+	ok "arm64 leafy, signal frames: interrupted in main.spinLeaf (frameless) in $leaf_sig% of them, $leaf_cpu% of the other samples"
+else
+	not_ok "arm64 leafy, signal frames: interrupted in main.spinLeaf (frameless) in ${leaf_sig:-?}% of them, ${leaf_cpu:-?}% of the other samples (half needed)"
+fi
+
 # the clock, in the vDSO: its Go caller, and no frame left unnamed
 check_eq "ctxprof-go -p clocky: exit status" 0 "$(cat "$res/clock.rc" 2>/dev/null)"
 ck=$(awk '$2 == "clocky" { print $1 }' "$res/pids")

@@ -93,6 +93,35 @@ void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *c
 	a->repair_ctx = ctx;
 }
 
+/*
+ * The link register under a signal frame (FRAME_MAYBE, ustack.bpf.h) is
+ * the interrupted function's caller only if that function had not stored
+ * it yet: SP delta 0 at the interrupted PC. Else it is dropped, as when
+ * there is no telling (no leaf repair, code without a pcsp table). The
+ * stack goes to BUF when it changes.
+ */
+static const uint64_t *settle_signal_frames(struct aggregate *a, const struct sample_event *e,
+					    const uint64_t *stack, size_t *nframes, uint64_t *buf)
+{
+	struct agg_target t = {};
+	size_t i, n = 0;
+	bool known;
+
+	for (i = 0; i < *nframes && !(stack[i] & FRAME_MAYBE); i++)
+		;
+	if (i == *nframes)
+		return stack;
+	known = a->repair_lookup && a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) && t.sym;
+	for (i = 0; i < *nframes; i++) {
+		if (!(stack[i] & FRAME_MAYBE))
+			buf[n++] = stack[i];
+		else if (known && n && symbolizer__sp_delta(t.sym, e->time_ns, buf[n - 1] & ~FRAME_TAGS) == 0)
+			buf[n++] = stack[i] & ~FRAME_MAYBE;
+	}
+	*nframes = n;
+	return buf;
+}
+
 /* The event's stack, in BUF with the leaf's missing caller put back when there is one. */
 static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_event *e,
 				      const uint64_t *stack, size_t *nframes, uint64_t *buf)
@@ -107,12 +136,13 @@ static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_e
 					 (const uint64_t *)e->top);
 	if (!caller)
 		return stack;
-	buf[0] = stack[0];
-	buf[1] = caller;
 	/* the outermost frame gives way when the stack is full */
 	if (*nframes == MAX_STACK_DEPTH)
 		(*nframes)--;
-	memcpy(buf + 2, stack + 1, (*nframes - 1) * sizeof(*buf));
+	/* STACK may be BUF already: moved up first */
+	memmove(buf + 2, stack + 1, (*nframes - 1) * sizeof(*buf));
+	buf[0] = stack[0];
+	buf[1] = caller;
 	(*nframes)++;
 	a->stats.repaired++;
 	return buf;
@@ -332,6 +362,7 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 	/* the stack follows the last label */
 	*stack = (const uint64_t *)&e->labels[e->nlabels];
 	*nframes = e->stack_bytes / 8;
+	*stack = settle_signal_frames(a, e, *stack, nframes, buf);
 	*stack = repaired_stack(a, e, *stack, nframes, buf);
 	labels = resolve_labels(a, e, &nlabels, &set_flags);
 	/* labels past nlabels are never read */

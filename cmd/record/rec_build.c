@@ -129,30 +129,32 @@ static int note_mapping(struct rec_builder *b, const struct agg_target *t, uint6
  * (RETURNS: where gopark's mcall or entersyscall's caller will resume),
  * and the same for every frame one address expands to (inlined calls).
  * The frame under runtime.asyncPreempt is exact too: the preemption signal
- * made the interrupted PC look like a return address, after no call.
+ * made the interrupted PC look like a return address, after no call. So
+ * is one the sampler tagged FRAME_EXACT (under a signal frame).
  */
 static int add_frames(struct rec_builder *b, const struct agg_target *t, const uint64_t *pcs,
 		      size_t n, bool returns)
 {
 	const struct frame *fr;
-	uint64_t addr;
+	uint64_t addr, pc;
 	size_t i, j, nf;
 	bool leaf, preempted = false;
 
 	for (i = 0; i < n; i++) {
-		leaf = (i == 0 && !returns) || preempted;
-		addr = leaf || !pcs[i] ? pcs[i] : pcs[i] - 1;
-		nf = t->sym ? symbolizer__frames(t->sym, t->time_ns, pcs[i], leaf, &fr) : 1;
+		pc = pcs[i] & ~FRAME_TAGS;
+		leaf = (i == 0 && !returns) || preempted || (pcs[i] & FRAME_EXACT);
+		addr = leaf || !pc ? pc : pc - 1;
+		nf = t->sym ? symbolizer__frames(t->sym, t->time_ns, pc, leaf, &fr) : 1;
 		if (!grow_array((void **)&b->frames, &b->capframes, b->nframes + nf, sizeof(*b->frames)))
 			return -ENOMEM;
 		if (!t->sym) {
-			b->frames[b->nframes++] = (struct rec_frame){ .addr = addr, .pc = pcs[i] };
+			b->frames[b->nframes++] = (struct rec_frame){ .addr = addr, .pc = pc };
 			continue;
 		}
 		for (j = 0; j < nf; j++)
 			b->frames[b->nframes++] = (struct rec_frame){
 				.func = fr[j].func, .file = fr[j].file, .line = fr[j].line,
-				.addr = addr, .pc = pcs[i], .inlined = fr[j].inlined,
+				.addr = addr, .pc = pc, .inlined = fr[j].inlined,
 			};
 		preempted = nf && fr[nf - 1].func && strcmp(fr[nf - 1].func, "runtime.asyncPreempt") == 0;
 		if (note_mapping(b, t, addr))

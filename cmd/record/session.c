@@ -20,6 +20,7 @@
 #include "cmd/output/pprof.h"
 #include "cmd/output/report.h"
 #include "cmd/symbols/binaries.h"
+#include "cmd/symbols/objfile.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/cpus.h"
 #include "cmd/util/hashmap.h"
@@ -249,6 +250,7 @@ static int configure(struct session *s)
 	s->skel->rodata->leaf_repair = c->leaf_repair;
 #if defined(__aarch64__)
 	s->skel->rodata->user_va_mask = user_va__mask();
+	s->skel->rodata->sigreturn_off = objfile__vdso_symbol("__kernel_rt_sigreturn");
 #endif
 	s->skel->rodata->want_contexts =
 		c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT | 1U << TRACE_SOURCE_OTEL_SDK);

@@ -286,6 +286,46 @@ struct objfile *objfile__vdso(void)
 	return vdso;
 }
 
+uint64_t objfile__vdso_symbol(const char *name)
+{
+	const unsigned char *image = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
+	size_t size = image ? vdso_size(image) : 0;
+	const Elf64_Shdr *sh, *str;
+	const Elf64_Phdr *ph;
+	uint64_t base = 0;
+	size_t i, j;
+
+	if (!size || eh->e_shentsize != sizeof(*sh) || eh->e_phentsize != sizeof(*ph))
+		return 0;
+	/* addresses are from the image's start: its first load's address is subtracted */
+	ph = (const Elf64_Phdr *)(image + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD) {
+			base = ph[i].p_vaddr - ph[i].p_offset;
+			break;
+		}
+	}
+	sh = (const Elf64_Shdr *)(image + eh->e_shoff);
+	for (i = 0; i < eh->e_shnum; i++) {
+		const Elf64_Sym *sym = (const Elf64_Sym *)(image + sh[i].sh_offset);
+
+		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum ||
+		    sh[i].sh_offset + sh[i].sh_size > size)
+			continue;
+		str = &sh[sh[i].sh_link];
+		if (str->sh_offset + str->sh_size > size)
+			continue;
+		for (j = 0; j < sh[i].sh_size / sizeof(*sym); j++) {
+			if (sym[j].st_name < str->sh_size && sym[j].st_value &&
+			    !strncmp((const char *)image + str->sh_offset + sym[j].st_name, name,
+				     str->sh_size - sym[j].st_name))
+				return sym[j].st_value - base;
+		}
+	}
+	return 0;
+}
+
 const char *objfile__name(const struct objfile *of)
 {
 	return of->name;

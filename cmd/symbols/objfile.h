@@ -26,6 +26,8 @@ struct frame {
 struct objfile *objfile__get(const char *open_path, const char *name, char *err, size_t errlen);
 /* The kernel's vdso, from this process's own copy: every process maps the same image. */
 struct objfile *objfile__vdso(void);
+/* Where the vdso's symbol NAME is, from the image's start; 0 when it has none. */
+uint64_t objfile__vdso_symbol(const char *name);
 /* Drops a reference; the last one closes the file. Accepts NULL. */
 void objfile__put(struct objfile *of);
 

@@ -430,6 +430,14 @@ uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t time_ns, uint64_
 	return of && objfile__in_function(of, vaddr) ? ret : 0;
 }
 
+int32_t symbolizer__sp_delta(struct symbolizer *s, uint64_t time_ns, uint64_t pc)
+{
+	uint64_t vaddr;
+	struct objfile *of = resolve(s, time_ns, pc, &vaddr);
+
+	return of ? objfile__sp_delta(of, vaddr) : -1;
+}
+
 bool symbolizer__mapping(struct symbolizer *s, uint64_t time_ns, uint64_t addr,
 			 struct mapping *out)
 {

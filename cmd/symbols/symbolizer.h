@@ -61,6 +61,9 @@ size_t symbolizer__frames(struct symbolizer *s, uint64_t time_ns, uint64_t addr,
 uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t time_ns, uint64_t leaf,
 				 uint64_t sp, uint64_t bp, const uint64_t top[2]);
 
+/* The SP delta at PC (objfile__sp_delta), or -1 when not known. */
+int32_t symbolizer__sp_delta(struct symbolizer *s, uint64_t time_ns, uint64_t pc);
+
 /* The mapped file that holds an address: for pprof's mappings. */
 struct mapping {
 	uint64_t start, limit; /* in the process */
