@@ -390,6 +390,8 @@ ready_ms() {
 	while IFS= read -r line; do
 		if [ -z "$t1" ] && [[ $line == *"$pat"* ]]; then
 			t1=$EPOCHREALTIME
+			# its CPU time by then (user + system, in ticks): the work, apart from the wait for a CPU
+			awk '{ print $14 + $15 }' "/proc/$pid/stat" >"$work/ready.ticks" 2>/dev/null || true
 			(while kill -TERM "$pid" 2>/dev/null; do sleep 0.2; done) &
 		fi
 	done <"$fifo"
@@ -442,6 +444,7 @@ for ((i = 0; i < N; i++)); do
 done
 sleep 1
 many=$(ready_ms 'Ctrl-C to stop' "$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -d 60 -o /dev/null)
+many_cpu=$(awk -v t="$(cat "$work/ready.ticks" 2>/dev/null)" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", t * 1000 / hz }')
 kill "${pids[@]}" 2>/dev/null || true
 wait "${pids[@]}" 2>/dev/null || true
 if [ "$many" = none ]; then
@@ -451,6 +454,7 @@ else
 	awk -v t="$many" 'BEGIN { exit !(t <= 2000) }' || status=1
 fi
 printf '%d targets (testdata/traced go1.24, one worker each, niced), start to "Ctrl-C to stop": %s ms (must be <= 2000)\n' "$N" "$many"
+printf '  of which ctxprof-go on a CPU: %s ms (the rest it waited beside %d busy processes)\n' "$many_cpu" "$N"
 
 # 6. --all: 200 processes of 10 distinct binaries found and recording, and
 # how soon a process started later is sampled
