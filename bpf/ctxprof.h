@@ -316,7 +316,6 @@ struct grpc_stream_key {
 	__u64 transport; /* the *http2Server */
 };
 
-/* A label key the sampler looks for, zero-padded so that it compares as words. */
 /*
  * The frame size of the function at each slot of code, by which the
  * sampler follows arm64 frames whose saved frame pointer Go before 1.21
@@ -339,6 +338,7 @@ struct grpc_stream_key {
 #define FRAME_MAYBE (1ULL << 63)
 #define FRAME_TAGS (FRAME_EXACT | FRAME_MAYBE)
 
+/* A label key the sampler looks for, zero-padded so that it compares as words. */
 struct label_key {
 	__u32 len;
 	__u32 __pad;

@@ -194,10 +194,6 @@ static void flush_events(struct session *s)
 }
 
 /*
- * The cpu-clock event at the session's period: on CPU for the tasks of the
- * cgroup directory CGROUP_FD, or for every task when it is -1.
- */
-/*
  * The sampler's cpu-clock event: on CPU for every task (PID -1) or a
  * cgroup's (PID its directory's fd, FLAGS PERF_FLAG_PID_CGROUP), or on
  * thread PID on every CPU, inherited by the threads and children it makes
@@ -225,6 +221,7 @@ int session__open_task_ticks(const struct session *s, pid_t tid)
 static int configure(struct session *s)
 {
 	const struct session_config *c = &s->cfg;
+	__u32 max_targets = c->max_targets > 1024 ? c->max_targets : 1024;
 	char why[256];
 	uint64_t cgroup_id;
 	uint32_t level;
@@ -255,10 +252,9 @@ static int configure(struct session *s)
 	s->skel->rodata->want_contexts =
 		c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT | 1U << TRACE_SOURCE_OTEL_SDK);
 	bpf_map__set_max_entries(s->skel->maps.events, s->ncpus);
-	bpf_map__set_max_entries(s->skel->maps.targets,
-				 c->max_targets > 1024 ? c->max_targets : 1024);
-	bpf_map__set_max_entries(s->skel->maps.frame_sizes,
-				 c->max_targets > 1024 ? c->max_targets : 1024);
+	/* one entry per target in each */
+	bpf_map__set_max_entries(s->skel->maps.targets, max_targets);
+	bpf_map__set_max_entries(s->skel->maps.frame_sizes, max_targets);
 	/* only what this run uses is loaded: the verifier's time is start-up time */
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->sampling);
 	bpf_program__set_autoload(s->skel->progs.on_exec, c->sampling);

@@ -178,10 +178,13 @@ static void target_layout(const struct target *t, struct target_info *info)
 {
 	struct go_layout *l = &info->layout;
 	uint64_t bias = 0;
-	bool moved = !go_binary__pie(t->gb) || load_bias(t->pid, go_binary__entry(t->gb), &bias);
+	bool moved = true;
 
 	go_binary__layout(t->gb, l);
-	if (l->gc_cycles && go_binary__pie(t->gb))
+	/* the bias, read from /proc only when an address needs it */
+	if ((l->gc_cycles || t->frames) && go_binary__pie(t->gb))
+		moved = load_bias(t->pid, go_binary__entry(t->gb), &bias);
+	if (l->gc_cycles)
 		l->gc_cycles = moved ? l->gc_cycles + bias : 0;
 	if (t->frames && moved) {
 		l->frame_text = t->frames->ft->text + bias;
@@ -556,7 +559,6 @@ static int follow_threads(struct session *s, struct target *t)
 	return 0;
 }
 
-/* T's layout into the kernel's targets map: from now on its samples are taken. */
 /* what install_target put in the kernel for PID, taken out */
 static void uninstall_target(struct session *s, pid_t pid)
 {
@@ -564,6 +566,7 @@ static void uninstall_target(struct session *s, pid_t pid)
 	bpf_map_delete_elem(bpf_map__fd(s->skel->maps.frame_sizes), &(__u32){ pid });
 }
 
+/* T's layout into the kernel's targets map: from now on its samples are taken. */
 static int install_target(struct session *s, const struct target *t,
 			  const struct target_info *info, bool quiet)
 {
