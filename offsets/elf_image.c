@@ -331,7 +331,8 @@ int elf_image__phdr(const struct elf_image *img, uint32_t type, GElf_Phdr *out)
 	return -ENOENT;
 }
 
-int elf_image__symbol(const struct elf_image *img, const char *name, GElf_Sym *sym)
+/* Looks NAME up in the first symbol table of TYPE (SHT_SYMTAB, SHT_DYNSYM). */
+static int find_symbol(const struct elf_image *img, uint32_t type, const char *name, GElf_Sym *sym)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
@@ -340,7 +341,7 @@ int elf_image__symbol(const struct elf_image *img, const char *name, GElf_Sym *s
 	size_t i, n;
 
 	while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_SYMTAB)
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != type)
 			continue;
 		if (!shdr.sh_entsize || !in_bounds(shdr.sh_offset, shdr.sh_size, img->size))
 			return -ENOENT;
@@ -358,6 +359,16 @@ int elf_image__symbol(const struct elf_image *img, const char *name, GElf_Sym *s
 		return -ENOENT;
 	}
 	return -ENOENT;
+}
+
+int elf_image__symbol(const struct elf_image *img, const char *name, GElf_Sym *sym)
+{
+	return find_symbol(img, SHT_SYMTAB, name, sym);
+}
+
+int elf_image__dynamic_symbol(const struct elf_image *img, const char *name, GElf_Sym *sym)
+{
+	return find_symbol(img, SHT_DYNSYM, name, sym);
 }
 
 /* Entries of the first section of TYPE, when the section lies inside the file. */

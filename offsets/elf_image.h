@@ -48,6 +48,8 @@ int elf_image__phdr(const struct elf_image *img, uint32_t type, GElf_Phdr *out);
 
 /* Looks NAME up in .symtab; -ENOENT if absent or there is no .symtab. */
 int elf_image__symbol(const struct elf_image *img, const char *name, GElf_Sym *sym);
+/* Looks NAME up in .dynsym (all a shared object such as the vdso keeps); -ENOENT if absent. */
+int elf_image__dynamic_symbol(const struct elf_image *img, const char *name, GElf_Sym *sym);
 
 /* Number of DT_NEEDED entries: shared libraries the executable loads. */
 int elf_image__needed(const struct elf_image *img);

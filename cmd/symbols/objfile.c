@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "cmd/util/hashmap.h"
+#include "offsets/elf_image.h"
 #include "offsets/go_binary.h"
 #include "offsets/gopclntab.h"
 #include "binaries.h"
@@ -288,42 +289,24 @@ struct objfile *objfile__vdso(void)
 
 uint64_t objfile__vdso_symbol(const char *name)
 {
-	const unsigned char *image = (const void *)getauxval(AT_SYSINFO_EHDR);
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)image;
-	size_t size = image ? vdso_size(image) : 0;
-	const Elf64_Shdr *sh, *str;
-	const Elf64_Phdr *ph;
-	uint64_t base = 0;
-	size_t i, j;
+	struct objfile *of = objfile__vdso();
+	struct elf_image *img;
+	uint64_t off = 0;
+	char path[64];
+	GElf_Phdr load;
+	GElf_Sym sym;
 
-	if (!size || eh->e_shentsize != sizeof(*sh) || eh->e_phentsize != sizeof(*ph))
+	if (!of)
 		return 0;
-	/* addresses are from the image's start: its first load's address is subtracted */
-	ph = (const Elf64_Phdr *)(image + eh->e_phoff);
-	for (i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_type == PT_LOAD) {
-			base = ph[i].p_vaddr - ph[i].p_offset;
-			break;
-		}
-	}
-	sh = (const Elf64_Shdr *)(image + eh->e_shoff);
-	for (i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Sym *sym = (const Elf64_Sym *)(image + sh[i].sh_offset);
-
-		if (sh[i].sh_type != SHT_DYNSYM || sh[i].sh_link >= eh->e_shnum ||
-		    sh[i].sh_offset + sh[i].sh_size > size)
-			continue;
-		str = &sh[sh[i].sh_link];
-		if (str->sh_offset + str->sh_size > size)
-			continue;
-		for (j = 0; j < sh[i].sh_size / sizeof(*sym); j++) {
-			if (sym[j].st_name < str->sh_size && sym[j].st_value &&
-			    !strncmp((const char *)image + str->sh_offset + sym[j].st_name, name,
-				     str->sh_size - sym[j].st_name))
-				return sym[j].st_value - base;
-		}
-	}
-	return 0;
+	/* our copy of the image, by its memfd */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", of->fd);
+	img = elf_image__open(path, NULL, 0);
+	/* from the image's start: its first load's address is subtracted */
+	if (img && !elf_image__dynamic_symbol(img, name, &sym) &&
+	    !elf_image__phdr(img, PT_LOAD, &load))
+		off = sym.st_value - (load.p_vaddr - load.p_offset);
+	elf_image__close(img);
+	return off;
 }
 
 const char *objfile__name(const struct objfile *of)

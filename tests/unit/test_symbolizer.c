@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* test_symbolizer.c: address spaces over time: mmap over mmap, exec, fork, and names through the mapped file. */
 #include <fcntl.h>
+#include <time.h>
+#include <sys/auxv.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/symbols/objfile.h"
 #include "cmd/symbols/symbolizer.h"
 #include "offsets/go_binary.h"
 #include "offsets/gopclntab.h"
@@ -135,10 +138,39 @@ static void test_names(void)
 	go_binary__close(gb);
 }
 
+/*
+ * objfile__vdso_symbol: the vdso's clock_gettime, by the name each
+ * architecture gives it, called at the vdso's start plus the offset found,
+ * tells the time as libc's does; a name the vdso lacks gives 0.
+ */
+static void test_vdso_symbol(void)
+{
+#if defined(__aarch64__)
+	const char *name = "__kernel_clock_gettime";
+#else
+	const char *name = "__vdso_clock_gettime";
+#endif
+	uint64_t base = getauxval(AT_SYSINFO_EHDR), off = objfile__vdso_symbol(name);
+	int (*gettime)(clockid_t, struct timespec *);
+	struct timespec ours = {}, libc;
+	char got[64];
+
+	check_int("vdso: a symbol it does not have", 0, objfile__vdso_symbol("no_such_symbol"));
+	if (!verdict(base && off, desc("vdso: %s found", name), "an offset", off ? "one" : "0"))
+		return;
+	gettime = (int (*)(clockid_t, struct timespec *))(uintptr_t)(base + off);
+	clock_gettime(CLOCK_MONOTONIC, &libc);
+	check_int(desc("vdso: %s called at the offset found", name), 0, gettime(CLOCK_MONOTONIC, &ours));
+	snprintf(got, sizeof(got), "%lld s later", (long long)(ours.tv_sec - libc.tv_sec));
+	verdict(ours.tv_sec >= libc.tv_sec && ours.tv_sec - libc.tv_sec < 5,
+		desc("vdso: %s tells the time as libc does", name), "0 to 4 s later", got);
+}
+
 int main(void)
 {
 	test_mmap_over_mmap();
 	test_exec_and_fork();
 	test_names();
+	test_vdso_symbol();
 	return tap_done();
 }
