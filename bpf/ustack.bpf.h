@@ -328,8 +328,9 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	fw->may_switch = 0;
 	fw->sigreturn = 0;
 	if (SIGNAL_FRAMES && sigreturn_off) {
-		struct task_struct *task = bpf_get_current_task_btf();
-		__u64 vdso = (__u64)BPF_CORE_READ(task, mm, context.vdso);
+		/* loads through BTF pointers, not helper calls: this runs on every sample */
+		struct mm_struct *mm = bpf_get_current_task_btf()->mm;
+		__u64 vdso = mm ? (__u64)mm->context.vdso : 0;
 
 		if (vdso)
 			fw->sigreturn = vdso + sigreturn_off;
