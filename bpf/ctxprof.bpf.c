@@ -219,7 +219,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
  * longer applies. Marked at once, in the exec itself, so that no sample
  * of the new program is read with it.
  */
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;

@@ -48,7 +48,7 @@ while [ $i -lt 600 ] && [ "$(grep -c . $out/srv.addr)" -lt 2 ]; do
 done
 addr=$(awk '$1 == "http" { print $2 }' $out/srv.addr)
 t0=$(cut -d' ' -f1 /proc/uptime)
-ctxprof-go -p "${pids#,},$srv" -F 199 -d "${CPU_SECONDS:-30}" -o $out/cpu.jsonl 2>$out/cpu.err &
+ctxprof-go -v -p "${pids#,},$srv" -F 199 -d "${CPU_SECONDS:-30}" -o $out/cpu.jsonl 2>$out/cpu.err &
 cp=$!
 if started $out/cpu.err $cp; then
 	for i in 1 2 3 4 5 6 7 8; do

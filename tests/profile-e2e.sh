@@ -66,6 +66,13 @@ if ! jq -e . "$work/out.jsonl" >/dev/null; then
 fi
 ok "every output line is valid JSON ($(wc -l <"$work/out.jsonl") records)"
 schema_verdict "every toolchain's records" "$work/out.jsonl"
+# the relocations took the kernel types they name, not all of the kernel's
+# BTF (the cut that test_core_btf shows relocates as the whole does)
+if cut=$(grep -o 'CO-RE: [0-9]* of the kernel.s [0-9]* BTF types' "$work/err"); then
+	ok "start-up: $cut"
+else
+	not_ok "start-up read all of the kernel's BTF: $(grep 'CO-RE' "$work/err")"
+fi
 
 # diagnose PID: a target whose labels were never read (seen once, in a chroot
 # CI run, never here): what it runs, what check says, and a second run's view

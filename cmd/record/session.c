@@ -30,6 +30,7 @@
 #include "ctxprof.skel.h"
 #include "aggregate.h"
 #include "container.h"
+#include "core_btf.h"
 #include "custom.h"
 #include "processes.h"
 #include "session.h"
@@ -536,20 +537,37 @@ static int open_output(struct session *s)
 /* The skeleton, set up for what the options ask, through the verifier. */
 static int load_bpf(struct session *s)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, opts);
+	struct core_btf *cb;
+	const void *elf;
+	size_t size;
 	int err;
 
-	s->skel = ctxprof_bpf__open();
+	/* without the cut (an older kernel's BTF this cannot read, say), libbpf reads all of it */
+	elf = ctxprof_bpf__elf_bytes(&size);
+	cb = core_btf__new(elf, size);
+	if (cb) {
+		opts.btf_custom_path = core_btf__path(cb);
+		if (s->cfg.verbose)
+			fprintf(stderr, "CO-RE: %u of the kernel's %u BTF types\n",
+				core_btf__types(cb), core_btf__kernel_types(cb));
+	} else if (s->cfg.verbose) {
+		fprintf(stderr, "CO-RE: all of the kernel's BTF (%s)\n", strerror(errno));
+	}
+	s->skel = ctxprof_bpf__open_opts(&opts);
 	if (!s->skel) {
 		err = -errno;
 		fprintf(stderr, "failed to open BPF skeleton: %s\n", strerror(-err));
-		return err;
+		goto out;
 	}
 	err = configure(s);
 	if (err)
-		return err;
+		goto out;
 	err = ctxprof_bpf__load(s->skel);
 	if (err)
 		fprintf(stderr, "failed to load BPF programs: %s\n", strerror(-err));
+out:
+	core_btf__free(cb);
 	return err;
 }
 
