@@ -53,7 +53,9 @@ CFLAGS ?= -g -O2
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
 ALL_CFLAGS = $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -DCTXPROF_VERSION='"$(VERSION)"' \
 	-iquote . -I$(OUTPUT) -I$(OUTPUT)/otlp $(shell $(PKG_CONFIG) --cflags $(LIBS) 2>/dev/null)
-LDLIBS := $(shell $(PKG_CONFIG) --libs $(LIBS) 2>/dev/null || echo -lbpf -lelf -ldw -ljansson -lz -lprotobuf-c -lcurl) -lpthread
+# libcurl is not linked: --otlp opens it (cmd/output/otlp_export.c), its headers suffice
+LINK_LIBS := $(filter-out libcurl,$(LIBS))
+LDLIBS := $(shell $(PKG_CONFIG) --libs $(LINK_LIBS) 2>/dev/null || echo -lbpf -lelf -ldw -ljansson -lz -lprotobuf-c) -lpthread
 
 # ASan+UBSan build of the same sources, in its own directory
 SAN_OUTPUT := $(OUTPUT)/san

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* otlp_export.c: OTLP/HTTP with protobuf to a collector through libcurl: a queue, a thread, retries with backoff. */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,6 +22,68 @@
 /* a request is given up after retrying this long */
 #define GIVE_UP_MS 300000
 #define RESPONSE_MAX 65536
+/* libcurl4's, which libcurl4-openssl-dev links against */
+#define LIBCURL_SONAME "libcurl.so.4"
+
+/*
+ * libcurl, opened by the first export: linked in, it and the thirty
+ * libraries it needs cost every start-up of ctxprof-go about 20 ms of
+ * loading, which runs without --otlp do not use.
+ */
+static struct {
+	CURLcode (*global_init)(long flags);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *curl, CURLoption option, ...);
+	CURLcode (*easy_perform)(CURL *curl);
+	CURLcode (*easy_getinfo)(CURL *curl, CURLINFO info, ...);
+	const char *(*easy_strerror)(CURLcode code);
+	void (*easy_cleanup)(CURL *curl);
+	struct curl_slist *(*slist_append)(struct curl_slist *list, const char *s);
+	void (*slist_free_all)(struct curl_slist *list);
+} libcurl;
+
+static int open_libcurl(char *err, size_t errlen)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	const char *missing = NULL;
+	void *h;
+
+	pthread_mutex_lock(&mu);
+	if (libcurl.global_init)
+		goto out;
+	h = dlopen(LIBCURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, errlen, "--otlp needs libcurl: %s", dlerror());
+		pthread_mutex_unlock(&mu);
+		return -ENOENT;
+	}
+#define SYM(field)                                                                  \
+	do {                                                                        \
+		if (!missing && !(*(void **)&libcurl.field = dlsym(h, "curl_" #field))) \
+			missing = "curl_" #field;                                   \
+	} while (0)
+	SYM(easy_init);
+	SYM(easy_setopt);
+	SYM(easy_perform);
+	SYM(easy_getinfo);
+	SYM(easy_strerror);
+	SYM(easy_cleanup);
+	SYM(slist_append);
+	SYM(slist_free_all);
+	/* last: the one that says all are there */
+	SYM(global_init);
+#undef SYM
+	if (missing) {
+		snprintf(err, errlen, "--otlp needs libcurl: %s has no %s", LIBCURL_SONAME, missing);
+		libcurl.global_init = NULL;
+		dlclose(h);
+		pthread_mutex_unlock(&mu);
+		return -ENOENT;
+	}
+out:
+	pthread_mutex_unlock(&mu);
+	return 0;
+}
 
 /* The variable NAME of the profiles signal, else the one of every signal; NULL when neither. */
 static const char *otel_env(const char *name)
@@ -457,19 +520,19 @@ static enum outcome attempt(struct otlp_export *e, const struct item *it, long t
 	e->body.n = 0;
 	e->retry_after_ms = 0;
 	e->curl_err[0] = '\0';
-	curl_easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
-	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDS, data);
-	curl_easy_setopt(e->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)size);
-	rc = curl_easy_perform(e->curl);
+	libcurl.easy_setopt(e->curl, CURLOPT_TIMEOUT_MS, timeout_ms);
+	libcurl.easy_setopt(e->curl, CURLOPT_POSTFIELDS, data);
+	libcurl.easy_setopt(e->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)size);
+	rc = libcurl.easy_perform(e->curl);
 	if (rc == CURLE_ABORTED_BY_CALLBACK) {
 		snprintf(why, len, "the run ended before the collector answered");
 		return GAVE_UP;
 	}
 	if (rc != CURLE_OK) {
-		snprintf(why, len, "%s", *e->curl_err ? e->curl_err : curl_easy_strerror(rc));
+		snprintf(why, len, "%s", *e->curl_err ? e->curl_err : libcurl.easy_strerror(rc));
 		return retryable_curl(rc) ? RETRY : REFUSED;
 	}
-	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
+	libcurl.easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status >= 200 && status < 300) {
 		sent->bytes = size;
 		sent->rejected = rejected_profiles(&e->body, why, len);
@@ -606,41 +669,41 @@ static int setup_curl(struct otlp_export *e, char *err, size_t errlen)
 {
 	size_t i;
 
-	e->curl = curl_easy_init();
-	e->hdrs = curl_slist_append(NULL, "Content-Type: application/x-protobuf");
+	e->curl = libcurl.easy_init();
+	e->hdrs = libcurl.slist_append(NULL, "Content-Type: application/x-protobuf");
 	/* a collector answers at once: no wait for "100 Continue" */
 	if (e->hdrs)
-		e->hdrs = curl_slist_append(e->hdrs, "Expect:");
+		e->hdrs = libcurl.slist_append(e->hdrs, "Expect:");
 	if (e->hdrs && e->cfg.gzip)
-		e->hdrs = curl_slist_append(e->hdrs, "Content-Encoding: gzip");
+		e->hdrs = libcurl.slist_append(e->hdrs, "Content-Encoding: gzip");
 	for (i = 0; e->hdrs && i < e->cfg.nheaders; i++)
-		e->hdrs = curl_slist_append(e->hdrs, e->cfg.headers[i]);
+		e->hdrs = libcurl.slist_append(e->hdrs, e->cfg.headers[i]);
 	if (!e->curl || !e->hdrs) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	curl_easy_setopt(e->curl, CURLOPT_URL, e->cfg.url);
-	curl_easy_setopt(e->curl, CURLOPT_POST, 1L);
+	libcurl.easy_setopt(e->curl, CURLOPT_URL, e->cfg.url);
+	libcurl.easy_setopt(e->curl, CURLOPT_POST, 1L);
 	/* the exit's deadline reaches the request in flight: curl asks about once a second, or sooner */
-	curl_easy_setopt(e->curl, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(e->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(e->curl, CURLOPT_XFERINFODATA, e);
-	curl_easy_setopt(e->curl, CURLOPT_HTTPHEADER, e->hdrs);
-	curl_easy_setopt(e->curl, CURLOPT_USERAGENT, e->user_agent);
-	curl_easy_setopt(e->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e->curl, CURLOPT_ERRORBUFFER, e->curl_err);
-	curl_easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e->curl, CURLOPT_WRITEDATA, e);
-	curl_easy_setopt(e->curl, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(e->curl, CURLOPT_HEADERDATA, e);
+	libcurl.easy_setopt(e->curl, CURLOPT_NOPROGRESS, 0L);
+	libcurl.easy_setopt(e->curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+	libcurl.easy_setopt(e->curl, CURLOPT_XFERINFODATA, e);
+	libcurl.easy_setopt(e->curl, CURLOPT_HTTPHEADER, e->hdrs);
+	libcurl.easy_setopt(e->curl, CURLOPT_USERAGENT, e->user_agent);
+	libcurl.easy_setopt(e->curl, CURLOPT_NOSIGNAL, 1L);
+	libcurl.easy_setopt(e->curl, CURLOPT_ERRORBUFFER, e->curl_err);
+	libcurl.easy_setopt(e->curl, CURLOPT_WRITEFUNCTION, on_body);
+	libcurl.easy_setopt(e->curl, CURLOPT_WRITEDATA, e);
+	libcurl.easy_setopt(e->curl, CURLOPT_HEADERFUNCTION, on_header);
+	libcurl.easy_setopt(e->curl, CURLOPT_HEADERDATA, e);
 	/* only what was asked: no redirects to elsewhere (a proxy from the environment is taken) */
-	curl_easy_setopt(e->curl, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(e->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	libcurl.easy_setopt(e->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	libcurl.easy_setopt(e->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (e->cfg.ca_file)
-		curl_easy_setopt(e->curl, CURLOPT_CAINFO, e->cfg.ca_file);
+		libcurl.easy_setopt(e->curl, CURLOPT_CAINFO, e->cfg.ca_file);
 	if (e->cfg.cert_file) {
-		curl_easy_setopt(e->curl, CURLOPT_SSLCERT, e->cfg.cert_file);
-		curl_easy_setopt(e->curl, CURLOPT_SSLKEY, e->cfg.key_file);
+		libcurl.easy_setopt(e->curl, CURLOPT_SSLCERT, e->cfg.cert_file);
+		libcurl.easy_setopt(e->curl, CURLOPT_SSLKEY, e->cfg.key_file);
 	}
 	return 0;
 }
@@ -654,9 +717,9 @@ static void export_free(struct otlp_export *e)
 	for (i = 0; e->q && i < e->n; i++)
 		free(e->q[(e->head + i) % e->cfg.queue_max].buf);
 	free(e->q);
-	curl_slist_free_all(e->hdrs);
+	libcurl.slist_free_all(e->hdrs);
 	if (e->curl)
-		curl_easy_cleanup(e->curl);
+		libcurl.easy_cleanup(e->curl);
 	strbuf__free(&e->body);
 	strbuf__free(&e->gz);
 	otlp_export__config_free(&e->cfg);
@@ -685,9 +748,11 @@ struct otlp_export *otlp_export__start(const struct otlp_export_config *c, const
 	}
 	if (!e->cfg.queue_max)
 		e->cfg.queue_max = 1;
-	rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (open_libcurl(err, errlen))
+		goto fail;
+	rc = libcurl.global_init(CURL_GLOBAL_DEFAULT);
 	if (rc != CURLE_OK) {
-		snprintf(err, errlen, "libcurl: %s", curl_easy_strerror(rc));
+		snprintf(err, errlen, "libcurl: %s", libcurl.easy_strerror(rc));
 		goto fail;
 	}
 	if (setup_curl(e, err, errlen))
