@@ -43,6 +43,7 @@ struct kept {
 /* a relocation's root type in the object, and the kernel's types of its name and kind */
 struct root {
 	__u32 lid;
+	__u16 kind;
 	const char *name;
 	size_t len;
 	__u32 *cands;
@@ -117,6 +118,46 @@ static size_t type_bytes(const struct btf_type *t)
 	}
 }
 
+static const struct btf_type *ktype(const struct kbtf *k, __u32 id)
+{
+	return id < k->nr ? k->types[id] : NULL;
+}
+
+static const char *kname(const struct kbtf *k, __u32 off)
+{
+	return off < k->strs_len ? k->strs + off : NULL;
+}
+
+/* past typedefs and modifiers, as libbpf's matching looks */
+static __u32 kskip(const struct kbtf *k, __u32 id)
+{
+	const struct btf_type *t;
+	int depth = 0;
+
+	while ((t = ktype(k, id)) && (btf_is_mod(t) || btf_is_typedef(t)) && depth++ < MAX_DEPTH)
+		id = t->type;
+	return id;
+}
+
+static __u32 lskip(const struct btf *b, __u32 id)
+{
+	const struct btf_type *t;
+	int depth = 0;
+
+	while ((t = btf__type_by_id(b, id)) && (btf_is_mod(t) || btf_is_typedef(t)) &&
+	       depth++ < MAX_DEPTH)
+		id = t->type;
+	return id;
+}
+
+/* a name up to its "___flavor", which libbpf leaves out when it compares */
+static size_t essential_len(const char *name)
+{
+	const char *flavor = strstr(name, "___");
+
+	return flavor ? (size_t)(flavor - name) : strlen(name);
+}
+
 /* Linux 6.16 on maps the file; before, it is read, a page a read */
 static int kbtf_read(struct kbtf *k)
 {
@@ -162,13 +203,41 @@ out:
 	return err;
 }
 
-/* Every type's place, by id. */
-static int kbtf_index(struct kbtf *k)
+/* Is kernel type ID, T, a candidate for a root: the same kind, the same essential name? */
+static int match_roots(struct cut *c, __u32 id, const struct btf_type *t)
 {
+	const char *name;
+	struct root *r;
+	__u32 i, *grown;
+
+	if (!t->name_off)
+		return 0;
+	name = kname(&c->k, t->name_off);
+	if (!name)
+		return -EPROTO;
+	for (i = 0; i < c->nr_roots; i++) {
+		r = &c->roots[i];
+		if (btf_kind(t) != r->kind || name[0] != r->name[0] ||
+		    strncmp(name, r->name, r->len) || essential_len(name) != r->len)
+			continue;
+		grown = realloc(r->cands, (r->nr_cands + 1) * sizeof(*grown));
+		if (!grown)
+			return -ENOMEM;
+		r->cands = grown;
+		r->cands[r->nr_cands++] = id;
+	}
+	return 0;
+}
+
+/* Every type's place, by id, and each root's candidates, in one pass. */
+static int kbtf_index(struct cut *c)
+{
+	struct kbtf *k = &c->k;
 	const struct btf_header *h = k->raw;
 	const char *p, *end;
 	size_t cap = 1 << 16, len;
 	void *grown;
+	int err;
 
 	if (h->magic != BTF_MAGIC || h->version != BTF_VERSION || h->hdr_len < sizeof(*h) ||
 	    (size_t)h->hdr_len + h->type_off + h->type_len > k->size ||
@@ -198,50 +267,14 @@ static int kbtf_index(struct kbtf *k)
 			k->types = grown;
 			cap *= 2;
 		}
-		k->types[k->nr++] = (const struct btf_type *)p;
+		k->types[k->nr] = (const struct btf_type *)p;
+		err = match_roots(c, k->nr, k->types[k->nr]);
+		if (err)
+			return err;
+		k->nr++;
 		p += len;
 	}
 	return 0;
-}
-
-static const struct btf_type *ktype(const struct kbtf *k, __u32 id)
-{
-	return id < k->nr ? k->types[id] : NULL;
-}
-
-static const char *kname(const struct kbtf *k, __u32 off)
-{
-	return off < k->strs_len ? k->strs + off : NULL;
-}
-
-/* past typedefs and modifiers, as libbpf's matching looks */
-static __u32 kskip(const struct kbtf *k, __u32 id)
-{
-	const struct btf_type *t;
-	int depth = 0;
-
-	while ((t = ktype(k, id)) && (btf_is_mod(t) || btf_is_typedef(t)) && depth++ < MAX_DEPTH)
-		id = t->type;
-	return id;
-}
-
-static __u32 lskip(const struct btf *b, __u32 id)
-{
-	const struct btf_type *t;
-	int depth = 0;
-
-	while ((t = btf__type_by_id(b, id)) && (btf_is_mod(t) || btf_is_typedef(t)) &&
-	       depth++ < MAX_DEPTH)
-		id = t->type;
-	return id;
-}
-
-/* a name up to its "___flavor", which libbpf leaves out when it compares */
-static size_t essential_len(const char *name)
-{
-	const char *flavor = strstr(name, "___");
-
-	return flavor ? (size_t)(flavor - name) : strlen(name);
 }
 
 /* KID's place among the kept, added if new; < 0 on ENOMEM */
@@ -556,40 +589,10 @@ static int add_root(struct cut *c, const struct bpf_core_relo *rel)
 	c->roots = grown;
 	c->roots[c->nr_roots++] = (struct root){
 		.lid = rel->type_id,
+		.kind = btf_kind(t),
 		.name = name,
 		.len = essential_len(name),
 	};
-	return 0;
-}
-
-/* In one pass over the kernel's types, each root's candidates: the same kind, the same essential name. */
-static int find_candidates(struct cut *c)
-{
-	const struct btf_type *t, *lt;
-	struct root *r;
-	const char *name;
-	__u32 id, i, *grown;
-
-	for (id = 1; id < c->k.nr; id++) {
-		t = c->k.types[id];
-		if (!t->name_off)
-			continue;
-		name = kname(&c->k, t->name_off);
-		if (!name)
-			return -EPROTO;
-		for (i = 0; i < c->nr_roots; i++) {
-			r = &c->roots[i];
-			lt = btf__type_by_id(c->local, r->lid);
-			if (btf_kind(t) != btf_kind(lt) || strncmp(name, r->name, r->len) ||
-			    essential_len(name) != r->len)
-				continue;
-			grown = realloc(r->cands, (r->nr_cands + 1) * sizeof(*grown));
-			if (!grown)
-				return -ENOMEM;
-			r->cands = grown;
-			r->cands[r->nr_cands++] = id;
-		}
-	}
 	return 0;
 }
 
@@ -741,13 +744,11 @@ struct core_btf *core_btf__new(const void *elf, size_t elf_size)
 	cb->fd = -1;
 	err = read_object(&c, elf, elf_size);
 	if (!err)
-		err = kbtf_read(&c.k);
-	if (!err)
-		err = kbtf_index(&c.k);
-	if (!err)
 		err = for_each_relo(&c, add_root);
 	if (!err)
-		err = find_candidates(&c);
+		err = kbtf_read(&c.k);
+	if (!err)
+		err = kbtf_index(&c);
 	if (!err)
 		err = for_each_relo(&c, walk_relo);
 	if (!err)
