@@ -13,6 +13,9 @@
 #    2c. The same on testdata/labelswitch (label sets of 1 to 12 labels
 #    changing every 3 ms) in both labels layouts (go1.21 map, go1.24
 #    slice): must be <= 0.7, aim 0.5.
+# 2e. Where a sample's BPF time goes: with and without the trace-context
+#    lookups (--trace-sources label), the leaf words of 2b, and the floor
+#    (bpftrace's profile probe that only counts); the rest is the walk.
 # 2d. Ticks of processes that are not targets (an idle Go target, two busy
 #    shell loops): under -p the sampler's runs against its samples (no
 #    other process's tick may run it), under --all its time per run, most
@@ -25,11 +28,14 @@
 #    stop" line, against bpftrace from its start to its BEGIN probe's
 #    output for a 99 Hz profile one-liner (bpftrace 0.17 runs BEGIN after
 #    enabling the profile perf events: that is when its sampling is on).
-#    Ratio must be <= 3.0, aim 1.0. Then 200 targets (testdata/traced, one
-#    worker each, niced, as in tests/capacity.sh): start to "Ctrl-C to
-#    stop" must be <= 2 s. Lines are time-stamped by the shell as they
-#    arrive on a pipe ($EPOCHREALTIME, no fork per line).
-# 6. --all: start-up with 200 Go processes of 10 distinct binaries (<= 2 s),
+#    Ratio must be <= 0.5. Then 200 targets (testdata/traced, one worker
+#    each, niced, as in tests/capacity.sh), start to "Ctrl-C to stop":
+#    stopped (SIGSTOP) <= 1 s; running, <= 1 s scaled by bpftrace's start
+#    in this run over the 107 ms of the issue's machine. Lines are
+#    time-stamped by the shell as they arrive on a pipe ($EPOCHREALTIME,
+#    no fork per line).
+# 6. --all: start-up with 200 Go processes of 10 distinct binaries (<= 2 s,
+#    scaled as in 5),
 #    the time from a new process's exec to its first sample, and the share
 #    of its CPU time in its first 2 s that was sampled (>= 0.8).
 # 7. The traceparent source (testdata/httpserver, newest Go): probe hits
@@ -224,6 +230,43 @@ done
 repair=$(awk '{ print 100 * ($1 / $2 - 1) }' "$work/repair" | sort -n | awk '{ a[NR] = $1 } END { printf "%+.1f", a[int((NR + 1) / 2)] }')
 printf 'median: %s%%  (must be at most +20%%)\n' "$repair"
 awk -v r="$repair" 'BEGIN { exit !(r <= 20) }' || status=1
+
+# 2e. where a sample's nanoseconds go, one knob at a time as in 2b: the
+# lookups of the traceparent and otel-sdk sources (--trace-sources label
+# leaves them out), the leaf words (2b), and the floor: what any program
+# run by the same cpu-clock event costs here, bpftrace's that only counts
+# (its pid filter and a per-CPU map update). The rest is the walk to the
+# labels, the labels, the stack and the event sent.
+printf '\nwhere the BPF time of a sample goes, %d rounds:\n' "$ROUNDS"
+: >"$work/sources"
+: >"$work/floor"
+printf 'profile:hz:999 /pid == %d/ { @ = count(); }\n' "$tp" >"$work/floor.bt"
+for ((r = 1; r <= ROUNDS; r++)); do
+	{ pair "" "--trace-sources label" && pair "--trace-sources label" ""; } >"$work/pair" || { status=1; break; }
+	read -r with without < <(awk '{ t[NR] = $1; n[NR] = $2 } END {
+		printf "%f %f\n", (t[1] + t[4]) / (n[1] + n[4]), (t[2] + t[3]) / (n[2] + n[3]) }' "$work/pair")
+	echo "$with $without" >>"$work/sources"
+	bpftrace "$work/floor.bt" >"$work/bt.out" 2>&1 &
+	bp=$!
+	until grep -qs Attaching "$work/bt.out" || ! kill -0 "$bp" 2>/dev/null; do sleep 0.1; done
+	sleep 4
+	bpftool prog show -j >"$work/progs.json"
+	while kill -INT "$bp" 2>/dev/null; do sleep 0.3; done
+	wait "$bp" 2>/dev/null || true
+	read -r floor _ < <(per_run '^profile|^999$')
+	echo "$floor" >>"$work/floor"
+	printf 'round %d: all sources %6.0f ns, labels only %6.0f ns; an empty profile probe %6.0f ns\n' \
+		"$r" "$with" "$without" "$floor"
+done
+med() { sort -n | awk '{ a[NR] = $1 } END { printf "%.0f", NR ? a[int((NR + 1) / 2)] : 0 }'; }
+total=$(awk '{ print $1 }' "$work/sources" | med)
+contexts=$(awk '{ print $1 - $2 }' "$work/sources" | med)
+leaf=$(awk '{ print $1 - $2 }' "$work/repair" | med)
+floor=$(med <"$work/floor")
+printf 'medians: a sample %s ns = the floor %s + trace contexts (traceparent, otel-sdk) %s + leaf words %s\n' \
+	"$total" "$floor" "$contexts" "$leaf"
+printf '         + the walk to the labels, the labels, the stack and the event %s ns\n' \
+	"$(awk -v t="$total" -v f="$floor" -v c="$contexts" -v l="$leaf" 'BEGIN { print t - f - c - l }')"
 kill "$tp" 2>/dev/null || true
 
 # 2c. the same comparison on label sets that change every few ms (1 to 12
@@ -429,13 +472,23 @@ if [ "$ours" = none ] || [ "$theirs" = none ] || [ "$(wc -l <"$work/start.ours")
 	status=1
 else
 	start_ratio=$(awk -v a="$ours" -v b="$theirs" 'BEGIN { printf "%.2f", a / b }')
-	awk -v r="$start_ratio" 'BEGIN { exit !(r <= 3.0) }' || status=1
+	awk -v r="$start_ratio" 'BEGIN { exit !(r <= 0.5) }' || status=1
 fi
 printf 'ctxprof-go -p PID to "Ctrl-C to stop":  %8s ms (median of %d)\n' "$ours" "$STARTS"
 printf 'bpftrace to its BEGIN output:           %8s ms (median of %d; profile:hz:99 /pid == PID/ { @[ustack] = count(); })\n' "$theirs" "$STARTS"
-printf 'ratio: %s  (must be <= 3.0, aim 1.0)\n' "$start_ratio"
+printf 'ratio: %s  (must be <= 0.5)\n' "$start_ratio"
 
-# 200 targets at once
+# scaled TARGET_MS: a bound in ms set where bpftrace started in 107 ms (the
+# issue's machine), scaled by its start-up in this run: machines here differ
+# by ten times in what a start costs (process creation, page faults, BPF)
+scaled() { awk -v ms="$1" -v bt="$theirs" 'BEGIN { printf "%.0f", bt == "none" ? ms : ms * bt / 107 }'; }
+# cpu_ms: ctxprof-go's CPU time (user + system) by its ready line, in ms
+cpu_ms() { awk -v t="$(cat "$work/ready.ticks" 2>/dev/null)" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", t * 1000 / hz }'; }
+
+# 200 targets at once: stopped first (SIGSTOP), where ctxprof-go has the
+# CPUs to itself: the issue's 1 s. Then running, niced: 200 spinning
+# processes leave it about 5% of the machine, so there the time is its CPU
+# time over that share; bound by the issue's 1 s scaled to this machine.
 N=${N:-200}
 pids=()
 for ((i = 0; i < N; i++)); do
@@ -443,18 +496,27 @@ for ((i = 0; i < N; i++)); do
 	pids+=($!)
 done
 sleep 1
+kill -STOP "${pids[@]}"
+many_idle=$(ready_ms 'Ctrl-C to stop' "$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -d 60 -o /dev/null)
+idle_cpu=$(cpu_ms)
+kill -CONT "${pids[@]}"
+sleep 1
 many=$(ready_ms 'Ctrl-C to stop' "$CTXPROF" -p "$(IFS=,; echo "${pids[*]}")" -d 60 -o /dev/null)
-many_cpu=$(awk -v t="$(cat "$work/ready.ticks" 2>/dev/null)" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.0f", t * 1000 / hz }')
+many_cpu=$(cpu_ms)
 kill "${pids[@]}" 2>/dev/null || true
 wait "${pids[@]}" 2>/dev/null || true
-if [ "$many" = none ]; then
+busy_bound=$(scaled 1000)
+if [ "$many" = none ] || [ "$many_idle" = none ]; then
 	echo "bench: ctxprof-go with $N targets never said it was sampling" >&2
 	status=1
 else
-	awk -v t="$many" 'BEGIN { exit !(t <= 2000) }' || status=1
+	awk -v t="$many_idle" 'BEGIN { exit !(t <= 1000) }' || status=1
+	awk -v t="$many" -v b="$busy_bound" 'BEGIN { exit !(t <= b) }' || status=1
 fi
-printf '%d targets (testdata/traced go1.24, one worker each, niced), start to "Ctrl-C to stop": %s ms (must be <= 2000)\n' "$N" "$many"
-printf '  of which ctxprof-go on a CPU: %s ms (the rest it waited beside %d busy processes)\n' "$many_cpu" "$N"
+printf '%d targets (testdata/traced go1.24, one worker each, niced), start to "Ctrl-C to stop":\n' "$N"
+printf '  stopped: %s ms, %s ms of it on a CPU (must be <= 1000)\n' "$many_idle" "$idle_cpu"
+printf '  running: %s ms, %s ms of it on a CPU, the rest waiting beside %d busy processes (must be <= %s: 1000 x bpftrace %s / 107 ms)\n' \
+	"$many" "$many_cpu" "$N" "$busy_bound" "$theirs"
 
 # 6. --all: 200 processes of 10 distinct binaries found and recording, and
 # how soon a process started later is sampled
@@ -472,14 +534,16 @@ for ((i = 0; i < N; i++)); do
 done
 sleep 1
 many_all=$(ready_ms 'Ctrl-C to stop' "$CTXPROF" --all -d 60 -o /dev/null)
+all_cpu=$(cpu_ms)
 kill "${pids[@]}" 2>/dev/null || true
 wait "${pids[@]}" 2>/dev/null || true
-printf '\n--all with %d Go processes of %d distinct binaries running, start to "Ctrl-C to stop" (all added): %s ms (must be <= 2000)\n' \
-	"$N" "${#kinds[@]}" "$many_all"
+all_bound=$(scaled 2000)
+printf '\n--all with %d Go processes of %d distinct binaries running, start to "Ctrl-C to stop" (all added): %s ms, %s ms of it on a CPU (must be <= %s: 2000 x bpftrace %s / 107 ms)\n' \
+	"$N" "${#kinds[@]}" "$many_all" "$all_cpu" "$all_bound" "$theirs"
 if [ "$many_all" = none ]; then
 	status=1
 else
-	awk -v t="$many_all" 'BEGIN { exit !(t <= 2000) }' || status=1
+	awk -v t="$many_all" -v b="$all_bound" 'BEGIN { exit !(t <= b) }' || status=1
 fi
 
 # from exec to first sample: a process started after ctxprof-go --all is
