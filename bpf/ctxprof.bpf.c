@@ -196,6 +196,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	const struct go_layout *l;
 	struct work *w;
 
+	if (!maybe_target(tgid))
+		return 0;
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	if (!t || !in_cgroup())
 		return 0;
@@ -223,8 +225,11 @@ SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct target_info *t = bpf_map_lookup_elem(&targets, &tgid);
+	struct target_info *t;
 
+	if (!maybe_target(tgid))
+		return 0;
+	t = bpf_map_lookup_elem(&targets, &tgid);
 	if (!t)
 		return 0;
 	if (t->exe_ino && BPF_CORE_READ(bprm, file, f_inode, i_ino) == t->exe_ino) {

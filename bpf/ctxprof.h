@@ -238,6 +238,13 @@ struct sample_event {
 #define WALL_REASON_NONE 0xff /* not waiting, or a reason the binary does not name */
 
 /*
+ * The sampler's first filter: a bit per tgid modulo TARGET_BITS (one 4 KB
+ * page), set while a target has it. Tgids that share a bit go on to the
+ * targets map.
+ */
+#define TARGET_BITS 32768
+
+/*
  * A --pid target: its layout, until it execs. An exec tracepoint sets
  * execed, so the sampler never reads another program with this layout.
  * Comparing the executable's identity instead needs user space and the

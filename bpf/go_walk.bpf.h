@@ -23,6 +23,19 @@ static __always_inline bool in_cgroup(void)
 	return !cgroup_id || bpf_get_current_ancestor_cgroup_id(cgroup_level) == cgroup_id;
 }
 
+/*
+ * A tick of a process that is no target ends at this bit: one load from a
+ * page, where the targets map's lookup costs about 1 µs more a tick on
+ * the paravirtualised test machine (tests/bench.sh, 2d). User space keeps
+ * it (targets.c, mark_target).
+ */
+__u64 target_bits[TARGET_BITS / 64] SEC(".data.target_bits");
+
+static __always_inline bool maybe_target(__u32 tgid)
+{
+	return target_bits[tgid / 64 % (TARGET_BITS / 64)] >> (tgid % 64) & 1;
+}
+
 /* tgid -> layout of that process's Go runtime; user space sizes it */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

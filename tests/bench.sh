@@ -19,7 +19,8 @@
 # 2d. Ticks of processes that are not targets (an idle Go target, two busy
 #    shell loops): under -p the sampler's runs against its samples (no
 #    other process's tick may run it), under --all its time per run, most
-#    of them the loops' ticks turned away (bar 150 ns).
+#    of them the loops' ticks turned away (bar 150 ns), and that against
+#    an empty bpftrace probe's, alone, taking turns.
 # 3. Slowdown of testdata/cpubench (go1.24, fixed work on every CPU) under
 #    ctxprof-go -F 999 and under perf record -F 999 -g, from paired runs.
 # 4. ctxprof-go's own CPU time while sampling a busy target at 99 and 999 Hz.
@@ -242,17 +243,16 @@ printf '\nwhere the BPF time of a sample goes, %d rounds:\n' "$ROUNDS"
 : >"$work/floor"
 printf 'profile:hz:999 /pid == %d/ { @ = count(); }\n' "$tp" >"$work/floor.bt"
 for ((r = 1; r <= ROUNDS; r++)); do
-	{ pair "" "--trace-sources label" && pair "--trace-sources label" ""; } >"$work/pair" || { status=1; break; }
-	read -r with without < <(awk '{ t[NR] = $1; n[NR] = $2 } END {
-		printf "%f %f\n", (t[1] + t[4]) / (n[1] + n[4]), (t[2] + t[3]) / (n[2] + n[3]) }' "$work/pair")
-	echo "$with $without" >>"$work/sources"
+	# the floor's probe runs all through the round's two pairs
 	bpftrace "$work/floor.bt" >"$work/bt.out" 2>&1 &
 	bp=$!
 	until grep -qs Attaching "$work/bt.out" || ! kill -0 "$bp" 2>/dev/null; do sleep 0.1; done
-	sleep 4
-	bpftool prog show -j >"$work/progs.json"
+	{ pair "" "--trace-sources label" && pair "--trace-sources label" ""; } >"$work/pair" || { status=1; break; }
 	while kill -INT "$bp" 2>/dev/null; do sleep 0.3; done
 	wait "$bp" 2>/dev/null || true
+	read -r with without < <(awk '{ t[NR] = $1; n[NR] = $2 } END {
+		printf "%f %f\n", (t[1] + t[4]) / (n[1] + n[4]), (t[2] + t[3]) / (n[2] + n[3]) }' "$work/pair")
+	echo "$with $without" >>"$work/sources"
 	read -r floor _ < <(per_run '^profile|^999$')
 	echo "$floor" >>"$work/floor"
 	printf 'round %d: all sources %6.0f ns, labels only %6.0f ns; an empty profile probe %6.0f ns\n' \
@@ -267,6 +267,7 @@ printf 'medians: a sample %s ns = the floor %s + trace contexts (traceparent, ot
 	"$total" "$floor" "$contexts" "$leaf"
 printf '         + the walk to the labels, the labels, the stack and the event %s ns\n' \
 	"$(awk -v t="$total" -v f="$floor" -v c="$contexts" -v l="$leaf" 'BEGIN { print t - f - c - l }')"
+echo "         (a difference within a few percent of the whole is below what one machine's rounds resolve)"
 kill "$tp" 2>/dev/null || true
 
 # 2c. the same comparison on label sets that change every few ms (1 to 12
@@ -357,6 +358,31 @@ for mode in "-p $ip" "--all"; do
 	fi
 done
 printf '(-p: no tick of another process is taken; --all: each costs the time a run takes, bar 150 ns)\n'
+# what a run costs here at all: bpftrace's probe that turns every tick
+# away on its pid, alone beside the same loops, taking turns with --all
+printf 'profile:hz:99 /pid == 1/ { @ = count(); }\n' >"$work/empty.bt"
+: >"$work/foreign"
+for ((r = 1; r <= ROUNDS; r++)); do
+	ctxprof_start "$work/f.err" /dev/null --all -F 99 2>/dev/null || { status=1; break; }
+	sleep 5
+	bpftool prog show -j >"$work/progs.json"
+	ctxprof_stop || true
+	read -r ns runs < <(sampler_stats)
+	bpftrace "$work/empty.bt" >"$work/bt.out" 2>&1 &
+	bp=$!
+	until grep -qs Attaching "$work/bt.out" || ! kill -0 "$bp" 2>/dev/null; do sleep 0.1; done
+	sleep 5
+	bpftool prog show -j >"$work/progs.json"
+	while kill -INT "$bp" 2>/dev/null; do sleep 0.3; done
+	wait "$bp" 2>/dev/null || true
+	read -r empty _ < <(per_run '^profile|^99$')
+	ours=$(awk -v t="$ns" -v n="$runs" 'BEGIN { print n ? t / n : 0 }')
+	printf 'round %d: --all %6.0f ns a run, the empty probe %6.0f ns: %+.0f ns\n' "$r" "$ours" "$empty" \
+		"$(awk -v a="$ours" -v b="$empty" 'BEGIN { print a - b }')"
+	echo "$ours $empty" >>"$work/foreign"
+done
+printf 'median: --all'"'"'s filter costs %s ns a foreign tick over a program that does nothing\n' \
+	"$(awk '{ print $1 - $2 }' "$work/foreign" | sort -n | awk '{ a[NR] = $1 } END { printf "%+.0f", a[int((NR + 1) / 2)] }')"
 kill "$ip" "${loops[@]}" 2>/dev/null || true
 wait "$ip" "${loops[@]}" 2>/dev/null || true
 

@@ -723,6 +723,7 @@ void session__free(struct session *s)
 		hashmap__free(s->verdicts, NULL);
 	hashmap__free(s->wall_ctxs, free);
 	free(s->execs);
+	free(s->target_bit_refs);
 	free(s->cgroup_dir);
 	free(s->online);
 	ctxprof_bpf__destroy(s->skel);

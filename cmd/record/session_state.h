@@ -108,6 +108,8 @@ struct session {
 	pid_t *execs; /* exec'd since the loop last looked */
 	size_t nexecs, capexecs;
 	bool targets_full; /* said once */
+	/* targets per bit of the sampler's target_bits (TARGET_BITS of them) */
+	uint16_t *target_bit_refs;
 	char *cgroup_dir; /* --cgroup PATH below its cgroup2 mount, for --all */
 	/* --wall: the kernel's trace contexts as of this snapshot, struct goid_key -> trace_ctx */
 	struct hashmap *wall_ctxs;
