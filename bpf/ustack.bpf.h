@@ -218,6 +218,18 @@ static __always_inline bool signal_stack(struct work *w, __u64 sp, __u64 fp)
 		   bounds[0] <= sp && sp < bounds[1]) {
 		fw->lo = sp - FRAME_BELOW_SP;
 		fw->hi = bounds[1];
+		/*
+		 * code on g0 that has not set up a frame of its own leaves FP
+		 * in the caller on curg's stack: runtime.walltime calls the
+		 * vDSO on g0, and a signal may land at the callee's first
+		 * instructions
+		 */
+		if (fw->may_switch && (fp < fw->lo || fp >= fw->hi) && fp >= fw->next_lo &&
+		    fp < fw->next_hi) {
+			fw->lo = fw->next_lo;
+			fw->hi = fw->next_hi;
+			fw->may_switch = 0;
+		}
 	} else {
 		return false;
 	}
