@@ -479,7 +479,8 @@ static struct session *session_alloc(const struct session_config *cfg)
 	s->targets = hashmap__new();
 	s->verdicts = hashmap__new();
 	s->frame_tables = hashmap__new();
-	if (!s->targets || !s->verdicts || !s->frame_tables) {
+	s->target_bit_refs = calloc(TARGET_BITS, sizeof(*s->target_bit_refs));
+	if (!s->targets || !s->verdicts || !s->frame_tables || !s->target_bit_refs) {
 		fprintf(stderr, "out of memory\n");
 		goto fail;
 	}

@@ -561,29 +561,20 @@ static int follow_threads(struct session *s, struct target *t)
 
 /*
  * PID's bit in the sampler's first filter, counted up (DELTA 1) or down
- * (-1): it stays set while any target's tgid has it. The map is mapped
- * into this process where the kernel allows (Linux 5.5 on), and the word
- * changes in place; else the array goes to the kernel whole.
+ * (-1): it stays set while any target's tgid has it. The word changes in
+ * place, in the skeleton's mapping of the array (every kernel with
+ * bpf_loop maps global data).
  */
-static int mark_target(struct session *s, pid_t pid, int delta)
+static void mark_target(struct session *s, pid_t pid, int delta)
 {
-	struct bpf_map *map = s->skel->maps.data_target_bits;
 	__u64 *words = s->skel->data_target_bits->target_bits;
 	__u32 bit = (__u32)pid % TARGET_BITS;
 
-	if (!s->target_bit_refs) {
-		s->target_bit_refs = calloc(TARGET_BITS, sizeof(*s->target_bit_refs));
-		if (!s->target_bit_refs)
-			return -ENOMEM;
-	}
 	s->target_bit_refs[bit] += delta;
 	if (s->target_bit_refs[bit])
 		__atomic_or_fetch(&words[bit / 64], 1ULL << (bit % 64), __ATOMIC_RELAXED);
 	else
 		__atomic_and_fetch(&words[bit / 64], ~(1ULL << (bit % 64)), __ATOMIC_RELAXED);
-	if (bpf_map__map_flags(map) & BPF_F_MMAPABLE)
-		return 0;
-	return bpf_map_update_elem(bpf_map__fd(map), &(__u32){ 0 }, words, BPF_ANY) ? -errno : 0;
 }
 
 /* what install_target put in the kernel for PID, taken out */
@@ -609,13 +600,8 @@ static int install_target(struct session *s, const struct target *t,
 	}
 	if (!bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &(__u32){ t->pid }, info,
 				 BPF_ANY)) {
-		ret = mark_target(s, t->pid, 1);
-		if (!ret)
-			return 0;
-		fprintf(stderr, "pid %d: failed to mark it a target: %s\n", (int)t->pid,
-			strerror(-ret));
-		uninstall_target(s, t->pid);
-		return ret;
+		mark_target(s, t->pid, 1);
+		return 0;
 	}
 	ret = -errno;
 	uninstall_target(s, t->pid);
