@@ -85,6 +85,8 @@ if [ ! -x "$bin" ]; then
 fi
 
 now() { date +%s%N; }
+# median_of: the median of the numbers on stdin, one a line ("none" for none)
+median_of() { sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "none") }'; }
 median_ms() { # median_ms CMD...: median wall time in ms over RUNS runs
 	local i t0 t1
 	for ((i = 0; i < RUNS; i++)); do
@@ -258,15 +260,14 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	printf 'round %d: all sources %6.0f ns, labels only %6.0f ns; an empty profile probe %6.0f ns\n' \
 		"$r" "$with" "$without" "$floor"
 done
-med() { sort -n | awk '{ a[NR] = $1 } END { printf "%.0f", NR ? a[int((NR + 1) / 2)] : 0 }'; }
-total=$(awk '{ print $1 }' "$work/sources" | med)
-contexts=$(awk '{ print $1 - $2 }' "$work/sources" | med)
-leaf=$(awk '{ print $1 - $2 }' "$work/repair" | med)
-floor=$(med <"$work/floor")
-printf 'medians: a sample %s ns = the floor %s + trace contexts (traceparent, otel-sdk) %s + leaf words %s\n' \
-	"$total" "$floor" "$contexts" "$leaf"
-printf '         + the walk to the labels, the labels, the stack and the event %s ns\n' \
-	"$(awk -v t="$total" -v f="$floor" -v c="$contexts" -v l="$leaf" 'BEGIN { print t - f - c - l }')"
+total=$(awk '{ print $1 }' "$work/sources" | median_of)
+contexts=$(awk '{ print $1 - $2 }' "$work/sources" | median_of)
+leaf=$(awk '{ print $1 - $2 }' "$work/repair" | median_of)
+floor=$(median_of <"$work/floor")
+# awk, not printf: a round that never ran leaves "none", which awk reads as 0
+awk -v t="$total" -v f="$floor" -v c="$contexts" -v l="$leaf" 'BEGIN {
+	printf "medians: a sample %.0f ns = the floor %.0f + trace contexts (traceparent, otel-sdk) %.0f + leaf words %.0f\n", t, f, c, l
+	printf "         + the walk to the labels, the labels, the stack and the event %.0f ns\n", t - f - c - l }'
 echo "         (a difference within a few percent of the whole is below what one machine's rounds resolve)"
 kill "$tp" 2>/dev/null || true
 
@@ -381,8 +382,8 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		"$(awk -v a="$ours" -v b="$empty" 'BEGIN { print a - b }')"
 	echo "$ours $empty" >>"$work/foreign"
 done
-printf 'median: --all'"'"'s filter costs %s ns a foreign tick over a program that does nothing\n' \
-	"$(awk '{ print $1 - $2 }' "$work/foreign" | sort -n | awk '{ a[NR] = $1 } END { printf "%+.0f", a[int((NR + 1) / 2)] }')"
+awk -v d="$(awk '{ print $1 - $2 }' "$work/foreign" | median_of)" 'BEGIN {
+	printf "median: --all'"'"'s filter costs %+.0f ns a foreign tick over a program that does nothing\n", d }'
 kill "$ip" "${loops[@]}" 2>/dev/null || true
 wait "$ip" "${loops[@]}" 2>/dev/null || true
 
@@ -471,7 +472,6 @@ ready_ms() {
 		echo none
 	fi
 }
-median_of() { sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] : "none") }'; }
 
 "$traced" -d 600s -workers 2 2>/dev/null &
 tp=$!
