@@ -17,6 +17,9 @@
 # Then the same program in a cgroup of its own (no exec), under --all
 # --cgroup with the loops outside it: its traced threads have at least
 # 200 samples (4 s of CPU), and the sampler's runs are bounded as above.
+# Last, the program moved out of the cgroup once added: it burns 4 x 1 s
+# there unsampled, and ctxprof-go names it, with the CPU time it used
+# (3.5 to 6 s), where the runs above name no target.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -107,4 +110,36 @@ else
 	not_ok "--cgroup: the target's traced threads: $n samples, need 200"
 fi
 runs_verdict "--all --cgroup"
+if grep -q 'no sample taken' "$work/err"; then
+	not_ok "--all --cgroup: a target that was sampled is named as not: $(grep 'no sample taken' "$work/err")"
+else
+	ok "--all --cgroup: no target is named as used CPU without a sample"
+fi
+
+# A target the sampler cannot see any more: moved out of the --cgroup
+# after it was added, it burns 4 x 1 s there, and no sample of it is taken.
+# That is said, with the CPU time it used (its own clock, from /proc).
+sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" -wait 4s -burn 1s' sh "$cg/ctxprof-threads.$$" "$bin" 2>/dev/null &
+target=$!
+ctxprof_start "$work/err" "$work/out.jsonl" -v --all --cgroup "$cg/ctxprof-threads.$$" -F 99
+check_eq "ctxprof-go --all --cgroup, the target moved out: starts" 0 "$?"
+for _ in $(seq 1 100); do
+	grep -q "pid $target (.*) added" "$work/err" && break
+	sleep 0.1
+done
+echo "$target" >"$cg/cgroup.procs"
+wait "$target"
+# the loop finds it gone within a second
+sleep 1
+ctxprof_stop
+check_eq "ctxprof-go --all --cgroup, the target moved out: exit status after SIGINT" 0 "$?"
+n=$(jq -s --argjson p "$target" '[.[] | select(.pid == $p) | .samples] | add // 0' "$work/out.jsonl")
+check_eq "the target moved out of the cgroup: samples" 0 "$n"
+line=$(grep "warning: pid $target (threads): no sample taken" "$work/err")
+cpu=$(sed -n 's/.* used \([0-9.]*\) s of CPU.*/\1/p' <<<"$line")
+if [ -n "$line" ] && awk -v c="${cpu:-0}" 'BEGIN { exit !(c >= 3.5 && c <= 6) }'; then
+	ok "a target that used CPU without a sample is named, with its CPU time: $line"
+else
+	not_ok "no warning of pid $target's unsampled CPU (4 s burnt): ${line:-$(grep -i warning "$work/err" | head -n 3)}"
+fi
 done_testing

@@ -608,6 +608,13 @@ static int build_rec(struct aggregate *a, const struct counted *c, const struct 
 				  hashmap__get(a->reasons, &c->pid, sizeof(c->pid)), out);
 }
 
+uint64_t aggregate__pid_samples(const struct aggregate *a, uint32_t pid)
+{
+	const struct agg_pid_stats *p = hashmap__get(a->pids, &pid, sizeof(pid));
+
+	return p ? p->samples : 0;
+}
+
 struct pid_walk {
 	void (*fn)(const struct agg_pid_stats *p, void *ctx);
 	void *ctx;

@@ -163,6 +163,8 @@ struct agg_pid_stats {
 	char comm[16];
 	uint64_t samples, traced;
 };
+/* PID's CPU samples so far: 0 when it had none. */
+uint64_t aggregate__pid_samples(const struct aggregate *a, uint32_t pid);
 /* Calls FN on every process that had samples, in no particular order. */
 void aggregate__pids(const struct aggregate *a, void (*fn)(const struct agg_pid_stats *p, void *ctx),
 		     void *ctx);

@@ -1173,6 +1173,7 @@ static int drain(struct session *s)
 		s->export = NULL;
 	}
 	print_stats(s, false);
+	session__warn_unsampled(s);
 	/* a reader that went away (| head) ends the run, as it ends perf's or jq's: no error */
 	if (!s->fail || s->fail == -EPIPE)
 		return 0;

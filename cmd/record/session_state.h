@@ -47,6 +47,8 @@ struct target {
 	struct vec ticks;
 	/* arm64, Go before 1.21: its binary's frame sizes, shared by its processes */
 	struct frame_entry *frames;
+	/* its CPU time when added, and when last seen alive: what the sampler should have seen */
+	uint64_t cpu_added_ns, cpu_seen_ns;
 };
 
 /* a binary's frame_table, while a target uses it; left empty, by address of its go_binary */
@@ -137,6 +139,8 @@ struct target *session__find_target(const struct session *s, pid_t pid);
 void target__free(void *p);
 /* The cpu-clock event at the session's period on thread TID, inherited by what it makes. */
 int session__open_task_ticks(const struct session *s, pid_t tid);
+/* Warns of every target that used CPU and had no sample taken (at the end of a run). */
+void session__warn_unsampled(struct session *s);
 /* Stops T's per-thread events: no sample of it is taken after this. */
 void target__stop_ticks(struct target *t);
 /* Targets added by --all since the loop last looked: their name, container and mappings, read now. */

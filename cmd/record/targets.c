@@ -654,6 +654,9 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	t->pid = pid;
 	t->pidfd = -1;
 	t->ticks.size = sizeof(struct thread_ticks);
+	/* before its events: CPU it uses from then on should show in samples */
+	process_cpu_ns(pid, &t->cpu_added_ns);
+	t->cpu_seen_ns = t->cpu_added_ns;
 	ret = check_target(s, t, &info, &exe_st, quiet);
 	if (!ret && s->cfg.wall)
 		ret = start_wall(s, t, quiet);
@@ -701,12 +704,51 @@ int session__add_target(struct session *s, pid_t pid)
 	return add_target(s, pid, false);
 }
 
+/*
+ * Samples due to T, by the CPU time its threads used since it was added,
+ * and none taken: said, rather than left to an empty profile (its events
+ * never ran, or every sample was lost). Only where MIN_DUE_SAMPLES were
+ * due, which chance alone does not leave out; not under --traced-only,
+ * which drops the untraced in the kernel.
+ */
+#define MIN_DUE_SAMPLES 20
+
+static void warn_unsampled(struct session *s, struct target *t)
+{
+	uint64_t now = 0, used, due;
+
+	if (!s->cfg.sampling || s->cfg.traced_only)
+		return;
+	if (!process_cpu_ns(t->pid, &now) && now > t->cpu_seen_ns)
+		t->cpu_seen_ns = now;
+	used = t->cpu_seen_ns > t->cpu_added_ns ? t->cpu_seen_ns - t->cpu_added_ns : 0;
+	due = used / s->period_ns;
+	if (due < MIN_DUE_SAMPLES || aggregate__pid_samples(s->agg, t->pid))
+		return;
+	fprintf(stderr,
+		"ctxprof-go: warning: pid %d (%s): no sample taken, though its threads used %.2f s "
+		"of CPU while sampled (%llu samples due at %lu Hz)\n",
+		(int)t->pid, t->comm, used / 1e9, (unsigned long long)due, s->cfg.freq);
+}
+
+static void warn_unsampled_one(const void *key, size_t len, void *value, void *ctx)
+{
+	warn_unsampled(ctx, value);
+}
+
+void session__warn_unsampled(struct session *s)
+{
+	hashmap__foreach(s->targets, warn_unsampled_one, s);
+}
+
 void session__remove_target(struct session *s, pid_t pid, const char *why)
 {
 	struct target *t = hashmap__del(s->targets, &pid, sizeof(pid));
 
 	if (!t)
 		return;
+	/* its samples are counted by now: the ring was read before it goes */
+	warn_unsampled(s, t);
 	/* what its snapshots counted stays counted */
 	if (t->wall && wall_reader__settle(t->wall, s->agg))
 		session__fail(s, -ENOMEM, "count goroutines");
@@ -906,13 +948,16 @@ static void check_one(const void *key, size_t len, void *value, void *ctx)
 	struct target_info info;
 	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
 
-	if (poll(&pfd, 1, 0) == 1)
+	if (poll(&pfd, 1, 0) == 1) {
 		r->exited[r->nexited++] = t->pid;
-	else if (bpf_map_lookup_elem(bpf_map__fd(r->s->skel->maps.targets), &(__u32){ t->pid },
-				     &info) != 0)
+		return;
+	}
+	/* its CPU time while it can be read: once reaped, it cannot */
+	process_cpu_ns(t->pid, &t->cpu_seen_ns);
+	if (bpf_map_lookup_elem(bpf_map__fd(r->s->skel->maps.targets), &(__u32){ t->pid }, &info) != 0)
 		return;
 	/* the kernel side already drops its samples; this says so, once */
-	else if (info.execed)
+	if (info.execed)
 		r->execed[r->nexeced++] = t->pid;
 	else if (info.reexecs != t->reexecs)
 		r->reexeced[r->nreexeced++] = t->pid;
