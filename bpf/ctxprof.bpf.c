@@ -187,6 +187,13 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 	last->cycles_ok = w->cycles_ok;
 }
 
+/*
+ * -p: the events follow the targets' threads, so a tick that is turned
+ * away below is rare (a child a target forked) and counted; under --all
+ * most ticks are other processes', and counting them would cost each one.
+ */
+const volatile bool per_task = false;
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -196,11 +203,17 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	const struct go_layout *l;
 	struct work *w;
 
-	if (!maybe_target(tgid))
+	if (!maybe_target(tgid)) {
+		if (per_task)
+			stat_inc(STAT_UNMARKED);
 		return 0;
+	}
 	t = bpf_map_lookup_elem(&targets, &tgid);
-	if (!t || !in_cgroup())
+	if (!t || !in_cgroup()) {
+		if (per_task)
+			stat_inc(STAT_UNKNOWN);
 		return 0;
+	}
 	l = target_layout(t);
 	if (!l) {
 		stat_inc(STAT_EXECED);

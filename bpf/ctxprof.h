@@ -367,6 +367,9 @@ enum ctxprof_stat {
 	STAT_HTTP_ERR, /* requests and streams whose headers could not be read */
 	STAT_NO_G, /* samples on a thread whose TLS slot held no g */
 	STAT_NO_CURG, /* samples of an M between goroutines (m.curg 0) */
+	/* -p: ticks of followed threads whose tgid is no target (a child they forked) */
+	STAT_UNMARKED, /* its bit in target_bits clear */
+	STAT_UNKNOWN, /* its bit set, but not in the targets map */
 	STAT_MAX,
 };
 

@@ -122,6 +122,11 @@ DEEP_JQ='[.[].stacks[] | select(any(.frames[]; .func == "main.burnDo"))] |
 # -p: the labelled jobs of every traced build
 check_eq "ctxprof-go -p (four traced builds and httpserver): exit status" 0 "$(cat "$res/cpu.rc" 2>/dev/null)"
 sed 's/^/# /' "$res/cpu.err"
+# a recording without samples: what the guest's kernel said, for the cause
+if grep -q ' 0 samples from' "$res/cpu.err"; then
+	echo "# -p took no sample; the guest's kernel log after boot:"
+	awk '$2 + 0 > 3' "$res/dmesg.txt" 2>/dev/null | tail -n 40 | sed 's/^/# dmesg: /'
+fi
 # arm64's relocations (user_pt_regs, the vdso's address) from the cut of
 # the guest's BTF; Linux 6.1 has no mmap of it, so this is the read path
 if cut=$(grep -o 'CO-RE: [0-9]* of the kernel.s [0-9]* BTF types' "$res/cpu.err"); then

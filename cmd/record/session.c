@@ -228,6 +228,12 @@ static int configure(struct session *s)
 	uint32_t level;
 	int i, err;
 
+	/*
+	 * --pid: the cpu-clock event follows each target's threads, not every
+	 * CPU, so that no other process's tick runs the sampler
+	 */
+	s->per_task = c->sampling && !c->all && !c->cgroup;
+	s->skel->rodata->per_task = s->per_task;
 	if (c->cgroup) {
 		err = container__resolve_cgroup(c->cgroup, &cgroup_id, &level, &s->cgroup_dir, why,
 						 sizeof(why));
@@ -331,7 +337,6 @@ static int attach_sampling(struct session *s)
 	 * --pid: each target's threads get theirs as it is added, an open
 	 * file each: as many as the hard limit allows
 	 */
-	s->per_task = !s->cfg.all && !s->cfg.cgroup;
 	if (s->per_task && !getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur < nofile.rlim_max) {
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
@@ -892,6 +897,14 @@ static void print_stats(const struct session *s, bool so_far)
 			"slot held no g, %llu of an M between goroutines (m.curg 0)\n",
 			(unsigned long long)(totals[STAT_NO_G] + totals[STAT_NO_CURG]),
 			(unsigned long long)totals[STAT_NO_G], (unsigned long long)totals[STAT_NO_CURG]);
+	/* -p: ticks the sampler turned away; a forked child's, or a target it does not know */
+	if (s->per_task && s->cfg.verbose)
+		fprintf(stderr,
+			"ctxprof-go: %llu ticks of followed threads turned away (children the targets "
+			"forked): %llu of processes not marked in target_bits, %llu not in the targets "
+			"map\n",
+			(unsigned long long)(totals[STAT_UNMARKED] + totals[STAT_UNKNOWN]),
+			(unsigned long long)totals[STAT_UNMARKED], (unsigned long long)totals[STAT_UNKNOWN]);
 	/* where ctxprof-go's own time went: what make bench weighs */
 	if (s->cfg.verbose) {
 		fprintf(stderr, "ctxprof-go: own CPU: %.1f ms in all, %.1f ms of it writing records (%llu flush%s)",

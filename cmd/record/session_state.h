@@ -45,6 +45,9 @@ struct target {
 	 * the threads each makes later), struct thread_ticks each
 	 */
 	struct vec ticks;
+	/* what the events counted, and on how many threads, once stopped */
+	uint64_t ticked_ns;
+	size_t ticked_threads;
 	/* arm64, Go before 1.21: its binary's frame sizes, shared by its processes */
 	struct frame_entry *frames;
 	/* its CPU time when added, and when last seen alive: what the sampler should have seen */
@@ -60,6 +63,7 @@ struct frame_entry {
 /* a cpu-clock event on one thread of a target, and the thread */
 struct thread_ticks {
 	pid_t tid;
+	int fd; /* the event's, owned by LINK: read for the time it counted */
 	struct bpf_link *link;
 };
 
@@ -73,11 +77,7 @@ struct session {
 	struct ring_buffer *rb;
 	struct bpf_link **perf_links; /* per CPU, NULL where none */
 	int nevents;
-	/*
-	 * --pid: the cpu-clock event follows each target's threads, not every
-	 * CPU, so that no other process's tick runs the sampler
-	 */
-	bool per_task;
+	bool per_task; /* --pid: the cpu-clock events follow the targets' threads */
 	struct bpf_link *uprobe_links[MAX_UPROBES];
 	struct bpf_link *exec_link;
 	struct pins *pins;

@@ -465,11 +465,30 @@ void session__map_binary_strings(struct session *s, const char *path)
 	binaries__put(t.gb);
 }
 
+/*
+ * The CPU time T's per-thread events counted so far, threads they passed
+ * on to included: what the kernel scheduled them for, sampled or not.
+ */
+static uint64_t ticks_ns(const struct target *t)
+{
+	const struct thread_ticks *tt = t->ticks.items;
+	uint64_t sum = 0, v;
+	size_t i;
+
+	for (i = 0; i < t->ticks.n; i++) {
+		if (read(tt[i].fd, &v, sizeof(v)) == sizeof(v))
+			sum += v;
+	}
+	return sum;
+}
+
 void target__stop_ticks(struct target *t)
 {
 	struct thread_ticks *tt = t->ticks.items;
 	size_t i;
 
+	t->ticked_ns += ticks_ns(t);
+	t->ticked_threads += t->ticks.n;
 	for (i = 0; i < t->ticks.n; i++)
 		bpf_link__destroy(tt[i].link);
 	t->ticks.n = 0;
@@ -509,6 +528,7 @@ static int tick_thread(struct session *s, struct target *t, pid_t tid)
 		return -ENOMEM;
 	}
 	tt->tid = tid;
+	tt->fd = fd;
 	tt->link = link;
 	return 0;
 }
@@ -727,8 +747,13 @@ static void warn_unsampled(struct session *s, struct target *t)
 		return;
 	fprintf(stderr,
 		"ctxprof-go: warning: pid %d (%s): no sample taken, though its threads used %.2f s "
-		"of CPU while sampled (%llu samples due at %lu Hz)\n",
+		"of CPU while sampled (%llu samples due at %lu Hz)",
 		(int)t->pid, t->comm, used / 1e9, (unsigned long long)due, s->cfg.freq);
+	/* whether the kernel ran its events at all: the cause differs */
+	if (t->ticks.n + t->ticked_threads)
+		fprintf(stderr, "; the cpu-clock events on its %zu threads counted %.2f s",
+			t->ticks.n + t->ticked_threads, (ticks_ns(t) + t->ticked_ns) / 1e9);
+	fputc('\n', stderr);
 }
 
 static void warn_unsampled_one(const void *key, size_t len, void *value, void *ctx)
