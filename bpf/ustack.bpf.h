@@ -209,6 +209,19 @@ static __always_inline bool signal_stack(struct work *w, __u64 sp, __u64 fp)
 	struct fp_walk *fw = &w->fw;
 	__u64 g0, bounds[2];
 
+	/*
+	 * A tick in the handler's first or last lines, where g is still the
+	 * interrupted code's (sigtrampgo sets gsignal after it starts, and g
+	 * back before it returns), found SP on no stack of g's: the move into
+	 * curg's stack was never offered, and is now, from the code the
+	 * signal interrupted (on g0, the way out of systemstack)
+	 */
+	if (!fw->may_switch && !fw->next_hi && w->curg &&
+	    !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)w->curg)) {
+		fw->next_lo = bounds[0];
+		fw->next_hi = bounds[1];
+		fw->may_switch = 1;
+	}
 	if (fw->may_switch && sp >= fw->next_lo && sp < fw->next_hi) {
 		fw->lo = fw->next_lo;
 		fw->hi = fw->next_hi;
@@ -338,6 +351,9 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	fw->base = 0;
 	fw->got = 0;
 	fw->may_switch = 0;
+	/* no move offered yet: signal_stack may still offer one */
+	fw->next_lo = 0;
+	fw->next_hi = 0;
 	fw->sigreturn = 0;
 	if (SIGNAL_FRAMES && sigreturn_off) {
 		/* loads through BTF pointers, not helper calls: this runs on every sample */
