@@ -317,10 +317,39 @@ static int create_rings(struct session *s)
  * --cgroup; under --pid, on each target's threads instead, as it is added
  * (targets.c). Either way, other processes' ticks do not run the sampler.
  */
+/* The sampler's cpu-clock event on every online CPU, for CGROUP_FD's tasks when >= 0. */
+static int open_cpu_ticks(struct session *s, int cgroup_fd)
+{
+	int i, fd, err = 0;
+
+	for (i = 0; i < s->ncpus && !err; i++) {
+		if (!s->online[i])
+			continue;
+		fd = open_ticks(s, cgroup_fd, i, cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0);
+		if (fd < 0) {
+			if (errno == ENODEV)
+				continue;
+			err = -errno;
+			fprintf(stderr, "failed to open perf event on CPU %d: %s\n", i, strerror(-err));
+			break;
+		}
+		s->perf_links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		if (!s->perf_links[i]) {
+			err = -errno;
+			close(fd);
+			fprintf(stderr, "failed to attach to perf event on CPU %d: %s\n", i,
+				strerror(-err));
+			break;
+		}
+		s->nevents++;
+	}
+	return err;
+}
+
 static int attach_sampling(struct session *s)
 {
 	struct rlimit nofile;
-	int i, fd, err = 0, cgroup_fd = -1;
+	int i, err = 0, cgroup_fd = -1;
 
 	/* before any target is added: an exec from then on is marked in the kernel */
 	s->exec_link = bpf_program__attach(s->skel->progs.on_exec);
@@ -352,27 +381,7 @@ static int attach_sampling(struct session *s)
 			s->nevents += s->online[i];
 		return 0;
 	}
-	for (i = 0; i < s->ncpus && !err; i++) {
-		if (!s->online[i])
-			continue;
-		fd = open_ticks(s, cgroup_fd, i, cgroup_fd >= 0 ? PERF_FLAG_PID_CGROUP : 0);
-		if (fd < 0) {
-			if (errno == ENODEV)
-				continue;
-			err = -errno;
-			fprintf(stderr, "failed to open perf event on CPU %d: %s\n", i, strerror(-err));
-			break;
-		}
-		s->perf_links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
-		if (!s->perf_links[i]) {
-			err = -errno;
-			close(fd);
-			fprintf(stderr, "failed to attach to perf event on CPU %d: %s\n", i,
-				strerror(-err));
-			break;
-		}
-		s->nevents++;
-	}
+	err = open_cpu_ticks(s, cgroup_fd);
 	if (cgroup_fd >= 0)
 		close(cgroup_fd);
 	return err;
@@ -1405,12 +1414,38 @@ static void remap_strings(struct session *s, struct run_clock *rc)
 }
 
 /*
+ * --pid: where the kernel does not run the events on the targets' threads
+ * (session__stalled_ticks), the sampler's event goes on every CPU instead,
+ * as with --all: other processes' ticks cost it a check each, and no
+ * target goes unsampled.
+ */
+static void check_ticks(struct session *s)
+{
+	struct target *t;
+	int err;
+
+	if (!s->per_task || !(t = session__stalled_ticks(s)))
+		return;
+	fprintf(stderr,
+		"ctxprof-go: warning: pid %d (%s): the kernel did not run the cpu-clock events on "
+		"its threads (%.2f s of CPU, none counted); sampling on every CPU from now on\n",
+		(int)t->pid, t->comm, (t->cpu_seen_ns - t->cpu_added_ns) / 1e9);
+	hashmap__foreach(s->targets, stop_ticks_one, NULL);
+	s->per_task = false;
+	s->nevents = 0;
+	err = open_cpu_ticks(s, -1);
+	if (err)
+		session__fail(s, err, "sample on every CPU");
+}
+
+/*
  * Targets that exited or exec'd go, processes that exec'd come (--all).
  * False when, with END_WITH_TARGETS, none is left.
  */
 static bool follow_targets(struct session *s, struct run_clock *rc, bool end_with_targets)
 {
 	session__reap_targets(s);
+	check_ticks(s);
 	if (end_with_targets && !session__ntargets(s)) {
 		fprintf(stderr, "ctxprof-go: every target has exited\n");
 		return false;

@@ -48,6 +48,7 @@ struct target {
 	/* what the events counted, and on how many threads, once stopped */
 	uint64_t ticked_ns;
 	size_t ticked_threads;
+	bool ticks_ran; /* its events counted CPU time: the kernel runs them */
 	/* arm64, Go before 1.21: its binary's frame sizes, shared by its processes */
 	struct frame_entry *frames;
 	/* its CPU time when added, and when last seen alive: what the sampler should have seen */
@@ -139,6 +140,11 @@ struct target *session__find_target(const struct session *s, pid_t pid);
 void target__free(void *p);
 /* The cpu-clock event at the session's period on thread TID, inherited by what it makes. */
 int session__open_task_ticks(const struct session *s, pid_t tid);
+/*
+ * --pid: a target whose threads used CPU the per-thread events should have
+ * counted, and that they did not count at all; NULL while there is none.
+ */
+struct target *session__stalled_ticks(struct session *s);
 /* Warns of every target that used CPU and had no sample taken (at the end of a run). */
 void session__warn_unsampled(struct session *s);
 /* Stops T's per-thread events: no sample of it is taken after this. */

@@ -494,6 +494,43 @@ void target__stop_ticks(struct target *t)
 	t->ticks.n = 0;
 }
 
+/* CPU time, in sampling periods, that chance alone does not leave without a sample */
+#define MIN_DUE_SAMPLES 20
+
+/*
+ * Where the per-thread events never count, the kernel does not schedule
+ * them in with their threads: Linux 6.1 under qemu's arm64 emulation did
+ * so for a whole recording, now and then, warning in event_function that
+ * a running thread's perf context was not active. Checked until a
+ * target's events have counted once; MIN_DUE_SAMPLES of CPU are enough.
+ */
+struct stalled {
+	struct session *s;
+	struct target *found;
+};
+
+static void stalled_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct stalled *st = ctx;
+	struct target *t = value;
+
+	if (st->found || t->ticks_ran || !t->ticks.n ||
+	    t->cpu_seen_ns - t->cpu_added_ns < MIN_DUE_SAMPLES * st->s->period_ns)
+		return;
+	if (ticks_ns(t))
+		t->ticks_ran = true;
+	else
+		st->found = t;
+}
+
+struct target *session__stalled_ticks(struct session *s)
+{
+	struct stalled st = { .s = s };
+
+	hashmap__foreach(s->targets, stalled_one, &st);
+	return st.found;
+}
+
 static bool has_ticks(const struct target *t, pid_t tid)
 {
 	const struct thread_ticks *tt = t->ticks.items;
@@ -731,8 +768,6 @@ int session__add_target(struct session *s, pid_t pid)
  * due, which chance alone does not leave out; not under --traced-only,
  * which drops the untraced in the kernel.
  */
-#define MIN_DUE_SAMPLES 20
-
 static void warn_unsampled(struct session *s, struct target *t)
 {
 	uint64_t now = 0, used, due;
