@@ -1429,7 +1429,7 @@ static void check_ticks(struct session *s)
 	fprintf(stderr,
 		"ctxprof-go: warning: pid %d (%s): the kernel did not run the cpu-clock events on "
 		"its threads (%.2f s of CPU, none counted); sampling on every CPU from now on\n",
-		(int)t->pid, t->comm, (t->cpu_seen_ns - t->cpu_added_ns) / 1e9);
+		(int)t->pid, t->comm, (t->cpu_seen_ns - t->cpu_ticked_ns) / 1e9);
 	hashmap__foreach(s->targets, stop_ticks_one, NULL);
 	s->per_task = false;
 	s->nevents = 0;

@@ -49,6 +49,7 @@ struct target {
 	uint64_t ticked_ns;
 	size_t ticked_threads;
 	bool ticks_ran; /* its events counted CPU time: the kernel runs them */
+	uint64_t cpu_ticked_ns; /* its CPU time once its threads' events were open */
 	/* arm64, Go before 1.21: its binary's frame sizes, shared by its processes */
 	struct frame_entry *frames;
 	/* its CPU time when added, and when last seen alive: what the sampler should have seen */

@@ -514,8 +514,8 @@ static void stalled_one(const void *key, size_t len, void *value, void *ctx)
 	struct stalled *st = ctx;
 	struct target *t = value;
 
-	if (st->found || t->ticks_ran || !t->ticks.n ||
-	    t->cpu_seen_ns - t->cpu_added_ns < MIN_DUE_SAMPLES * st->s->period_ns)
+	if (st->found || t->ticks_ran || !t->ticks.n || t->cpu_seen_ns < t->cpu_ticked_ns ||
+	    t->cpu_seen_ns - t->cpu_ticked_ns < MIN_DUE_SAMPLES * st->s->period_ns)
 		return;
 	if (ticks_ns(t))
 		t->ticks_ran = true;
@@ -733,8 +733,11 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	ret = install_target(s, t, &info, quiet);
 	if (!ret)
 		ret = confirm_exe(s, t, &exe_st, quiet);
-	if (!ret && s->per_task)
+	if (!ret && s->per_task) {
 		ret = follow_threads(s, t);
+		/* CPU it used before is no event's to count */
+		process_cpu_ns(pid, &t->cpu_ticked_ns);
+	}
 	if (ret) {
 		uninstall_target(s, pid);
 		goto fail;
