@@ -311,12 +311,6 @@ static int create_rings(struct session *s)
 	return 0;
 }
 
-/*
- * The exec tracepoint, then the cpu-clock event on every online CPU (a CPU
- * that gives ENODEV is skipped), for the cgroup's tasks only under
- * --cgroup; under --pid, on each target's threads instead, as it is added
- * (targets.c). Either way, other processes' ticks do not run the sampler.
- */
 /* The sampler's cpu-clock event on every online CPU, for CGROUP_FD's tasks when >= 0. */
 static int open_cpu_ticks(struct session *s, int cgroup_fd)
 {
@@ -346,6 +340,12 @@ static int open_cpu_ticks(struct session *s, int cgroup_fd)
 	return err;
 }
 
+/*
+ * The exec tracepoint, then the cpu-clock event on every online CPU (a CPU
+ * that gives ENODEV is skipped), for the cgroup's tasks only under
+ * --cgroup; under --pid, on each target's threads instead, as it is added
+ * (targets.c). Either way, other processes' ticks do not run the sampler.
+ */
 static int attach_sampling(struct session *s)
 {
 	struct rlimit nofile;
