@@ -16,8 +16,11 @@ const volatile bool leaf_repair = true;
 const volatile __u64 user_va_mask = ~0ULL;
 
 /*
- * Frames past a window are read as a new window: at most MAX_STACK_WINDOWS
- * of them, STACK_WINDOW bytes each (work.bpf.h).
+ * Frames past a window are read as a new window, STACK_WINDOW bytes
+ * (work.bpf.h), MAX_STACK_WINDOWS times; past those, a frame record at a
+ * time. A proxy's stack of large frames (caddy's reverse_proxy under its
+ * middleware, 35 frames) spans more than eight windows, and its root
+ * frames are the ones that say which request it serves.
  */
 #define MAX_STACK_WINDOWS 8
 
@@ -38,6 +41,9 @@ const volatile __u64 sigreturn_off = 0;
 /* the trampoline: mov x8, #__NR_rt_sigreturn; svc #0, and the PC after it */
 #define SIGRETURN_LAST 8
 
+/* the signal stack Go allocates a thread (runtime.mpreinit: malg(32 * 1024)) */
+#define GSIGNAL_STACK (32 * 1024)
+
 /* the kernel's out-of-line step slots (UPROBE_XOL_SLOT_BYTES), and x86's longest instruction */
 #define XOL_SLOT_BYTES 128
 #define MAX_INSN_BYTES 15
@@ -45,23 +51,23 @@ const volatile __u64 sigreturn_off = 0;
 /*
  * Reads a window at ADDR, up to the stack's known top (a read past a
  * goroutine's stack can meet a page never touched), or failing that (the
- * end of a mapping) just one frame.
+ * end of a mapping), or once the windows are spent, just one frame.
  */
 static __always_inline bool load_window(struct work *w, __u64 addr)
 {
 	struct fp_walk *fw = &w->fw;
 	__u64 len = STACK_WINDOW;
 
-	if (fw->windows >= MAX_STACK_WINDOWS)
-		return false;
-	fw->windows++;
 	fw->base = addr;
-	if (fw->hi > addr && fw->hi - addr < STACK_WINDOW)
-		len = fw->hi - addr;
-	if (len >= 16 && len <= STACK_WINDOW &&
-	    !bpf_probe_read_user(w->win, len, (const void *)addr)) {
-		fw->got = len;
-		return true;
+	if (fw->windows < MAX_STACK_WINDOWS) {
+		fw->windows++;
+		if (fw->hi > addr && fw->hi - addr < STACK_WINDOW)
+			len = fw->hi - addr;
+		if (len >= 16 && len <= STACK_WINDOW &&
+		    !bpf_probe_read_user(w->win, len, (const void *)addr)) {
+			fw->got = len;
+			return true;
+		}
 	}
 	if (!bpf_probe_read_user(w->win, 16, (const void *)addr)) {
 		fw->got = 16;
@@ -389,6 +395,12 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	 * below SP would report dead frames of earlier calls.
 	 */
 	fw->lo = sp - FRAME_BELOW_SP;
+	/*
+	 * amd64's Go calls duffzero and duffcopy, which make no frame, with
+	 * BP at a record it stores for them right below the return address
+	 */
+	if (bp == sp - 8)
+		fw->lo = bp;
 	fw->hi = ~0ULL;
 	g_ok = w->g && !bpf_probe_read_user(g_bounds, sizeof(g_bounds), (const void *)w->g);
 	if (g_ok && g_bounds[0] <= sp && sp < g_bounds[1])
@@ -403,11 +415,21 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	 * left). g0 is runtime.m's first member in every Go version.
 	 */
 	if (w->g && w->g == w->curg && fw->hi == ~0ULL) {
-		if (!g_ok || !w->m || bpf_probe_read_user(&g0, sizeof(g0), (const void *)w->m) ||
-		    !g0 || bpf_probe_read_user(bounds, sizeof(bounds), (const void *)g0) ||
-		    !(bounds[0] <= sp && sp < bounds[1]))
+		if (!g_ok)
 			return 1;
-		fw->hi = bounds[1];
+		if (w->m && !bpf_probe_read_user(&g0, sizeof(g0), (const void *)w->m) && g0 &&
+		    !bpf_probe_read_user(bounds, sizeof(bounds), (const void *)g0) &&
+		    bounds[0] <= sp && sp < bounds[1])
+			fw->hi = bounds[1];
+		else
+			/*
+			 * neither: a signal's handler before it makes gsignal g
+			 * (sigtramp, cgoSigtramp), or after it makes the goroutine
+			 * g again (the restorer). SP is on the signal stack, which
+			 * Go allocates GSIGNAL_STACK bytes; the handler's frames
+			 * lie there, and link to the goroutine's.
+			 */
+			fw->hi = sp + GSIGNAL_STACK;
 		/* curg is g: its bounds are read already */
 		bounds[0] = g_bounds[0];
 		bounds[1] = g_bounds[1];

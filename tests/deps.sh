@@ -60,9 +60,10 @@ OTEL_PACKAGES=(golang-opentelemetry-otel-dev golang-opentelemetry-contrib-dev
 COLLECTOR_PACKAGE=golang-opentelemetry-collector-dev
 COLLECTOR_SUITE=sid
 COLLECTOR_TREE=$(cd "$(dirname "$0")/.." && pwd)/.output/otelcol
-# Go programs Debian ships, for tests/wall-debian.sh: a reverse proxy, from
-# three suites whose Go releases differ (1.19, 1.24, 1.26), never installed
-DEBIAN_PROGRAM=caddy
+# Go programs Debian ships, for tests/wall-debian.sh and servers-debian.sh,
+# as PACKAGE/SUITE, never installed: a reverse proxy from three suites whose
+# Go releases differ (1.19, 1.24, 1.26), and bookworm's metrics exporter
+DEBIAN_PROGRAMS_WANTED=(caddy/bookworm caddy/trixie caddy/sid prometheus-node-exporter/bookworm)
 DEBIAN_PROGRAM_SUITES=(bookworm trixie sid)
 DEBIAN_PROGRAMS=$(cd "$(dirname "$0")/.." && pwd)/.output/debian-programs
 TOOLCHAINS=(1.19 1.21 1.22 1.23 1.24 1.26 1.27)
@@ -334,28 +335,34 @@ collector_sources() {
 [ "$MODE" = test ] && collector_sources
 
 # debian_programs: Go programs Debian itself ships, stripped GOPATH builds
-# by the Go of their suite, for tests/wall-debian.sh: each suite's caddy,
-# downloaded through a private apt configuration and unpacked into
-# $DEBIAN_PROGRAMS/SUITE, never installed
+# by the Go of their suite: each of DEBIAN_PROGRAMS_WANTED, downloaded
+# through a private apt configuration and unpacked into
+# $DEBIAN_PROGRAMS/SUITE, never installed. The marker names the list, so a
+# longer list fetches again.
 debian_programs() {
-	local suite deb
-	[ -e "$DEBIAN_PROGRAMS/.ready" ] && return 0
-	log "fetching ${DEBIAN_PROGRAM} from ${DEBIAN_PROGRAM_SUITES[*]} into $DEBIAN_PROGRAMS (private)"
+	local want suite deb dir ready
+	ready=$DEBIAN_PROGRAMS/.ready-$(printf '%s\n' "${DEBIAN_PROGRAMS_WANTED[@]}" | cksum | cut -d' ' -f1)
+	[ -e "$ready" ] && return 0
+	log "fetching ${DEBIAN_PROGRAMS_WANTED[*]} into $DEBIAN_PROGRAMS (private)"
 	private_apt "$DEBIAN_PROGRAMS/apt" "${DEBIAN_PROGRAM_SUITES[@]}" || return 0
 	for suite in "${DEBIAN_PROGRAM_SUITES[@]}"; do
 		rm -rf "${DEBIAN_PROGRAMS:?}/$suite"
-		mkdir -p "$DEBIAN_PROGRAMS/$suite"
-		if ! (cd "$DEBIAN_PROGRAMS/$suite" &&
-			apt-get "${APT_OPTS[@]}" download -qq "$DEBIAN_PROGRAM/$suite" >/dev/null 2>&1); then
-			log "$DEBIAN_PROGRAM is not in $suite; tests/wall-debian.sh will say so"
+	done
+	for want in "${DEBIAN_PROGRAMS_WANTED[@]}"; do
+		suite=${want#*/}
+		dir=$DEBIAN_PROGRAMS/$suite/.debs
+		mkdir -p "$dir"
+		if ! (cd "$dir" && apt-get "${APT_OPTS[@]}" download -qq "$want" >/dev/null 2>&1); then
+			log "${want%/*} is not in $suite; the tests that run it will say so"
 			continue
 		fi
-		for deb in "$DEBIAN_PROGRAMS/$suite"/*.deb; do
+		for deb in "$dir"/*.deb; do
 			dpkg-deb -x "$deb" "$DEBIAN_PROGRAMS/$suite" && rm -f "$deb"
 		done
+		rmdir "$dir"
 	done
-	rm -rf "$DEBIAN_PROGRAMS/apt"
-	touch "$DEBIAN_PROGRAMS/.ready"
+	rm -rf "$DEBIAN_PROGRAMS/apt" "$DEBIAN_PROGRAMS"/.ready*
+	touch "$ready"
 }
 [ "$MODE" = test ] && debian_programs
 

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# servers-debian.sh: whole stacks and every request's trace ID on Go servers Debian ships, stripped, under load.
+#
+# Subjects, fetched and unpacked by `make deps` into .output/debian-programs
+# and never installed: caddy from bookworm, trixie and sid (Go 1.19, 1.24,
+# 1.26, cgo).
+#
+# 1. caddy: one process, two servers. The front one proxies /static/* to
+#    the back one, which serves a 2 MB text file gzip'd (encode, then
+#    file_server), and everything else to testdata/httpserver's /small.
+#    Three curl loops, each under a traceparent ID of its own, fetch both
+#    for 6 s while ctxprof-go -p CADDY -F 499 samples. The proxy's stacks
+#    are deep and its frames large (35 frames from a write system call to
+#    runtime.goexit), gzip's code calls duffcopy and duffzero, and Go's
+#    preemption signals land in its handlers. Per suite:
+#    - at least 99% of the CPU samples have a whole stack: the last frame
+#      is where Go's own traceback ends (ROOTS);
+#    - no stack is a lone frame outside Go code (a file that is not .go:
+#      assembly such as runtime.duffcopy, or C such as __restore_rt);
+#    - every trace ID sent has samples, and none was never sent.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+e2e_setup "whole stacks and trace IDs on Debian's own Go servers"
+command -v curl >/dev/null || { not_ok "curl is missing (make deps installs it)"; done_testing; }
+programs=$OUTPUT/debian-programs
+mapfile -t all < <(go_toolchains)
+newest=${all[-1]}
+SECS=6
+# where Go's traceback ends: a goroutine's start, a thread's, the
+# scheduler's and the stack growth's switches to g0, a signal handler's
+ROOTS='["runtime.goexit","runtime.mstart","runtime.mstart0","runtime.mcall","runtime.morestack","runtime.rt0_go","runtime.sigtramp"]'
+
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# wait_http URL: true once URL answers
+wait_http() {
+	local i
+	for ((i = 0; i < 150; i++)); do
+		curl -sf --max-time 2 -o /dev/null "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# loops SECONDS ID URL...: fetches the URLs in turn under traceparent ID
+# until SECONDS have passed (in the background; pid in $!)
+loops() {
+	local secs=$1 id=$2 end u
+	shift 2
+	(
+		end=$((SECONDS + secs))
+		while [ $SECONDS -lt "$end" ]; do
+			for u in "$@"; do
+				curl -s --max-time 10 -H 'Accept-Encoding: gzip' \
+					-H "traceparent: 00-$id-00f067aa0ba902b7-01" -o /dev/null "$u"
+			done
+		done
+	) &
+}
+
+# sent_json ID...: the IDs as a JSON array
+sent_json() { printf '%s\n' "$@" | jq -R . | jq -s -c .; }
+
+srv_bin=$(go_build "$newest" plain httpserver) || not_ok "go$newest httpserver: build failed"
+: >"$work/srv.addr"
+"$srv_bin" >"$work/srv.addr" 2>/dev/null &
+srv=$!
+for ((i = 0; i < 600 && $(wc -l <"$work/srv.addr") < 2; i++)); do sleep 0.1; done
+upstream=$(awk '$1 == "http" { print $2 }' "$work/srv.addr")
+[ -n "$upstream" ] || { not_ok "testdata/httpserver did not start"; done_testing; }
+
+mkdir -p "$work/www"
+# text that gzip has work with: words from a small vocabulary, 2 MB
+awk 'BEGIN { srand(1); split("alpha beta gamma delta proxy server request trace profile goroutine", w, " ");
+	for (i = 0; i < 330000; i++) printf "%s%s", w[int(rand() * 10) + 1], (i % 16 == 15 ? "\n" : " ") }' \
+	>"$work/www/big.txt"
+
+for suite in bookworm trixie sid; do
+	bin=$programs/$suite/usr/bin/caddy
+	if [ ! -x "$bin" ]; then
+		not_ok "$suite's caddy: not in $programs/$suite (make deps fetches it)"
+		continue
+	fi
+	name="$suite's caddy ($("$CTXPROF" check --json "$bin" | jq -r .go_version))"
+	dir=$work/$suite
+	mkdir -p "$dir"
+	front=$(free_port)
+	back=$(free_port)
+	cat >"$dir/caddy.json" <<-JSON
+	{"admin": {"disabled": true},
+	 "apps": {
+	  "pki": {"certificate_authorities": {"local": {"install_trust": false}}},
+	  "http": {"servers": {
+	   "back": {"listen": ["127.0.0.1:$back"], "automatic_https": {"disable": true},
+	    "routes": [{"handle": [{"handler": "encode", "encodings": {"gzip": {}}},
+	                           {"handler": "file_server", "root": "$work/www"}]}]},
+	   "front": {"listen": ["127.0.0.1:$front"], "automatic_https": {"disable": true},
+	    "routes": [
+	     {"match": [{"path": ["/static/*"]}], "handle": [
+	       {"handler": "rewrite", "strip_path_prefix": "/static"},
+	       {"handler": "reverse_proxy", "upstreams": [{"dial": "127.0.0.1:$back"}]}]},
+	     {"handle": [{"handler": "reverse_proxy", "upstreams": [{"dial": "$upstream"}]}]}]}}}}}
+	JSON
+	HOME=$dir XDG_DATA_HOME=$dir/data XDG_CONFIG_HOME=$dir/config \
+		"$bin" run --config "$dir/caddy.json" >"$dir/caddy.log" 2>&1 &
+	caddy=$!
+	if ! wait_http "http://127.0.0.1:$front/static/big.txt"; then
+		not_ok "$name did not serve: $(tail -n 3 "$dir/caddy.log" | tr '\n' ' ')"
+		kill "$caddy"
+		continue
+	fi
+	if ! ctxprof_start "$dir/err" "$dir/out.jsonl" -v -p "$caddy" -F 499; then
+		not_ok "$name: ctxprof-go did not start: $(tr '\n' ' ' <"$dir/err" | head -c 1000)"
+		kill "$caddy"
+		continue
+	fi
+	ids=()
+	pids=()
+	for i in 1 2 3; do
+		id=$(printf 'deb5e7%02d%024x' "$i" "$((RANDOM * 65536 + RANDOM))")
+		ids+=("$id")
+		loops "$SECS" "$id" "http://127.0.0.1:$front/static/big.txt" "http://127.0.0.1:$front/small"
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	ctxprof_stop
+	rc=$?
+	kill "$caddy"
+	wait "$caddy" 2>/dev/null
+	check_eq "$name: ctxprof-go exits" 0 "$rc"
+	stats=$(jq -s -c --argjson roots "$ROOTS" --argjson sent "$(sent_json "${ids[@]}")" '
+		[.[] | select(.origin == "sampling") | .trace_id as $t | .stacks[] |
+		 {n: .samples, t: $t, f: [.frames[].func], file: (.frames[0].file // "")}] as $s |
+		($s | map(select(.f[-1] as $r | $roots | index($r)))) as $whole |
+		{total: ($s | map(.n) | add // 0),
+		 whole: ($whole | map(.n) | add // 0),
+		 cut: ($s - $whole | group_by(.f[-1]) | map({end: .[0].f[-1], n: (map(.n) | add)}) |
+			sort_by(-.n) | .[0:4] | map("\(.end) (\(.n))") | join(", ")),
+		 lone: ([$s[] | select((.f | length) == 1 and (.file | endswith(".go") | not)) | .f[0]] |
+			unique | join(" ")),
+		 found: ([$s[] | .t | select(. as $x | $x != null and ($sent | index($x)))] | unique | length),
+		 unsent: ([$s[] | .t | select(. as $x | $x != null and ($sent | index($x) | not))] | unique |
+			join(" "))}' \
+		"$dir/out.jsonl")
+	echo "# $name: $stats"
+	get() { jq -r ".$1" <<<"$stats"; }
+	part_verdict "$name: CPU samples whose stack reaches where Go's traceback ends" \
+		"$(get whole)" "$(get total)" 300 "samples" "$(get cut)"
+	check_eq "$name: stacks that are a lone frame outside Go code" "" "$(get lone)"
+	check_eq "$name: trace IDs sent that have samples" 3 "$(get found)"
+	check_eq "$name: trace IDs on samples that were never sent" "" "$(get unsent)"
+done
+
+kill "$srv" 2>/dev/null
+done_testing
