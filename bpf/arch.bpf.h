@@ -11,6 +11,7 @@
  */
 #if defined(__TARGET_ARCH_x86)
 #define GO_ARG1(r) ((r)->ax)
+#define GO_ARG2(r) ((r)->bx)
 #define GO_ARG3(r) ((r)->cx)
 #define GO_ARG4(r) ((r)->di)
 /* g at a Go function's entry */
@@ -47,6 +48,7 @@
 	} while (0)
 #elif defined(__TARGET_ARCH_arm64)
 #define GO_ARG1(r) ((r)->regs[0])
+#define GO_ARG2(r) ((r)->regs[1])
 #define GO_ARG3(r) ((r)->regs[2])
 #define GO_ARG4(r) ((r)->regs[3])
 #define GO_G(r) ((r)->regs[28])

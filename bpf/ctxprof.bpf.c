@@ -258,7 +258,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
  * The traceparent source: the start of a request's handler, and the end of
  * an HTTP/1.1 request, whose connection's goroutine serves the next one;
  * a grpc stream's headers, and its handler's start; an SDK span's start
- * and end. The cookie says which.
+ * and end; a goroutine's start. The cookie says which.
  */
 SEC("uprobe")
 int http_request(struct pt_regs *ctx)
@@ -275,6 +275,11 @@ int http_request(struct pt_regs *ctx)
 	l = t ? target_layout(t) : NULL;
 	if (!l)
 		return 0;
+	/* on g0, where the goroutine it starts gets the context of the one that starts it */
+	if (cookie == GO_PROBE_SPAWN) {
+		spawn(ctx, l, tgid);
+		return 0;
+	}
 	if (cookie == GRPC_PROBE_HEADERS || cookie == GRPC_PROBE_STREAM)
 		ready = l->grpc.ok;
 	else if (cookie == OTEL_PROBE_START || cookie == OTEL_PROBE_END)

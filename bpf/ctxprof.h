@@ -314,6 +314,7 @@ struct trace_ctx {
 #define GRPC_PROBE_STREAM 5 /* grpc.(*Server).handleStream(s, t ServerTransport, stream) */
 #define OTEL_PROBE_START 6 /* sdk/trace.(*tracer).newRecordingSpan: a recording span starts */
 #define OTEL_PROBE_END 7 /* sdk/trace.(*recordingSpan).End(s, options...) */
+#define GO_PROBE_SPAWN 8 /* runtime.newproc.func1's runqput(pp, newg, next): a goroutine starts */
 #define MAX_GRPC_FIELDS 32 /* header fields of a stream's first block searched */
 
 /* A grpc stream between its headers (reader goroutine) and its handler's start */

@@ -17,6 +17,19 @@ struct {
 } trace_ctxs SEC(".maps");
 
 /*
+ * {tgid, goid} -> the context a goroutine took from the one that started
+ * it (Go before 1.21): kept apart, so that a fan-out's churn never evicts
+ * a request's own. Each CPU evicts from its own list, and takes no lock
+ * the others hold.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct goid_key);
+	__type(value, struct trace_ctx);
+} spawn_ctxs SEC(".maps");
+
+/*
  * grpc streams whose headers carried a traceparent, until their handler
  * starts on a goroutine of its own; user space sizes it
  */
@@ -305,6 +318,37 @@ static __always_inline void set_goroutine_ctx(const struct goid_key *key, const 
 }
 
 /*
+ * A goroutine starts (Go before 1.21, which keeps no g.parentGoid): it
+ * takes the context of the goroutine that starts it, its own or one it
+ * took in turn, so that a request's fan-out, and theirs, carry its trace
+ * ID. newproc's closure runs on g0: the starter is m.curg; the new g is
+ * runqput's second argument. The context is copied first: an LRU map may
+ * reuse the very element an update evicts.
+ */
+static __always_inline int spawn(struct pt_regs *ctx, const struct go_layout *l, __u32 tgid)
+{
+	struct goid_key key = { .tgid = tgid };
+	__u64 g = GO_G(ctx), newg = GO_ARG2(ctx), m, curg;
+	const struct trace_ctx *c;
+	struct trace_ctx copy;
+
+	if (!g || !newg || bpf_probe_read_user(&m, 8, (const void *)(g + l->g_m)) || !m ||
+	    bpf_probe_read_user(&curg, 8, (const void *)(m + l->m_curg)) || !curg ||
+	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))
+		return -1;
+	c = bpf_map_lookup_elem(&trace_ctxs, &key);
+	if (!c)
+		c = bpf_map_lookup_elem(&spawn_ctxs, &key);
+	if (!c)
+		return 0;
+	__builtin_memcpy(&copy, c, sizeof(copy));
+	if (bpf_probe_read_user(&key.goid, 8, (const void *)(newg + l->g_goid)) || !key.goid)
+		return -1;
+	bpf_map_update_elem(&spawn_ctxs, &key, &copy, BPF_ANY);
+	return 0;
+}
+
+/*
  * A grpc stream's handler starts on the current goroutine: the stream's
  * traceparent, or none, becomes its context. The ServerTransport
  * interface's data word is the *http2Server its headers came through.
@@ -476,8 +520,9 @@ __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c
 
 /*
  * The sampled goroutine's request context: its own (GOID, which go_walk
- * read), or on Go >= 1.21 that of the goroutine that started it (one
- * level: a handler's goroutines).
+ * read); or on Go >= 1.21 that of the goroutine that started it (one
+ * level: a handler's goroutines), before that the one it took when it
+ * started (spawn).
  */
 static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layout *l, __u32 tgid,
 							    __u64 curg, __u64 goid)
@@ -488,9 +533,12 @@ static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layou
 	if (!want_contexts || (!l->hdr.map && !l->grpc.ok && !l->otel.ok) || !curg)
 		return NULL;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
-	if (c || !l->g_parent_goid ||
-	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_parent_goid)) || !key.goid)
+	if (c)
 		return c;
+	if (!l->g_parent_goid)
+		return bpf_map_lookup_elem(&spawn_ctxs, &key);
+	if (bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_parent_goid)) || !key.goid)
+		return NULL;
 	return bpf_map_lookup_elem(&trace_ctxs, &key);
 }
 

@@ -124,6 +124,20 @@ static json_t *words_json(const char *words)
 	return a;
 }
 
+/*
+ * How the goroutines a handler starts get its request: "parentGoid" (Go
+ * 1.21 and later, one level), "probe" (a probe where goroutines start,
+ * any depth), "none".
+ */
+static const char *goroutines_how(const struct go_binary *gb)
+{
+	struct go_layout l;
+
+	if (go_binary__layout(gb, &l) == 0 && l.g_parent_goid)
+		return "parentGoid";
+	return go_binary__spawn_probe(gb) ? "probe" : "none";
+}
+
 /* Each trace source: can this binary give trace IDs from it, and if not, why not. */
 static json_t *sources_json(const struct go_binary *gb)
 {
@@ -136,8 +150,10 @@ static json_t *sources_json(const struct go_binary *gb)
 		s = json_pack("{s:b, s:o}", "supported", !why, "reason",
 			      why ? json_string(why) : json_null());
 		/* which servers' requests: "net/http", "grpc-go" */
-		if (src == TRACE_SOURCE_TRACEPARENT)
+		if (src == TRACE_SOURCE_TRACEPARENT) {
 			json_object_set_new(s, "servers", words_json(go_binary__trace_servers(gb)));
+			json_object_set_new(s, "goroutines", json_string(goroutines_how(gb)));
+		}
 		json_object_set_new(o, trace_source__name(src), s);
 	}
 	return o;
@@ -270,7 +286,7 @@ static void print_json(json_t *o)
  */
 static void print_sources(const struct go_binary *gb, const struct go_layout *l)
 {
-	const char *servers = go_binary__trace_servers(gb), *p;
+	const char *servers = go_binary__trace_servers(gb), *p, *how;
 	int src, n = 0;
 
 	printf(", trace IDs from ");
@@ -283,8 +299,15 @@ static void print_sources(const struct go_binary *gb, const struct go_layout *l)
 		printf(" (");
 		for (p = servers; *p; p++)
 			printf(*p == ' ' ? " and " : "%c", *p);
-		printf(" requests%s)", l->g_parent_goid ? "" : ", in the handler's own goroutine only: "
-							 "Go before 1.21 has no g.parentGoid");
+		if (l->g_parent_goid)
+			how = ", and the goroutines a handler starts";
+		else if (go_binary__spawn_probe(gb))
+			how = ", and the goroutines they start, at any depth: a probe where "
+			      "goroutines start";
+		else
+			how = ", in the handler's own goroutine only: no g.parentGoid, and no "
+			      "goroutine-start probe site";
+		printf(" requests%s)", how);
 	}
 	if (!n)
 		printf("none: %s", go_binary__trace_source_problem(gb, TRACE_SOURCE_LABEL));

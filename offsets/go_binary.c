@@ -54,6 +54,7 @@ struct go_binary {
 	char source_problem[TRACE_SOURCE_COUNT][NOTE_LEN];
 	struct go_trace_probe probes[MAX_TRACE_PROBES];
 	size_t nprobes;
+	bool spawn_probe; /* one of them gives new goroutines their creator's context */
 	/* the module members the grpc-go and otel-sdk layouts came from, for check */
 	struct go_module_member members[MAX_MODULE_MEMBERS];
 	size_t nmembers;
@@ -704,6 +705,83 @@ static void find_otel(struct go_binary *gb, const struct go_dwarf_result *dw)
 }
 
 /*
+ * The instruction at CODE[I] (link-time address PC) calls TARGET: amd64's
+ * CALL rel32, arm64's BL. *LEN is the instruction's length, so that the
+ * scan can step over it; 0 when it is no call.
+ */
+static bool calls(const uint8_t *code, size_t i, size_t n, uint64_t pc, uint64_t target,
+		  bool arm64, size_t *len)
+{
+	int64_t rel;
+	uint32_t insn;
+
+	*len = 0;
+	if (arm64) {
+		if (i % 4 || i + 4 > n)
+			return false;
+		memcpy(&insn, code + i, 4);
+		if ((insn & 0xfc000000) != 0x94000000)
+			return false;
+		*len = 4;
+		/* imm26, in instructions, sign-extended */
+		rel = (int64_t)((uint64_t)(insn & 0x03ffffff) << 38) >> 36;
+		return pc + rel == target;
+	}
+	if (i + 5 > n || code[i] != 0xe8)
+		return false;
+	memcpy(&insn, code + i + 1, 4);
+	*len = 5;
+	return pc + 5 + (int64_t)(int32_t)insn == target;
+}
+
+/*
+ * Go before 1.21 keeps no g.parentGoid: the goroutines a request's
+ * handler starts (a fan-out, an errgroup, a metrics registry's
+ * collectors) would carry no trace ID. The sampler gives a goroutine its
+ * creator's context instead, at its creation: runtime.newproc's closure
+ * (newproc.func1, on the system stack, so m.curg is the creator) calls
+ * newproc1, then runqput(pp, newg, true), whose second argument is the
+ * new g with its goid set. The probe goes on that call, which the kernel
+ * emulates rather than steps out of line.
+ */
+static void find_spawn_probe(struct go_binary *gb)
+{
+	struct gopclntab_func fn, mk, put;
+	const uint8_t *code;
+	size_t i, len, n;
+	bool made = false;
+	long off;
+
+	if (gb->layout.g_parent_goid || !gb->nprobes || gb->nprobes >= MAX_TRACE_PROBES ||
+	    gopclntab__find(gb->pcln, "runtime.newproc.func1", &fn) != 0 ||
+	    gopclntab__find(gb->pcln, "runtime.newproc1", &mk) != 0 ||
+	    gopclntab__find(gb->pcln, "runtime.runqput", &put) != 0 || fn.end <= fn.entry ||
+	    fn.end - fn.entry > 4096)
+		return;
+	n = fn.end - fn.entry;
+	code = elf_image__at(gb->img, fn.entry, n);
+	for (i = 0; code && i < n; i += len ? len : 1) {
+		if (!made) {
+			made = calls(code, i, n, fn.entry + i, mk.entry, gb->arm64, &len);
+			continue;
+		}
+		if (!calls(code, i, n, fn.entry + i, put.entry, gb->arm64, &len))
+			continue;
+		off = elf_image__file_offset(gb->img, fn.entry + i);
+		if (off < 0)
+			return;
+		gb->probes[gb->nprobes++] = (struct go_trace_probe){
+			.offset = off,
+			.cookie = GO_PROBE_SPAWN,
+			.func = "runtime.newproc.func1",
+			.source = TRACE_SOURCE_COUNT,
+		};
+		gb->spawn_probe = true;
+		return;
+	}
+}
+
+/*
  * The traceparent source: the servers the binary links, each with its
  * layout and probes. One that cannot be read is a warning when another can.
  */
@@ -732,6 +810,7 @@ static void find_trace_probes(struct go_binary *gb, const struct golayout_row *r
 	else if (http_why || grpc_why)
 		note(&gb->warnings, "traceparent: %s requests will carry no trace ID: %s",
 		     http_why ? "net/http" : "grpc-go", http_why ?: grpc_why);
+	find_spawn_probe(gb);
 }
 
 /* A pointer-sized word the file holds at VADDR, as the loader leaves it (a PIE's relocated). */
@@ -1368,6 +1447,11 @@ size_t go_binary__module_members(const struct go_binary *gb,
 {
 	*members = gb->members;
 	return gb->nmembers;
+}
+
+bool go_binary__spawn_probe(const struct go_binary *gb)
+{
+	return gb->spawn_probe;
 }
 
 size_t go_binary__trace_probes(const struct go_binary *gb, const struct go_trace_probe **probes)

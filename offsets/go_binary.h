@@ -32,10 +32,10 @@ struct go_trace_probe {
 	uint64_t offset;
 	uint64_t cookie;
 	const char *func;
-	enum trace_source source; /* --trace-sources turns it off */
+	enum trace_source source; /* --trace-sources turns it off; COUNT: on with any other */
 };
 
-#define MAX_TRACE_PROBES 7
+#define MAX_TRACE_PROBES 8
 
 /* A member of a Go module's type that a layout came from: for check, and the module table. */
 struct go_module_member {
@@ -108,6 +108,8 @@ bool go_binary__serves_requests(const struct go_binary *gb);
 const char *go_binary__trace_servers(const struct go_binary *gb);
 /* The probes the traceparent source needs in GB; 0 when it cannot be used. */
 size_t go_binary__trace_probes(const struct go_binary *gb, const struct go_trace_probe **probes);
+/* Whether a probe gives the goroutines a goroutine starts its context (Go before 1.21). */
+bool go_binary__spawn_probe(const struct go_binary *gb);
 /* The module members GB's grpc-go and otel-sdk layouts came from (DWARF or the table). */
 size_t go_binary__module_members(const struct go_binary *gb,
 				  const struct go_module_member **members);

@@ -52,6 +52,12 @@
 #    per sample while requests are traced against bpftrace's from 2.
 #    Bounds: <= 2 hits per request; 0 per goroutine start and <= 2% slower;
 #    the overhead per request <= 1.2x its hits' bare cost; per sample <= 1.0.
+# 7b. Go 1.19's goroutine-start probe: testdata/httpserver (go1.19) /fan
+#    at 1,000 requests a second, 10 goroutines each (10,000 a second, about
+#    40 us of work each), the server's CPU without and with ctxprof-go and
+#    the probe's hits and BPF time: the extra CPU per hit must be <= 1.2x
+#    a bare uprobe hit (the C loop of 7), and its share of the server's CPU
+#    is printed beside what the bare hits alone would take.
 # 8. --wall (tests/bench/wall.sh) on 10,000, 100,000 and 1,000,000 parked
 #    goroutines, a third under trace IDs: ctxprof-go's CPU over whole 30 s
 #    runs (<= 5% of a core at 10,000 and 100,000), the worker's rate beside
@@ -742,6 +748,61 @@ printf 'goroutine starts: %s probe hits per 1,000,000; %s ms of CPU with against
 [ "$spawn_hits" = 0 ] || status=1
 awk -v r="$spawn_ratio" 'BEGIN { exit !(r <= 1.02) }' || status=1
 kill "$srv" 2>/dev/null || true
+
+# 7b. Go 1.19 has no g.parentGoid: a probe where goroutines start hands a
+# request's context on. A server that starts 10,000 goroutines a second:
+# testdata/httpserver (go1.19) /fan, each request starting 10 goroutines
+# that run 20,000 rounds of xorshift (about 40 us of work), at 1,000
+# requests a second from 8 connections, 10 s a round, every request under
+# a traceparent; the server's CPU without and with ctxprof-go, taking
+# turns, and ctxprof-go's own.
+printf '\ngoroutine starts on Go 1.19 (testdata/httpserver /fan, 10,000 goroutines a second):\n'
+srv_bin=$(go_build 1.19 plain httpserver)
+"$srv_bin" >"$work/srv19.out" 2>&1 &
+srv=$!
+for _ in $(seq 100); do grep -q '^http ' "$work/srv19.out" && break; sleep 0.1; done
+port=$(awk '$1 == "http" { print $2 }' "$work/srv19.out")
+fan_cpu() {
+	local c0
+	c0=$(srv_cpu)
+	"$load_bin" -url "http://$port/fan?kids=10&grandkids=0&loops=20000" -c 8 -rate 1000 -d 10s >/dev/null ||
+		return 1
+	echo $(($(srv_cpu) - c0))
+}
+fan_cpu >/dev/null
+: >"$work/fan"
+sysctl -qw kernel.bpf_stats_enabled=1
+for ((r = 1; r <= ${ROUNDS7:-5}; r++)); do
+	without=$(fan_cpu) || { status=1; break; }
+	ctxprof_start "$work/t.err" /dev/null -p "$srv" 2>/dev/null || { status=1; break; }
+	own0=$(awk '{ print $14 + $15 }' /proc/"$ctxprof"/stat)
+	read -r ht0 hn0 < <(bpftool prog show -j | jq -r '[.[] | select(.name == "http_request")][0] | "\(.run_time_ns // 0) \(.run_cnt // 0)"')
+	with=$(fan_cpu) || { status=1; break; }
+	read -r ht1 hn1 < <(bpftool prog show -j | jq -r '[.[] | select(.name == "http_request")][0] | "\(.run_time_ns // 0) \(.run_cnt // 0)"')
+	own1=$(awk '{ print $14 + $15 }' /proc/"$ctxprof"/stat)
+	ctxprof_stop || true
+	hits=$((hn1 - hn0))
+	echo "$without $with $hits $((ht1 - ht0)) $(((own1 - own0) * 10))" >>"$work/fan"
+	printf 'round %d: server CPU %d ms without, %d ms with (%s%%); %d probe hits (2 a request, the rest goroutine starts), BPF %d ns a hit; ctxprof-go %d ms\n' \
+		"$r" $((without / 1000000)) $((with / 1000000)) \
+		"$(awk -v a="$without" -v b="$with" 'BEGIN { printf "%+.1f", 100 * (b - a) / a }')" \
+		"$hits" $(((ht1 - ht0) / (hits > 0 ? hits : 1))) $(((own1 - own0) * 10))
+done
+sysctl -qw kernel.bpf_stats_enabled=0
+kill "$srv" 2>/dev/null || true
+fan_without=$(cut -d' ' -f1 "$work/fan" | median_of)
+fan_with=$(cut -d' ' -f2 "$work/fan" | median_of)
+fan_hits=$(cut -d' ' -f3 "$work/fan" | median_of)
+fan_pct=$(awk -v a="$fan_without" -v b="$fan_with" 'BEGIN { printf "%.1f", 100 * (b - a) / a }')
+# per hit: the extra CPU over all the probe's hits
+per_start=$(awk -v a="$fan_without" -v b="$fan_with" -v h="$fan_hits" \
+	'BEGIN { printf "%.2f", (b - a) / 1000 / (h > 0 ? h : 1) }')
+per_start_ratio=$(awk -v p="$per_start" -v b="$bare_us" 'BEGIN { printf "%.2f", p / b }')
+bare_pct=$(awk -v a="$fan_without" -v b="$bare_us" -v h="$fan_hits" \
+	'BEGIN { printf "%.1f", 100 * b * 1000 * h / a }')
+printf 'goroutine-start probe: %s%% of the server'"'"'s CPU (median of rounds); %s us a hit, %s x a bare uprobe hit here (%s us; must be <= 1.2); the bare hits alone would be %s%% of this server'"'"'s CPU (the aim is 2%%): the uprobe trap sets the floor\n' \
+	"$fan_pct" "$per_start" "$per_start_ratio" "$bare_us" "$bare_pct"
+awk -v r="$per_start_ratio" 'BEGIN { exit !(r <= 1.2) }' || status=1
 
 # 8. --wall: its own script, which also runs alone
 bash "$TOP/tests/bench/wall.sh" || status=1

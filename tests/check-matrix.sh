@@ -200,8 +200,10 @@ done
 
 # What a user will get, in check's line: the trace sources that work for
 # this binary; a plain net/http server (testdata/httpserver, no labels)
-# gets traceparent for its requests, and on Go 1.19 and 1.20 (no
-# g.parentGoid) only in the handler's own goroutine, said so
+# gets traceparent for its requests and the goroutines they start: on Go
+# 1.21 and later through g.parentGoid, on Go 1.19 and 1.20 from a probe
+# where goroutines start, whose site check finds in the code (amd64 and
+# arm64 alike)
 for v in 1.19 1.24; do
 	if ! go_toolchains | grep -qx "$v"; then
 		skip "check's line on a go$v net/http server" "go$v is not installed here"
@@ -209,13 +211,18 @@ for v in 1.19 1.24; do
 	fi
 	bin=$(go_build "$v" plain httpserver) || { not_ok "go$v httpserver: build failed"; continue; }
 	line=$("$CTXPROF" check "$bin")
-	want="trace IDs from traceparent (net/http requests)"
-	[ "$v" = 1.19 ] && want="trace IDs from traceparent (net/http requests, in the handler's own goroutine only: Go before 1.21 has no g.parentGoid)"
+	want="trace IDs from traceparent (net/http requests, and the goroutines a handler starts)"
+	[ "$v" = 1.19 ] && want="trace IDs from traceparent (net/http requests, and the goroutines they start, at any depth: a probe where goroutines start)"
 	if [[ $line == *", $want" ]]; then
 		ok "check's line on a go$v net/http server names its trace sources: ...${line##*--wall yes}"
 	else
 		not_ok "check's line on a go$v net/http server: $line (want it to end: $want)"
 	fi
+done
+for variant in plain stripped arm64 arm64-stripped; do
+	bin=$(go_build 1.19 "$variant" httpserver) || { not_ok "go1.19 $variant httpserver: build failed"; continue; }
+	check_eq "check --json on a go1.19 $variant net/http server: how the goroutines a handler starts get its request" \
+		probe "$("$CTXPROF" check --json "$bin" | jq -r .trace_sources.traceparent.goroutines)"
 done
 line=$("$CTXPROF" check "$(go_build "$(go_toolchains | tail -n 1)" plain)")
 [[ $line == *", trace IDs from label" ]] && ok "check's line on testdata/traced: labels: ...${line##*--wall yes}" ||

@@ -4,7 +4,7 @@
 #
 # Subjects, fetched and unpacked by `make deps` into .output/debian-programs
 # and never installed: caddy from bookworm, trixie and sid (Go 1.19, 1.24,
-# 1.26, cgo).
+# 1.26, cgo), and bookworm's prometheus-node-exporter (Go 1.19).
 #
 # 1. caddy: one process, two servers. The front one proxies /static/* to
 #    the back one, which serves a 2 MB text file gzip'd (encode, then
@@ -19,6 +19,12 @@
 #    - no stack is a lone frame outside Go code (a file that is not .go:
 #      assembly such as runtime.duffcopy, or C such as __restore_rt);
 #    - every trace ID sent has samples, and none was never sent.
+# 2. prometheus-node-exporter, scraped by two loops under a traceparent ID
+#    each: its registry gathers in goroutines the handler starts, and each
+#    of those runs the collectors in goroutines of its own (a grandchild
+#    of the request). Go 1.19 keeps no g.parentGoid. At least 90% of the
+#    CPU samples in collector code (a frame in node_exporter/collector)
+#    carry one of the two trace IDs; none carries another.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -156,5 +162,51 @@ for suite in bookworm trixie sid; do
 	check_eq "$name: trace IDs on samples that were never sent" "" "$(get unsent)"
 done
 
+bin=$programs/bookworm/usr/bin/prometheus-node-exporter
+if [ -x "$bin" ]; then
+	name="bookworm's prometheus-node-exporter ($("$CTXPROF" check --json "$bin" | jq -r .go_version))"
+	port=$(free_port)
+	"$bin" --web.listen-address="127.0.0.1:$port" >"$work/ne.log" 2>&1 &
+	ne=$!
+	if ! wait_http "http://127.0.0.1:$port/metrics"; then
+		not_ok "$name did not serve: $(tail -n 3 "$work/ne.log" | tr '\n' ' ')"
+	elif ! ctxprof_start "$work/ne.err" "$work/ne.jsonl" -v -p "$ne" -F 499; then
+		not_ok "$name: ctxprof-go did not start: $(tr '\n' ' ' <"$work/ne.err" | head -c 1000)"
+	else
+		ids=()
+		pids=()
+		for i in 1 2; do
+			id=$(printf 'e0e0e7%02d%024x' "$i" "$((RANDOM * 65536 + RANDOM))")
+			ids+=("$id")
+			loops "$SECS" "$id" "http://127.0.0.1:$port/metrics"
+			pids+=($!)
+		done
+		wait "${pids[@]}"
+		ctxprof_stop
+		check_eq "$name: ctxprof-go exits" 0 "$?"
+		stats=$(jq -s -c --argjson sent "$(sent_json "${ids[@]}")" '
+			[.[] | select(.origin == "sampling") | .trace_id as $t | .stacks[] |
+			 select(any(.frames[]; .func | contains("node_exporter/collector."))) |
+			 {n: .samples, t: $t}] as $s |
+			{total: ($s | map(.n) | add // 0),
+			 traced: ($s | map(select(.t as $x | $x != null and ($sent | index($x)))) | map(.n) | add // 0),
+			 other: ([$s[] | .t | select(. as $x | $x != null and ($sent | index($x) | not))] | unique |
+				join(" "))}' \
+			"$work/ne.jsonl")
+		echo "# $name: $stats; $(grep -m1 'probes for' "$work/ne.err")"
+		total=$(jq -r .total <<<"$stats")
+		traced=$(jq -r .traced <<<"$stats")
+		if [ "$total" -ge 200 ] && [ $((traced * 100)) -ge $((total * 90)) ]; then
+			ok "$name: collector samples with the scrape's trace ID: $traced of $total (>= 90%; collectors run in the request's grandchildren)"
+		else
+			not_ok "$name: collector samples with the scrape's trace ID: $traced of $total (need 90% of at least 200)"
+		fi
+		check_eq "$name: collector samples with a trace ID never sent" "" "$(jq -r .other <<<"$stats")"
+	fi
+	kill "$ne" 2>/dev/null
+	wait "$ne" 2>/dev/null
+else
+	not_ok "bookworm's prometheus-node-exporter: not in $programs/bookworm (make deps fetches it)"
+fi
 kill "$srv" 2>/dev/null
 done_testing

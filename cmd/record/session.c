@@ -980,26 +980,16 @@ static void has_probes(const void *key, size_t len, void *value, void *ctx)
 	((struct any_probes *)ctx)->found |= ((struct target *)value)->nhttp > 0;
 }
 
-/*
- * The traceparent and otel-sdk contexts, read in batches once per
- * snapshot: thousands of goroutines then look theirs up here, not each
- * with a system call. NULL when no target has those probes.
- */
-static void snapshot_contexts(struct session *s)
+/* Adds the entries of map FD to the snapshot (the first of a goroutine wins). */
+static void snapshot_map(struct session *s, int fd)
 {
 	struct goid_key keys[256];
 	struct trace_ctx vals[256], *c;
-	struct any_probes any = {};
 	__u32 n, i;
 	void *in = NULL;
 	__u64 out;
-	int fd = bpf_map__fd(s->skel->maps.trace_ctxs), ret;
+	int ret;
 
-	hashmap__free(s->wall_ctxs, free);
-	s->wall_ctxs = NULL;
-	hashmap__foreach(s->targets, has_probes, &any);
-	if (!any.found || !(s->wall_ctxs = hashmap__new()))
-		return;
 	do {
 		n = sizeof(keys) / sizeof(keys[0]);
 		ret = bpf_map_lookup_batch(fd, in, &out, keys, vals, &n, NULL);
@@ -1015,6 +1005,25 @@ static void snapshot_contexts(struct session *s)
 		}
 		in = &out;
 	} while (!ret);
+}
+
+/*
+ * The traceparent and otel-sdk contexts, read in batches once per
+ * snapshot: thousands of goroutines then look theirs up here, not each
+ * with a system call. NULL when no target has those probes.
+ */
+static void snapshot_contexts(struct session *s)
+{
+	struct any_probes any = {};
+
+	hashmap__free(s->wall_ctxs, free);
+	s->wall_ctxs = NULL;
+	hashmap__foreach(s->targets, has_probes, &any);
+	if (!any.found || !(s->wall_ctxs = hashmap__new()))
+		return;
+	/* a goroutine's own context first, then one it took from its starter */
+	snapshot_map(s, bpf_map__fd(s->skel->maps.trace_ctxs));
+	snapshot_map(s, bpf_map__fd(s->skel->maps.spawn_ctxs));
 }
 
 struct settle_round {

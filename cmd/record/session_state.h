@@ -36,6 +36,7 @@ struct target {
 	/* the traceparent source's probes in this process, at its handlers' entries */
 	struct bpf_link *http_links[MAX_TRACE_PROBES];
 	size_t nhttp;
+	bool spawn_probed; /* one gives the goroutines a goroutine starts its context */
 	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
 	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */

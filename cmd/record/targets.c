@@ -56,6 +56,7 @@ static void detach_http(struct target *t)
 	for (i = 0; i < t->nhttp; i++)
 		bpf_link__destroy(t->http_links[i]);
 	t->nhttp = 0;
+	t->spawn_probed = false;
 }
 
 void target__free(void *p)
@@ -306,11 +307,21 @@ static void attach_http(struct session *s, struct target *t, bool quiet)
 	n = go_binary__trace_probes(t->gb, &probes);
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
 	for (i = 0; i < n; i++) {
-		if (!(s->cfg.trace_sources & (1U << probes[i].source)))
+		/* the goroutine-start probe hands on what the others found */
+		if (probes[i].source == TRACE_SOURCE_COUNT ? !t->nhttp :
+							    !(s->cfg.trace_sources & (1U << probes[i].source)))
 			continue;
 		opts.bpf_cookie = probes[i].cookie;
 		link = bpf_program__attach_uprobe_opts(s->skel->progs.http_request, t->pid, exe,
 						       probes[i].offset, &opts);
+		if (!link && probes[i].source == TRACE_SOURCE_COUNT) {
+			err = -errno;
+			if (!quiet || s->cfg.verbose)
+				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+						"goroutines a request starts carry no trace ID\n",
+					(int)t->pid, t->comm, probes[i].func, strerror(-err));
+			continue;
+		}
 		if (!link) {
 			err = -errno;
 			if (!quiet || s->cfg.verbose)
@@ -321,14 +332,16 @@ static void attach_http(struct session *s, struct target *t, bool quiet)
 			detach_http(t);
 			return;
 		}
+		t->spawn_probed |= probes[i].source == TRACE_SOURCE_COUNT;
 		t->http_links[t->nhttp++] = link;
 	}
 	if (s->cfg.verbose && t->nhttp)
 		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts (requests "
-				"of: %s; SDK spans: %s)\n",
+				"of: %s; SDK spans: %s; goroutines they start: %s)\n",
 			(int)t->pid, t->comm, t->nhttp, *go_binary__trace_servers(t->gb) ?
 			go_binary__trace_servers(t->gb) : "none",
-			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes");
+			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes",
+			t->spawn_probed ? "at their start" : "by g.parentGoid, one level");
 	else if (s->cfg.verbose && go_binary__serves_requests(t->gb))
 		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
@@ -369,6 +382,7 @@ static void forget_tgid(int fd, size_t key_size, pid_t pid)
 static void forget_contexts(struct session *s, pid_t pid)
 {
 	forget_tgid(bpf_map__fd(s->skel->maps.trace_ctxs), sizeof(struct goid_key), pid);
+	forget_tgid(bpf_map__fd(s->skel->maps.spawn_ctxs), sizeof(struct goid_key), pid);
 	forget_tgid(bpf_map__fd(s->skel->maps.grpc_streams), sizeof(struct grpc_stream_key), pid);
 }
 

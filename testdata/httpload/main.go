@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-// httpload: keeps an HTTP/1.1 server saturated for a while, each request with a traceparent of its own, and prints the rate.
+// httpload: keeps an HTTP/1.1 server saturated (or at a set rate) for a while, each request with a traceparent of its own, and prints the rate.
 //
-// -c connections (keep-alive) send GET -url back to back for -d. Prints
+// -c connections (keep-alive) send GET -url back to back for -d, or with
+// -rate R, R requests a second in all, each connection at its share. Prints
 // "requests N seconds S rps R" on stdout; any failed request is an error
 // (exit 1): a rate that counts failures would flatter the server.
 package main
@@ -21,6 +22,7 @@ func main() {
 	url := flag.String("url", "", "the URL to GET")
 	conns := flag.Int("c", 8, "connections, each with one request in flight")
 	dur := flag.Duration("d", 5*time.Second, "how long to send")
+	rate := flag.Float64("rate", 0, "requests a second in all (0: as fast as answered)")
 	flag.Parse()
 	if *url == "" {
 		fmt.Fprintln(os.Stderr, "httpload: -url is required")
@@ -36,7 +38,17 @@ func main() {
 		wg.Add(1)
 		go func(c int) {
 			defer wg.Done()
+			var gap time.Duration
+			if *rate > 0 {
+				gap = time.Duration(float64(*conns) / *rate * float64(time.Second))
+			}
+			next := start
 			for i := 0; time.Now().Before(end); i++ {
+				if gap > 0 {
+					// a schedule, not a pause after each: a slow answer is caught up
+					next = next.Add(gap)
+					time.Sleep(time.Until(next))
+				}
 				req, _ := http.NewRequest("GET", *url, nil)
 				req.Header.Set("traceparent", fmt.Sprintf("00-%016x%016x-%016x-01", c+1, i+1, i+1))
 				resp, err := client.Do(req)

@@ -9,7 +9,9 @@
 // traceparent header the handler saw, so that a test knows what was sent
 // where. /wait?ms=N sleeps N ms in main.handleWait (for --wall). For make
 // bench, /small only says ok, and /spawn?n=N starts N goroutines and
-// replies with the nanoseconds until all were done. Built in GOPATH mode against Debian's golang-golang-x-net-dev.
+// replies with the nanoseconds until all were done. /fan starts goroutines
+// that start goroutines, each burning CPU (a request's fan-out). Built in
+// GOPATH mode against Debian's golang-golang-x-net-dev.
 package main
 
 import (
@@ -78,6 +80,87 @@ func work(burn time.Duration) http.HandlerFunc {
 	}
 }
 
+// xorshift runs n rounds of a xorshift generator: work of a known size,
+// with no system call, for a rate that the machine's load sets.
+func xorshift(n int, x uint64) uint64 {
+	for i := 0; i < n; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+
+// fanWork burns d of CPU, or when d is 0, runs loops rounds of xorshift.
+func fanWork(d time.Duration, loops int, mul uint64) uint64 {
+	if d > 0 {
+		return spin(d, mul)
+	}
+	return xorshift(loops, mul)
+}
+
+//go:noinline
+func fanChildBurn(d time.Duration, loops int) uint64 {
+	return fanWork(d, loops, 0x94d049bb133111eb)
+}
+
+//go:noinline
+func fanGrandchildBurn(d time.Duration, loops int) uint64 {
+	return fanWork(d, loops, 0x2545f4914f6cdd1d)
+}
+
+// fanOut runs each of n goroutines in fn and waits for them all, as an
+// errgroup or a metrics registry's collectors do.
+func fanOut(n int, fn func() uint64) uint64 {
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var x uint64
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		go func() {
+			defer wg.Done()
+			v := fn()
+			mu.Lock()
+			x ^= v
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return x
+}
+
+// fan starts ?kids=N goroutines, each working in main.fanChildBurn and
+// then starting ?grandkids=M goroutines that work as much in
+// main.fanGrandchildBurn; it answers when all are done. The work is
+// ?ms=D ms of CPU time each, or ?loops=L rounds of xorshift (make bench:
+// goroutines that start fast, with work of their own).
+func fan(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	num := func(k string) float64 {
+		v, err := strconv.ParseFloat(q.Get(k), 64)
+		if err != nil || v < 0 {
+			return -1
+		}
+		return v
+	}
+	if q.Get("ms") == "" {
+		q.Set("ms", "0")
+	}
+	if q.Get("loops") == "" {
+		q.Set("loops", "0")
+	}
+	kids, grandkids, ms, loops := num("kids"), num("grandkids"), num("ms"), num("loops")
+	if kids < 1 || grandkids < 0 || ms < 0 || loops < 0 {
+		http.Error(w, "kids (at least 1), grandkids, ms and loops must be numbers", http.StatusBadRequest)
+		return
+	}
+	d, n := time.Duration(ms*float64(time.Millisecond)), int(loops)
+	sink += fanOut(int(kids), func() uint64 {
+		return fanChildBurn(d, n) ^ fanOut(int(grandkids), func() uint64 { return fanGrandchildBurn(d, n) })
+	})
+	fmt.Fprintf(w, "%s %s\n", r.Proto, r.Header.Get("traceparent"))
+}
+
 //go:noinline
 func handleWait(d time.Duration) { time.Sleep(d) }
 
@@ -143,6 +226,7 @@ func main() {
 	mux.HandleFunc("/work", work(*burn))
 	mux.HandleFunc("/small", small)
 	mux.HandleFunc("/spawn", spawn)
+	mux.HandleFunc("/fan", fan)
 	mux.HandleFunc("/wait", wait)
 
 	plain, err := net.Listen("tcp", "127.0.0.1:0")

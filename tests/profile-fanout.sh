@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile-fanout.sh: a request's trace ID on the goroutines it starts and on theirs, by traceparent alone, on Go 1.19 and later.
+#
+# testdata/httpserver's /fan, built by Go 1.19 (plain and stripped) and by
+# the newest toolchain (plain), all sampled at once at 999 Hz with the
+# default trace sources. Each server gets 8 requests, four at a time, each
+# with a traceparent of its own: a request starts 3 goroutines that burn
+# 15 ms of CPU each in main.fanChildBurn, and each of those starts 2 that
+# burn as long in main.fanGrandchildBurn (about 15 samples a goroutine).
+# Go 1.19 keeps no g.parentGoid: the probe where goroutines start hands
+# each one its starter's context. Per server:
+# - Go 1.19: at least 90% of the samples in main.fanChildBurn and of those
+#   in main.fanGrandchildBurn carry a trace ID sent, and every sent ID has
+#   samples in both;
+# - newest: the same for main.fanChildBurn (g.parentGoid, one level), and
+#   no probe hit at goroutine starts (the -v line says parentGoid);
+# - no sample carries a trace ID that was never sent to that server.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+e2e_setup "trace IDs on a request's goroutines and theirs"
+command -v curl >/dev/null || { not_ok "curl is missing (make deps installs it)"; done_testing; }
+mapfile -t all < <(go_toolchains)
+newest=${all[-1]}
+
+declare -A name_of port_of ids_of
+pids=()
+n=0
+for spec in "1.19 plain" "1.19 stripped" "$newest plain"; do
+	read -r v variant <<<"$spec"
+	bin=$(go_build "$v" "$variant" httpserver) || { not_ok "go$v $variant: build failed"; continue; }
+	"$bin" >"$work/srv$n" 2>&1 &
+	pid=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^http ' "$work/srv$n" && break
+		sleep 0.1
+	done
+	port=$(awk '$1 == "http" { print $2 }' "$work/srv$n")
+	[ -n "$port" ] || { not_ok "go$v $variant httpserver did not start"; kill "$pid"; continue; }
+	pids+=("$pid")
+	name_of[$pid]="go$v $variant"
+	port_of[$pid]=$port
+	n=$((n + 1))
+done
+[ "${#pids[@]}" -gt 0 ] || done_testing
+list=$(IFS=,; echo "${pids[*]}")
+if ! ctxprof_start "$work/err" "$work/out.jsonl" -v -p "$list" -F 999; then
+	not_ok "ctxprof-go did not start: $(tr '\n' ' ' <"$work/err" | head -c 1000)"
+	kill "${pids[@]}"
+	done_testing
+fi
+curls=()
+for pid in "${pids[@]}"; do
+	ids=()
+	for r in $(seq 8); do
+		ids+=("$(printf 'fa0%02d%02d%025x' "$r" "$((${#curls[@]} % 97))" "$((RANDOM * 65536 + RANDOM))")")
+	done
+	ids_of[$pid]="${ids[*]}"
+	printf '%s\n' "${ids[@]}" |
+		xargs -P 4 -I{} curl -sS --max-time 60 -o /dev/null -w '%{http_code}\n' \
+			-H "traceparent: 00-{}-00f067aa0ba902b7-01" \
+			"http://${port_of[$pid]}/fan?kids=3&grandkids=2&ms=15" >"$work/codes$pid" 2>&1 &
+	curls+=($!)
+done
+wait "${curls[@]}"
+ctxprof_stop
+check_eq "ctxprof-go exits" 0 "$?"
+kill "${pids[@]}"
+
+for pid in "${pids[@]}"; do
+	name=${name_of[$pid]}
+	check_eq "$name: the 8 requests answer" "8" "$(grep -c '^200$' "$work/codes$pid")"
+	sent=$(tr ' ' '\n' <<<"${ids_of[$pid]}" | jq -R . | jq -s -c .)
+	stats=$(jq -s -c --argjson pid "$pid" --argjson sent "$sent" '
+		def sent($x): $x != null and ($sent | index($x)) != null;
+		[.[] | select(.origin == "sampling" and .pid == $pid) | .trace_id as $t | .stacks[] |
+		 {n: .samples, t: $t, f: [.frames[].func]}] as $s |
+		def in_fn($fn): [$s[] | select(.f | index($fn))];
+		def share($fn): in_fn($fn) | {total: (map(.n) | add // 0),
+			traced: (map(select(sent(.t))) | map(.n) | add // 0),
+			ids: (map(select(sent(.t)) | .t) | unique | length)};
+		{child: share("main.fanChildBurn"), grandchild: share("main.fanGrandchildBurn"),
+		 unsent: ([$s[] | .t | select(. != null and (sent(.) | not))] | unique | join(" "))}' \
+		"$work/out.jsonl")
+	echo "# $name: $stats"
+	get() { jq -r ".$1" <<<"$stats"; }
+	kinds=(child)
+	[[ $name == go1.19* ]] && kinds+=(grandchild)
+	for k in "${kinds[@]}"; do
+		fn=main.fanChildBurn
+		[ "$k" = grandchild ] && fn=main.fanGrandchildBurn
+		total=$(get "$k.total")
+		traced=$(get "$k.traced")
+		if [ "$total" -ge 100 ] && [ $((traced * 100)) -ge $((total * 90)) ]; then
+			ok "$name: $fn samples with their request's trace ID: $traced of $total (>= 90%)"
+		else
+			not_ok "$name: $fn samples with their request's trace ID: $traced of $total (need 90% of at least 100)"
+		fi
+		check_eq "$name: trace IDs sent with samples in $fn" 8 "$(get "$k.ids")"
+	done
+	check_eq "$name: trace IDs on samples that were never sent" "" "$(get unsent)"
+done
+how=$(grep -o 'goroutines they start: [^)]*' "$work/err" | sort | uniq -c | awk '{ $1 = $1 "x" } 1' | paste -sd';')
+check_eq "the goroutine-start probe on the two Go 1.19 builds, g.parentGoid on the newest" \
+	"2x goroutines they start: at their start;1x goroutines they start: by g.parentGoid, one level" "$how"
+done_testing
