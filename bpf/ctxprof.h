@@ -371,6 +371,7 @@ enum ctxprof_stat {
 	/* -p: ticks of followed threads whose tgid is no target (a child they forked) */
 	STAT_UNMARKED, /* its bit in target_bits clear */
 	STAT_UNKNOWN, /* its bit set, but not in the targets map */
+	STAT_HTTP_BARE, /* requests whose headers hold no traceparent */
 	STAT_MAX,
 };
 

@@ -484,6 +484,8 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 		set_goroutine_ctx(key, NULL);
 		return -1;
 	}
+	if (!wk->hw.found)
+		stat_inc(STAT_HTTP_BARE);
 	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL);
 	return 0;
 }

@@ -15,7 +15,11 @@
 #   samples in both;
 # - newest: the same for main.fanChildBurn (g.parentGoid, one level), and
 #   no probe hit at goroutine starts (the -v line says parentGoid);
-# - no sample carries a trace ID that was never sent to that server.
+# - no sample carries a trace ID that was never sent to that server;
+# - the statistics at exit say why the newest build's share is low (its
+#   grandchildren: g.parentGoid reaches one level), and nothing for the
+#   Go 1.19 builds; then, for 3 requests with no traceparent to a Go 1.19
+#   build, that they came without one.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -67,6 +71,19 @@ done
 wait "${curls[@]}"
 ctxprof_stop
 check_eq "ctxprof-go exits" 0 "$?"
+# requests with no traceparent: the statistics say that is why
+p0=${pids[0]}
+if ctxprof_start "$work/bare.err" "$work/bare.jsonl" -p "$p0" -F 999; then
+	for i in 1 2 3; do
+		curl -sS -o /dev/null --max-time 60 "http://${port_of[$p0]}/fan?kids=2&grandkids=1&ms=30"
+	done
+	ctxprof_stop
+	check_eq "${name_of[$p0]}, 3 requests without a traceparent: the statistics' hint" \
+		"3 requests came without a traceparent header" \
+		"$(grep -F '% of its ' "$work/bare.err" | sed 's/.*with a trace ID: //')"
+else
+	not_ok "ctxprof-go -p ${name_of[$p0]} did not start: $(tr '\n' ' ' <"$work/bare.err" | head -c 500)"
+fi
 kill "${pids[@]}"
 
 for pid in "${pids[@]}"; do
@@ -101,6 +118,15 @@ for pid in "${pids[@]}"; do
 		check_eq "$name: trace IDs sent with samples in $fn" 8 "$(get "$k.ids")"
 	done
 	check_eq "$name: trace IDs on samples that were never sent" "" "$(get unsent)"
+done
+# the statistics name the cause where a target's share is low: the newest
+# build's grandchildren (two thirds of its work) carry none
+for pid in "${pids[@]}"; do
+	hint=$(grep -F "pid $pid (" "$work/err" | grep -F '% of its ' | sed 's/.*with a trace ID: //')
+	want=
+	[[ ${name_of[$pid]} == go1.19* ]] ||
+		want="on Go 1.21 and later the goroutines its handlers start carry their request (g.parentGoid), not the goroutines those start"
+	check_eq "${name_of[$pid]}: the statistics' hint on why samples lack a trace ID" "$want" "$hint"
 done
 how=$(grep -o 'goroutines they start: [^)]*' "$work/err" | sort | uniq -c | awk '{ $1 = $1 "x" } 1' | paste -sd';')
 check_eq "the goroutine-start probe on the two Go 1.19 builds, g.parentGoid on the newest" \

@@ -833,6 +833,64 @@ static void print_targets(const struct session *s)
 	free(l.items);
 }
 
+/*
+ * Why T's samples lack a trace ID, where a cause is known: into BUF, or
+ * false. TOTALS are the kernel's counters (their requests are every
+ * target's).
+ */
+static bool untraced_cause(const struct target *t, const __u64 *totals, char *buf, size_t len)
+{
+	const char *why;
+	struct go_layout l;
+
+	if (!t->nhttp) {
+		if (!go_binary__serves_requests(t->gb)) {
+			if (go_binary__sets_labels(t->gb))
+				return false;
+			snprintf(buf, len, "it sets no goroutine labels, serves no net/http or grpc-go "
+					   "requests and records no SDK spans");
+			return true;
+		}
+		why = go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT);
+		snprintf(buf, len, "its requests give none: %s",
+			 why ?: "--trace-sources leaves traceparent out, or its probes failed");
+		return true;
+	}
+	if (totals[STAT_HTTP_BARE]) {
+		snprintf(buf, len, "%llu requests came without a traceparent header",
+			 (unsigned long long)totals[STAT_HTTP_BARE]);
+		return true;
+	}
+	if (t->spawn_probed || go_binary__layout(t->gb, &l) != 0)
+		return false;
+	if (!l.g_parent_goid)
+		snprintf(buf, len, "the goroutines its handlers start carry none: no g.parentGoid, and "
+				   "no goroutine-start probe (check says why)");
+	else
+		snprintf(buf, len, "on Go 1.21 and later the goroutines its handlers start carry "
+				   "their request (g.parentGoid), not the goroutines those start");
+	return true;
+}
+
+struct hint_round {
+	const struct session *s;
+	const __u64 *totals;
+};
+
+/* A target with samples, under half of them with a trace ID: the cause, when one is known. */
+static void hint_one(const struct agg_pid_stats *p, void *ctx)
+{
+	const struct hint_round *r = ctx;
+	const struct target *t = session__find_target(r->s, p->pid);
+	char why[256];
+
+	if (!t || p->samples < 50 || 2 * p->traced >= p->samples ||
+	    !untraced_cause(t, r->totals, why, sizeof(why)))
+		return;
+	fprintf(stderr, "ctxprof-go: pid %u (%s): %.1f%% of its %llu samples with a trace ID: %s\n",
+		p->pid, t->comm, 100.0 * p->traced / p->samples, (unsigned long long)p->samples, why);
+}
+
 static void print_wall_stats(const struct session *s)
 {
 	const struct wall_stats *w = &s->wall_stats;
@@ -899,6 +957,8 @@ static void print_stats(const struct session *s, bool so_far)
 		print_sampling_stats(s, totals, &st, so_far);
 	if (s->cfg.sampling && s->cfg.verbose)
 		print_targets(s);
+	if (s->cfg.sampling)
+		aggregate__pids(s->agg, hint_one, &(struct hint_round){ .s = s, .totals = totals });
 	/* samples that can have no labels: many in a target means its g was not found */
 	if (s->cfg.sampling && s->cfg.verbose)
 		fprintf(stderr,
