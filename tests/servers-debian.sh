@@ -18,7 +18,11 @@
 #      is where Go's own traceback ends (ROOTS);
 #    - no stack is a lone frame outside Go code (a file that is not .go:
 #      assembly such as runtime.duffcopy, or C such as __restore_rt);
-#    - every trace ID sent has samples, and none was never sent.
+#    - every trace ID sent has samples, and none was never sent;
+#    - --wall, on at the same time: at least 75% of the wall samples of
+#      running goroutines have frames, those of the goroutine's CPU sample
+#      nearest in time (none before: a running goroutine has no saved
+#      context to read).
 # 2. prometheus-node-exporter, scraped by two loops under a traceparent ID
 #    each: its registry gathers in goroutines the handler starts, and each
 #    of those runs the collectors in goroutines of its own (a grandchild
@@ -120,7 +124,7 @@ for suite in bookworm trixie sid; do
 		kill "$caddy"
 		continue
 	fi
-	if ! ctxprof_start "$dir/err" "$dir/out.jsonl" -v -p "$caddy" -F 499; then
+	if ! ctxprof_start "$dir/err" "$dir/out.jsonl" -v -p "$caddy" -F 499 --wall; then
 		not_ok "$name: ctxprof-go did not start: $(tr '\n' ' ' <"$dir/err" | head -c 1000)"
 		kill "$caddy"
 		continue
@@ -158,6 +162,15 @@ for suite in bookworm trixie sid; do
 	part_verdict "$name: CPU samples whose stack reaches where Go's traceback ends" \
 		"$(get whole)" "$(get total)" 300 "samples" "$(get cut)"
 	check_eq "$name: stacks that are a lone frame outside Go code" "" "$(get lone)"
+	# --wall: a running goroutine's look has no stack of its own to read
+	read -r running framed < <(jq -s -r '[.[] | select(.origin == "wall" and .state == "running") |
+		.stacks[] | {n: .samples, framed: any(.frames[]; .func | startswith("[") | not)}] |
+		"\(map(.n) | add // 0) \(map(select(.framed) | .n) | add // 0)"' "$dir/out.jsonl")
+	if [ "$running" -ge 30 ] && [ $((framed * 100)) -ge $((running * 75)) ]; then
+		ok "$name: --wall samples of running goroutines with the stack of their nearest CPU sample: $framed of $running (>= 75%)"
+	else
+		not_ok "$name: --wall samples of running goroutines with the stack of their nearest CPU sample: $framed of $running (need 75% of at least 30); $(grep 'wall:' "$dir/err")"
+	fi
 	check_eq "$name: trace IDs sent that have samples" 3 "$(get found)"
 	check_eq "$name: trace IDs on samples that were never sent" "" "$(get unsent)"
 done

@@ -7,6 +7,7 @@
 
 #include "cmd/util/hashmap.h"
 #include "aggregate.h"
+#include "goid_stacks.h"
 #include "counted.h"
 #include "rec_build.h"
 #include "trace_ids.h"
@@ -41,6 +42,8 @@ struct aggregate {
 	bool no_json;
 	struct strbuf line; /* a record as written, and its newline */
 	struct rec_builder *build;
+	/* --wall: the goroutines' latest CPU stacks, for those found running */
+	struct goid_stacks *running;
 };
 
 void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json)
@@ -226,6 +229,7 @@ void aggregate__free(struct aggregate *a)
 	hashmap__free(a->pids, free);
 	strbuf__free(&a->line);
 	rec_builder__free(a->build);
+	goid_stacks__free(a->running);
 	free(a);
 }
 
@@ -412,9 +416,19 @@ void aggregate__keep_times(struct aggregate *a, uint64_t max_cpu, uint64_t max_w
 	a->max_times[1] = a->times_left[1] = max_wall;
 }
 
-void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns)
+int aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns)
 {
 	a->clock.wall_period_ns = period_ns;
+	/*
+	 * a running goroutine's CPU samples come a sampling period apart, and
+	 * a wall sample stands for a wall period: the nearest within half of
+	 * that (or two sampling periods, if longer) shows the same work
+	 */
+	if (!a->running && !(a->running = goid_stacks__new(period_ns / 2 > 2 * a->clock.period_ns ?
+								   period_ns / 2 :
+								   2 * a->clock.period_ns)))
+		return -ENOMEM;
+	return 0;
 }
 
 int aggregate__name_reasons(struct aggregate *a, uint32_t pid, const struct go_wall_layout *w)
@@ -500,6 +514,34 @@ uint64_t aggregate__gen(const struct aggregate *a)
 	return a->gen;
 }
 
+/*
+ * --wall: a goroutine on a CPU has no saved context to read, so its wall
+ * sample has no stack of its own; it gets the stack of its CPU sample
+ * nearest in time (same goid), when one lies within half a wall period or
+ * two sampling periods, and else stays a bare [running]. CPU samples are noted for that.
+ */
+static void running_stack(struct aggregate *a, const struct sample_event *e,
+			  const uint64_t **stack, size_t *nframes)
+{
+	const uint64_t *frames;
+	size_t n;
+
+	if (!(e->flags & SAMPLE_F_CURG) || !e->goid)
+		return;
+	if (e->origin == ORIGIN_SAMPLING && *nframes) {
+		/* out of memory: the wall sample stays bare */
+		goid_stacks__note(a->running, e->tgid, e->goid, e->time_ns, *stack, *nframes);
+	} else if (e->origin == ORIGIN_WALL && (e->wall & 0xff) == WALL_RUNNING && !*nframes) {
+		a->stats.wall_running++;
+		n = goid_stacks__find(a->running, e->tgid, e->goid, e->time_ns, &frames);
+		if (n) {
+			a->stats.wall_running_framed++;
+			*stack = frames;
+			*nframes = n;
+		}
+	}
+}
+
 int aggregate__add(struct aggregate *a, const void *data, size_t size)
 {
 	return aggregate__add_slot(a, data, size, NULL);
@@ -517,6 +559,8 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 
 	if (parse_event(a, e, size, &tmp, &stack, &nframes, buf) != 0)
 		return -EINVAL;
+	if (a->running)
+		running_stack(a, e, &stack, &nframes);
 	klen = counted_key(&tmp, key);
 	r = hashmap__get(a->records, key, klen);
 	if (!r) {

@@ -82,8 +82,12 @@ int aggregate__add(struct aggregate *a, const void *data, size_t size);
 #define AGG_MAX_TIMES 1000000
 void aggregate__keep_times(struct aggregate *a, uint64_t max_cpu, uint64_t max_wall);
 
-/* --wall: the wall-clock time one ORIGIN_WALL sample stands for. */
-void aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns);
+/*
+ * --wall: the wall-clock time one ORIGIN_WALL sample stands for; from then
+ * on a running goroutine's wall sample gets the stack of its CPU sample
+ * nearest in time. 0 or -ENOMEM.
+ */
+int aggregate__set_wall_period(struct aggregate *a, uint64_t period_ns);
 /* --wall: PID's names of wait reasons (W's, copied), for its records; 0 or -ENOMEM. */
 int aggregate__name_reasons(struct aggregate *a, uint32_t pid, const struct go_wall_layout *w);
 
@@ -154,6 +158,8 @@ struct agg_stats {
 	uint64_t records;
 	uint64_t unwritten; /* records a failed write left out */
 	uint64_t wall_samples; /* --wall: goroutines counted, snapshot by snapshot */
+	uint64_t wall_running; /* --wall: goroutines looked at while running, a CPU's */
+	uint64_t wall_running_framed; /* of those, given the stack of a CPU sample of theirs */
 };
 void aggregate__stats(const struct aggregate *a, struct agg_stats *out);
 

@@ -457,8 +457,8 @@ static int create_outputs(struct session *s)
 			       c->trace_sources & (1U << TRACE_SOURCE_OTEL_SDK));
 	if (c->leaf_repair)
 		aggregate__repair_leaves(s->agg, lookup_target, s);
-	if (c->wall)
-		aggregate__set_wall_period(s->agg, NSEC_PER_SEC / c->wall_hz);
+	if (c->wall && (err = aggregate__set_wall_period(s->agg, NSEC_PER_SEC / c->wall_hz)))
+		return err;
 	aggregate__set_progress(s->agg, read_rings, s);
 	/* each sample's time and goroutine, for the records' times_us and goids */
 	aggregate__keep_times(s->agg, AGG_MAX_TIMES, AGG_MAX_TIMES);
@@ -894,20 +894,23 @@ static void hint_one(const struct agg_pid_stats *p, void *ctx)
 static void print_wall_stats(const struct session *s)
 {
 	const struct wall_stats *w = &s->wall_stats;
-
 	char stride[64] = "";
+	struct agg_stats st;
 
+	aggregate__stats(s->agg, &st);
 	if (w->stride > 1)
 		snprintf(stride, sizeof(stride), " (each goroutine in 1 of %llu snapshots)",
 			 (unsigned long long)w->stride);
 	fprintf(stderr,
 		"ctxprof-go: wall: %llu goroutine samples in %llu snapshots at %lu Hz from %llu looks%s, "
 		"%llu read in full; %llu dropped as changed while read (%.2f%%), "
-		"%llu unreadable; %.1f ms of CPU\n",
+		"%llu unreadable; %.1f ms of CPU; %llu looks at running goroutines, %llu of them with "
+		"the stack of their CPU sample nearest in time\n",
 		(unsigned long long)w->goroutines, (unsigned long long)w->snapshots, s->cfg.wall_hz,
 		(unsigned long long)w->looks, stride, (unsigned long long)w->reread, (unsigned long long)w->dropped,
 		w->looks + w->dropped ? 100.0 * w->dropped / (w->looks + w->dropped) : 0.0,
-		(unsigned long long)w->unreadable, s->wall_cpu_ns / 1e6);
+		(unsigned long long)w->unreadable, s->wall_cpu_ns / 1e6,
+		(unsigned long long)st.wall_running, (unsigned long long)st.wall_running_framed);
 }
 
 /* --otlp: what reached the collector, and what did not; during the run, what so far. */
