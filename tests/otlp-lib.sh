@@ -42,11 +42,6 @@ otelcol_build() {
 	OTLPSINK=$OTELCOL_TREE/bin/otlpsink
 }
 
-# free_port: a TCP port nothing listens on now
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 # sink_start DIR [ARGS...]: the sink, writing into DIR; sets $sink_pid and $sink_port
 sink_start() {
 	local dir=$1 i

@@ -343,3 +343,23 @@ wall_kind_verdicts() {
 	fi
 	check_eq "$name $kind: the dominant stack off the CPU runs through $func" true "$idle_func"
 }
+
+# httpserver_start BIN: starts testdata/httpserver BIN in the background
+# (pid in $srv) and sets $srv_http to its HTTP address once it has printed
+# both its addresses (a busy machine can take a while); false if it never
+# did
+httpserver_start() {
+	local i
+	# the file first: the loop may look before the background shell has opened it
+	: >"$work/srv.addr"
+	"$1" >"$work/srv.addr" 2>/dev/null &
+	srv=$!
+	for ((i = 0; i < 600 && $(wc -l <"$work/srv.addr") < 2; i++)); do sleep 0.1; done
+	srv_http=$(awk '$1 == "http" { print $2 }' "$work/srv.addr")
+	[ -n "$srv_http" ]
+}
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on now
+free_port() {
+	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}

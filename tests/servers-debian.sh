@@ -40,12 +40,9 @@ mapfile -t all < <(go_toolchains)
 newest=${all[-1]}
 SECS=6
 # where Go's traceback ends: a goroutine's start, a thread's, the
-# scheduler's and the stack growth's switches to g0, a signal handler's
-ROOTS='["runtime.goexit","runtime.mstart","runtime.mstart0","runtime.mcall","runtime.morestack","runtime.rt0_go","runtime.sigtramp"]'
-
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# scheduler's and the stack growth's switches to g0, a signal handler's;
+# and where a thread's own stack starts (a C thread's first instructions)
+ROOTS='["runtime.goexit","runtime.mstart","runtime.mstart0","runtime.mcall","runtime.morestack","runtime.rt0_go","runtime.sigtramp","__clone3","__clone","clone3","clone"]'
 
 # wait_http URL: true once URL answers
 wait_http() {
@@ -77,11 +74,8 @@ loops() {
 sent_json() { printf '%s\n' "$@" | jq -R . | jq -s -c .; }
 
 srv_bin=$(go_build "$newest" plain httpserver) || not_ok "go$newest httpserver: build failed"
-: >"$work/srv.addr"
-"$srv_bin" >"$work/srv.addr" 2>/dev/null &
-srv=$!
-for ((i = 0; i < 600 && $(wc -l <"$work/srv.addr") < 2; i++)); do sleep 0.1; done
-upstream=$(awk '$1 == "http" { print $2 }' "$work/srv.addr")
+httpserver_start "$srv_bin"
+upstream=$srv_http
 [ -n "$upstream" ] || { not_ok "testdata/httpserver did not start"; done_testing; }
 
 mkdir -p "$work/www"
@@ -151,7 +145,8 @@ for suite in bookworm trixie sid; do
 		 whole: ($whole | map(.n) | add // 0),
 		 cut: ($s - $whole | group_by(.f[-1]) | map({end: .[0].f[-1], n: (map(.n) | add)}) |
 			sort_by(-.n) | .[0:4] | map("\(.end) (\(.n))") | join(", ")),
-		 lone: ([$s[] | select((.f | length) == 1 and (.file | endswith(".go") | not)) | .f[0]] |
+		 lone: ([$s[] | select((.f | length) == 1 and (.file | endswith(".go") | not) and
+			(.f[0] as $r | $roots | index($r) | not)) | .f[0]] |
 			unique | join(" ")),
 		 found: ([$s[] | .t | select(. as $x | $x != null and ($sent | index($x)))] | unique | length),
 		 unsent: ([$s[] | .t | select(. as $x | $x != null and ($sent | index($x) | not))] | unique |

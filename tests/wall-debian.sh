@@ -27,17 +27,9 @@ programs=$OUTPUT/debian-programs
 mapfile -t all < <(go_toolchains)
 newest=${all[-1]}
 
-free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
 srv_bin=$(go_build "$newest" plain httpserver) || not_ok "go$newest httpserver: build failed"
-# the file first: the loop may look before the background shell has opened it
-: >"$work/srv.addr"
-"$srv_bin" >"$work/srv.addr" 2>/dev/null &
-# its two addresses; a busy machine can take a while to start it
-for ((i = 0; i < 600 && $(wc -l <"$work/srv.addr") < 2; i++)); do sleep 0.1; done
-upstream=$(awk '$1 == "http" { print $2 }' "$work/srv.addr")
+httpserver_start "$srv_bin"
+upstream=$srv_http
 [ -n "$upstream" ] || { not_ok "testdata/httpserver did not start"; done_testing; }
 
 for suite in bookworm trixie sid; do
