@@ -10,6 +10,8 @@
 # tests/arm64-vm-guest.sh runs, and the host judges what it wrote:
 # - check on traced by the oldest and the newest toolchain, pure and cgo:
 #   supported, arch arm64;
+# - first, -p for 2 s on an idle httpserver (the guest kernel's first -p of
+#   a boot: see arm64-vm-guest.sh): exit status 0;
 # - -p on all four at once and on httpserver (199 Hz; TCG is slow): every
 #   burn function's samples carry their job's trace ID (0 wrong, at least
 #   97% right), and their stacks reach runtime.goexit through the job's
@@ -120,6 +122,8 @@ DEEP_JQ='[.[].stacks[] | select(any(.frames[]; .func == "main.burnDo"))] |
 		any(.frames[]; .func == "runtime/pprof.Do") and any(.frames[]; .func == "main.jobDo") and
 		([.frames[] | select(.func == "main.deep")] | length) == 24)) | map(.samples) | add // 0)}'
 # -p: the labelled jobs of every traced build
+check_eq "ctxprof-go -p on an idle httpserver first (the guest kernel's first -p of a boot): exit status" 0 \
+	"$(cat "$res/warm.rc" 2>/dev/null)"
 check_eq "ctxprof-go -p (four traced builds and httpserver): exit status" 0 "$(cat "$res/cpu.rc" 2>/dev/null)"
 sed 's/^/# /' "$res/cpu.err"
 # a recording without samples: what the guest's kernel said, for the cause
