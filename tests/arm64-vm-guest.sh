@@ -3,7 +3,7 @@
 # arm64-vm-guest.sh: what tests/arm64-vm.sh runs inside the emulated arm64 machine (busybox sh); results go to /out.
 #
 # /t holds the arm64 Go programs: traced-* (check, then -p), httpserver
-# (the traceparent source), otelroot (the otel-sdk source), report_trace (a C program, for --uprobe),
+# and httpserver19 (the traceparent source, Go 1.19's goroutine-start probe), otelroot (the otel-sdk source), report_trace (a C program, for --uprobe),
 # leafy (frameless leaves), clocky (the vDSO) and waitkinds (--wall). Each step leaves its
 # output, stderr and exit status in /out; the host judges them.
 out=/out
@@ -63,8 +63,19 @@ while [ $i -lt 600 ] && [ "$(grep -c . $out/srv.addr)" -lt 2 ]; do
 	i=$((i + 1))
 done
 addr=$(awk '$1 == "http" { print $2 }' $out/srv.addr)
+# Go 1.19's: the goroutines its requests start, and theirs (the goroutine-start probe)
+: >$out/srv19.addr
+/t/httpserver19 >$out/srv19.addr 2>$out/srv19.err &
+srv19=$!
+echo "$srv19 httpserver19" >>$out/pids
+i=0
+while [ $i -lt 600 ] && [ "$(grep -c . $out/srv19.addr)" -lt 2 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+addr19=$(awk '$1 == "http" { print $2 }' $out/srv19.addr)
 t0=$(cut -d' ' -f1 /proc/uptime)
-ctxprof-go -v -p "${pids#,},$srv" -F 199 -d "${CPU_SECONDS:-30}" -o $out/cpu.jsonl 2>$out/cpu.err &
+ctxprof-go -v -p "${pids#,},$srv,$srv19" -F 199 -d "${CPU_SECONDS:-30}" -o $out/cpu.jsonl 2>$out/cpu.err &
 cp=$!
 if started $out/cpu.err $cp; then
 	for i in 1 2 3 4 5 6 7 8; do
@@ -74,11 +85,18 @@ if started $out/cpu.err $cp; then
 			"http://$addr/work" 2>>$out/wget.err
 		echo $? >>$out/wget.rc
 	done
+	for i in 1 2 3; do
+		id=$(printf 'a65%029x' "$i")
+		echo "$id" >>$out/sent19
+		wget -q -O $out/fan$i --header "traceparent: 00-$id-00f067aa0ba902b7-01" \
+			"http://$addr19/fan?kids=2&grandkids=2&ms=60" 2>>$out/wget.err
+		echo $? >>$out/fan.rc
+	done
 fi
 wait $cp
 echo $? >$out/cpu.rc
 echo "cpu $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
-for p in $(echo "${pids#,}" | tr , ' ') $srv; do
+for p in $(echo "${pids#,}" | tr , ' ') $srv $srv19; do
 	kill "$p" 2>/dev/null
 done
 

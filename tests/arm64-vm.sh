@@ -12,6 +12,10 @@
 #   supported, arch arm64;
 # - first, -p for 2 s on an idle httpserver (the guest kernel's first -p of
 #   a boot: see arm64-vm-guest.sh): exit status 0;
+# - in the -p recording, three /fan requests to Go 1.19's httpserver, each
+#   starting goroutines that start goroutines: at least 90% of the
+#   grandchildren's samples carry their request's trace ID (the
+#   goroutine-start probe, found by its BL);
 # - -p on all four at once and on httpserver (199 Hz; TCG is slow): every
 #   burn function's samples carry their job's trace ID (0 wrong, at least
 #   97% right), and their stacks reach runtime.goexit through the job's
@@ -90,6 +94,8 @@ for prog in httpserver otelroot leafy clocky waitkinds; do
 	bin=$(go_build "$newest" arm64 "$prog") || { not_ok "go$newest arm64 $prog: build failed"; continue; }
 	cp "$bin" "$stage/t/$prog"
 done
+bin=$(go_build "$oldest" arm64 httpserver) && cp "$bin" "$stage/t/httpserver19" ||
+	not_ok "go$oldest arm64 httpserver: build failed"
 for f in "$stage"/t/traced-*-; do mv "$f" "${f%-}pure"; done
 # a C program for --uprobe's C ABI, frame pointers kept as custom-traces.sh builds it
 aarch64-linux-gnu-gcc --sysroot="$OUTPUT/arm64/sysroot" -O1 -g -fno-omit-frame-pointer \
@@ -184,6 +190,22 @@ done <"$res/sent"
 check_eq "httpserver: samples with a trace ID never sent" 0 \
 	"$(jq -s --argjson p "${srv:-0}" --rawfile sent "$res/sent" '[.[] | select(.pid == $p and .trace_id != null) |
 		select(.trace_id as $t | $sent | split("\n") | index($t) | not) | .samples] | add // 0' "$res/cpu.jsonl")"
+
+# Go 1.19: the goroutines a request starts, and theirs, by the goroutine-start probe (BL)
+srv19=$(awk '$2 == "httpserver19" { print $1 }' "$res/pids")
+check_eq "three /fan requests to Go $oldest's httpserver: wget's exit statuses" "0 0 0" \
+	"$(tr '\n' ' ' <"$res/fan.rc" 2>/dev/null | sed 's/ $//')"
+read -r total traced ids < <(jq -s -r --argjson p "${srv19:-0}" --rawfile sent "$res/sent19" '
+	($sent | split("\n") | map(select(. != ""))) as $s |
+	[.[] | select(.pid == $p) | .trace_id as $t | .stacks[] |
+	 select(any(.frames[]; .func == "main.fanGrandchildBurn")) | {n: .samples, t: $t}] |
+	"\(map(.n) | add // 0) \(map(select(.t as $x | $s | index($x))) | map(.n) | add // 0) \(map(select(.t as $x | $s | index($x)) | .t) | unique | length)"' \
+	"$res/cpu.jsonl" 2>/dev/null)
+if [ "${total:-0}" -ge 50 ] && [ $((${traced:-0} * 100)) -ge $((total * 90)) ] && [ "${ids:-0}" = 3 ]; then
+	ok "Go $oldest httpserver: main.fanGrandchildBurn samples with their request's trace ID: $traced of $total, all 3 requests"
+else
+	not_ok "Go $oldest httpserver: main.fanGrandchildBurn samples with their request's trace ID: ${traced:-0} of ${total:-0}, ${ids:-0} of 3 requests (need 90% of at least 50, all 3); $(grep 'probes for' "$res/cpu.err")"
+fi
 
 # the otel-sdk source: the SDK's span arguments, read from R0 and on
 check_eq "otelroot: exit status" 0 "$(cat "$res/spans.rc" 2>/dev/null)"

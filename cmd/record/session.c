@@ -1207,10 +1207,14 @@ static void snapshot_one(const void *key, size_t len, void *value, void *ctx)
  */
 static void wall_snapshot(struct session *s, uint32_t slot)
 {
-	struct wall_round w = { .s = s, .time_ns = now_ns(CLOCK_MONOTONIC), .share.slot = slot };
-	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID), share = WALL_LOOKS_PER_SEC / s->cfg.wall_hz;
+	struct wall_round w = { .s = s, .share.slot = slot };
+	uint64_t cpu, share = WALL_LOOKS_PER_SEC / s->cfg.wall_hz;
 	uint64_t stride;
 
+	/* the CPU samples so far first: a running goroutine's look takes its latest's stack */
+	read_rings(s);
+	w.time_ns = now_ns(CLOCK_MONOTONIC);
+	cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	snapshot_contexts(s);
 	hashmap__foreach(s->targets, count_goroutines, &w);
 	share = share ? share : 1;
