@@ -52,28 +52,26 @@ for b in /t/traced-*; do
 	echo "$! ${b#/t/traced-}" >>$out/pids
 	pids=$pids,$!
 done
-# the file first: the loop below may look before the background job opens it
-: >$out/srv.addr
-/t/httpserver >$out/srv.addr 2>$out/srv.err &
-srv=$!
-echo "$srv httpserver" >>$out/pids
-i=0
-while [ $i -lt 600 ] && [ "$(grep -c . $out/srv.addr)" -lt 2 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-addr=$(awk '$1 == "http" { print $2 }' $out/srv.addr)
+# serve NAME: starts /t/NAME, pid in $served (listed in pids), and sets
+# $served_addr to its HTTP address once it has printed both its addresses
+serve() {
+	# the file first: the loop below may look before the background job opens it
+	: >$out/$1.addr
+	/t/$1 >$out/$1.addr 2>$out/$1.err &
+	served=$!
+	echo "$served $1" >>$out/pids
+	i=0
+	while [ $i -lt 600 ] && [ "$(grep -c . $out/$1.addr)" -lt 2 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	served_addr=$(awk '$1 == "http" { print $2 }' $out/$1.addr)
+}
+serve httpserver
+srv=$served addr=$served_addr
 # Go 1.19's: the goroutines its requests start, and theirs (the goroutine-start probe)
-: >$out/srv19.addr
-/t/httpserver19 >$out/srv19.addr 2>$out/srv19.err &
-srv19=$!
-echo "$srv19 httpserver19" >>$out/pids
-i=0
-while [ $i -lt 600 ] && [ "$(grep -c . $out/srv19.addr)" -lt 2 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-addr19=$(awk '$1 == "http" { print $2 }' $out/srv19.addr)
+serve httpserver19
+srv19=$served addr19=$served_addr
 t0=$(cut -d' ' -f1 /proc/uptime)
 ctxprof-go -v -p "${pids#,},$srv,$srv19" -F 199 -d "${CPU_SECONDS:-30}" -o $out/cpu.jsonl 2>$out/cpu.err &
 cp=$!
