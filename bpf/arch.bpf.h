@@ -29,6 +29,12 @@
 #define LEAF_WORD1(w, r) ((w)->win[1])
 /* a frame's record (saved BP, return address) lies at or above SP */
 #define FRAME_BELOW_SP 0
+/*
+ * Go calls duffzero and duffcopy with BP at a record it stores 16 bytes
+ * below SP, and the call pushes the return address (ustack.bpf.h)
+ */
+#define DUFF_RECORD 16
+#define DUFF_CALL_PUSH 8
 /* Go moves saved frame pointers with a goroutine's stack: no frame_sizes walk */
 #define FRAME_SIZES 0
 /* Go's handlers return through its own restorer, not the vDSO's: no signal frame step */
@@ -65,6 +71,9 @@
 #define LEAF_WORD1(w, r) BPF_CORE_READ(r, regs[30])
 /* Go's frame record (saved R29, then LR at SP) starts 8 bytes below SP */
 #define FRAME_BELOW_SP 8
+/* Go calls duffzero and duffcopy with FP at a record (FP, return address) 24 bytes below SP */
+#define DUFF_RECORD 24
+#define DUFF_CALL_PUSH 0
 /* the caller's record is at FP + the frame's size (ustack.bpf.h, sized_fp) */
 #define FRAME_SIZES 1
 /* a handler returns to the vDSO's __kernel_rt_sigreturn (ustack.bpf.h, signal_step) */

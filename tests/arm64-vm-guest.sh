@@ -3,9 +3,12 @@
 # arm64-vm-guest.sh: what tests/arm64-vm.sh runs inside the emulated arm64 machine (busybox sh); results go to /out.
 #
 # /t holds the arm64 Go programs: traced-* (check, then -p), httpserver
-# and httpserver19 (the traceparent source, Go 1.19's goroutine-start probe), otelroot (the otel-sdk source), report_trace (a C program, for --uprobe),
-# leafy (frameless leaves), clocky (the vDSO) and waitkinds (--wall). Each step leaves its
-# output, stderr and exit status in /out; the host judges them.
+# and httpserver19 (the traceparent source, Go 1.19's goroutine-start
+# probe), otelroot (the otel-sdk source), report_trace (a C program, for
+# --uprobe), leafy (frameless leaves), clocky (the vDSO), bigframes-*
+# (deep frames, Duff's device, system calls) and waitkinds (--wall). Each
+# step leaves its output, stderr and exit status in /out; the host judges
+# them.
 out=/out
 uname -m >$out/uname
 [ -e /sys/kernel/btf/vmlinux ] && echo yes >$out/btf
@@ -173,6 +176,16 @@ timed clock -p $ck -F 199 -d "${CLOCK_SECONDS:-10}"
 # --wall: goroutines parked at the stack-growth check keep their caller in gobuf.lr
 timed clockwall -p $ck --wall --wall-hz 97 -d "${CLOCK_SECONDS:-10}"
 kill $ck
+
+# deep large frames, Duff's device, system calls
+bps=
+for b in /t/bigframes-*; do
+	$b -d 600s >/dev/null 2>&1 &
+	echo "$! ${b#/t/}" >>$out/pids
+	bps=${bps:+$bps,}$!
+done
+timed big -p $bps -F 199 -d "${BIG_SECONDS:-8}"
+kill ${bps//,/ }
 
 # --wall on the oldest toolchain's traced, whose four workers take turns
 # on the machine's CPUs: the stacks of those waiting, under frames made as

@@ -55,7 +55,11 @@
 #   reason dominates (state syscall for read(2)), the stacks off the CPU
 #   run through its main.wait* function, and the running share of its
 #   looks is within 0.15 of the CPU share the workload measured (TCG's
-#   timing is coarse), of its samples within 0.20.
+#   timing is coarse), of its samples within 0.20;
+# - bigframes (oldest and newest toolchain) at 199 Hz: at least 99% whole
+#   of the samples under its 17 frames of 2 KiB (with all 17), in Duff's
+#   device where the build calls it, and in its write system calls; no
+#   lone frame (tests/profile-frames.sh's fourth part).
 # The boot and the run are timed.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -96,6 +100,10 @@ for prog in httpserver otelroot leafy clocky waitkinds; do
 done
 bin=$(go_build "$oldest" arm64 httpserver) && cp "$bin" "$stage/t/httpserver19" ||
 	not_ok "go$oldest arm64 httpserver: build failed"
+for v in $(printf '%s\n' "$oldest" "$newest" | sort -u); do
+	bin=$(go_build "$v" arm64 bigframes) && cp "$bin" "$stage/t/bigframes-go$v" ||
+		not_ok "go$v arm64 bigframes: build failed"
+done
 for f in "$stage"/t/traced-*-; do mv "$f" "${f%-}pure"; done
 # a C program for --uprobe's C ABI, frame pointers kept as custom-traces.sh builds it
 aarch64-linux-gnu-gcc --sysroot="$OUTPUT/arm64/sysroot" -O1 -g -fno-omit-frame-pointer \
@@ -311,6 +319,27 @@ IFS='|' read -r parked called example < <(python3 "$TOP/tests/parked-callers.py"
 	"$res/clockwall.jsonl" "${ck:-0}")
 part_verdict "arm64 clocky --wall" "$called" "$parked" 30 \
 	"samples parked at a function's stack-growth check have its caller next" "$example"
+
+# deep large frames, Duff's device, system calls
+check_eq "ctxprof-go -p bigframes: exit status" 0 "$(cat "$res/big.rc" 2>/dev/null)"
+for b in "$stage"/t/bigframes-*; do
+	name=${b##*/}
+	p=$(awk -v n="$name" '$2 == n { print $1 }' "$res/pids")
+	IFS='|' read -r deep deep_ok duff duff_ok sys sys_ok lone twice example < <(bigframes_stats "$res/big.jsonl" \
+		"${p:-0}" "$(calls_duff aarch64-linux-gnu-objdump "$b")")
+	part_verdict "arm64 $name" "$deep_ok" "$deep" 100 \
+		"samples under 17 frames of 2 KiB are whole, with all 17" "$example"
+	if [ "$duff" = - ]; then
+		echo "# arm64 $name: main.copyLoop does not call runtime.duffcopy or duffzero in this build"
+	else
+		part_verdict "arm64 $name" "$duff_ok" "$duff" 100 \
+			"samples in runtime.duffcopy or duffzero are whole, with main.copyLoop next" "$example"
+	fi
+	part_verdict "arm64 $name" "$sys_ok" "$sys" 100 \
+		"samples in a write system call are whole, through main.writeLoop" "$example"
+	check_eq "arm64 $name: lone frames" "" "$lone"
+	check_eq "arm64 $name: samples with main.copyLoop twice" 0 "$twice"
+done
 
 # --wall
 check_eq "ctxprof-go --wall on waitkinds: exit status" 0 "$(cat "$res/wall.rc" 2>/dev/null)"

@@ -32,11 +32,21 @@
 #    (amd64) or in gobuf.lr (arm64), not in a frame record. Per target, at
 #    least 99% of those samples have next the frame whose address lies in
 #    a call of the leaf's function (tests/parked-callers.py).
+# 4. Stacks past many windows, in Duff's device, in system calls:
+#    testdata/bigframes (Go 1.19, 1.22 and the newest, plain, and the
+#    newest stripped) sampled at once at 999 Hz for 5 s and on until each
+#    has 200 samples of each kind (bigframes_stats in profile-lib.sh). Per
+#    target, at least 99% whole (ending where Go's traceback does): of its
+#    deep trace's samples, under 17 frames of 2 KiB each, with every one of
+#    them; of its samples in runtime.duffcopy or duffzero (where the build
+#    calls them), with main.copyLoop next; of its write trace's samples in
+#    a system call function, through main.writeLoop. No stack is a lone
+#    frame that is no root.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
 
-e2e_setup "frames in the vDSO and at probed instructions"
+e2e_setup "frames in the vDSO, at probed instructions, deep, in Duff's device and in system calls"
 
 # vdso_fewest FILE N: the fewest samples with a leaf in the vDSO of any of N
 # targets
@@ -187,5 +197,55 @@ for p in "${pids[@]}"; do
 		"$work/wall.jsonl" "$p")
 	part_verdict "$name --wall" "$called" "$parked" 50 \
 		"samples parked at a function's stack-growth check have its caller next" "$example"
+done
+
+# 4. deep large frames, Duff's device, system calls
+pids=()
+declare -A duff_of
+for v in "${servers[@]}"; do
+	for variant in plain stripped; do
+		[ "$variant" = plain ] || [ "$v" = "$newest" ] || continue
+		bin=$(go_build "$v" "$variant" bigframes) || { not_ok "go$v $variant bigframes: build failed"; continue; }
+		"$bin" -d 600s 2>/dev/null &
+		pids+=($!)
+		name_of[$!]="go$v $variant bigframes"
+		# a stripped build's text is its plain twin's
+		duff_of[$!]=$(calls_duff objdump "$(go_build "$v" plain bigframes)")
+	done
+done
+# big_fewest FILE: the fewest samples of any kind of any target
+big_fewest() {
+	local p min= n
+	for p in "${pids[@]}"; do
+		IFS='|' read -r deep _ duff _ sys _ < <(bigframes_stats "$1" "$p" "${duff_of[$p]}")
+		[ "$duff" = - ] && duff=$deep
+		for n in "${deep:-0}" "${duff:-0}" "${sys:-0}"; do
+			[ -z "$min" ] || [ "$n" -lt "$min" ] && min=$n
+		done
+	done
+	echo "${min:-0}"
+}
+enough_big() { [ "$(big_fewest "$1")" -ge 200 ]; }
+echo "# sampling ${#pids[@]} bigframes processes at 999 Hz for 5 s, then until each has 200 samples of each kind (at most 120 s)"
+sample_until 5 120 enough_big "$work/err" "$work/big.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999
+check_eq "ctxprof-go with ${#pids[@]} bigframes targets exits" 0 "$?"
+echo "# sampled for ${sampled:-0} s"
+kill "${pids[@]}" 2>/dev/null
+wait 2>/dev/null
+for p in "${pids[@]}"; do
+	name=${name_of[$p]}
+	IFS='|' read -r deep deep_ok duff duff_ok sys sys_ok lone twice example < <(bigframes_stats "$work/big.jsonl" "$p" "${duff_of[$p]}")
+	part_verdict "$name" "$deep_ok" "$deep" 200 \
+		"samples under 17 frames of 2 KiB are whole, with all 17" "$example"
+	if [ "$duff" = - ]; then
+		echo "# $name: main.copyLoop does not call runtime.duffcopy or duffzero in this build"
+	else
+		part_verdict "$name" "$duff_ok" "$duff" 200 \
+			"samples in runtime.duffcopy or duffzero are whole, with main.copyLoop next" "$example"
+	fi
+	part_verdict "$name" "$sys_ok" "$sys" 200 \
+		"samples in a write system call are whole, through main.writeLoop" "$example"
+	check_eq "$name: lone frames" "" "$lone"
+	check_eq "$name: samples with main.copyLoop twice" 0 "$twice"
 done
 done_testing

@@ -26,6 +26,49 @@ part_verdict() {
 	fi
 }
 
+# where Go's traceback ends: a goroutine's start, a thread's, the
+# scheduler's and the stack growth's switches to g0, a signal handler's;
+# and where a thread's own stack starts (a C thread's first instructions)
+ROOTS='["runtime.goexit","runtime.mstart","runtime.mstart0","runtime.mcall","runtime.morestack","runtime.rt0_go","runtime.sigtramp","__clone3","__clone","clone3","clone"]'
+# jq: whole, does a stack of function names (.f) end where Go's traceback does?
+WHOLE_JQ="def whole: .f[-1] as \$r | $ROOTS | index(\$r) != null;"
+
+# bigframes_stats FILE PID DUFF: testdata/bigframes's samples of PID in
+# FILE, as "deep|whole|duff|whole|syscall|whole|lone|twice|commonest cut": its
+# deep trace's samples, and those whose stack is whole with every level of
+# main.deep; samples in runtime.duffcopy or duffzero (when DUFF is 1, the
+# build calls them), and those whole with main.copyLoop next; samples of
+# the write trace in a system call function, and those whole through
+# main.writeLoop; the names of lone frames (a stack of one that is no
+# root); the copy trace's samples with main.copyLoop twice (a record
+# at the call read as a frame); the commonest stack of the three that is
+# not whole.
+bigframes_stats() {
+	local src=$TOP/testdata/bigframes/main.go
+	trace() { sed -n "s/^\t$1 *= \"\([0-9a-f]*\)\"\$/\1/p" "$src"; }
+	jq -s -r --argjson pid "$2" --argjson duff "$3" --arg deep "$(trace deepTrace)" \
+		--arg copy "$(trace duffTrace)" --arg write "$(trace writeTrace)" \
+		--argjson levels "$(sed -n 's/^\tdeepLevels *= \([0-9]*\)$/\1/p' "$src")" "$WHOLE_JQ"'
+		[.[] | select(.pid == $pid) | .trace_id as $t | .stacks[] |
+		 {n: .samples, t: $t, f: [.frames[].func]}] as $s |
+		def sum: map(.n) | add // 0;
+		($s | map(select(.t == $deep))) as $d |
+		($s | map(select(.t == $copy and (.f[0] == "runtime.duffcopy" or .f[0] == "runtime.duffzero")))) as $c |
+		($s | map(select(.t == $write and (.f[0] | test("[Ss]yscall"))))) as $w |
+		($d | map(select(whole and ([.f[] | select(. == "main.deep")] | length) == $levels + 1))) as $dw |
+		($c | map(select(whole and .f[1] == "main.copyLoop"))) as $cw |
+		($w | map(select(whole and any(.f[]; . == "main.writeLoop")))) as $ww |
+		"\($d | sum)|\($dw | sum)|\(if $duff == 1 then $c | sum else "-" end)|\($cw | sum)|\($w | sum)|\($ww | sum)|\([$s[] | select((.f | length) == 1 and (whole | not)) | .f[0]] | unique | join(" "))|\($s | map(select(.t == $copy and ([.f[] | select(. == "main.copyLoop")] | length) > 1)) | sum)|\(($d - $dw) + ($c - $cw) + ($w - $ww) | max_by(.n) // {f: []} | .f[0:5] | join(" < "))"' "$1"
+}
+
+# calls_duff OBJDUMP BIN: 1 when BIN's main.copyLoop calls Duff's device
+# (runtime.duffcopy or duffzero), which some releases and architectures
+# have and others do not; else 0
+calls_duff() {
+	"$1" -d --no-show-raw-insn "$2" | awk '/<main\.copyLoop>:/ { p = 1; next } p && /^$/ { exit }
+		p && /<runtime\.duff(copy|zero)/ { n++ } END { print n ? 1 : 0 }'
+}
+
 # jq: hex, a "0x..." string as a number
 HEX_JQ='def hex: ltrimstr("0x") | explode | reduce .[] as $c (0; . * 16 + (if $c >= 97 then $c - 87 else $c - 48 end));'
 

@@ -39,10 +39,6 @@ programs=$OUTPUT/debian-programs
 mapfile -t all < <(go_toolchains)
 newest=${all[-1]}
 SECS=6
-# where Go's traceback ends: a goroutine's start, a thread's, the
-# scheduler's and the stack growth's switches to g0, a signal handler's;
-# and where a thread's own stack starts (a C thread's first instructions)
-ROOTS='["runtime.goexit","runtime.mstart","runtime.mstart0","runtime.mcall","runtime.morestack","runtime.rt0_go","runtime.sigtramp","__clone3","__clone","clone3","clone"]'
 
 # wait_http URL: true once URL answers
 wait_http() {

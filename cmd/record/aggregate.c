@@ -100,8 +100,10 @@ void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *c
  * The link register under a signal frame (FRAME_MAYBE, ustack.bpf.h) is
  * the interrupted function's caller only if that function had not stored
  * it yet: SP delta 0 at the interrupted PC. Else it is dropped, as when
- * there is no telling (no leaf repair, code without a pcsp table). The
- * stack goes to BUF when it changes.
+ * there is no telling (no leaf repair, code without a pcsp table), and
+ * when the frame after it is the same address: FP was at a record made
+ * for the call (Go's calls of duffzero and duffcopy), which holds LR too.
+ * The stack goes to BUF when it changes.
  */
 static const uint64_t *settle_signal_frames(struct aggregate *a, const struct sample_event *e,
 					    const uint64_t *stack, size_t *nframes, uint64_t *buf)
@@ -118,14 +120,19 @@ static const uint64_t *settle_signal_frames(struct aggregate *a, const struct sa
 	for (i = 0; i < *nframes; i++) {
 		if (!(stack[i] & FRAME_MAYBE))
 			buf[n++] = stack[i];
-		else if (known && n && symbolizer__sp_delta(t.sym, e->time_ns, buf[n - 1] & ~FRAME_TAGS) == 0)
+		else if (known && n && symbolizer__sp_delta(t.sym, e->time_ns, buf[n - 1] & ~FRAME_TAGS) == 0 &&
+			 !(i + 1 < *nframes && (stack[i + 1] & ~FRAME_TAGS) == (stack[i] & ~FRAME_TAGS)))
 			buf[n++] = stack[i] & ~FRAME_MAYBE;
 	}
 	*nframes = n;
 	return buf;
 }
 
-/* The event's stack, in BUF with the leaf's missing caller put back when there is one. */
+/*
+ * The event's stack, in BUF with the leaf's missing caller put back when
+ * there is one. A caller the walk has next already came from a record
+ * made for the leaf's call (Go's calls of duffzero and duffcopy).
+ */
 static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_event *e,
 				      const uint64_t *stack, size_t *nframes, uint64_t *buf)
 {
@@ -137,7 +144,7 @@ static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_e
 		return stack;
 	caller = symbolizer__leaf_caller(t.sym, e->time_ns, stack[0], e->sp, e->bp,
 					 (const uint64_t *)e->top);
-	if (!caller)
+	if (!caller || (*nframes > 1 && (stack[1] & ~FRAME_TAGS) == caller))
 		return stack;
 	/* the outermost frame gives way when the stack is full */
 	if (*nframes == MAX_STACK_DEPTH)

@@ -403,9 +403,11 @@ uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t time_ns, uint64_
 		 * arm64 sends [SP] and LR. Before a function stores LR (delta 0,
 		 * a frameless leaf too) LR is the return address; once stored,
 		 * it is at SP, the bottom of Go's frame, and the frame is set up
-		 * when FP points just below it.
+		 * when FP points just below it. Go calls duffzero and duffcopy
+		 * with FP at a record 24 bytes below SP that holds LR already
+		 * (ustack.bpf.h, duff_record).
 		 */
-		if (d < 0 || (d > 0 && bp == sp - 8))
+		if (d < 0 || (d > 0 && bp == sp - 8) || (d == 0 && bp == sp - 24))
 			return 0;
 		ret = d == 0 ? top[1] : top[0];
 	} else {
