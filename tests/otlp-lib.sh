@@ -61,7 +61,8 @@ sink_start() {
 # PORT (with TLS_DIR's server.pem and server.key, and client certificates of
 # its ca.pem required, when given) and forwarding profiles to SINK_URL (with
 # SINK_URL "-", to its debug exporter only); sets $collector_pid once it
-# says it is ready
+# says it is ready. COLLECTOR_BODY_MAX, when set, is its receiver's
+# max_request_body_size (bytes; 20 MiB by default).
 collector_start() {
 	local dir=$1 port=$2 sink=$3 tls=${4:-} i
 	mkdir -p "$dir"
@@ -71,6 +72,7 @@ collector_start() {
 		echo "    protocols:"
 		echo "      http:"
 		echo "        endpoint: 127.0.0.1:$port"
+		[ -z "${COLLECTOR_BODY_MAX:-}" ] || echo "        max_request_body_size: $COLLECTOR_BODY_MAX"
 		if [ -n "$tls" ]; then
 			echo "        tls:"
 			echo "          cert_file: $tls/server.pem"

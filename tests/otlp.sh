@@ -34,8 +34,17 @@
 # 6. TLS: a self-signed CA, the collector's TLS receiver requiring a client
 #    certificate (mTLS); without the CA the certificate is refused, once.
 # 7. gzip and headers, straight to the sink: it sees Content-Encoding gzip
-#    and the OTEL_EXPORTER_OTLP_HEADERS, and decodes the same totals.
-# 8. Requests, each with IDs of its own (testdata/conventions -requests,
+#    without being asked, none with OTEL_EXPORTER_OTLP_COMPRESSION=none, and
+#    the OTEL_EXPORTER_OTLP_HEADERS, and decodes the same totals.
+# 8. A body limit far below one request: the collector's
+#    max_request_body_size at 16 KiB against -F 999 -i 10 (a request of
+#    about 120 KB an interval): it refuses the first (HTTP 400, request body
+#    too large), ctxprof-go cuts it and what follows in halves until each
+#    is taken: per trace ID the sink's totals equal the JSON lines, nothing
+#    dropped, the cuts counted.
+# 9. Busy: a sink that answers 429 with Retry-After: 1 for its first 3 s
+#    (as the Collector's memory limiter does): nothing lost, retries counted.
+# 10. Requests, each with IDs of its own (testdata/conventions -requests,
 #    newest Go): 10, then 200, under the four tracers' label conventions in
 #    turn and two routes, with --wall; the first run straight to the sink, as
 #    to a Pyroscope server, the second through the collector. No sample
@@ -362,19 +371,57 @@ kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
 # --- 7. gzip and headers, straight to the sink ---
 d=$work/gzip
 sink_start "$d/sink" || not_ok "gzip: the sink did not start"
-OTEL_EXPORTER_OTLP_COMPRESSION=gzip OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer%20s3cr3t, x-scope-orgid=tenant-7" \
+OTEL_EXPORTER_OTLP_HEADERS="authorization=Bearer%20s3cr3t, x-scope-orgid=tenant-7" \
 	record "$d" 3 --otlp "http://127.0.0.1:$sink_port"
 check_eq "gzip: ctxprof-go exits" 0 "$rc"
 compare "gzip" cpu "$d"
 h=$(head -n 1 "$d/sink/headers.jsonl")
-check_eq "gzip: the request's Content-Encoding" gzip "$(jq -r '."content-encoding"' <<<"$h")"
+check_eq "gzip: the request's Content-Encoding, unasked" gzip "$(jq -r '."content-encoding"' <<<"$h")"
 check_eq "headers: OTEL_EXPORTER_OTLP_HEADERS arrive, percent-decoded" "Bearer s3cr3t|tenant-7" \
 	"$(jq -r '.authorization + "|" + ."x-scope-orgid"' <<<"$h")"
 check_eq "headers: the path" /v1development/profiles "$(jq -r .path <<<"$h")"
 check_eq "headers: Content-Type" application/x-protobuf "$(jq -r '."content-type"' <<<"$h")"
+n=$(wc -l <"$d/sink/headers.jsonl")
+OTEL_EXPORTER_OTLP_COMPRESSION=none "$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 2 --otlp "http://127.0.0.1:$sink_port" \
+	-o "$d/none.jsonl" 2>"$d/none.err"
+check_eq "OTEL_EXPORTER_OTLP_COMPRESSION=none: the requests' Content-Encoding" "" \
+	"$(tail -n +"$((n + 1))" "$d/sink/headers.jsonl" | jq -r '."content-encoding" // ""' | sort -u | tr '\n' ' ' | sed 's/ $//')"
 kill "${sink_pid:-}" 2>/dev/null
 
-# --- 8. requests, each with IDs of its own: the series a Pyroscope would keep ---
+# --- 8. a body limit far below one request ---
+d=$work/limit
+cport=$(free_port)
+sink_start "$d/sink" && COLLECTOR_BODY_MAX=16384 collector_start "$d" "$cport" "http://127.0.0.1:$sink_port" ||
+	not_ok "limit: the sink or the collector did not start: $(tail -n 3 "$d/collector.log" 2>/dev/null)"
+ctxprof_start "$d/err" "$d/out.jsonl" -p "$map_pid,$slice_pid" -F 999 -i 10 -d 300 --otlp "http://127.0.0.1:$cport" &&
+	sleep 13 && ctxprof_stop
+check_eq "limit: ctxprof-go exits" 0 "$?"
+echo "# $(stats_line "$d/err")"
+compare "limit (16 KiB bodies, -F 999 -i 10)" cpu "$d"
+refused "limit" "$d"
+if [[ $(stats_line "$d/err") =~ \ 0\ dropped.*\ ([0-9]+)\ requests\ cut\ in\ halves ]] &&
+	[ "${BASH_REMATCH[1]}" -gt 0 ] && grep -q 'goes as halves: HTTP 400: .*request body too large' "$d/err"; then
+	ok "limit: the collector's refusal said once, ${BASH_REMATCH[1]} requests cut in halves, none dropped"
+else
+	not_ok "limit: $(grep otlp "$d/err" | tr '\n' ' ')"
+fi
+kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
+
+# --- 9. a busy sink: 429 with Retry-After ---
+d=$work/busy
+sink_start "$d/sink" -busy 3s || not_ok "busy: the sink did not start"
+record "$d" 6 --otlp "http://127.0.0.1:$sink_port"
+check_eq "busy: ctxprof-go exits" 0 "$rc"
+compare "busy (429 for 3 s)" cpu "$d"
+n=$(jq -r 'select(.status == "429")' "$d/sink/headers.jsonl" | grep -c status)
+if [ "$n" -gt 0 ] && [[ $(stats_line "$d/err") =~ \ ([1-9][0-9]*)\ retries,\ 0\ dropped ]]; then
+	ok "busy: $n requests answered 429, ${BASH_REMATCH[1]} retries, none dropped"
+else
+	not_ok "busy: $n answered 429; $(stats_line "$d/err")"
+fi
+kill "${sink_pid:-}" 2>/dev/null
+
+# --- 10. requests, each with IDs of its own: the series a Pyroscope would keep ---
 kill "$map_pid" "$slice_pid" 2>/dev/null
 conv=$(go_build "$last" plain conventions) || { not_ok "go$last conventions: build failed"; done_testing; }
 mkfifo "$work/conv.in"

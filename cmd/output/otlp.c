@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/util/arena.h"
 #include "cmd/util/hashmap.h"
 #include "cmd/util/vec.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
@@ -837,59 +838,8 @@ int otlp__add(struct otlp *o, const struct rec *r)
 	return !key || ret || o->oom || profdict__oom(o->dict) ? -ENOMEM : 0;
 }
 
-/*
- * The request as protobuf-c's structures: every part is allocated from one
- * arena, freed at once after packing.
- */
-struct arena {
-	void **blocks;
-	size_t n, cap;
-	bool oom;
-};
-
-static void *arena_alloc(struct arena *a, size_t n, size_t size)
-{
-	void **blocks, *p;
-
-	if (a->oom)
-		return NULL;
-	if (a->n == a->cap) {
-		blocks = realloc(a->blocks, (a->cap ? 2 * a->cap : 1024) * sizeof(*blocks));
-		if (!blocks) {
-			a->oom = true;
-			return NULL;
-		}
-		a->blocks = blocks;
-		a->cap = a->cap ? 2 * a->cap : 1024;
-	}
-	p = calloc(n ? n : 1, size);
-	if (!p) {
-		a->oom = true;
-		return NULL;
-	}
-	a->blocks[a->n++] = p;
-	return p;
-}
-
-static void arena_free(struct arena *a)
-{
-	size_t i;
-
-	for (i = 0; i < a->n; i++)
-		free(a->blocks[i]);
-	free(a->blocks);
-}
-
-#define NEW(a, type, init) new_msg(a, sizeof(type), &(type)init)
-
-static void *new_msg(struct arena *a, size_t size, const void *init)
-{
-	void *p = arena_alloc(a, 1, size);
-
-	if (p)
-		memcpy(p, init, size);
-	return p;
-}
+/* The request as protobuf-c's structures: every part comes from one arena, freed after packing. */
+#define NEW(a, type, init) arena__dup(a, &(type)init, sizeof(type))
 
 static pb_anyvalue *string_value(struct arena *a, const char *s)
 {
@@ -917,11 +867,11 @@ static pb_anyvalue *int_value(struct arena *a, int64_t i)
 static pb_resource *build_resource(struct otlp *o, struct arena *a, const struct resource *res)
 {
 	pb_resource *r = NEW(a, pb_resource, OPENTELEMETRY__PROTO__RESOURCE__V1__RESOURCE__INIT);
-	struct res_attr *attrs = arena_alloc(a, NRESOURCE_KEYS + o->nagent, sizeof(*attrs));
+	struct res_attr *attrs = arena__alloc(a, NRESOURCE_KEYS + o->nagent, sizeof(*attrs));
 	size_t n, i;
 
 	if (!r || !attrs ||
-	    !(r->attributes = arena_alloc(a, NRESOURCE_KEYS + o->nagent, sizeof(pb_keyvalue *))))
+	    !(r->attributes = arena__alloc(a, NRESOURCE_KEYS + o->nagent, sizeof(pb_keyvalue *))))
 		return NULL;
 	n = resource_attrs(o, res, attrs);
 	for (i = 0; i < n; i++) {
@@ -980,7 +930,7 @@ static pb_profile *build_profile(struct otlp *o, struct arena *a, const struct r
 	/* [time, time + duration) holds every sample */
 	p->time_unix_nano = res->first_ns;
 	p->duration_nano = res->last_ns - res->first_ns + 1;
-	p->samples = arena_alloc(a, samples->n, sizeof(pb_sample *));
+	p->samples = arena__alloc(a, samples->n, sizeof(pb_sample *));
 	if (!p->samples || !p->sample_type || !p->period_type)
 		return NULL;
 	for (i = 0; timed && i < samples->n; i++)
@@ -1022,8 +972,8 @@ static pb_resource_profiles *build_resource_profiles(struct otlp *o, struct aren
 	scope->name = "ctxprof-go";
 	scope->version = o->version;
 	sp->scope = scope;
-	sp->profiles = arena_alloc(a, 2, sizeof(pb_profile *));
-	rp->scope_profiles = arena_alloc(a, 1, sizeof(pb_scope_profiles *));
+	sp->profiles = arena__alloc(a, 2, sizeof(pb_profile *));
+	rp->scope_profiles = arena__alloc(a, 1, sizeof(pb_scope_profiles *));
 	rp->resource = build_resource(o, a, res);
 	if (!sp->profiles || !rp->scope_profiles || !rp->resource)
 		return NULL;
@@ -1049,7 +999,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 	if (!d)
 		return NULL;
 	funcs = profdict__functions(o->dict, &n);
-	d->function_table = arena_alloc(a, n + 1, sizeof(pb_function *));
+	d->function_table = arena__alloc(a, n + 1, sizeof(pb_function *));
 	for (i = 0; d->function_table && i <= n; i++) {
 		pb_function *f = NEW(a, pb_function,
 				     OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__FUNCTION__INIT);
@@ -1064,7 +1014,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 	}
 
 	maps = profdict__mappings(o->dict, &n);
-	d->mapping_table = arena_alloc(a, n + 1, sizeof(pb_mapping *));
+	d->mapping_table = arena__alloc(a, n + 1, sizeof(pb_mapping *));
 	for (i = 0; d->mapping_table && i <= n; i++) {
 		pb_mapping *m = NEW(a, pb_mapping,
 				    OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__MAPPING__INIT);
@@ -1077,7 +1027,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 			m->file_offset = maps[i - 1].offset;
 			m->filename_strindex = maps[i - 1].file;
 			if (maps[i - 1].build_id) {
-				m->attribute_indices = arena_alloc(a, 1, sizeof(int32_t));
+				m->attribute_indices = arena__alloc(a, 1, sizeof(int32_t));
 				if (!m->attribute_indices)
 					return NULL;
 				/* interning may move the table: looked up afresh each time */
@@ -1092,7 +1042,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 	}
 
 	locs = profdict__locations(o->dict, &n);
-	d->location_table = arena_alloc(a, n + 1, sizeof(pb_location *));
+	d->location_table = arena__alloc(a, n + 1, sizeof(pb_location *));
 	for (i = 0; d->location_table && i <= n; i++) {
 		pb_location *l = NEW(a, pb_location,
 				     OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LOCATION__INIT);
@@ -1105,7 +1055,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 			l->mapping_index = pl->mapping;
 			l->address = pl->addr;
 			/* innermost first, the last the function the others were inlined into */
-			l->lines = arena_alloc(a, pl->nlines, sizeof(pb_line *));
+			l->lines = arena__alloc(a, pl->nlines, sizeof(pb_line *));
 			for (j = 0; l->lines && j < pl->nlines; j++) {
 				pb_line *ln = NEW(a, pb_line,
 						  OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINE__INIT);
@@ -1120,7 +1070,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 		d->location_table[d->n_location_table++] = l;
 	}
 
-	d->link_table = arena_alloc(a, o->links.n, sizeof(pb_link *));
+	d->link_table = arena__alloc(a, o->links.n, sizeof(pb_link *));
 	for (i = 0; d->link_table && i < o->links.n; i++) {
 		struct link_entry *e = &((struct link_entry *)o->links.items)[i];
 		pb_link *l = NEW(a, pb_link, OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINK__INIT);
@@ -1133,7 +1083,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 		d->link_table[d->n_link_table++] = l;
 	}
 
-	d->stack_table = arena_alloc(a, o->stacks.n, sizeof(pb_stack *));
+	d->stack_table = arena__alloc(a, o->stacks.n, sizeof(pb_stack *));
 	for (i = 0; d->stack_table && i < o->stacks.n; i++) {
 		struct stack_entry *e = &((struct stack_entry *)o->stacks.items)[i];
 		pb_stack *s = NEW(a, pb_stack, OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__STACK__INIT);
@@ -1146,7 +1096,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 	}
 
 	/* last: the build IDs of mappings above may have added attributes */
-	d->attribute_table = arena_alloc(a, o->attrs.n, sizeof(pb_kvu *));
+	d->attribute_table = arena__alloc(a, o->attrs.n, sizeof(pb_kvu *));
 	strs = profdict__strings(o->dict, &n);
 	d->string_table = (char **)strs;
 	d->n_string_table = n;
@@ -1179,7 +1129,7 @@ int otlp__take(struct otlp *o, uint8_t **buf, size_t *len, struct otlp_batch *wh
 	*what = o->batch;
 	if (!o->resources.n)
 		goto out;
-	req.resource_profiles = arena_alloc(&a, o->resources.n, sizeof(pb_resource_profiles *));
+	req.resource_profiles = arena__alloc(&a, o->resources.n, sizeof(pb_resource_profiles *));
 	for (i = 0; req.resource_profiles && i < o->resources.n; i++) {
 		req.resource_profiles[i] = build_resource_profiles(o, &a, res[i]);
 		if (!req.resource_profiles[i])
@@ -1201,7 +1151,7 @@ int otlp__take(struct otlp *o, uint8_t **buf, size_t *len, struct otlp_batch *wh
 	}
 	protobuf_c_message_pack(&req.base, *buf);
 out:
-	arena_free(&a);
+	arena__free(&a);
 	reset(o);
 	if (start(o))
 		ret = ret ?: -ENOMEM;

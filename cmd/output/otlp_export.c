@@ -15,6 +15,7 @@
 #include "cmd/util/strbuf.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 #include "otlp_export.h"
+#include "otlp_split.h"
 
 #define BACKOFF_FIRST_MS 1000
 #define BACKOFF_MAX_MS 30000
@@ -238,7 +239,8 @@ int otlp_export__config(struct otlp_export_config *c, const char *base_url, char
 		snprintf(err, errlen, "OTEL_EXPORTER_OTLP_COMPRESSION=%s: gzip or none", v);
 		goto bad;
 	}
-	c->gzip = v && !strcmp(v, "gzip");
+	/* gzip unless told otherwise: a profile's tables compress about tenfold */
+	c->gzip = !v || !strcmp(v, "gzip");
 	v = otel_env("TIMEOUT");
 	if (v) {
 		errno = 0;
@@ -332,7 +334,8 @@ struct otlp_export {
 	struct strbuf body, gz;
 	long retry_after_ms;
 	char curl_err[CURL_ERROR_SIZE];
-	bool said_permanent, said_rejected, failing;
+	bool said_permanent, said_rejected, said_split, failing;
+	size_t refused_len; /* the smallest request refused for its size: those as large go as halves */
 };
 
 /* What one attempt came to. */
@@ -340,6 +343,7 @@ enum outcome {
 	SENT,
 	RETRY,
 	REFUSED, /* permanent: the request is dropped */
+	TOO_LARGE, /* refused for its size: it goes as halves */
 	GAVE_UP, /* the exit's deadline passed while it was in flight: dropped */
 };
 
@@ -540,6 +544,9 @@ static enum outcome attempt(struct otlp_export *e, const struct item *it, long t
 	}
 	response_message(&e->body, msg, sizeof(msg));
 	snprintf(why, len, "HTTP %ld%s%s", status, *msg ? ": " : "", msg);
+	/* the Collector answers 400 "request body too large" past max_request_body_size */
+	if (status == 413 || (status == 400 && strcasestr(msg, "too large")))
+		return TOO_LARGE;
 	return status == 429 || status == 502 || status == 503 || status == 504 ? RETRY : REFUSED;
 }
 
@@ -577,8 +584,43 @@ static long jitter(long ms)
 	return ms * 3 / 4 + random() % (ms / 2 + 1);
 }
 
-/* Delivers IT, retrying; with the lock held, dropped while sending. */
-static void deliver(struct otlp_export *e, struct item *it)
+static void deliver(struct otlp_export *e, const struct item *it);
+
+/*
+ * IT as two requests, each delivered; false when it cannot be cut (one
+ * sample). With the lock held, dropped while cutting.
+ */
+static bool deliver_halves(struct otlp_export *e, const struct item *it, const char *why)
+{
+	struct otlp_part half[2];
+	int i, ret;
+
+	pthread_mutex_unlock(&e->mu);
+	ret = otlp_split(it->buf, it->len, it->samples, half);
+	pthread_mutex_lock(&e->mu);
+	if (ret) {
+		if (ret != -E2BIG)
+			fprintf(stderr, "ctxprof-go: otlp: cannot cut a request of %zu bytes in two: %s\n",
+				it->len, strerror(-ret));
+		return false;
+	}
+	if (!e->said_split)
+		fprintf(stderr, "ctxprof-go: otlp: a request of %zu bytes goes as halves: %s (said once; "
+				"later ones are counted)\n",
+			it->len, why);
+	e->said_split = true;
+	e->st.splits++;
+	for (i = 0; i < 2; i++) {
+		struct item h = { half[i].buf, half[i].len, half[i].samples };
+
+		deliver(e, &h);
+		free(h.buf);
+	}
+	return true;
+}
+
+/* Delivers IT, retrying, or as halves; with the lock held, dropped while sending. */
+static void deliver(struct otlp_export *e, const struct item *it)
 {
 	uint64_t start = now_ns(CLOCK_MONOTONIC);
 	struct otlp_export_stats sent = {};
@@ -587,6 +629,14 @@ static void deliver(struct otlp_export *e, struct item *it)
 	enum outcome out;
 	char why[640];
 
+	if (it->len > OTLP_MAX_REQUEST_BYTES || (e->refused_len && it->len >= e->refused_len)) {
+		snprintf(why, sizeof(why), "over the %zu bytes %s", it->len > OTLP_MAX_REQUEST_BYTES ?
+				(size_t)OTLP_MAX_REQUEST_BYTES : e->refused_len - 1,
+			 it->len > OTLP_MAX_REQUEST_BYTES ? "ctxprof-go sends at once" :
+							    "the collector took at most");
+		if (deliver_halves(e, it, why))
+			return;
+	}
 	for (;;) {
 		why[0] = '\0';
 		/* at exit, no attempt outlasts the flush time */
@@ -613,9 +663,22 @@ static void deliver(struct otlp_export *e, struct item *it)
 			e->failing = false;
 			return;
 		}
-		if (out == GAVE_UP)
+		if (out == GAVE_UP) {
+			e->st.dropped_unsent++;
 			break;
+		}
+		if (out == TOO_LARGE) {
+			if (!e->refused_len || it->len < e->refused_len)
+				e->refused_len = it->len;
+			if (deliver_halves(e, it, why))
+				return;
+			e->st.dropped_too_large++;
+			fprintf(stderr, "ctxprof-go: otlp: %s refused a request of one sample for its size: %s\n",
+				e->cfg.url, why);
+			break;
+		}
 		if (out == REFUSED) {
+			e->st.dropped_refused++;
 			if (!e->said_permanent)
 				fprintf(stderr, "ctxprof-go: otlp: %s refused a request, not retried: %s "
 						"(said once; later refusals are counted)\n",
@@ -628,8 +691,10 @@ static void deliver(struct otlp_export *e, struct item *it)
 				why);
 		e->failing = true;
 		if ((e->stopping && now_ns(CLOCK_MONOTONIC) >= e->stop_by_ns) ||
-		    now_ns(CLOCK_MONOTONIC) - start > (uint64_t)GIVE_UP_MS * 1000000)
+		    now_ns(CLOCK_MONOTONIC) - start > (uint64_t)GIVE_UP_MS * 1000000) {
+			e->st.dropped_unsent++;
 			break;
+		}
 		e->st.retries++;
 		wait_ms(e, e->retry_after_ms > backoff ? e->retry_after_ms : jitter(backoff));
 		backoff = backoff * 2 < BACKOFF_MAX_MS ? backoff * 2 : BACKOFF_MAX_MS;
@@ -654,6 +719,7 @@ static void *run(void *arg)
 		e->n--;
 		if (e->stopping && now_ns(CLOCK_MONOTONIC) >= e->stop_by_ns) {
 			e->st.dropped++;
+			e->st.dropped_unsent++;
 			e->st.dropped_samples += it.samples;
 		} else {
 			deliver(e, &it);
@@ -774,6 +840,7 @@ void otlp_export__push(struct otlp_export *e, uint8_t *buf, size_t len, uint64_t
 	pthread_mutex_lock(&e->mu);
 	if (e->n == e->cfg.queue_max) {
 		e->st.dropped++;
+		e->st.dropped_full++;
 		e->st.dropped_samples += samples;
 		free(buf);
 	} else {

@@ -12,6 +12,12 @@
 #define OTLP_DEFAULT_TIMEOUT_MS 10000
 #define OTLP_FLUSH_MS 5000 /* at exit, for what is still queued */
 #define OTLP_FLUSH_UNHEARD_MS 1000 /* the same for a collector that has taken no request yet */
+/*
+ * No request is larger before compression: one that is goes as halves
+ * (otlp_split.h). The Collector takes 20 MiB by default
+ * (max_request_body_size), of the body as sent and as decompressed.
+ */
+#define OTLP_MAX_REQUEST_BYTES (4 << 20)
 
 /* Where and how requests go: --otlp and the OTEL_EXPORTER_OTLP_* variables. */
 struct otlp_export_config {
@@ -48,7 +54,12 @@ int otlp_kv_list(const char *list, int (*fn)(void *ctx, const char *k, const cha
 struct otlp_export_stats {
 	uint64_t requests, samples, bytes; /* sent and taken by the collector */
 	uint64_t retries; /* attempts that failed and were tried again */
-	uint64_t dropped, dropped_samples; /* never delivered: queue full, refused, out of time */
+	uint64_t dropped, dropped_samples; /* never delivered, for one of the causes below */
+	uint64_t dropped_full; /* requests that found the queue full */
+	uint64_t dropped_refused; /* refused for good (HTTP 4xx but 429, TLS, ...) */
+	uint64_t dropped_too_large; /* refused for their size though one sample */
+	uint64_t dropped_unsent; /* still unsent when retries or the exit's flush ran out */
+	uint64_t splits; /* requests cut in halves for their size */
 	uint64_t rejected; /* profiles the collector said it dropped (partial success) */
 	uint64_t queue_high; /* the most requests waiting at once */
 };
@@ -61,7 +72,8 @@ struct otlp_export *otlp_export__start(const struct otlp_export_config *c, const
 /*
  * Hands BUF (LEN bytes, malloc'd) with SAMPLES samples to the thread, which
  * frees it. Never waits: a request that finds the queue full is dropped and
- * counted.
+ * counted. One over OTLP_MAX_REQUEST_BYTES, or that the collector refuses
+ * for its size (HTTP 413, or 400 saying so), goes as halves.
  */
 void otlp_export__push(struct otlp_export *e, uint8_t *buf, size_t len, uint64_t samples);
 void otlp_export__stats(struct otlp_export *e, struct otlp_export_stats *out);

@@ -931,6 +931,14 @@ static void print_otlp_stats(const struct session *s)
 		(unsigned long long)st.dropped, (unsigned long long)st.dropped_samples,
 		(unsigned long long)st.rejected, (unsigned long long)st.queue_high,
 		s->cfg.otlp->queue_max);
+	if (st.splits)
+		fprintf(stderr, "; %llu requests cut in halves for their size",
+			(unsigned long long)st.splits);
+	if (st.dropped)
+		fprintf(stderr,
+			"; dropped for: a full queue %llu, refusal %llu, size %llu, no answer in time %llu",
+			(unsigned long long)st.dropped_full, (unsigned long long)st.dropped_refused,
+			(unsigned long long)st.dropped_too_large, (unsigned long long)st.dropped_unsent);
 	if (s->otlp)
 		otlp__stats(s->otlp, &es);
 	if (es.left_out_samples) {

@@ -4,7 +4,8 @@
 // JSON line per sample, its dictionary references resolved, to samples.jsonl, and
 // its headers (and the status answered) to headers.jsonl. With -status it answers
 // every request with that HTTP status; with -reject N, with a partial success
-// that rejects N profiles.
+// that rejects N profiles; with -busy D, 429 and "Retry-After: 1" to every
+// request for D from the first, as the Collector's memory limiter answers.
 //
 // Each sample is also read as Grafana Pyroscope's OTLP ingest reads it, from
 // its documented behaviour: the profile's name and type ID (samples/count with
@@ -33,6 +34,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/pprofile"
@@ -72,6 +74,8 @@ var (
 	refOut   *bufio.Writer
 	status   int
 	reject   int64
+	busy     time.Duration
+	first    time.Time
 )
 
 func str(d pprofile.ProfilesDictionary, i int32) string {
@@ -280,7 +284,15 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	hdr := map[string]string{"path": r.URL.Path, "status": fmt.Sprint(status)}
+	answer := status
+	if first.IsZero() {
+		first = time.Now()
+	}
+	if answer == 0 && time.Since(first) < busy {
+		answer = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", "1")
+	}
+	hdr := map[string]string{"path": r.URL.Path, "status": fmt.Sprint(answer)}
 	for k, v := range r.Header {
 		hdr[strings.ToLower(k)] = strings.Join(v, ",")
 	}
@@ -288,8 +300,8 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	hdrOut.Write(line)
 	hdrOut.WriteByte('\n')
 	hdrOut.Flush()
-	if status != 0 {
-		http.Error(w, "the sink was told to answer so", status)
+	if answer != 0 {
+		http.Error(w, "the sink was told to answer so", answer)
 		return
 	}
 	samples, refused := flatten(requests+1, req)
@@ -336,6 +348,7 @@ func main() {
 	dir := flag.String("out", ".", "directory for requests.jsonl, samples.jsonl, headers.jsonl, refusals.jsonl")
 	flag.IntVar(&status, "status", 0, "answer every request with this HTTP status")
 	flag.Int64Var(&reject, "reject", 0, "answer every request with a partial success rejecting this many profiles")
+	flag.DurationVar(&busy, "busy", 0, "answer 429 with Retry-After: 1 for this long from the first request")
 	cert := flag.String("cert", "", "TLS certificate")
 	key := flag.String("key", "", "TLS key")
 	flag.Parse()

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* test_otlp.c: records in, an OTLP profiles request out, read back with protobuf-c: tables, shapes, links, attributes and their budget. */
+/* test_otlp.c: records in, an OTLP profiles request out, read back with protobuf-c: tables, shapes, links, attributes, budget, halves. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd/output/otlp.h"
+#include "cmd/output/otlp_split.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 #include "tap.h"
 
@@ -576,11 +578,155 @@ out:
 	otlp__free(o);
 }
 
+/* One line a sample of REQ: process, profile type, stack, attributes, link, values or times. */
+static size_t describe(const pb_request *req, char **lines, size_t max)
+{
+	const pb_dictionary *d = req->dictionary;
+	size_t i, j, p, s, t, n = 0;
+
+	for (i = 0; i < req->n_resource_profiles; i++) {
+		const Opentelemetry__Proto__Profiles__V1development__ResourceProfiles *rp =
+			req->resource_profiles[i];
+
+		for (j = 0; j < rp->n_scope_profiles; j++) {
+			for (p = 0; p < rp->scope_profiles[j]->n_profiles; p++) {
+				const pb_profile *pr = rp->scope_profiles[j]->profiles[p];
+
+				for (s = 0; s < pr->n_samples && n < max; s++) {
+					const pb_sample *x = pr->samples[s];
+					char buf[2048];
+					int len;
+
+					len = snprintf(buf, sizeof(buf), "%s %s/%s %s [%s] %s %s:",
+						       res_attr(rp->resource, "process.pid"),
+						       str(d, pr->sample_type->type_strindex),
+						       str(d, pr->period_type->type_strindex), stack_text(d, x),
+						       attrs_text(d, x), hex(&d->link_table[x->link_index]->trace_id),
+						       str(d, d->mapping_table[d->location_table[d->stack_table[x->stack_index]->location_indices[0]]->mapping_index]->filename_strindex));
+					for (t = 0; t < x->n_values; t++)
+						len += snprintf(buf + len, sizeof(buf) - len, " v%lld",
+								(long long)x->values[t]);
+					for (t = 0; t < x->n_timestamps_unix_nano; t++)
+						len += snprintf(buf + len, sizeof(buf) - len, " t%llu",
+								(unsigned long long)x->timestamps_unix_nano[t]);
+					lines[n++] = strdup(buf);
+				}
+			}
+		}
+	}
+	return n;
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* BUF cut in halves down to single samples; their lines added to LINES, their samples to *SAMPLES. */
+static size_t split_down(const uint8_t *buf, size_t len, uint64_t samples, char **lines, size_t max,
+			 uint64_t *total, size_t *parts, bool *smaller)
+{
+	struct otlp_part half[2];
+	pb_request *req;
+	size_t n = 0;
+	int ret, i;
+
+	ret = otlp_split(buf, len, samples, half);
+	if (ret == -E2BIG) {
+		req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+			NULL, len, buf);
+		if (!req)
+			return 0;
+		n = describe(req, lines, max);
+		request_free(req);
+		*total += samples;
+		(*parts)++;
+		return n;
+	}
+	if (!check_int("otlp_split of a request of two samples or more", 0, ret))
+		return 0;
+	for (i = 0; i < 2; i++) {
+		*smaller &= half[i].len < len;
+		n += split_down(half[i].buf, half[i].len, half[i].samples, lines + n, max - n, total,
+				parts, smaller);
+		free(half[i].buf);
+	}
+	return n;
+}
+
+/* Halves hold every sample once, with the same stack, attributes, link and counts. */
+static void test_split(void)
+{
+	struct rec_label labels[] = { L("otel.traceid", TRACE_A), L("route", "/pay") };
+	static const struct rec_time times[] = { { T0 + 10, 1, 1 }, { T0 + 20, 2, 1 }, { T0 + 30, 1, 1 } };
+	struct rec_stack stacks[] = { { 4, 3, frames_a, 3, times }, { 2, 2, frames_b } };
+	struct rec_stack stacks_wall[] = { { 5, 3, frames_a, 3, times }, { 1, 2, frames_b } };
+	struct rec recs[] = {
+		{ .trace_id = TRACE_A, .trace_source = "label", .labels = labels, .nlabels = 2, .pid = 4242,
+		  .comm = (const uint8_t *)"shop", .comm_len = 4, .origin = REC_SAMPLING, .samples = 6,
+		  .cpu_ns = 6LL * PERIOD, .wall_ns = -1, .start_ns = T0, .end_ns = T0 + 30, .stacks = stacks,
+		  .nstacks = 2, .mappings = maps, .nmappings = 1 },
+		{ .trace_id = TRACE_B, .trace_source = "traceparent", .pid = 4243,
+		  .comm = (const uint8_t *)"cart", .comm_len = 4, .origin = REC_SAMPLING, .samples = 4,
+		  .cpu_ns = 4LL * PERIOD, .wall_ns = -1, .start_ns = T0, .end_ns = T0 + 30,
+		  .stacks = stacks, .nstacks = 1, .mappings = maps, .nmappings = 1 },
+		{ .pid = 7, .comm = (const uint8_t *)"other", .comm_len = 5, .origin = REC_SAMPLING,
+		  .samples = 2, .cpu_ns = 2LL * PERIOD, .start_ns = T0, .end_ns = T0 + 30,
+		  .stacks = stacks + 1, .nstacks = 1, .mappings = maps, .nmappings = 1 },
+		{ .trace_id = TRACE_B, .pid = 4243, .comm = (const uint8_t *)"cart", .comm_len = 4,
+		  .origin = REC_WALL, .samples = 6, .cpu_ns = -1, .wall_ns = 6LL * WALL_PERIOD,
+		  .state = "waiting", .wait_reason = "chan receive", .start_ns = T0, .end_ns = T0 + 30,
+		  .stacks = stacks_wall, .nstacks = 2, .mappings = maps, .nmappings = 1 },
+	};
+	struct otlp *o = otlp__new("v-test", PERIOD, WALL_PERIOD);
+	char *want[64], *got[64];
+	struct otlp_batch what;
+	struct otlp_part half[2];
+	size_t len, nwant, ngot, parts = 0, i;
+	uint64_t total = 0;
+	bool smaller = true, same = true;
+	pb_request *req;
+	uint8_t *buf;
+
+	otlp__set_processes(o, process, NULL);
+	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
+		otlp__add(o, &recs[i]);
+	if (!check_int("otlp__take", 0, otlp__take(o, &buf, &len, &what)))
+		return;
+	req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, buf);
+	nwant = describe(req, want, 64);
+	request_free(req);
+	ngot = split_down(buf, len, what.samples, got, 64, &total, &parts, &smaller);
+	check_int("halves down to one sample each: as many parts as samples", nwant, parts);
+	check_int("the halves' samples add up to the request's", what.samples, total);
+	check(smaller, "every half is smaller than what it was cut from", "smaller", "not smaller");
+	qsort(want, nwant, sizeof(*want), cmp_lines);
+	qsort(got, ngot, sizeof(*got), cmp_lines);
+	same = nwant == ngot;
+	for (i = 0; same && i < nwant; i++)
+		same = !strcmp(want[i], got[i]);
+	check(same, "each sample keeps its process, type, stack, attributes, link and counts",
+	      nwant ? want[0] : "", ngot ? got[0] : "");
+	for (i = 0; i < nwant; i++)
+		free(want[i]);
+	for (i = 0; i < ngot; i++)
+		free(got[i]);
+	check_int("bytes that are not a request", -EINVAL,
+		  otlp_split((const uint8_t *)"\xff\xff\xff", 3, 1, half));
+	buf[len / 2] ^= 0xff;
+	check(otlp_split(buf, len, what.samples, half) < 0 || (free(half[0].buf), free(half[1].buf), true),
+	      "a damaged request is refused or cut, never read past", "no crash", "crash");
+	free(buf);
+	otlp__free(o);
+}
+
 int main(void)
 {
 	test_request();
 	test_ids();
 	test_budget();
 	test_allow_list();
+	test_split();
 	return tap_done();
 }
