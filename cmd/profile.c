@@ -103,6 +103,8 @@ static const char usage[] =
 	"                          all but those holding trace or span IDs, which go in each\n"
 	"                          sample's link. Past 25 attributes a series (resource and\n"
 	"                          sample ones together) the rest are left out and counted\n"
+	"      --metrics-addr ADDR serve the statistics on http://ADDR/metrics in Prometheus's\n"
+	"                          text format (HOST:PORT, or :PORT for every address)\n"
 	"\n"
 	"Custom traces (one record per event, origin \"custom\" or \"uprobe\"; no -p needed):\n"
 	"      --pin DIR           pin custom__generic and custom_context_map in DIR (bpffs)\n"
@@ -128,6 +130,7 @@ static const char usage[] =
 	"  ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl\n"
 	"  ctxprof-go --all --otlp http://localhost:4318 -o /var/log/ctxprof-go/cpu.jsonl\n"
 	"  ctxprof-go -p $(pidof api) --otlp http://pyroscope:4040 --otlp-labels route,tenant\n"
+	"  ctxprof-go --all --otlp http://otelcol:4318 --metrics-addr :9464 -o /dev/null\n"
 	"  ctxprof-go --all --cgroup /sys/fs/cgroup/system.slice/docker-$ID.scope 30\n"
 	"  ctxprof-go -p 4242 --trace-key request_id 10\n"
 	"  ctxprof-go -p $(pidof api) --trace-sources traceparent -d 30 > cpu.jsonl\n"
@@ -169,6 +172,7 @@ struct options {
 	const char *otlp_labels[MAX_OTLP_LABELS];
 	int notlp_labels;
 	bool otlp_labels_set;
+	const char *metrics_addr; /* --metrics-addr */
 	struct otlp_export_config otlp_cfg; /* with the environment's; url NULL: no export */
 	const char *uprobes[MAX_UPROBES];
 	int nuprobes;
@@ -219,6 +223,7 @@ enum {
 	OPT_OTLP,
 	OPT_OTLP_QUEUE,
 	OPT_OTLP_LABELS,
+	OPT_METRICS_ADDR,
 };
 
 #define MEMBER(o, m, type) ((type *)((char *)(o) + (m)))
@@ -512,6 +517,7 @@ static const struct opt_spec opt_table[] = {
 	STRING("otlp", OPT_OTLP, otlp),
 	PARSE("otlp-queue", OPT_OTLP_QUEUE, parse_otlp_queue),
 	PARSE("otlp-labels", OPT_OTLP_LABELS, parse_otlp_labels),
+	STRING("metrics-addr", OPT_METRICS_ADDR, metrics_addr),
 	STRING("pin", OPT_PIN, pin_dir),
 	PARSE("uprobe", OPT_UPROBE, parse_uprobe),
 	PARSE("uprobe-abi", OPT_UPROBE_ABI, parse_uprobe_abi),
@@ -817,6 +823,7 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.otlp_labels = o->otlp_labels,
 		.notlp_labels = o->notlp_labels,
 		.otlp_labels_set = o->otlp_labels_set,
+		.metrics_addr = o->metrics_addr,
 	};
 }
 

@@ -44,7 +44,12 @@
 #    dropped, the cuts counted.
 # 9. Busy: a sink that answers 429 with Retry-After: 1 for its first 3 s
 #    (as the Collector's memory limiter does): nothing lost, retries counted.
-# 10. Requests, each with IDs of its own (testdata/conventions -requests,
+# 10. /metrics: --metrics-addr 127.0.0.1:0, straight to the sink; with the
+#    targets stopped (SIGSTOP) and what was taken sent, the page's samples
+#    equal the JSON lines' and the samples sent, and the sink's CPU time is
+#    those samples times the period; requests sent as the statistics line
+#    will say; other paths 404; an address it cannot take is refused.
+# 11. Requests, each with IDs of its own (testdata/conventions -requests,
 #    newest Go): 10, then 200, under the four tracers' label conventions in
 #    turn and two routes, with --wall; the first run straight to the sink, as
 #    to a Pyroscope server, the second through the collector. No sample
@@ -421,7 +426,47 @@ else
 fi
 kill "${sink_pid:-}" 2>/dev/null
 
-# --- 10. requests, each with IDs of its own: the series a Pyroscope would keep ---
+# --- 10. /metrics ---
+d=$work/metrics
+sink_start "$d/sink" || not_ok "metrics: the sink did not start"
+metric() { awk -v m="ctxprof_$1" '$1 == m { print $2 }' "$d/page"; }
+if ctxprof_start "$d/err" "$d/out.jsonl" -p "$map_pid,$slice_pid" -F 499 -i 1 -d 300 \
+	--otlp "http://127.0.0.1:$sink_port" --metrics-addr 127.0.0.1:0; then
+	addr=$(sed -n 's|^ctxprof-go: serving /metrics on http://\([^/]*\)/metrics$|\1|p' "$d/err")
+	sleep 3
+	kill -STOP "$map_pid" "$slice_pid"
+	# the samples of the last ticks read, written and sent: two intervals
+	sleep 3
+	curl -sS -o "$d/page" -D "$d/page.head" "http://$addr/metrics"
+	check_eq "metrics: a page on http://$addr/metrics" 200 "$(awk 'NR == 1 { print $2 }' "$d/page.head")"
+	check_eq "metrics: Prometheus's text format" "text/plain; version=0.0.4; charset=utf-8" \
+		"$(sed -n 's/^Content-Type: \(.*\)\r$/\1/p' "$d/page.head")"
+	check_eq "metrics: another path" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/")"
+	json=$(jq -s '[.[].samples] | add // 0' "$d/out.jsonl")
+	sink=$(jq -s --argjson p "$((1000000000 / 499))" '[.[] | select(.profile == "process_cpu") | .ns / $p] | add // 0 | round' "$d/sink/samples.jsonl")
+	check_eq "metrics: samples taken, sent and at the sink, against the JSON lines' ($json)" \
+		"$json $json $json 0 0" "$(metric samples_total) $(metric otlp_samples_sent_total) $sink $(metric otlp_samples_failed_total) $(metric otlp_requests_queued)"
+	check_eq "metrics: targets" 2 "$(metric targets)"
+	kill -CONT "$map_pid" "$slice_pid"
+	ctxprof_stop
+	check_eq "metrics: ctxprof-go exits" 0 "$?"
+	[[ $(stats_line "$d/err") =~ ^ctxprof-go:\ otlp:\ ([0-9]+)\ requests ]]
+	if [ "$(metric otlp_requests_sent_total)" -gt 0 ] && [ "$(metric otlp_requests_sent_total)" -le "${BASH_REMATCH[1]:-0}" ]; then
+		ok "metrics: $(metric otlp_requests_sent_total) requests sent by the scrape, ${BASH_REMATCH[1]} by the end"
+	else
+		not_ok "metrics: $(metric otlp_requests_sent_total) requests sent by the scrape; $(stats_line "$d/err")"
+	fi
+else
+	not_ok "metrics: ctxprof-go did not start: $(cat "$d/err")"
+fi
+kill -CONT "$map_pid" "$slice_pid" 2>/dev/null
+out=$("$CTXPROF" -p "$map_pid" -d 1 --metrics-addr 127.0.0.1:$sink_port -o /dev/null 2>&1)
+check_eq "metrics: an address in use: exit status" 1 "$?"
+grep -q "failed to serve /metrics: cannot listen on '127.0.0.1:$sink_port': Address already in use" <<<"$out" &&
+	ok "metrics: an address in use is said: $out" || not_ok "metrics: an address in use: $out"
+kill "${sink_pid:-}" 2>/dev/null
+
+# --- 11. requests, each with IDs of its own: the series a Pyroscope would keep ---
 kill "$map_pid" "$slice_pid" 2>/dev/null
 conv=$(go_build "$last" plain conventions) || { not_ok "go$last conventions: build failed"; done_testing; }
 mkfifo "$work/conv.in"

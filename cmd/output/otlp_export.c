@@ -857,6 +857,7 @@ void otlp_export__stats(struct otlp_export *e, struct otlp_export_stats *out)
 {
 	pthread_mutex_lock(&e->mu);
 	*out = e->st;
+	out->queued = e->n + e->inflight;
 	pthread_mutex_unlock(&e->mu);
 }
 

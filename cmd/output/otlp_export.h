@@ -62,6 +62,7 @@ struct otlp_export_stats {
 	uint64_t splits; /* requests cut in halves for their size */
 	uint64_t rejected; /* profiles the collector said it dropped (partial success) */
 	uint64_t queue_high; /* the most requests waiting at once */
+	uint64_t queued; /* waiting now, or being sent (otlp_export__stats only) */
 };
 
 struct otlp_export;

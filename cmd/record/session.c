@@ -17,6 +17,7 @@
 
 #include "bpf/ctxprof.h"
 #include "cmd/output/folded.h"
+#include "cmd/output/metrics_http.h"
 #include "cmd/output/pprof.h"
 #include "cmd/output/report.h"
 #include "cmd/symbols/binaries.h"
@@ -25,6 +26,7 @@
 #include "cmd/util/cpus.h"
 #include "cmd/util/hashmap.h"
 #include "cmd/util/outfile.h"
+#include "cmd/util/strbuf.h"
 #include "cmd/util/user_va.h"
 #include "offsets/go_binary.h"
 #include "ctxprof.skel.h"
@@ -476,6 +478,21 @@ static int create_outputs(struct session *s)
 	return 0;
 }
 
+/* --metrics-addr: /metrics, from a thread of its own. */
+static int serve_metrics(struct session *s)
+{
+	char err[256];
+
+	if (!s->cfg.metrics_addr)
+		return 0;
+	s->metrics = metrics_http__start(s->cfg.metrics_addr, err, sizeof(err));
+	if (!s->metrics) {
+		fprintf(stderr, "failed to serve /metrics: %s\n", err);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The session's own state: its maps of targets and files, the CPUs. NULL with a message. */
 static struct session *session_alloc(const struct session_config *cfg)
 {
@@ -666,6 +683,9 @@ struct session *session__new(const struct session_config *cfg)
 	err = create_outputs(s);
 	if (err)
 		goto fail;
+	err = serve_metrics(s);
+	if (err)
+		goto fail;
 	err = create_rings(s);
 	if (err)
 		goto fail;
@@ -729,6 +749,7 @@ void session__free(struct session *s)
 	folded__free(s->folded);
 	otlp_export__stop(s->export, NULL);
 	otlp__free(s->otlp);
+	metrics_http__stop(s->metrics);
 	processes__free(s->procs);
 	if (s->targets)
 		hashmap__free(s->targets, target__free);
@@ -953,6 +974,80 @@ static void print_otlp_stats(const struct session *s)
 		fprintf(stderr, " left out (--otlp-labels chooses)");
 	}
 	fputc('\n', stderr);
+}
+
+/* One metric of the page: its help and type once, then its samples. */
+static void metric(struct strbuf *b, const char *name, const char *type, const char *help)
+{
+	strbuf__printf(b, "# HELP ctxprof_%s %s\n# TYPE ctxprof_%s %s\n", name, help, name, type);
+}
+
+static void value(struct strbuf *b, const char *name, const char *labels, unsigned long long v)
+{
+	strbuf__printf(b, "ctxprof_%s%s %llu\n", name, labels, v);
+}
+
+/* --metrics-addr: what the statistics lines say, as Prometheus's text format. */
+static void publish_metrics(struct session *s)
+{
+	struct otlp_export_stats o = s->otlp_stats;
+	__u64 totals[STAT_MAX] = {};
+	struct strbuf b = {};
+	struct agg_stats st;
+
+	if (!s->metrics)
+		return;
+	kernel_stats(s, totals);
+	aggregate__stats(s->agg, &st);
+	if (s->export)
+		otlp_export__stats(s->export, &o);
+	metric(&b, "samples_total", "counter", "CPU samples and wall looks taken of targets.");
+	value(&b, "samples_total", "", st.samples);
+	metric(&b, "samples_traced_total", "counter", "Samples with a trace ID.");
+	value(&b, "samples_traced_total", "", st.traced);
+	metric(&b, "samples_lost_total", "counter", "Samples lost, by cause.");
+	value(&b, "samples_lost_total", "{cause=\"ring_buffer_full\"}", totals[STAT_LOST_RINGBUF]);
+	value(&b, "samples_lost_total", "{cause=\"cpu_busy\"}", totals[STAT_BUSY]);
+	value(&b, "samples_lost_total", "{cause=\"exec\"}", totals[STAT_EXECED]);
+	value(&b, "samples_lost_total", "{cause=\"malformed\"}", st.malformed);
+	metric(&b, "samples_filtered_total", "counter", "Samples without a trace ID dropped by --traced-only.");
+	value(&b, "samples_filtered_total", "", totals[STAT_FILTERED]);
+	metric(&b, "label_read_errors_total", "counter", "Samples whose goroutine labels could not be read.");
+	value(&b, "label_read_errors_total", "", totals[STAT_READ_ERR]);
+	metric(&b, "records_total", "counter", "Records written.");
+	value(&b, "records_total", "", st.records);
+	metric(&b, "targets", "gauge", "Processes sampled now.");
+	value(&b, "targets", "", session__ntargets(s));
+	metric(&b, "targets_added_total", "counter", "Processes ever sampled in this run.");
+	value(&b, "targets_added_total", "", s->nadded);
+	if (s->cfg.otlp) {
+		metric(&b, "otlp_requests_sent_total", "counter", "OTLP requests the collector took.");
+		value(&b, "otlp_requests_sent_total", "", o.requests);
+		metric(&b, "otlp_samples_sent_total", "counter", "Samples in them.");
+		value(&b, "otlp_samples_sent_total", "", o.samples);
+		metric(&b, "otlp_bytes_sent_total", "counter", "Bytes of them, as sent.");
+		value(&b, "otlp_bytes_sent_total", "", o.bytes);
+		metric(&b, "otlp_retries_total", "counter", "Attempts that failed and were tried again.");
+		value(&b, "otlp_retries_total", "", o.retries);
+		metric(&b, "otlp_requests_failed_total", "counter",
+		       "OTLP requests never delivered, by cause.");
+		value(&b, "otlp_requests_failed_total", "{cause=\"queue_full\"}", o.dropped_full);
+		value(&b, "otlp_requests_failed_total", "{cause=\"refused\"}", o.dropped_refused);
+		value(&b, "otlp_requests_failed_total", "{cause=\"too_large\"}", o.dropped_too_large);
+		value(&b, "otlp_requests_failed_total", "{cause=\"unsent\"}", o.dropped_unsent);
+		metric(&b, "otlp_samples_failed_total", "counter", "Samples in them.");
+		value(&b, "otlp_samples_failed_total", "", o.dropped_samples);
+		metric(&b, "otlp_profiles_rejected_total", "counter",
+		       "Profiles the collector took a request without (partial success).");
+		value(&b, "otlp_profiles_rejected_total", "", o.rejected);
+		metric(&b, "otlp_requests_split_total", "counter", "Requests cut in halves for their size.");
+		value(&b, "otlp_requests_split_total", "", o.splits);
+		metric(&b, "otlp_requests_queued", "gauge", "OTLP requests waiting to be sent, or being sent.");
+		value(&b, "otlp_requests_queued", "", o.queued);
+	}
+	if (!b.oom)
+		metrics_http__publish(s->metrics, b.p, b.n);
+	strbuf__free(&b);
 }
 
 /* The statistics: at exit, and on SIGUSR1 (SO_FAR). Lines about what did not happen are left out. */
@@ -1279,6 +1374,7 @@ static int drain(struct session *s)
 		s->export = NULL;
 	}
 	print_stats(s, false);
+	publish_metrics(s);
 	session__warn_unsampled(s);
 	/* a reader that went away (| head) ends the run, as it ends perf's or jq's: no error */
 	if (!s->fail || s->fail == -EPIPE)
@@ -1355,7 +1451,7 @@ static int finish(struct session *s)
 
 /* When the loop does what it does on a timer; CLOCK_MONOTONIC ns, 0 for never. */
 struct run_clock {
-	uint64_t next_flush, next_scan, next_wall, deadline;
+	uint64_t next_flush, next_scan, next_wall, next_metrics, deadline;
 	uint64_t wall_start; /* --wall: when the snapshot of slot 0 was due */
 	/* label read errors seen so far, and when string pages may be mapped again */
 	uint64_t read_errors, next_remap;
@@ -1397,6 +1493,9 @@ static void say_ready(struct session *s)
 	if (c->otlp)
 		fprintf(stderr, "ctxprof-go: sending OTLP profiles to %s%s every %g s\n", c->otlp->url,
 			c->otlp->gzip ? " (gzip)" : "", c->interval);
+	if (s->metrics)
+		fprintf(stderr, "ctxprof-go: serving /metrics on http://%s/metrics\n",
+			metrics_http__addr(s->metrics));
 
 	if (c->all)
 		fprintf(stderr,
@@ -1429,6 +1528,17 @@ static void snapshot_if_due(struct session *s, struct run_clock *rc)
 	now = now_ns(CLOCK_MONOTONIC);
 	if (rc->next_wall <= now)
 		rc->next_wall = now + period;
+}
+
+/* --metrics-addr: the page anew once a second */
+static void metrics_if_due(struct session *s, struct run_clock *rc)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (!s->metrics || now < rc->next_metrics)
+		return;
+	publish_metrics(s);
+	rc->next_metrics = now + NSEC_PER_SEC;
 }
 
 /*
@@ -1580,6 +1690,7 @@ int session__run(struct session *s, bool end_with_targets)
 	s->reading = true;
 	while (!exiting && !s->fail) {
 		snapshot_if_due(s, &rc);
+		metrics_if_due(s, &rc);
 		if (!read_events(s, &rc) || !serve_outputs(s) ||
 		    !follow_targets(s, &rc, end_with_targets) || !flush_if_due(s, &rc))
 			break;

@@ -41,6 +41,7 @@ struct session_config {
 	const char *const *otlp_labels; /* --otlp-labels: the labels sent as attributes */
 	int notlp_labels;
 	bool otlp_labels_set; /* false: every label but the ID ones */
+	const char *metrics_addr; /* --metrics-addr: where /metrics is served, or NULL */
 };
 
 struct session;

@@ -90,6 +90,7 @@ struct session {
 	struct otlp *otlp; /* --otlp: the request of this interval */
 	struct otlp_export *export; /* --otlp: the thread that sends them */
 	struct otlp_export_stats otlp_stats; /* its totals, once it has stopped */
+	struct metrics_http *metrics; /* --metrics-addr */
 	struct aggregate *agg;
 	struct processes *procs; /* every process's mappings, targets or not */
 	struct hashmap *targets; /* pid -> struct target */

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* strbuf.c: a growable byte buffer that remembers running out of memory. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,4 +36,33 @@ void strbuf__put(struct strbuf *b, const void *s, size_t n)
 	}
 	memcpy(b->p + b->n, s, n);
 	b->n += n;
+}
+
+void strbuf__printf(struct strbuf *b, const char *fmt, ...)
+{
+	char small[256], *big;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		b->oom = true;
+		return;
+	}
+	if ((size_t)n < sizeof(small)) {
+		strbuf__put(b, small, n);
+		return;
+	}
+	big = malloc(n + 1);
+	if (!big) {
+		b->oom = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(big, n + 1, fmt, ap);
+	va_end(ap);
+	strbuf__put(b, big, n);
+	free(big);
 }

@@ -15,5 +15,7 @@ struct strbuf {
 void strbuf__free(struct strbuf *b);
 /* Appends S[0..N) to B; on failure B keeps what it had and oom is set. */
 void strbuf__put(struct strbuf *b, const void *s, size_t n);
+/* Appends the text printf makes of FMT; on failure as strbuf__put. */
+void strbuf__printf(struct strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif /* __STRBUF_H */
