@@ -111,7 +111,7 @@ Q =
 msg =
 endif
 
-.PHONY: all deps test test-only demo golayout bench bench-only soak fuzz clean help san unit install uninstall FORCE
+.PHONY: all deps test test-only demo golayout bench bench-only soak fuzz image clean help san unit install uninstall FORCE
 .DELETE_ON_ERROR:
 # keep the BPF object beside its skeleton
 .SECONDARY:
@@ -127,6 +127,7 @@ help:
 	@echo 'make bench      ctxprof-go against pahole, go tool addr2line, bpftrace and perf'
 	@echo 'make soak       ctxprof-go --all for 10 min of Go processes coming and going'
 	@echo 'make fuzz       run the libFuzzer targets FUZZ_TIME seconds each (default 60)'
+	@echo 'make image      the agent as an OCI image (localhost/ctxprof-go), with podman'
 	@echo 'make install    install the binary, ctxprof-go(8) and ctxprof-go.service'
 	@echo '                (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, UNITDIR)'
 	@echo 'make uninstall  remove what make install put there (not /var/log/ctxprof-go)'
@@ -320,6 +321,11 @@ bench-only: ctxprof-go $(OUTPUT)/bench/wall-read $(OUTPUT)/bench/otlp-encode
 # not part of `make test`: ten minutes of processes coming and going under --all
 soak: ctxprof-go
 	$(Q)bash tests/soak.sh
+
+# the agent's image, from this system's packages: deploy/image.sh
+image: ctxprof-go
+	$(call msg,IMAGE,localhost/ctxprof-go:$(VERSION))
+	$(Q)bash deploy/image.sh ./ctxprof-go $(VERSION) $(OUTPUT)/image
 
 install: ctxprof-go | $(OUTPUT)
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/ctxprof-go)

@@ -1,0 +1,195 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# container.sh: the agent's image run as deploy/kubernetes's DaemonSet says, under Debian's podman, profiles a Go service in a container of its own.
+#
+# make image; then three containers, all on the host's network:
+# - a Go service: testdata/traced (newest Go, plain) alone in an image,
+#   in its own PID namespace;
+# - the Collector (testdata/otelcol, built from Debian's sources as
+#   tests/otlp.sh builds it) with its libraries in an image, forwarding to
+#   testdata/otlpsink on the host;
+# - the agent: the image with the DaemonSet's pod template read from
+#   deploy/kubernetes/ctxprof-go.yaml by tests/pod-podman.py (hostPID, the
+#   security context, capabilities, the seccomp profile, read-only mounts,
+#   env with the node's name), not privileged; only OTLP's endpoint is this
+#   test's Collector.
+# Checks: the image holds no shell, compiler or package manager, and its
+# size is printed; the agent's container is not privileged and has exactly
+# the manifest's capabilities; every trace ID of the service arrives at the
+# sink, each sample of them with the service container's container.id and
+# the node's name; /metrics, read twice around the sink's count with no
+# send between, says the samples the sink has; podman stop (the manifest's
+# grace period) ends the agent with exit status 0 and delivers its last
+# interval: the sink then has every sample the agent's statistics line says
+# it sent, none dropped.
+# podman runs with runc and cgroupfs, with rlimits no higher than the
+# current ones (crun cannot start containers on these hosts: cgroup v1,
+# no CAP_SYS_RESOURCE for root).
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+. "$(dirname "$0")/otlp-lib.sh"
+
+e2e_setup "the agent's image under podman, as the DaemonSet runs it"
+for tool in podman runc; do
+	command -v "$tool" >/dev/null || { not_ok "$tool missing (make test installs it)"; done_testing; }
+done
+if ! otelcol_build; then
+	not_ok "the collector and the sink: $otelcol_why"
+	done_testing
+fi
+POD=(podman --runtime runc --cgroup-manager=cgroupfs)
+RUN=("${POD[@]}" run -d --network host --ulimit nofile=10000:10000 --ulimit nproc=4096:4096)
+names=()
+cleanup_containers() {
+	[ ${#names[@]} -eq 0 ] || "${POD[@]}" rm -f -t 0 "${names[@]}" >/dev/null 2>&1
+}
+trap 'cleanup_containers; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+tag=$$
+
+# mini_image NAME FILE...: an image of FILEs at their paths, with the libraries they load
+mini_image() {
+	local name=$1 root=$work/$1 f lib
+	shift
+	mkdir -p "$root/tmp"
+	chmod 1777 "$root/tmp"
+	for f in "$@"; do
+		mkdir -p "$root$(dirname "$f")"
+		cp "$f" "$root$f"
+		ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+			while read -r lib; do
+				lib=$(readlink -f "$lib")
+				mkdir -p "$root$(dirname "$lib")" && cp "$lib" "$root$lib"
+			done
+	done
+	# the loader, where the programs name it
+	mkdir -p "$root/usr/lib64" "$root/usr/lib/x86_64-linux-gnu"
+	[ -e "$root/lib64" ] || ln -s usr/lib64 "$root/lib64"
+	[ ! -e /lib64/ld-linux-x86-64.so.2 ] || cp -L /lib64/ld-linux-x86-64.so.2 "$root/usr/lib64/"
+	for lib in "$root"/usr/lib/x86_64-linux-gnu/*.so.*; do
+		[ -e "$lib" ] || continue
+		soname=$(objdump -p "$lib" 2>/dev/null | awk '$1 == "SONAME" { print $2 }')
+		[ -z "$soname" ] || [ -e "$(dirname "$lib")/$soname" ] || ln -s "$(basename "$lib")" "$(dirname "$lib")/$soname"
+	done
+	tar --numeric-owner --owner=0 --group=0 -C "$root" -cf "$work/$name.tar" . &&
+		"${POD[@]}" import --quiet "$work/$name.tar" "localhost/ctxprof-test-$name:$tag" >/dev/null
+}
+
+# --- the image ---
+if out=$(make -C "$TOP" --no-print-directory image 2>&1); then
+	ok "make image: $(tail -n 1 <<<"$out")"
+else
+	not_ok "make image failed: $(tail -n 5 <<<"$out")"
+	done_testing
+fi
+files=$("${POD[@]}" run --rm --ulimit nofile=10000:10000 --ulimit nproc=4096:4096 --entrypoint /usr/bin/ctxprof-go \
+	localhost/ctxprof-go:latest --version 2>&1)
+check_eq "the image runs ctxprof-go --version, the build's" "$("$CTXPROF" --version)" "$files"
+cid=$("${POD[@]}" create localhost/ctxprof-go:latest)
+listing=$("${POD[@]}" export "$cid" | tar -t)
+"${POD[@]}" rm "$cid" >/dev/null
+found=$(grep -E '(^|/)(sh|bash|dash|busybox|apt|apt-get|dpkg|gcc|cc|clang|ld|go)$' <<<"$listing" | tr '\n' ' ')
+check_eq "the image holds no shell, package manager or compiler" "" "$found"
+check_eq "the image's default command: the agent" \
+	'["/usr/bin/ctxprof-go"] ["--all","--metrics-addr",":9464","-o","/dev/null"]' \
+	"$("${POD[@]}" image inspect --format '{{json .Config.Entrypoint}} {{json .Config.Cmd}}' localhost/ctxprof-go:latest)"
+echo "# the image: $("${POD[@]}" image inspect --format '{{.Size}}' localhost/ctxprof-go:latest) bytes, $(wc -l <<<"$listing") entries"
+
+# --- the service, the Collector, the sink ---
+last=$(go_toolchains | tail -n 1)
+svc_bin=$(go_build "$last" plain) || { not_ok "go$last traced: build failed"; done_testing; }
+mini_image svc "$svc_bin" || { not_ok "the service's image"; done_testing; }
+mini_image col "$OTELCOL" || { not_ok "the collector's image"; done_testing; }
+sink_start "$work/sink" || { not_ok "the sink did not start"; done_testing; }
+cport=$(free_port)
+collector_config() {
+	cat <<EOF
+receivers: {otlp: {protocols: {http: {endpoint: "127.0.0.1:$cport"}}}}
+exporters:
+  otlp_http: {endpoint: "http://127.0.0.1:$sink_port", compression: none, sending_queue: {enabled: false}, retry_on_failure: {enabled: false}}
+service:
+  pipelines: {profiles: {receivers: [otlp], exporters: [otlp_http]}}
+  telemetry: {metrics: {level: none}}
+EOF
+}
+collector_config >"$work/collector.yaml"
+names+=(ctxprof-test-col-$tag ctxprof-test-svc-$tag ctxprof-test-agent-$tag)
+"${RUN[@]}" --name "ctxprof-test-col-$tag" -v "$work/collector.yaml:/conf.yaml:ro" \
+	"localhost/ctxprof-test-col:$tag" "$OTELCOL" --config /conf.yaml --feature-gates service.profilesSupport >/dev/null ||
+	not_ok "the collector's container did not start"
+for _ in $(seq 300); do
+	"${POD[@]}" logs "ctxprof-test-col-$tag" 2>&1 | grep -q 'Everything is ready' && break
+	sleep 0.1
+done
+svc_id=$("${RUN[@]}" --name "ctxprof-test-svc-$tag" "localhost/ctxprof-test-svc:$tag" "$svc_bin" -d 600s)
+svc_pid=$("${POD[@]}" inspect --format '{{.State.Pid}}' "$svc_id")
+check_eq "the service runs in a PID namespace of its own" 1 \
+	"$(awk '/^NSpid:/ { print $NF }' "/proc/$svc_pid/status" 2>/dev/null)"
+
+# --- the agent, as the DaemonSet's pod template says ---
+node=$(hostname)
+mapfile -t args < <(python3 "$TOP/tests/pod-podman.py" "$TOP/deploy/kubernetes/ctxprof-go.yaml" agent "$node" \
+	"$TOP/deploy/kubernetes" "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$cport")
+[ ${#args[@]} -gt 2 ] || { not_ok "the DaemonSet's pod template could not be read"; done_testing; }
+grace=${args[0]}
+echo "# podman run ${args[*]:1}"
+agent=$("${RUN[@]}" --name "ctxprof-test-agent-$tag" "${args[@]:1}") || { not_ok "the agent did not start"; done_testing; }
+for _ in $(seq 600); do
+	"${POD[@]}" logs "$agent" 2>&1 | grep -q 'Ctrl-C to stop' && break
+	"${POD[@]}" inspect --format '{{.State.Running}}' "$agent" | grep -q true || break
+	sleep 0.1
+done
+"${POD[@]}" logs "$agent" 2>&1 | sed 's/^/# agent: /' | head -n 5
+check_eq "the agent's container is not privileged" false "$("${POD[@]}" inspect --format '{{.HostConfig.Privileged}}' "$agent")"
+check_eq "the agent's capabilities are the manifest's" "CAP_BPF CAP_CHECKPOINT_RESTORE CAP_DAC_READ_SEARCH CAP_PERFMON CAP_SYS_PTRACE" \
+	"$("${POD[@]}" inspect --format '{{range .EffectiveCaps}}{{.}} {{end}}' "$agent" | tr ' ' '\n' | grep . | sort | tr '\n' ' ' | sed 's/ $//')"
+traces=$(sed -n 's/^\t[A-Za-z]* *= "\([0-9a-f]\{32\}\)"$/\1/p' "$TOP/testdata/traced/main.go" | sort -u)
+# svc_traces: the service's trace IDs at the sink
+svc_traces() {
+	jq -r --arg c "$svc_id" 'select(.resource["container.id"] == $c) | .trace_id // empty' \
+		"$work/sink/samples.jsonl" 2>/dev/null | sort -u
+}
+for _ in $(seq 60); do
+	[ "$(svc_traces | grep -cFx -f <(echo "$traces"))" -eq "$(wc -l <<<"$traces")" ] && break
+	sleep 1
+done
+check_eq "every trace ID of the service arrives, under its container.id" "$(tr '\n' ' ' <<<"$traces")" \
+	"$(svc_traces | grep -Fx -f <(echo "$traces") | tr '\n' ' ')"
+check_eq "the service's samples carry the node's name (the downward API's, through OTEL_RESOURCE_ATTRIBUTES)" "$node" \
+	"$(jq -r --arg c "$svc_id" 'select(.resource["container.id"] == $c) | .resource["k8s.node.name"]' "$work/sink/samples.jsonl" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+
+# /metrics against the sink: two reads with no request sent between them
+period=$((1000000000 / 99))
+sink_samples() { jq -s --argjson p "$period" '[.[] | select(.profile == "process_cpu") | .ns / $p] | add // 0 | round' "$work/sink/samples.jsonl"; }
+page() { curl -s "http://127.0.0.1:9464/metrics" | awk '$1 == "ctxprof_otlp_samples_sent_total" { print $2 }'; }
+same=
+for _ in $(seq 10); do
+	a=$(page)
+	s=$(sink_samples)
+	b=$(page)
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then
+		same="$a $s"
+		break
+	fi
+	sleep 1
+done
+if [ -n "$same" ] && [ "${same% *}" = "${same#* }" ] && [ "${same% *}" -gt 0 ]; then
+	ok "/metrics: ${same% *} samples sent, the sink has ${same#* }"
+else
+	not_ok "/metrics against the sink: samples sent and at the sink: ${same:-never steady}"
+fi
+
+# podman stop: SIGTERM, the last interval sent within the grace period
+"${POD[@]}" stop -t "$grace" "$agent" >/dev/null
+check_eq "podman stop -t $grace: the agent's exit status" 0 "$("${POD[@]}" inspect --format '{{.State.ExitCode}}' "$agent")"
+"${POD[@]}" logs "$agent" >"$work/agent.log" 2>&1
+line=$(grep '^ctxprof-go: otlp: [0-9]* requests sent' "$work/agent.log" | tail -n 1)
+echo "# $line"
+if [[ $line =~ \(([0-9]+)\ samples,.*\ 0\ dropped ]] && [ "$(sink_samples)" = "${BASH_REMATCH[1]}" ]; then
+	ok "podman stop: every sample the agent sent is at the sink (${BASH_REMATCH[1]}), none dropped"
+else
+	not_ok "podman stop: the agent says '$line', the sink has $(sink_samples)"
+fi
+kill "$sink_pid" 2>/dev/null
+"${POD[@]}" rmi -f "localhost/ctxprof-test-svc:$tag" "localhost/ctxprof-test-col:$tag" >/dev/null 2>&1
+done_testing
