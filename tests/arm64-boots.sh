@@ -15,32 +15,19 @@
 # boot's first recording, nothing before it. Per boot: exit status 0, and every traced target has at least 100
 # samples. Each boot's line says how many it had, whether ctxprof-go moved
 # to every CPU, and the kernel's warnings. Outside make test: BOOTS
-# (default 20) boots take about a minute each; the arm64 ctxprof-go comes
+# (default 20) boots take about 25 s each; the arm64 ctxprof-go comes
 # from tests/arm64-build.sh, or A64=FILE names another (an older build).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/arm64-vm-lib.sh"
 
 BOOTS=${BOOTS:-20}
-a64=${A64:-$OUTPUT/arm64/ctxprof-go}
-if [ ! -x "$a64" ]; then
-	not_ok "no arm64 ctxprof-go at $a64 (tests/arm64-build.sh builds it)"
-	done_testing
-fi
-vm_prepare || { not_ok "the arm64 kernel and busybox could not be fetched"; done_testing; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 stage=$work/stage
-mkdir -p "$stage/bin" "$stage/t"
-cp "$a64" "$stage/bin/ctxprof-go"
-oldest=$(go_toolchains | head -n 1)
+why=$(vm_stage "$stage" "${A64:-$OUTPUT/arm64/ctxprof-go}") || { not_ok "$why"; done_testing; }
+vm_prepare || { not_ok "the arm64 kernel and busybox could not be fetched"; done_testing; }
 newest=$(go_toolchains | tail -n 1)
-for v in $(printf '%s\n' "$oldest" "$newest" | sort -u); do
-	for var in arm64 arm64-cgo; do
-		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; done_testing; }
-		cp "$bin" "$stage/t/traced-go$v${var#arm64}"
-	done
-done
 bin=$(go_build "$newest" arm64 httpserver) || { not_ok "go$newest arm64 httpserver: build failed"; done_testing; }
 cp "$bin" "$stage/t/httpserver"
 cat >"$stage/test.sh" <<'EOF'

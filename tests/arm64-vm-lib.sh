@@ -267,6 +267,27 @@ vm_unpack() {
 	rm -f "$tgz"
 }
 
+# vm_stage STAGE A64: STAGE/bin/ctxprof-go (the arm64 build A64) and, in
+# STAGE/t, testdata/traced by the oldest and the newest toolchain, pure and
+# cgo (traced-goV-pure, traced-goV--cgo: a process's comm is its file's
+# name). 1, saying why on stdout, when something is missing.
+vm_stage() {
+	local stage=$1 a64=$2 v var bin name
+	if [ ! -x "$a64" ]; then
+		echo "no arm64 ctxprof-go at $a64 (tests/arm64-build.sh builds it)"
+		return 1
+	fi
+	mkdir -p "$stage/bin" "$stage/t" && cp "$a64" "$stage/bin/ctxprof-go" || return 1
+	for v in $(go_toolchains | sed -n '1p;$p' | sort -u); do
+		for var in arm64 arm64-cgo; do
+			bin=$(go_build "$v" "$var") || { echo "go$v $var: build failed"; return 1; }
+			name=traced-go$v-${var#arm64}
+			[ "$name" = "${name%-}" ] || name=${name}pure
+			cp "$bin" "$stage/t/$name" || return 1
+		done
+	done
+}
+
 vm_run() {
 	local stage=${1:?vm_run STAGE TIMEOUT OUTDIR} timeout=${2:?} outdir=${3:?}
 	local work root nonce cpio gt start t0 rc log size init_up test_up end_up wall cpio_s

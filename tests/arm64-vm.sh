@@ -71,29 +71,15 @@ if ! command -v qemu-system-aarch64 >/dev/null; then
 	not_ok "qemu-system-aarch64 missing (make deps installs qemu-system-arm)"
 	done_testing
 fi
-a64=$OUTPUT/arm64/ctxprof-go
-if [ ! -x "$a64" ]; then
-	not_ok "no arm64 ctxprof-go in $OUTPUT/arm64 (tests/arm64-build.sh builds it)"
-	done_testing
-fi
-vm_prepare || { not_ok "the arm64 kernel and busybox could not be fetched"; done_testing; }
-
 work=$(mktemp -d)
 # ARM64_VM_KEEP=DIR keeps what the guest sent back, for a look after the run
 trap '[ -n "${ARM64_VM_KEEP:-}" ] && cp -r "$work/out/." "$ARM64_VM_KEEP/"; rm -rf "$work"' EXIT
 stage=$work/stage
-mkdir -p "$stage/bin" "$stage/t"
-cp "$a64" "$stage/bin/ctxprof-go"
+why=$(vm_stage "$stage" "$OUTPUT/arm64/ctxprof-go") || { not_ok "$why"; done_testing; }
+vm_prepare || { not_ok "the arm64 kernel and busybox could not be fetched"; done_testing; }
 cp "$TOP/tests/arm64-vm-guest.sh" "$stage/test.sh"
 oldest=$(go_toolchains | head -n 1)
 newest=$(go_toolchains | tail -n 1)
-for v in $(printf '%s\n' "$oldest" "$newest" | sort -u); do
-	for var in arm64 arm64-cgo; do
-		bin=$(go_build "$v" "$var") || { not_ok "go$v $var: build failed"; continue; }
-		# the name says what it is; the process's comm is the file's name
-		cp "$bin" "$stage/t/traced-go$v-${var#arm64}"
-	done
-done
 for prog in httpserver otelroot leafy clocky waitkinds; do
 	bin=$(go_build "$newest" arm64 "$prog") || { not_ok "go$newest arm64 $prog: build failed"; continue; }
 	cp "$bin" "$stage/t/$prog"
@@ -104,7 +90,6 @@ for v in $(printf '%s\n' "$oldest" "$newest" | sort -u); do
 	bin=$(go_build "$v" arm64 bigframes) && cp "$bin" "$stage/t/bigframes-go$v" ||
 		not_ok "go$v arm64 bigframes: build failed"
 done
-for f in "$stage"/t/traced-*-; do mv "$f" "${f%-}pure"; done
 # a C program for --uprobe's C ABI, frame pointers kept as custom-traces.sh builds it
 aarch64-linux-gnu-gcc --sysroot="$OUTPUT/arm64/sysroot" -O1 -g -fno-omit-frame-pointer \
 	"$TOP/testdata/custom/report_trace.c" -o "$stage/t/report_trace" || not_ok "report_trace: arm64 build failed"
@@ -325,20 +310,7 @@ check_eq "ctxprof-go -p bigframes: exit status" 0 "$(cat "$res/big.rc" 2>/dev/nu
 for b in "$stage"/t/bigframes-*; do
 	name=${b##*/}
 	p=$(awk -v n="$name" '$2 == n { print $1 }' "$res/pids")
-	IFS='|' read -r deep deep_ok duff duff_ok sys sys_ok lone twice example < <(bigframes_stats "$res/big.jsonl" \
-		"${p:-0}" "$(calls_duff aarch64-linux-gnu-objdump "$b")")
-	part_verdict "arm64 $name" "$deep_ok" "$deep" 100 \
-		"samples under 17 frames of 2 KiB are whole, with all 17" "$example"
-	if [ "$duff" = - ]; then
-		echo "# arm64 $name: main.copyLoop does not call runtime.duffcopy or duffzero in this build"
-	else
-		part_verdict "arm64 $name" "$duff_ok" "$duff" 100 \
-			"samples in runtime.duffcopy or duffzero are whole, with main.copyLoop next" "$example"
-	fi
-	part_verdict "arm64 $name" "$sys_ok" "$sys" 100 \
-		"samples in a write system call are whole, through main.writeLoop" "$example"
-	check_eq "arm64 $name: lone frames" "" "$lone"
-	check_eq "arm64 $name: samples with main.copyLoop twice" 0 "$twice"
+	bigframes_verdicts "arm64 $name" "$res/big.jsonl" "${p:-0}" "$(calls_duff aarch64-linux-gnu-objdump "$b")" 100
 done
 
 # --wall

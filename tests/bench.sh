@@ -76,6 +76,10 @@
 # 11. convert (tests/bench/convert.sh): ms per MiB of records heavy in
 #    labels, stacks or long strings, at about 8 and 32 MiB: linear (the
 #    larger at most 1.5 times the smaller per MiB).
+# 12. The agent as deploy/kubernetes's DaemonSet runs it (tests/bench/agent.sh):
+#    200 Go processes, --all -i 10 --otlp --metrics-addr for 60 s: its CPU
+#    share of a core and peak RSS, from which the manifest's requests and
+#    limits come.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -815,4 +819,7 @@ bash "$TOP/tests/bench/report.sh" || status=1
 
 # 11. convert's time per MiB: its own script, which also runs alone
 bash "$TOP/tests/bench/convert.sh" || status=1
+
+# 12. the agent as the DaemonSet runs it: its own script, which also runs alone
+bash "$TOP/tests/bench/agent.sh" || status=1
 exit $status

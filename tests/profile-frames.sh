@@ -233,19 +233,6 @@ echo "# sampled for ${sampled:-0} s"
 kill "${pids[@]}" 2>/dev/null
 wait 2>/dev/null
 for p in "${pids[@]}"; do
-	name=${name_of[$p]}
-	IFS='|' read -r deep deep_ok duff duff_ok sys sys_ok lone twice example < <(bigframes_stats "$work/big.jsonl" "$p" "${duff_of[$p]}")
-	part_verdict "$name" "$deep_ok" "$deep" 200 \
-		"samples under 17 frames of 2 KiB are whole, with all 17" "$example"
-	if [ "$duff" = - ]; then
-		echo "# $name: main.copyLoop does not call runtime.duffcopy or duffzero in this build"
-	else
-		part_verdict "$name" "$duff_ok" "$duff" 200 \
-			"samples in runtime.duffcopy or duffzero are whole, with main.copyLoop next" "$example"
-	fi
-	part_verdict "$name" "$sys_ok" "$sys" 200 \
-		"samples in a write system call are whole, through main.writeLoop" "$example"
-	check_eq "$name: lone frames" "" "$lone"
-	check_eq "$name: samples with main.copyLoop twice" 0 "$twice"
+	bigframes_verdicts "${name_of[$p]}" "$work/big.jsonl" "$p" "${duff_of[$p]}" 200
 done
 done_testing

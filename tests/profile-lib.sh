@@ -61,6 +61,23 @@ bigframes_stats() {
 		"\($d | sum)|\($dw | sum)|\(if $duff == 1 then $c | sum else "-" end)|\($cw | sum)|\($w | sum)|\($ww | sum)|\([$s[] | select((.f | length) == 1 and (whole | not)) | .f[0]] | unique | join(" "))|\($s | map(select(.t == $copy and ([.f[] | select(. == "main.copyLoop")] | length) > 1)) | sum)|\(($d - $dw) + ($c - $cw) + ($w - $ww) | max_by(.n) // {f: []} | .f[0:5] | join(" < "))"' "$1"
 }
 
+# bigframes_verdicts NAME FILE PID DUFF MIN: bigframes_stats's verdicts on
+# PID's samples in FILE, at least MIN of each kind
+bigframes_verdicts() {
+	local deep deep_ok duff duff_ok sys sys_ok lone twice example
+	IFS='|' read -r deep deep_ok duff duff_ok sys sys_ok lone twice example < <(bigframes_stats "$2" "$3" "$4")
+	part_verdict "$1" "$deep_ok" "$deep" "$5" "samples under 17 frames of 2 KiB are whole, with all 17" "$example"
+	if [ "$duff" = - ]; then
+		echo "# $1: main.copyLoop does not call runtime.duffcopy or duffzero in this build"
+	else
+		part_verdict "$1" "$duff_ok" "$duff" "$5" \
+			"samples in runtime.duffcopy or duffzero are whole, with main.copyLoop next" "$example"
+	fi
+	part_verdict "$1" "$sys_ok" "$sys" "$5" "samples in a write system call are whole, through main.writeLoop" "$example"
+	check_eq "$1: lone frames" "" "$lone"
+	check_eq "$1: samples with main.copyLoop twice" 0 "$twice"
+}
+
 # calls_duff OBJDUMP BIN: 1 when BIN's main.copyLoop calls Duff's device
 # (runtime.duffcopy or duffzero), which some releases and architectures
 # have and others do not; else 0

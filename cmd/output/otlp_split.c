@@ -6,22 +6,8 @@
 #include <string.h>
 
 #include "cmd/util/arena.h"
-#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
+#include "otlp_pb.h"
 #include "otlp_split.h"
-
-typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest pb_request;
-typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary pb_dictionary;
-typedef Opentelemetry__Proto__Profiles__V1development__ResourceProfiles pb_resource_profiles;
-typedef Opentelemetry__Proto__Profiles__V1development__ScopeProfiles pb_scope_profiles;
-typedef Opentelemetry__Proto__Profiles__V1development__Profile pb_profile;
-typedef Opentelemetry__Proto__Profiles__V1development__ValueType pb_value_type;
-typedef Opentelemetry__Proto__Profiles__V1development__Sample pb_sample;
-typedef Opentelemetry__Proto__Profiles__V1development__Mapping pb_mapping;
-typedef Opentelemetry__Proto__Profiles__V1development__Location pb_location;
-typedef Opentelemetry__Proto__Profiles__V1development__Line pb_line;
-typedef Opentelemetry__Proto__Profiles__V1development__Function pb_function;
-typedef Opentelemetry__Proto__Profiles__V1development__Stack pb_stack;
-typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit pb_kvu;
 
 enum table { MAPPINGS, LOCATIONS, FUNCTIONS, LINKS, STRINGS, ATTRIBUTES, STACKS, NTABLES };
 

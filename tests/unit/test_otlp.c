@@ -6,15 +6,8 @@
 
 #include "cmd/output/otlp.h"
 #include "cmd/output/otlp_split.h"
-#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
+#include "cmd/output/otlp_pb.h"
 #include "tap.h"
-
-typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
-	pb_request;
-typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary pb_dictionary;
-typedef Opentelemetry__Proto__Profiles__V1development__Profile pb_profile;
-typedef Opentelemetry__Proto__Profiles__V1development__Sample pb_sample;
-typedef Opentelemetry__Proto__Resource__V1__Resource pb_resource;
 
 #define TRACE_A "4bf92f3577b34da6a3ce929d0e0e4736"
 #define SPAN_A "00f067aa0ba902b7"

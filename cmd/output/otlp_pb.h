@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* otlp_pb.h: short names for protoc-c's OTLP profiles messages, for the files that build and cut requests. */
+#ifndef __OTLP_PB_H
+#define __OTLP_PB_H
+
+#include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
+
+typedef Opentelemetry__Proto__Collector__Profiles__V1development__ExportProfilesServiceRequest
+	pb_request;
+typedef Opentelemetry__Proto__Profiles__V1development__ProfilesDictionary pb_dictionary;
+typedef Opentelemetry__Proto__Profiles__V1development__ResourceProfiles pb_resource_profiles;
+typedef Opentelemetry__Proto__Profiles__V1development__ScopeProfiles pb_scope_profiles;
+typedef Opentelemetry__Proto__Profiles__V1development__Profile pb_profile;
+typedef Opentelemetry__Proto__Profiles__V1development__ValueType pb_value_type;
+typedef Opentelemetry__Proto__Profiles__V1development__Sample pb_sample;
+typedef Opentelemetry__Proto__Profiles__V1development__Mapping pb_mapping;
+typedef Opentelemetry__Proto__Profiles__V1development__Location pb_location;
+typedef Opentelemetry__Proto__Profiles__V1development__Line pb_line;
+typedef Opentelemetry__Proto__Profiles__V1development__Function pb_function;
+typedef Opentelemetry__Proto__Profiles__V1development__Link pb_link;
+typedef Opentelemetry__Proto__Profiles__V1development__Stack pb_stack;
+typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit pb_kvu;
+typedef Opentelemetry__Proto__Resource__V1__Resource pb_resource;
+typedef Opentelemetry__Proto__Common__V1__InstrumentationScope pb_scope;
+typedef Opentelemetry__Proto__Common__V1__KeyValue pb_keyvalue;
+typedef Opentelemetry__Proto__Common__V1__AnyValue pb_anyvalue;
+
+#endif /* __OTLP_PB_H */
