@@ -35,9 +35,10 @@ WHOLE_JQ="def whole: .f[-1] as \$r | $ROOTS | index(\$r) != null;"
 
 # bigframes_stats FILE PID DUFF: testdata/bigframes's samples of PID in
 # FILE, as "deep|whole|duff|whole|syscall|whole|lone|twice|commonest cut": its
-# deep trace's samples, and those whose stack is whole with every level of
-# main.deep; samples in runtime.duffcopy or duffzero (when DUFF is 1, the
-# build calls them), and those whole with main.copyLoop next; samples of
+# deep trace's samples in its own code (not the scheduler's on g0), and
+# those whose stack is whole with every level of main.deep; samples in
+# runtime.duffcopy or duffzero (when DUFF is 1, the build calls them), and
+# those whole with main.copyLoop next; samples of
 # the write trace in a system call function, and those whole through
 # main.writeLoop; the names of lone frames (a stack of one that is no
 # root); the copy trace's samples with main.copyLoop twice (a record
@@ -52,7 +53,7 @@ bigframes_stats() {
 		[.[] | select(.pid == $pid) | .trace_id as $t | .stacks[] |
 		 {n: .samples, t: $t, f: [.frames[].func]}] as $s |
 		def sum: map(.n) | add // 0;
-		($s | map(select(.t == $deep))) as $d |
+		($s | map(select(.t == $deep and any(.f[]; startswith("main."))))) as $d |
 		($s | map(select(.t == $copy and (.f[0] == "runtime.duffcopy" or .f[0] == "runtime.duffzero")))) as $c |
 		($s | map(select(.t == $write and (.f[0] | test("[Ss]yscall"))))) as $w |
 		($d | map(select(whole and ([.f[] | select(. == "main.deep")] | length) == $levels + 1))) as $dw |
