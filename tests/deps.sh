@@ -341,7 +341,7 @@ collector_sources() {
 # $DEBIAN_PROGRAMS/SUITE, never installed. The marker names the list, so a
 # longer list fetches again.
 debian_programs() {
-	local want suite deb dir ready
+	local want suite deb dir ready missing=0
 	ready=$DEBIAN_PROGRAMS/.ready-$(printf '%s\n' "${DEBIAN_PROGRAMS_WANTED[@]}" | cksum | cut -d' ' -f1)
 	[ -e "$ready" ] && return 0
 	log "fetching ${DEBIAN_PROGRAMS_WANTED[*]} into $DEBIAN_PROGRAMS (private)"
@@ -355,6 +355,7 @@ debian_programs() {
 		mkdir -p "$dir"
 		if ! (cd "$dir" && apt-get "${APT_OPTS[@]}" download -qq "$want" >/dev/null 2>&1); then
 			log "${want%/*} is not in $suite; the tests that run it will say so"
+			missing=1
 			continue
 		fi
 		for deb in "$dir"/*.deb; do
@@ -363,7 +364,9 @@ debian_programs() {
 		rmdir "$dir"
 	done
 	rm -rf "$DEBIAN_PROGRAMS/apt" "$DEBIAN_PROGRAMS"/.ready*
-	touch "$ready"
+	# a download that failed (a mirror's hiccup, an interrupted run) is tried
+	# again next time
+	[ "$missing" = 1 ] || touch "$ready"
 }
 [ "$MODE" = test ] && debian_programs
 

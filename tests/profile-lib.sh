@@ -166,6 +166,21 @@ unmount_all() {
 	done
 }
 
+# wait_exec PID...: until each PID runs its own program rather than the
+# nice or env that started it (`nice -n 10 BIN &` gives nice's pid, which a
+# loaded machine can leave unexec'd for a while), or is gone
+wait_exec() {
+	local p i
+	for p in "$@"; do
+		for ((i = 0; i < 200; i++)); do
+			case $(readlink "/proc/$p/exe" 2>/dev/null || echo gone) in
+			*/nice | */env) sleep 0.05 ;;
+			*) break ;;
+			esac
+		done
+	done
+}
+
 # ctxprof_start ERR OUT ARGS...: starts ctxprof-go ARGS -o OUT 2>ERR in the
 # background ($ctxprof holds its pid; its stdout is the caller's) and
 # returns once it samples, with a note on stderr. Its start-up (BPF
@@ -175,8 +190,13 @@ unmount_all() {
 # for 0); if it is not ready after READY_LIMIT seconds (default 300), kills
 # it and returns 124.
 ctxprof_start() {
-	local err=$1 out=$2 start=$SECONDS rc
+	local err=$1 out=$2 start=$SECONDS rc a prev=
 	shift 2
+	# the targets of -p as their own programs, not what started them
+	for a in "$@"; do
+		[ "$prev" != -p ] || wait_exec ${a//,/ }
+		prev=$a
+	done
 	# emptied first: the files of a previous run must not pass for this one's
 	frames_count "$out"
 	: >"$err"
