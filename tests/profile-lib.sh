@@ -35,8 +35,9 @@ WHOLE_JQ="def whole: .f[-1] as \$r | $ROOTS | index(\$r) != null;"
 
 # bigframes_stats FILE PID DUFF: testdata/bigframes's samples of PID in
 # FILE, as "deep|whole|duff|whole|syscall|whole|lone|twice|commonest cut": its
-# deep trace's samples in its own code (not the scheduler's on g0), and
-# those whose stack is whole with every level of main.deep; samples in
+# deep trace's samples under main.deep or in main.spin (not the clock read
+# between rounds, nor the scheduler's code on g0), and those whose stack is
+# whole with every level of main.deep; samples in
 # runtime.duffcopy or duffzero (when DUFF is 1, the build calls them), and
 # those whole with main.copyLoop next; samples of
 # the write trace in a system call function, and those whole through
@@ -53,7 +54,7 @@ bigframes_stats() {
 		[.[] | select(.pid == $pid) | .trace_id as $t | .stacks[] |
 		 {n: .samples, t: $t, f: [.frames[].func]}] as $s |
 		def sum: map(.n) | add // 0;
-		($s | map(select(.t == $deep and any(.f[]; startswith("main."))))) as $d |
+		($s | map(select(.t == $deep and any(.f[]; . == "main.deep" or . == "main.spin")))) as $d |
 		($s | map(select(.t == $copy and (.f[0] == "runtime.duffcopy" or .f[0] == "runtime.duffzero")))) as $c |
 		($s | map(select(.t == $write and (.f[0] | test("[Ss]yscall"))))) as $w |
 		($d | map(select(whole and ([.f[] | select(. == "main.deep")] | length) == $levels + 1))) as $dw |
