@@ -26,7 +26,7 @@
 # 4. No collector: exit 0, the JSON lines whole, every request and sample
 #    counted as dropped. Against nothing listening and against a listener
 #    that never answers, a -d 3 run ends within 6 s of -d (1 s here: a
-#    collector that has taken no request is not waited for), the request in
+#    collector that has answered nothing is not waited for), the request in
 #    flight too, and says on stderr that it waits and for how long.
 # 5. Permanent errors: a sink answering 400, and a wrong path at the
 #    collector (404): one clear message, no retry, requests counted. A
@@ -277,7 +277,7 @@ exit_after_d() {
 	rc=$?
 	past=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a - 3 }')
 	if [ "$rc" = 0 ] && awk -v p="$past" 'BEGIN { exit !(p <= 6) }' &&
-		grep -q "ctxprof-go: otlp: sending [0-9]* requests\? to .* before exiting, for 1.0 s at most (it has taken none in this run)" "$d/$name.err"; then
+		grep -q "ctxprof-go: otlp: sending [0-9]* requests\? to .* before exiting, for 1.0 s at most (it has answered none in this run)" "$d/$name.err"; then
 		ok "$name: the run ended ${past} s after -d (at most 6), saying it waited 1 s for a collector that took nothing"
 	else
 		not_ok "$name: exit $rc, ${past} s after -d; stderr: $(grep otlp "$d/$name.err" | tr '\n' ' ')"

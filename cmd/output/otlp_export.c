@@ -336,6 +336,7 @@ struct otlp_export {
 	char curl_err[CURL_ERROR_SIZE];
 	bool said_permanent, said_rejected, said_split, failing;
 	size_t refused_len; /* the smallest request refused for its size: those as large go as halves */
+	bool heard; /* the collector has answered HTTP at least once */
 };
 
 /* What one attempt came to. */
@@ -537,6 +538,8 @@ static enum outcome attempt(struct otlp_export *e, const struct item *it, long t
 		return retryable_curl(rc) ? RETRY : REFUSED;
 	}
 	libcurl.easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &status);
+	/* it answers, if only to say it is busy: at exit it gets the whole flush time */
+	__atomic_store_n(&e->heard, true, __ATOMIC_RELAXED);
 	if (status >= 200 && status < 300) {
 		sent->bytes = size;
 		sent->rejected = rejected_profiles(&e->body, why, len);
@@ -696,7 +699,8 @@ static void deliver(struct otlp_export *e, const struct item *it)
 			break;
 		}
 		e->st.retries++;
-		wait_ms(e, e->retry_after_ms > backoff ? e->retry_after_ms : jitter(backoff));
+		/* as long as the collector asks (its memory limiter's 429, a 503), else backoff */
+		wait_ms(e, e->retry_after_ms ? e->retry_after_ms : jitter(backoff));
 		backoff = backoff * 2 < BACKOFF_MAX_MS ? backoff * 2 : BACKOFF_MAX_MS;
 	}
 	e->st.dropped++;
@@ -863,6 +867,7 @@ void otlp_export__stats(struct otlp_export *e, struct otlp_export_stats *out)
 
 void otlp_export__stop(struct otlp_export *e, struct otlp_export_stats *out)
 {
+	bool heard;
 	size_t pending;
 	long ms;
 
@@ -870,15 +875,16 @@ void otlp_export__stop(struct otlp_export *e, struct otlp_export_stats *out)
 		return;
 	pthread_mutex_lock(&e->mu);
 	e->stopping = true;
-	/* a collector that has taken nothing in this run is not waited for: one short try */
-	ms = e->st.requests ? e->cfg.flush_ms : e->cfg.flush_ms < OTLP_FLUSH_UNHEARD_MS ? e->cfg.flush_ms :
+	/* a collector that has not answered in this run is not waited for: one short try */
+	heard = e->st.requests || __atomic_load_n(&e->heard, __ATOMIC_RELAXED);
+	ms = heard ? e->cfg.flush_ms : e->cfg.flush_ms < OTLP_FLUSH_UNHEARD_MS ? e->cfg.flush_ms :
 											 OTLP_FLUSH_UNHEARD_MS;
 	__atomic_store_n(&e->stop_by_ns, now_ns(CLOCK_MONOTONIC) + (uint64_t)ms * 1000000, __ATOMIC_RELEASE);
 	pending = e->n + e->inflight;
 	if (pending)
 		fprintf(stderr, "ctxprof-go: otlp: sending %zu request%s to %s before exiting, for %.1f s at most%s\n",
 			pending, pending == 1 ? "" : "s", e->cfg.url, ms / 1000.0,
-			e->st.requests ? "" : " (it has taken none in this run)");
+			heard ? "" : " (it has answered none in this run)");
 	pthread_cond_broadcast(&e->cv);
 	pthread_mutex_unlock(&e->mu);
 	if (e->started)
