@@ -171,6 +171,33 @@ static __always_inline bool put_frame(struct work *w, __u64 addr)
 }
 
 /*
+ * Go calls duffzero and duffcopy, which make no frame, through a frame
+ * record it stores for them DUFF_RECORD bytes below SP. Inside them the
+ * record links to the caller's frame: on amd64 right below the return
+ * address the call pushed, on arm64 with that address as its own. At the
+ * call and the instruction after it, the caller's code runs with FP at
+ * the record (its second word stale on amd64, the return address on
+ * arm64): the walk starts from the record's saved FP, the caller's own.
+ */
+static __always_inline __u64 duff_record(struct fp_walk *fw, __u64 ip, __u64 sp, __u64 bp)
+{
+	__u64 rec[2];
+
+	if (DUFF_CALL_PUSH && bp == sp - DUFF_RECORD + DUFF_CALL_PUSH) {
+		fw->lo = bp;
+		return bp;
+	}
+	if (bp != sp - DUFF_RECORD || bpf_probe_read_user(rec, sizeof(rec), (const void *)bp))
+		return bp;
+	/* arm64: a call is one 4-byte BL */
+	if (!DUFF_CALL_PUSH && (rec[1] & user_va_mask) - ip > 4) {
+		fw->lo = bp;
+		return bp;
+	}
+	return rec[0];
+}
+
+/*
  * Past __kernel_rt_sigreturn, the handler's caller is the code the signal
  * interrupted, whose registers the signal frame at SIGFRAME holds. RECORD
  * is the kernel's frame record above it; the frame counts only if its FP
@@ -193,18 +220,9 @@ static __always_inline __u64 signal_step(struct work *w, __u64 record, __u64 sig
 	old_lr = link[1] & user_va_mask;
 	if (!put_frame(w, (regs[3] & user_va_mask) | FRAME_EXACT) || !lr)
 		return regs[0];
-	/*
-	 * FP at the record Go makes for a call of duffzero or duffcopy
-	 * (duff_record): inside them, the record holds LR; at the call and
-	 * right after it the caller's code ran, whose own record is the
-	 * record's saved FP
-	 */
-	if (regs[0] == regs[2] - DUFF_RECORD) {
-		if (!bpf_probe_read_user(link, sizeof(link), (const void *)regs[0]) &&
-		    (link[1] & user_va_mask) - (regs[3] & user_va_mask) <= 4)
-			return link[0];
-		return regs[0];
-	}
+	/* FP at the record of a call of duffzero or duffcopy: it holds LR */
+	if (regs[0] == regs[2] - DUFF_RECORD)
+		return duff_record(&w->fw, regs[3] & user_va_mask, regs[2], regs[0]);
 	if (regs[1] != link[1]) {
 		/* the call injected: its target, the resumption PC, then the old LR */
 		if (put_frame(w, lr) && old_lr)
@@ -264,7 +282,7 @@ static __always_inline bool signal_stack(struct work *w, __u64 sp, __u64 fp)
 	} else {
 		return false;
 	}
-	/* inside duffzero or duffcopy, FP is at a record below SP (signal_step) */
+	/* inside duffzero or duffcopy, FP is at a record below SP (duff_record) */
 	if (fp == sp - DUFF_RECORD && fp < fw->lo)
 		fw->lo = fp;
 	fw->fp = fp;
@@ -353,33 +371,6 @@ static long fp_step(__u32 i, void *arg)
  * gets SP, BP and the words at SP, for user space to repair the walk's
  * first step. Global: verified once per program.
  */
-/*
- * Go calls duffzero and duffcopy, which make no frame, through a frame
- * record it stores for them DUFF_RECORD bytes below SP. Inside them the
- * record links to the caller's frame: on amd64 right below the return
- * address the call pushed, on arm64 with that address as its own. At the
- * call and the instruction after it, the caller's code runs with FP at
- * the record (its second word stale on amd64, the return address on
- * arm64): the walk starts from the record's saved FP, the caller's own.
- */
-static __always_inline __u64 duff_record(struct fp_walk *fw, __u64 ip, __u64 sp, __u64 bp)
-{
-	__u64 rec[2];
-
-	if (DUFF_CALL_PUSH && bp == sp - DUFF_RECORD + DUFF_CALL_PUSH) {
-		fw->lo = bp;
-		return bp;
-	}
-	if (bp != sp - DUFF_RECORD || bpf_probe_read_user(rec, sizeof(rec), (const void *)bp))
-		return bp;
-	/* arm64: a call is one 4-byte BL */
-	if (!DUFF_CALL_PUSH && rec[1] - ip > 4) {
-		fw->lo = bp;
-		return bp;
-	}
-	return rec[0];
-}
-
 __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u32 first)
 {
 	struct work_ref ref = { .w = w };
