@@ -632,14 +632,15 @@ static void deliver(struct otlp_export *e, const struct item *it)
 	enum outcome out;
 	char why[640];
 
-	if (it->len > OTLP_MAX_REQUEST_BYTES || (e->refused_len && it->len >= e->refused_len)) {
-		snprintf(why, sizeof(why), "over the %zu bytes %s", it->len > OTLP_MAX_REQUEST_BYTES ?
-				(size_t)OTLP_MAX_REQUEST_BYTES : e->refused_len - 1,
-			 it->len > OTLP_MAX_REQUEST_BYTES ? "ctxprof-go sends at once" :
-							    "the collector took at most");
-		if (deliver_halves(e, it, why))
-			return;
-	}
+	why[0] = '\0';
+	if (it->len > OTLP_MAX_REQUEST_BYTES)
+		snprintf(why, sizeof(why), "over the %d bytes ctxprof-go sends at once",
+			 OTLP_MAX_REQUEST_BYTES);
+	else if (e->refused_len && it->len >= e->refused_len)
+		snprintf(why, sizeof(why), "as large as one the collector refused (%zu bytes)",
+			 e->refused_len);
+	if (*why && deliver_halves(e, it, why))
+		return;
 	for (;;) {
 		why[0] = '\0';
 		/* at exit, no attempt outlasts the flush time */
@@ -876,7 +877,7 @@ void otlp_export__stop(struct otlp_export *e, struct otlp_export_stats *out)
 	pthread_mutex_lock(&e->mu);
 	e->stopping = true;
 	/* a collector that has not answered in this run is not waited for: one short try */
-	heard = e->st.requests || __atomic_load_n(&e->heard, __ATOMIC_RELAXED);
+	heard = __atomic_load_n(&e->heard, __ATOMIC_RELAXED);
 	ms = heard ? e->cfg.flush_ms : e->cfg.flush_ms < OTLP_FLUSH_UNHEARD_MS ? e->cfg.flush_ms :
 											 OTLP_FLUSH_UNHEARD_MS;
 	__atomic_store_n(&e->stop_by_ns, now_ns(CLOCK_MONOTONIC) + (uint64_t)ms * 1000000, __ATOMIC_RELEASE);

@@ -11,7 +11,7 @@
 #define OTLP_DEFAULT_QUEUE 16 /* requests, one an interval */
 #define OTLP_DEFAULT_TIMEOUT_MS 10000
 #define OTLP_FLUSH_MS 5000 /* at exit, for what is still queued */
-#define OTLP_FLUSH_UNHEARD_MS 1000 /* the same for a collector that has taken no request yet */
+#define OTLP_FLUSH_UNHEARD_MS 1000 /* the same for a collector that has not answered yet */
 /*
  * No request is larger before compression: one that is goes as halves
  * (otlp_split.h). The Collector takes 20 MiB by default

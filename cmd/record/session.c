@@ -934,15 +934,23 @@ static void print_wall_stats(const struct session *s)
 		(unsigned long long)st.wall_running, (unsigned long long)st.wall_running_framed);
 }
 
-/* --otlp: what reached the collector, and what did not; during the run, what so far. */
-static void print_otlp_stats(const struct session *s)
+/* --otlp's totals: the export thread's so far, or what it left when it stopped. */
+static struct otlp_export_stats otlp_totals(const struct session *s)
 {
 	struct otlp_export_stats st = s->otlp_stats;
-	struct otlp_stats es = {};
-	size_t i;
 
 	if (s->export)
 		otlp_export__stats(s->export, &st);
+	return st;
+}
+
+/* --otlp: what reached the collector, and what did not; during the run, what so far. */
+static void print_otlp_stats(const struct session *s)
+{
+	struct otlp_export_stats st = otlp_totals(s);
+	struct otlp_stats es = {};
+	size_t i;
+
 	fprintf(stderr,
 		"ctxprof-go: otlp: %llu requests sent to %s (%llu samples, %llu bytes), %llu retries, "
 		"%llu dropped (%llu samples), %llu profiles rejected by the collector; queue high "
@@ -990,7 +998,7 @@ static void value(struct strbuf *b, const char *name, const char *labels, unsign
 /* --metrics-addr: what the statistics lines say, as Prometheus's text format. */
 static void publish_metrics(struct session *s)
 {
-	struct otlp_export_stats o = s->otlp_stats;
+	struct otlp_export_stats o;
 	__u64 totals[STAT_MAX] = {};
 	struct strbuf b = {};
 	struct agg_stats st;
@@ -999,8 +1007,7 @@ static void publish_metrics(struct session *s)
 		return;
 	kernel_stats(s, totals);
 	aggregate__stats(s->agg, &st);
-	if (s->export)
-		otlp_export__stats(s->export, &o);
+	o = otlp_totals(s);
 	metric(&b, "samples_total", "counter", "CPU samples and wall looks taken of targets.");
 	value(&b, "samples_total", "", st.samples);
 	metric(&b, "samples_traced_total", "counter", "Samples with a trace ID.");
