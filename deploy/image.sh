@@ -17,6 +17,7 @@
 # usage: deploy/image.sh BINARY VERSION [OUTDIR]
 set -euo pipefail
 trap 'echo "make image: failed at deploy/image.sh:$LINENO: $BASH_COMMAND" >&2' ERR
+. "$(dirname "$0")/rootfs.sh"
 
 bin=${1:?usage: image.sh BINARY VERSION [OUTDIR]}
 version=${2:?usage: image.sh BINARY VERSION [OUTDIR]}
@@ -40,26 +41,7 @@ curl=$(ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64|AArch64/ && !n++ { pri
 	echo "make image: libcurl.so.4 is not installed (libcurl4)" >&2
 	exit 1
 }
-# Debian 12 merges /usr: /lib and /lib64 are links into /usr, as here
-for d in lib lib64; do
-	if [ -L "/$d" ]; then
-		ln -sfn "$(readlink "/$d")" "$root/$d"
-	fi
-done
-mapfile -t libs < <({
-	echo "$curl"
-	ldd "$bin" "$curl" | awk '$NF ~ /:$/ { next } $2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
-} | while read -r lib; do
-	# in the directory the links lead to: each file copied once
-	echo "$(readlink -f "$(dirname "$lib")")/$(basename "$lib")"
-done | sort -u)
-for lib in "${libs[@]}"; do
-	# the soname's link and the file it names, as the system has them
-	mkdir -p "$root$(dirname "$lib")"
-	cp -a "$lib" "$root$lib"
-	real=$(readlink -f "$lib")
-	[ "$real" = "$lib" ] || cp -a "$real" "$root$real"
-done
+mapfile -t libs < <(rootfs_libs "$root" "$bin" "$curl")
 cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
 echo 'root:x:0:0:root:/root:/usr/sbin/nologin' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"

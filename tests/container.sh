@@ -29,6 +29,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
 . "$(dirname "$0")/otlp-lib.sh"
+. "$(dirname "$0")/../deploy/rootfs.sh"
 
 e2e_setup "the agent's image under podman, as the DaemonSet runs it"
 for tool in podman runc; do
@@ -42,36 +43,24 @@ POD=(podman --runtime runc --cgroup-manager=cgroupfs)
 RUN=("${POD[@]}" run -d --network host --ulimit nofile=10000:10000 --ulimit nproc=4096:4096)
 names=()
 cleanup_containers() {
-	[ ${#names[@]} -eq 0 ] || "${POD[@]}" rm -f -t 0 "${names[@]}" >/dev/null 2>&1
+	# --ignore: without it podman 4.3 leaves the rest once one is gone
+	[ ${#names[@]} -eq 0 ] || "${POD[@]}" rm -f -t 0 --ignore "${names[@]}" >/dev/null 2>&1
 }
 trap 'cleanup_containers; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
 tag=$$
 
 # mini_image NAME FILE...: an image of FILEs at their paths, with the libraries they load
 mini_image() {
-	local name=$1 root=$work/$1 f lib
+	local name=$1 root=$work/$1 f
 	shift
 	mkdir -p "$root/tmp"
 	chmod 1777 "$root/tmp"
 	for f in "$@"; do
 		mkdir -p "$root$(dirname "$f")"
 		cp "$f" "$root$f"
-		ldd "$f" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
-			while read -r lib; do
-				lib=$(readlink -f "$lib")
-				mkdir -p "$root$(dirname "$lib")" && cp "$lib" "$root$lib"
-			done
 	done
-	# the loader, where the programs name it
-	mkdir -p "$root/usr/lib64" "$root/usr/lib/x86_64-linux-gnu"
-	[ -e "$root/lib64" ] || ln -s usr/lib64 "$root/lib64"
-	[ ! -e /lib64/ld-linux-x86-64.so.2 ] || cp -L /lib64/ld-linux-x86-64.so.2 "$root/usr/lib64/"
-	for lib in "$root"/usr/lib/x86_64-linux-gnu/*.so.*; do
-		[ -e "$lib" ] || continue
-		soname=$(objdump -p "$lib" 2>/dev/null | awk '$1 == "SONAME" { print $2 }')
-		[ -z "$soname" ] || [ -e "$(dirname "$lib")/$soname" ] || ln -s "$(basename "$lib")" "$(dirname "$lib")/$soname"
-	done
-	tar --numeric-owner --owner=0 --group=0 -C "$root" -cf "$work/$name.tar" . &&
+	rootfs_libs "$root" "$@" >/dev/null &&
+		tar --numeric-owner --owner=0 --group=0 -C "$root" -cf "$work/$name.tar" . &&
 		"${POD[@]}" import --quiet "$work/$name.tar" "localhost/ctxprof-test-$name:$tag" >/dev/null
 }
 
@@ -158,10 +147,16 @@ check_eq "every trace ID of the service arrives, under its container.id" "$(tr '
 check_eq "the service's samples carry the node's name (the downward API's, through OTEL_RESOURCE_ATTRIBUTES)" "$node" \
 	"$(jq -r --arg c "$svc_id" 'select(.resource["container.id"] == $c) | .resource["k8s.node.name"]' "$work/sink/samples.jsonl" | sort -u | tr '\n' ' ' | sed 's/ $//')"
 
-# /metrics against the sink: two reads with no request sent between them
+# /metrics against the sink: two reads with nothing queued or in flight
+# and no request sent between them
 period=$((1000000000 / 99))
 sink_samples() { jq -s --argjson p "$period" '[.[] | select(.profile == "process_cpu") | .ns / $p] | add // 0 | round' "$work/sink/samples.jsonl"; }
-page() { curl -s "http://127.0.0.1:9464/metrics" | awk '$1 == "ctxprof_otlp_samples_sent_total" { print $2 }'; }
+# page: the samples sent, when no request is queued or in flight (the
+# sink may hold one the collector has not yet answered for)
+page() {
+	curl -s "http://127.0.0.1:9464/metrics" | awk '$1 == "ctxprof_otlp_samples_sent_total" { sent = $2 }
+		$1 == "ctxprof_otlp_requests_queued" { queued = $2 } END { if (queued == "0") print sent }'
+}
 same=
 for _ in $(seq 10); do
 	a=$(page)
