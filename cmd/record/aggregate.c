@@ -90,6 +90,12 @@ void aggregate__set_progress(struct aggregate *a, agg_progress_fn fn, void *ctx)
 	a->progress_ctx = ctx;
 }
 
+void aggregate__progress(struct aggregate *a)
+{
+	if (a->progress)
+		a->progress(a->progress_ctx);
+}
+
 void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
 {
 	a->repair_lookup = lookup;
@@ -855,8 +861,8 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 		/* samples that arrive while the others are written count towards the next flush */
 		start_over(a, r, false);
 		/* many records take a while: the rings must not fill meanwhile */
-		if (a->progress && i % 64 == 63)
-			a->progress(a->progress_ctx);
+		if (i % 64 == 63)
+			aggregate__progress(a);
 	}
 	/* idle for a whole interval: freed, unless a slot holds it or samples just came */
 	for (; i < all.n; i++)

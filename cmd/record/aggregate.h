@@ -133,10 +133,12 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 /*
  * While it writes many records, aggregate__flush calls FN every few dozen,
  * so that the caller can read its rings: samples added meanwhile count
- * towards the next flush.
+ * towards the next flush. Other long work that feeds the aggregate (adding
+ * hundreds of targets) calls it through aggregate__progress.
  */
 typedef void (*agg_progress_fn)(void *ctx);
 void aggregate__set_progress(struct aggregate *a, agg_progress_fn fn, void *ctx);
+void aggregate__progress(struct aggregate *a);
 
 /*
  * Writes one JSON line per (pid, trace ID, label set) counted since the last

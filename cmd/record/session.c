@@ -42,6 +42,8 @@
 #define POLL_MS 100
 /* time spent reading rings before the loop looks at the clock, signals and targets */
 #define READ_BUDGET_NS (200 * 1000000ULL)
+/* time spent describing new targets before the rings are read again */
+#define DESCRIBE_BUDGET_NS (20 * 1000000ULL)
 
 static const char *const span_keys[] = { AGG_DEFAULT_SPAN_KEYS };
 
@@ -689,6 +691,8 @@ struct session *session__new(const struct session_config *cfg)
 	err = create_rings(s);
 	if (err)
 		goto fail;
+	/* from the first target on, while the others are added */
+	s->reading = true;
 	err = attach_custom(s);
 	if (err)
 		goto fail;
@@ -1555,10 +1559,10 @@ static void metrics_if_due(struct session *s, struct run_clock *rc)
 static bool read_events(struct session *s, struct run_clock *rc)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	int timeout = POLL_MS, err;
+	int timeout = s->npending ? 0 : POLL_MS, err;
 
 	/* rounded up: a timeout of 0 would spin through the loop until the snapshot */
-	if (rc->next_wall && (rc->next_wall - now + 999999) / 1000000 < POLL_MS)
+	if (rc->next_wall && (rc->next_wall - now + 999999) / 1000000 < (uint64_t)timeout)
 		timeout = (rc->next_wall - now + 999999) / 1000000;
 	s->read_until_ns = now + READ_BUDGET_NS;
 	err = ring_buffer__poll(s->rb, timeout);
@@ -1653,7 +1657,7 @@ static bool follow_targets(struct session *s, struct run_clock *rc, bool end_wit
 	}
 	processes__read(s->procs);
 	session__handle_execs(s);
-	session__describe_pending(s);
+	session__describe_pending(s, now_ns(CLOCK_MONOTONIC) + DESCRIBE_BUDGET_NS);
 	remap_strings(s, rc);
 	/* without the kernel's exec records, new processes are found by looking */
 	if (s->cfg.all && !processes__following(s->procs) &&
@@ -1693,8 +1697,6 @@ int session__run(struct session *s, bool end_with_targets)
 	catch_signals();
 	start_clock(s, &rc);
 	say_ready(s);
-	session__describe_pending(s);
-	s->reading = true;
 	while (!exiting && !s->fail) {
 		snapshot_if_due(s, &rc);
 		metrics_if_due(s, &rc);

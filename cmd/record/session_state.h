@@ -96,7 +96,7 @@ struct session {
 	struct hashmap *targets; /* pid -> struct target */
 	int nadded; /* targets ever added, for the statistics */
 	int nstart; /* of them, those there when sampling began */
-	int npending; /* targets added since describe_pending last ran */
+	int npending; /* targets added and not yet described */
 	uint64_t period_ns;
 	FILE *out;
 	const char *out_name; /* for messages: the -o FILE, or "stdout" */
@@ -108,7 +108,7 @@ struct session {
 	 */
 	uint64_t read_until_ns;
 	uint64_t nread;
-	bool reading; /* rings may be read between the records of a flush */
+	bool reading; /* rings may be read between targets being added and records written */
 	/* --all: what each executable file is, so that each is checked once */
 	struct hashmap *verdicts; /* struct file_key -> enum verdict */
 	pid_t *execs; /* exec'd since the loop last looked */
@@ -153,7 +153,7 @@ void session__warn_unsampled(struct session *s);
 /* Stops T's per-thread events: no sample of it is taken after this. */
 void target__stop_ticks(struct target *t);
 /* Targets added by --all since the loop last looked: their name, container and mappings, read now. */
-void session__describe_pending(struct session *s);
+void session__describe_pending(struct session *s, uint64_t until_ns);
 /* processes' exec callback: PID is looked at in the loop, outside any flush. */
 void session__on_exec(void *ctx, pid_t pid);
 /* --all: processes that exec'd are what they now run, Go or not. */

@@ -272,21 +272,33 @@ static void describe(struct session *s, struct target *t)
 	t->pending = false;
 }
 
+struct describe_round {
+	struct session *s;
+	uint64_t until_ns;
+};
+
 static void describe_one(const void *key, size_t len, void *value, void *ctx)
 {
+	struct describe_round *r = ctx;
 	struct target *t = value;
 
-	if (t->pending)
-		describe(ctx, t);
+	if (!t->pending || now_ns(CLOCK_MONOTONIC) >= r->until_ns)
+		return;
+	describe(r->s, t);
+	r->s->npending--;
 }
 
-/* Targets added by --all since the loop last looked: described now. */
-void session__describe_pending(struct session *s)
+/*
+ * Targets added since the loop last looked: described until UNTIL_NS, the
+ * rest in the next rounds, so that the rings are read in between: 400 new
+ * targets on a busy host take seconds, longer than a ring holds samples.
+ */
+void session__describe_pending(struct session *s, uint64_t until_ns)
 {
-	if (s->npending) {
-		hashmap__foreach(s->targets, describe_one, s);
-		s->npending = 0;
-	}
+	struct describe_round r = { .s = s, .until_ns = until_ns };
+
+	if (s->npending)
+		hashmap__foreach(s->targets, describe_one, &r);
 }
 
 /*
@@ -767,6 +779,11 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	if (quiet && s->cfg.verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s, %s) added\n", (int)pid, t->comm,
 			go_binary__version(t->gb));
+	/*
+	 * It is sampled from now on, while the next hundred targets may take
+	 * seconds to add on a busy host: its samples are read meanwhile.
+	 */
+	aggregate__progress(s->agg);
 	return 0;
 fail:
 	target__free(t);
@@ -831,6 +848,7 @@ void session__remove_target(struct session *s, pid_t pid, const char *why)
 		session__fail(s, -ENOMEM, "count goroutines");
 	wall_reader__release(t->wall, s->agg);
 	uninstall_target(s, pid);
+	s->npending -= t->pending;
 	if (t->nhttp) {
 		detach_http(t);
 		forget_contexts(s, pid);
