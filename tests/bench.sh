@@ -77,9 +77,9 @@
 #    labels, stacks or long strings, at about 8 and 32 MiB: linear (the
 #    larger at most 1.5 times the smaller per MiB).
 # 12. The agent as deploy/kubernetes's DaemonSet runs it (tests/bench/agent.sh):
-#    200 Go processes, --all -i 10 --otlp --metrics-addr for 60 s: its CPU
-#    share of a core and peak RSS, from which the manifest's requests and
-#    limits come.
+#    400 Go processes, --all -i 10 --otlp --metrics-addr for 60 s: its CPU
+#    to start and then as a share of a core, and its peak RSS, from which
+#    the manifest's requests and limits come. No sample may be lost.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
