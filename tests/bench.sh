@@ -77,7 +77,7 @@
 #    labels, stacks or long strings, at about 8 and 32 MiB: linear (the
 #    larger at most 1.5 times the smaller per MiB).
 # 12. The agent as deploy/kubernetes's DaemonSet runs it (tests/bench/agent.sh):
-#    400 Go processes, --all -i 10 --otlp --metrics-addr for 60 s: its CPU
+#    200 and 400 Go processes, --all -i 10 --otlp --metrics-addr for 60 s: its CPU
 #    to start and then as a share of a core, and its peak RSS, from which
 #    the manifest's requests and limits come. No sample may be lost.
 # The timing figures are noisy on shared machines: compare within one run.
@@ -821,5 +821,6 @@ bash "$TOP/tests/bench/report.sh" || status=1
 bash "$TOP/tests/bench/convert.sh" || status=1
 
 # 12. the agent as the DaemonSet runs it: its own script, which also runs alone
-bash "$TOP/tests/bench/agent.sh" || status=1
+N=200 bash "$TOP/tests/bench/agent.sh" || status=1
+N=400 bash "$TOP/tests/bench/agent.sh" || status=1
 exit $status

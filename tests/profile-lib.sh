@@ -37,7 +37,8 @@ WHOLE_JQ="def whole: .f[-1] as \$r | $ROOTS | index(\$r) != null;"
 # FILE, as "deep|whole|duff|whole|syscall|whole|lone|twice|commonest cut": its
 # deep trace's samples under main.deep or in main.spin (not the clock read
 # between rounds, nor the scheduler's code on g0), and those whose stack is
-# whole with every level of main.deep; samples in
+# whole, in main.spin with every level of main.deep (on the way down and
+# up a sample has fewer); samples in
 # runtime.duffcopy or duffzero (when DUFF is 1, the build calls them), and
 # those whole with main.copyLoop next; samples of
 # the write trace in a system call function, and those whole through
@@ -57,7 +58,8 @@ bigframes_stats() {
 		($s | map(select(.t == $deep and any(.f[]; . == "main.deep" or . == "main.spin")))) as $d |
 		($s | map(select(.t == $copy and (.f[0] == "runtime.duffcopy" or .f[0] == "runtime.duffzero")))) as $c |
 		($s | map(select(.t == $write and (.f[0] | test("[Ss]yscall"))))) as $w |
-		($d | map(select(whole and ([.f[] | select(. == "main.deep")] | length) == $levels + 1))) as $dw |
+		($d | map(select(whole and ((any(.f[]; . == "main.spin") | not) or
+			([.f[] | select(. == "main.deep")] | length) == $levels + 1)))) as $dw |
 		($c | map(select(whole and .f[1] == "main.copyLoop"))) as $cw |
 		($w | map(select(whole and any(.f[]; . == "main.writeLoop")))) as $ww |
 		"\($d | sum)|\($dw | sum)|\(if $duff == 1 then $c | sum else "-" end)|\($cw | sum)|\($w | sum)|\($ww | sum)|\([$s[] | select((.f | length) == 1 and (whole | not)) | .f[0]] | unique | join(" "))|\($s | map(select(.t == $copy and ([.f[] | select(. == "main.copyLoop")] | length) > 1)) | sum)|\(($d - $dw) + ($c - $cw) + ($w - $ww) | max_by(.n) // {f: []} | .f[0:5] | join(" < "))"' "$1"
@@ -68,7 +70,8 @@ bigframes_stats() {
 bigframes_verdicts() {
 	local deep deep_ok duff duff_ok sys sys_ok lone twice example
 	IFS='|' read -r deep deep_ok duff duff_ok sys sys_ok lone twice example < <(bigframes_stats "$2" "$3" "$4")
-	part_verdict "$1" "$deep_ok" "$deep" "$5" "samples under 17 frames of 2 KiB are whole, with all 17" "$example"
+	part_verdict "$1" "$deep_ok" "$deep" "$5" \
+		"samples in 17 frames of 2 KiB are whole, in main.spin with all 17" "$example"
 	if [ "$duff" = - ]; then
 		echo "# $1: main.copyLoop does not call runtime.duffcopy or duffzero in this build"
 	else

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# agent.sh: make bench section 12: the agent as the DaemonSet runs it, on a host of 400 Go processes: its CPU and memory.
+# agent.sh: make bench section 12: the agent as the DaemonSet runs it, on a host of N Go processes: its CPU and memory.
 #
-# 400 processes of testdata/traced (newest Go, one worker each, niced: the
-# CPUs stay busy), ctxprof-go with the DaemonSet's arguments (--all -i 10
-# --metrics-addr, no JSON lines) and OTLP through a collector (built as in
-# tests/otlp.sh, to its debug exporter), for AGENT_SECONDS (default 60).
+# N (default 200) processes of testdata/traced (newest Go, one worker
+# each, niced: the CPUs stay busy), ctxprof-go with the DaemonSet's
+# arguments (--all -i 10 --metrics-addr, no JSON lines) and OTLP through
+# a collector (built as in tests/otlp.sh, to its debug exporter), for
+# AGENT_SECONDS (default 60).
 # Measured: ctxprof-go's CPU (user + sys, /proc/PID/stat) to its "Ctrl-C
 # to stop" line and then as a share of one core, and its peak resident
 # memory (VmHWM), with the samples it took and sent; none may be lost.
@@ -24,7 +25,7 @@ if ! otelcol_build; then
 	echo "agent bench: $otelcol_why" >&2
 	exit 1
 fi
-N=${N:-400}
+N=${N:-200}
 SECS=${AGENT_SECONDS:-60}
 traced=$(go_build "$(go_toolchains | tail -n 1)" plain)
 for ((i = 0; i < N; i++)); do
