@@ -38,12 +38,13 @@ TEST_PACKAGES=(libclang-rt-14-dev golang-golang-x-net-dev jq binutils dwarves cu
 # Node.js and npm run the browser tests' tools (tests/browser-lib.sh): the
 # machine's own when it has them (whatever their origin), else Debian's
 command -v node >/dev/null && command -v npm >/dev/null || TEST_PACKAGES+=(nodejs npm)
-# The OTLP profiles messages: opentelemetry-proto 1.10 or later, whose
-# .proto files the build compiles with protoc-c. Only sid has it (trixie's
+# The OTLP profiles messages and OTEP 4719's process context:
+# opentelemetry-proto 1.11 or later, whose .proto files the build compiles
+# with protoc-c. Only sid has it (trixie's
 # 1.5 is another, incompatible layout); it is Architecture: all and depends
 # on nothing, so nothing else comes from sid with it.
 PROTO_PACKAGE=opentelemetry-proto
-PROTO_MIN=1.10
+PROTO_MIN=1.11
 PROTO_SUITE=sid
 # The OpenTelemetry Go SDK for tests/profile-otel.sh, as Go sources (arch all),
 # built in GOPATH mode. bookworm's versions are too old, so each is named from
@@ -89,7 +90,7 @@ check() {
 			pkg-config --exists "${mod%%:*}" || missing+=("${mod%%:*} (package ${mod#*:})")
 		done
 	fi
-	proto=/usr/include/opentelemetry/proto/profiles/v1development/profiles.proto
+	proto=/usr/include/opentelemetry/proto/processcontext/v1development/process_context.proto
 	[ -e "$proto" ] || missing+=("$proto (package $PROTO_PACKAGE $PROTO_MIN or later, from $PROTO_SUITE)")
 	[ "${#missing[@]}" -eq 0 ] && return 0
 	printf 'the build needs %s' "${missing[0]}"

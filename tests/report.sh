@@ -108,7 +108,8 @@ r["labels"] = {
     "big": "<" + "x" * (1048575 - 2) + ">",
 }
 r["truncated"] = []
-r["comm"] = "</script><b>x"
+# the service column shows service_name, else comm: both hostile
+r["comm"] = r["service_name"] = "</script><b>x"
 open(out, "w").write(json.dumps(r, ensure_ascii=False) + "\n")
 json.dump([{"trace": r["trace_id"], "labels": r["labels"], "comm": r["comm"]}], open(expect, "w"))
 EOF

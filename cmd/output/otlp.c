@@ -34,6 +34,8 @@ struct resource {
 	uint32_t pid;
 	char *comm, *container_id, *pod_uid, *build_id;
 	char *service_name, *exe_path, *go_version; /* NULL: unknown */
+	struct otlp_attr *attrs; /* its process context's */
+	size_t nattrs;
 	int64_t ns_pid;
 	struct vec cpu, wall; /* struct sample */
 	struct hashmap *cpu_ids, *wall_ids; /* identity -> index + 1 */
@@ -134,6 +136,39 @@ static void samples__free(struct vec *v)
 	free(v->items);
 }
 
+static void free_attrs(struct otlp_attr *attrs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; attrs && i < n; i++) {
+		free((char *)attrs[i].key);
+		free((char *)attrs[i].str);
+	}
+	free(attrs);
+}
+
+/* A copy of N attributes in RES; -ENOMEM. */
+static int copy_attrs(struct resource *res, const struct otlp_attr *attrs, size_t n)
+{
+	if (!n)
+		return 0;
+	res->attrs = calloc(n, sizeof(*res->attrs));
+	if (!res->attrs)
+		return -ENOMEM;
+	for (; res->nattrs < n; res->nattrs++) {
+		struct otlp_attr *a = &res->attrs[res->nattrs];
+
+		*a = attrs[res->nattrs];
+		a->key = strdup(a->key);
+		a->str = a->str ? strdup(a->str) : NULL;
+		if (!a->key || (attrs[res->nattrs].str && !a->str)) {
+			res->nattrs++;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 static void resource__free(struct resource *res)
 {
 	if (!res)
@@ -148,6 +183,7 @@ static void resource__free(struct resource *res)
 	free(res->build_id);
 	free(res->service_name);
 	free(res->exe_path);
+	free_attrs(res->attrs, res->nattrs);
 	free(res->go_version);
 	free(res);
 }
@@ -423,16 +459,23 @@ static const char *basename_of(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* One resource attribute: a string, or with STR NULL, an integer. */
+/* One resource attribute: a string, or with STR NULL, an integer; or with ANY set, what it holds. */
 struct res_attr {
 	const char *key, *str;
 	int64_t num;
+	const struct otlp_attr *any;
 };
 
+/* KEY's attribute, unless an earlier one took the key. */
 static void put(struct res_attr *out, size_t *n, const char *key, const char *str, int64_t num)
 {
+	size_t i;
+
 	if (str && !*str)
 		return;
+	for (i = 0; i < *n; i++)
+		if (!strcmp(out[i].key, key))
+			return;
 	out[(*n)++] = (struct res_attr){ key, str, num };
 }
 
@@ -442,16 +485,29 @@ static void put_attr(struct res_attr *out, size_t *n, int k, const char *str, in
 	put(out, n, resource_keys[k], str, num);
 }
 
+/* Room for RES's resource attributes. */
+static size_t resource_room(const struct otlp *o, const struct resource *res)
+{
+	return NRESOURCE_KEYS + o->nagent + res->nattrs;
+}
+
 /*
- * RES's resource attributes into OUT (room for NRESOURCE_KEYS + the
- * agent's): its own by semantic conventions, then the agent's whose keys
- * its own left free. Their number.
+ * RES's resource attributes into OUT (room for resource_room): what its
+ * process context publishes, then its own by semantic conventions, then
+ * the agent's, each whose key no earlier one took. Their number.
  */
 static size_t resource_attrs(const struct otlp *o, const struct resource *res, struct res_attr *out)
 {
 	const char *exe = res->exe_path ? basename_of(res->exe_path) : res->comm;
-	size_t n = 0, i, j;
+	size_t n = 0, i;
 
+	for (i = 0; i < res->nattrs; i++) {
+		size_t had = n;
+
+		put(out, &n, res->attrs[i].key, NULL, 0);
+		if (n > had)
+			out[had].any = &res->attrs[i];
+	}
 	put_attr(out, &n, RES_SERVICE_NAME, res->service_name ?: exe, 0);
 	put_attr(out, &n, RES_PID, NULL, res->pid);
 	put_attr(out, &n, RES_EXE_NAME, exe, 0);
@@ -469,12 +525,8 @@ static size_t resource_attrs(const struct otlp *o, const struct resource *res, s
 	if (res->ns_pid)
 		put_attr(out, &n, RES_VPID, NULL, res->ns_pid);
 	/* the agent's: host.name and OTEL_RESOURCE_ATTRIBUTES */
-	for (i = 0; i < o->nagent; i++) {
-		for (j = 0; j < n && strcmp(out[j].key, o->agent[i].key); j++)
-			;
-		if (j == n)
-			put(out, &n, o->agent[i].key, o->agent[i].value, 0);
-	}
+	for (i = 0; i < o->nagent; i++)
+		put(out, &n, o->agent[i].key, o->agent[i].value, 0);
 	return n;
 }
 
@@ -486,7 +538,7 @@ static size_t resource_attrs(const struct otlp *o, const struct resource *res, s
  */
 static int labels_max(const struct otlp *o, struct resource *res)
 {
-	struct res_attr *tmp = calloc(NRESOURCE_KEYS + o->nagent, sizeof(*tmp));
+	struct res_attr *tmp = calloc(resource_room(o, res), sizeof(*tmp));
 	size_t n;
 
 	if (!tmp)
@@ -528,7 +580,12 @@ static struct resource *resource(struct otlp *o, const struct rec *r)
 		res->service_name = dup_or_null(p.service_name);
 		res->exe_path = dup_or_null(p.exe_path);
 		res->go_version = dup_or_null(p.go_version);
+		if (copy_attrs(res, p.attrs, p.nattrs))
+			return NULL;
 	}
+	/* a record read back names its service itself */
+	if (!res->service_name && r->service_name && !(res->service_name = strdup(r->service_name)))
+		return NULL;
 	if (!res->comm || !res->cpu_ids || !res->wall_ids ||
 	    (r->container_id && !res->container_id) || (r->pod_uid && !res->pod_uid) ||
 	    (p.service_name && !res->service_name) || (p.exe_path && !res->exe_path) ||
@@ -843,15 +900,34 @@ static pb_anyvalue *int_value(struct arena *a, int64_t i)
 	return v;
 }
 
+static pb_anyvalue *any_value(struct arena *a, const struct otlp_attr *at)
+{
+	pb_anyvalue *v;
+
+	if (at->kind == OTLP_STRING)
+		return string_value(a, at->str);
+	if (at->kind == OTLP_INT)
+		return int_value(a, at->num);
+	v = NEW(a, pb_anyvalue, OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__INIT);
+	if (v && at->kind == OTLP_BOOL) {
+		v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_BOOL_VALUE;
+		v->bool_value = at->num;
+	} else if (v) {
+		v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_DOUBLE_VALUE;
+		v->double_value = at->dbl;
+	}
+	return v;
+}
+
 /* A process's resource: its attributes as resource_attrs lists them. */
 static pb_resource *build_resource(struct otlp *o, struct arena *a, const struct resource *res)
 {
 	pb_resource *r = NEW(a, pb_resource, OPENTELEMETRY__PROTO__RESOURCE__V1__RESOURCE__INIT);
-	struct res_attr *attrs = arena__alloc(a, NRESOURCE_KEYS + o->nagent, sizeof(*attrs));
+	struct res_attr *attrs = arena__alloc(a, resource_room(o, res), sizeof(*attrs));
 	size_t n, i;
 
 	if (!r || !attrs ||
-	    !(r->attributes = arena__alloc(a, NRESOURCE_KEYS + o->nagent, sizeof(pb_keyvalue *))))
+	    !(r->attributes = arena__alloc(a, resource_room(o, res), sizeof(pb_keyvalue *))))
 		return NULL;
 	n = resource_attrs(o, res, attrs);
 	for (i = 0; i < n; i++) {
@@ -860,7 +936,9 @@ static pb_resource *build_resource(struct otlp *o, struct arena *a, const struct
 		if (!kv)
 			return NULL;
 		kv->key = (char *)attrs[i].key;
-		kv->value = attrs[i].str ? string_value(a, attrs[i].str) : int_value(a, attrs[i].num);
+		kv->value = attrs[i].any ? any_value(a, attrs[i].any) :
+			    attrs[i].str ? string_value(a, attrs[i].str) :
+					   int_value(a, attrs[i].num);
 		if (!kv->value)
 			return NULL;
 		r->attributes[r->n_attributes++] = kv;

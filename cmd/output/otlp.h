@@ -20,11 +20,24 @@
 /* Our own sample attributes, reserved in every series: trace_source, state, wait_reason. */
 #define OTLP_OWN_ATTRIBUTES 3
 
+/* A resource attribute a process gives of itself: a string, an integer, a boolean or a double. */
+enum otlp_kind { OTLP_STRING, OTLP_INT, OTLP_BOOL, OTLP_DOUBLE };
+struct otlp_attr {
+	const char *key;
+	enum otlp_kind kind;
+	const char *str; /* OTLP_STRING */
+	int64_t num; /* OTLP_INT; OTLP_BOOL: 0 or 1 */
+	double dbl; /* OTLP_DOUBLE */
+};
+
 /* What a process is beyond its records; the recording knows it, the encoder asks. NULL: unknown. */
 struct otlp_process {
-	const char *service_name; /* its OTEL_SERVICE_NAME, else its executable's name */
+	const char *service_name; /* its process context's, else its OTEL_SERVICE_NAME */
 	const char *exe_path; /* /proc/PID/exe */
 	const char *go_version; /* "go1.24.4" */
+	/* its process context's resource (OTEP 4719), ahead of every other attribute */
+	const struct otlp_attr *attrs;
+	size_t nattrs;
 };
 /* Fills OUT for PID; false when nothing is known (the records still name it). */
 typedef bool (*otlp_process_fn)(void *ctx, uint32_t pid, struct otlp_process *out);

@@ -337,6 +337,8 @@ int rec__json(const struct rec *r, struct strbuf *b)
 	put_fmt(b, ",\"pid\":%" PRIu64, r->pid);
 	put_key(b, "comm");
 	put_json(b, r->comm, r->comm_len);
+	put_key(b, "service_name");
+	put_cstr(b, r->service_name);
 	put_key(b, "container_id");
 	put_cstr(b, r->container_id);
 	put_key(b, "pod_uid");
@@ -874,7 +876,7 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 {
 	static const char *const keys[] = {
 		"trace_id", "trace_source", "span_id", "labels", "truncated", "more_labels", "pid",
-		"comm", "container_id", "pod_uid", "ns_pid", "origin", "state", "wait_reason",
+		"comm", "service_name", "container_id", "pod_uid", "ns_pid", "origin", "state", "wait_reason",
 		"wall_ns", "observed", "samples", "cpu_ns", "start", "end", "stacks", "mappings",
 		"context", "tid", "goid", NULL,
 	};
@@ -898,6 +900,11 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 		return fail("\"comm\" missing or not a string");
 	r->comm = (const uint8_t *)json_string_value(v);
 	r->comm_len = json_string_length(v);
+	/* absent from the records of releases before it */
+	v = json_object_get(o, "service_name");
+	if (v && !json_is_null(v) && (!json_is_string(v) || !json_string_length(v)))
+		return fail("\"service_name\" is neither a non-empty string nor null");
+	r->service_name = json_is_string(v) ? json_string_value(v) : NULL;
 	v = json_object_get(o, "samples");
 	if (!json_is_integer(v) || json_integer_value(v) < 1)
 		return fail("\"samples\" missing or not an integer of at least 1");

@@ -69,6 +69,7 @@ struct rec {
 	uint32_t pid;
 	const uint8_t *comm;
 	size_t comm_len;
+	const char *service_name; /* NULL: null */
 	const char *container_id, *pod_uid; /* NULL: null */
 	int64_t ns_pid; /* 0: null */
 	enum rec_origin origin;

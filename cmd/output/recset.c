@@ -247,6 +247,7 @@ int recset__add(struct recset *rs, const struct rec *r)
 		.trace_source = intern_cstr(rs, r->trace_id ? r->trace_source : NULL, &oom),
 		.span_id = intern_cstr(rs, r->span_id, &oom),
 		.comm = intern_bytes(rs, r->comm, r->comm_len, &oom),
+		.service = intern_cstr(rs, r->service_name, &oom),
 		.container_id = intern_cstr(rs, r->container_id, &oom),
 		.pod_uid = intern_cstr(rs, r->pod_uid, &oom),
 		.state = intern_cstr(rs, r->origin == REC_WALL ? r->state : NULL, &oom),

@@ -33,7 +33,7 @@ struct recset_stack {
 
 /* A sampling or wall record. Strings are indices, -1 for null. */
 struct recset_rec {
-	int32_t trace_id, trace_source, span_id, comm, container_id, pod_uid;
+	int32_t trace_id, trace_source, span_id, comm, service, container_id, pod_uid;
 	int32_t labels; /* the label set: recset__labelsets()'s index */
 	int32_t state, wait_reason; /* wall records */
 	uint32_t pid;

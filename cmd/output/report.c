@@ -45,7 +45,9 @@ static void other_group__free(void *p)
 
 static int others__add(struct others *o, const struct recset_rec *r)
 {
-	int32_t key[4] = { (int32_t)r->origin, r->state, r->wait_reason, r->comm };
+	/* named as the report names services: by service_name, else by comm */
+	int32_t name = r->service >= 0 ? r->service : r->comm;
+	int32_t key[4] = { (int32_t)r->origin, r->state, r->wait_reason, name };
 	int64_t per = (r->origin == REC_SAMPLING ? r->cpu_ns : r->wall_ns) / (int64_t)r->samples;
 	struct other_group *g = hashmap__get(o->groups, key, sizeof(key));
 	uint64_t *ns;
@@ -57,7 +59,7 @@ static int others__add(struct others *o, const struct recset_rec *r)
 			other_group__free(g);
 			return -ENOMEM;
 		}
-		*g = (struct other_group){ r->origin, r->state, r->wait_reason, r->comm, g->stacks };
+		*g = (struct other_group){ r->origin, r->state, r->wait_reason, name, g->stacks };
 	}
 	for (i = 0; i < r->nstacks; i++) {
 		const struct recset_stack *st = &r->stacks[i];
@@ -114,7 +116,8 @@ static void put_other_group(const void *key, size_t len, void *value, void *ctx)
 
 /* The names of a record's and a stack's positions: the page's JSON holds rows, not objects */
 static const char record_fields[] =
-	"[\"trace_id\",\"trace_source\",\"span_id\",\"labels\",\"pid\",\"comm\",\"container_id\","
+	"[\"trace_id\",\"trace_source\",\"span_id\",\"labels\",\"pid\",\"comm\",\"service_name\","
+	"\"container_id\","
 	"\"pod_uid\",\"origin\",\"state\",\"wait_reason\",\"samples\",\"cpu_ns\",\"wall_ns\","
 	"\"start_us\",\"end_us\",\"full\",\"stacks\"]";
 static const char stack_fields[] = "[\"samples\",\"frames\",\"times_us\",\"goids\",\"weights\"]";
@@ -173,7 +176,7 @@ static void put_stack(struct strbuf *b, const struct recset_rec *r, const struct
 static void put_record(struct strbuf *b, const struct recset_rec *r, bool full, int64_t base_us)
 {
 	const int64_t row[] = {
-		r->trace_id, r->trace_source, r->span_id, r->labels, r->pid, r->comm,
+		r->trace_id, r->trace_source, r->span_id, r->labels, r->pid, r->comm, r->service,
 		r->container_id, r->pod_uid, r->origin == REC_SAMPLING ? 0 : 1, r->state,
 		r->wait_reason, (int64_t)r->samples, r->cpu_ns, r->wall_ns,
 		r->start_ns / 1000 - base_us, r->end_ns / 1000 - base_us, full,

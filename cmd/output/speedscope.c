@@ -174,7 +174,8 @@ static int whole_run(struct writer *w, bool wall, const uint32_t *order)
 			if ((r->origin == REC_WALL) != wall)
 				continue;
 			per = (wall ? r->wall_ns : r->cpu_ns) / (int64_t)r->samples;
-			if ((outer[1] = frame(w, str(w, r->comm), NULL)) < 0)
+			/* the service, as its SDK names it when the record says so */
+			if ((outer[1] = frame(w, str(w, r->service >= 0 ? r->service : r->comm), NULL)) < 0)
 				return -ENOMEM;
 			for (k = 0; k < r->nstacks; k++) {
 				if ((ret = build_stack(w, outer, 2, r, &r->stacks[k])))

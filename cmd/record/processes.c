@@ -51,6 +51,7 @@ struct proc {
 	struct container_info container;
 	bool container_read;
 	char comm[16]; /* as the kernel named it at its exec, or /proc said */
+	char *service; /* as the recording named it; NULL: not named */
 };
 
 struct processes {
@@ -73,6 +74,7 @@ static void proc__free(void *v)
 	if (!pr)
 		return;
 	symbolizer__free(pr->sym);
+	free(pr->service);
 	free(pr);
 }
 
@@ -361,6 +363,8 @@ static void apply(struct processes *p, const struct record *r)
 		pr->exited = false;
 		pr->container_read = false;
 		snprintf(pr->comm, sizeof(pr->comm), "%s", r->name);
+		free(pr->service);
+		pr->service = NULL;
 		symbolizer__exec(pr->sym, r->time);
 		if (p->on_exec)
 			p->on_exec(p->on_exec_ctx, r->pid);
@@ -467,6 +471,30 @@ const char *processes__comm(struct processes *p, pid_t pid)
 		}
 	}
 	return pr->comm;
+}
+
+int processes__set_service(struct processes *p, pid_t pid, const char *name)
+{
+	struct proc *pr = lookup(p, pid);
+	char *copy;
+
+	if (!pr && !(pr = fresh(p, pid, false)))
+		return -ENOMEM;
+	if (pr->service && name && !strcmp(pr->service, name))
+		return 0;
+	copy = name ? strdup(name) : NULL;
+	if (name && !copy)
+		return -ENOMEM;
+	free(pr->service);
+	pr->service = copy;
+	return 0;
+}
+
+const char *processes__service(struct processes *p, pid_t pid)
+{
+	struct proc *pr = lookup(p, pid);
+
+	return pr ? pr->service : NULL;
 }
 
 struct release {

@@ -48,6 +48,15 @@ const struct container_info *processes__container(struct processes *p, pid_t pid
 const char *processes__comm(struct processes *p, pid_t pid);
 
 /*
+ * PID's service, as the recording names it (its process context's
+ * service.name, its OTEL_SERVICE_NAME, its executable's name), so that
+ * its last records still say it once it is gone: kept until it execs or
+ * is released. NULL when not named. Setting it: -ENOMEM.
+ */
+int processes__set_service(struct processes *p, pid_t pid, const char *name);
+const char *processes__service(struct processes *p, pid_t pid);
+
+/*
  * Frees the address spaces of processes that exited before BEFORE_NS:
  * call it once every event up to BEFORE_NS has been read and written.
  */

@@ -300,6 +300,7 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 	out->pid = c->pid;
 	out->comm = (const uint8_t *)t->comm;
 	out->comm_len = strlen(t->comm);
+	out->service_name = t->service_name;
 	if (t->container && t->container->id[0])
 		out->container_id = t->container->id;
 	if (t->container && t->container->pod_uid[0])

@@ -14,6 +14,7 @@
 /* What the writer needs to know about a process when it prints its records. */
 struct agg_target {
 	const char *comm;
+	const char *service_name; /* NULL: unknown */
 	const struct container_info *container; /* NULL: none known */
 	struct symbolizer *sym; /* may be NULL: frames are then printed as addresses */
 	uint64_t time_ns; /* the moment whose mappings name the frames */

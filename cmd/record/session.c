@@ -103,6 +103,7 @@ static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_
 
 	/* a target gone since keeps the name it had */
 	out->comm = t ? t->comm : processes__comm(s->procs, pid);
+	out->service_name = processes__service(s->procs, pid);
 	/* events come from any process: its mappings as they were at the event */
 	out->sym = processes__get(s->procs, pid, time_ns);
 	out->container = processes__container(s->procs, pid);
@@ -1678,6 +1679,8 @@ static bool flush_if_due(struct session *s, struct run_clock *rc)
 	if (now < rc->next_flush || (rc->deadline && now >= rc->deadline))
 		return true;
 	settle_wall(s);
+	/* a context published or changed in this interval names its records already */
+	session__refresh_contexts(s);
 	err = flush_records(s);
 	if (err < 0) {
 		write_failed(s, err);

@@ -22,6 +22,7 @@
 #include "aggregate.h"
 #include "custom.h"
 #include "frame_table.h"
+#include "proc_ctx.h"
 #include "processes.h"
 #include "session.h"
 #include "wall.h"
@@ -40,7 +41,10 @@ struct target {
 	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
 	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */
-	char *service_name; /* --otlp: its OTEL_SERVICE_NAME; NULL until asked, "" when none */
+	/* OTEL_SERVICE_NAME in its environment, or service.name in OTEL_RESOURCE_ATTRIBUTES; NULL until read, "" when none */
+	char *env_service;
+	struct proc_ctx *ctx; /* what its OpenTelemetry SDK publishes (OTEP 4719) */
+	char ctx_why[160]; /* why its context was skipped last; "" when it was not */
 	/*
 	 * --pid: the cpu-clock events that follow its threads (inherited by
 	 * the threads each makes later), struct thread_ticks each
@@ -154,6 +158,8 @@ void session__warn_unsampled(struct session *s);
 void target__stop_ticks(struct target *t);
 /* Targets added by --all since the loop last looked: their name, container and mappings, read now. */
 void session__describe_pending(struct session *s, uint64_t until_ns);
+/* Every target's process context looked at again, and its service named from it. */
+void session__refresh_contexts(struct session *s);
 /* processes' exec callback: PID is looked at in the loop, outside any flush. */
 void session__on_exec(void *ctx, pid_t pid);
 /* --all: processes that exec'd are what they now run, Go or not. */

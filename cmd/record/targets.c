@@ -74,7 +74,8 @@ void target__free(void *p)
 	}
 	wall_reader__free(t->wall);
 	binaries__put(t->gb);
-	free(t->service_name);
+	free(t->env_service);
+	proc_ctx__free(t->ctx);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	free(t);
@@ -260,7 +261,115 @@ static int check_target(struct session *s, struct target *t, struct target_info 
 	return 0;
 }
 
-/* A target's name, container and mappings, read now while the process lives. */
+static int take_service_name(void *ctx, const char *k, const char *v)
+{
+	char **name = ctx;
+
+	if (!strcmp(k, "service.name") && !*name)
+		*name = strdup(v);
+	return 0;
+}
+
+/*
+ * The service a process says it is, as its OpenTelemetry SDK would:
+ * OTEL_SERVICE_NAME, else service.name in OTEL_RESOURCE_ATTRIBUTES, from
+ * its environment at exec. "" when neither (or unreadable), NULL when out
+ * of memory.
+ */
+static char *service_name(pid_t pid)
+{
+	char path[64], *env = NULL, *name = NULL, err[128];
+	const char *attrs = NULL, *p;
+	size_t n = 0, cap = 0, got;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "re");
+	while (f && cap < (1 << 20)) {
+		char *grown = realloc(env, cap + 65536 + 1);
+
+		if (!grown)
+			break;
+		env = grown;
+		cap += 65536;
+		got = fread(env + n, 1, cap - n, f);
+		n += got;
+		if (n < cap)
+			break;
+	}
+	if (f)
+		fclose(f);
+	if (env)
+		env[n] = '\0';
+	for (p = env; env && p < env + n; p += strlen(p) + 1) {
+		if (!strncmp(p, "OTEL_SERVICE_NAME=", 18) && p[18]) {
+			name = strdup(p + 18);
+			free(env);
+			return name;
+		}
+		if (!strncmp(p, "OTEL_RESOURCE_ATTRIBUTES=", 25))
+			attrs = p + 25;
+	}
+	/* a list that does not parse names no service */
+	if (attrs)
+		otlp_kv_list(attrs, take_service_name, &name, err, sizeof(err));
+	free(env);
+	return name ?: strdup("");
+}
+
+/*
+ * T's service, as its records and OTLP resource name it: its process
+ * context's service.name, else its environment's, else its executable's
+ * name. Kept with the process, so that its last records say it too.
+ */
+static void name_service(struct session *s, struct target *t)
+{
+	const char *name = proc_ctx__service_name(t->ctx), *slash;
+
+	if (!name && t->env_service && *t->env_service)
+		name = t->env_service;
+	if (!name && t->exe[0])
+		name = (slash = strrchr(t->exe, '/')) ? slash + 1 : t->exe;
+	if (processes__set_service(s->procs, t->pid, name && *name ? name : t->comm))
+		session__fail(s, -ENOMEM, "name a service");
+}
+
+/* T's process context looked at again; -v says what came of it, once for each new cause. */
+static void refresh_context(struct session *s, struct target *t)
+{
+	char why[sizeof(t->ctx_why)] = "";
+	const char *name;
+	size_t n;
+	int ret;
+
+	ret = proc_ctx__refresh(t->ctx, why, sizeof(why));
+	if (ret < 0 && s->cfg.verbose && strcmp(why, t->ctx_why))
+		fprintf(stderr, "ctxprof-go: pid %d (%s): process context skipped: %s\n", (int)t->pid,
+			t->comm, why);
+	snprintf(t->ctx_why, sizeof(t->ctx_why), "%s", ret < 0 ? why : "");
+	if (ret > 0 && s->cfg.verbose) {
+		name = proc_ctx__service_name(t->ctx);
+		proc_ctx__attrs(t->ctx, &n);
+		fprintf(stderr, "ctxprof-go: pid %d (%s): process context: %zu resource attributes%s%s\n",
+			(int)t->pid, t->comm, n, name ? ", service.name " : "", name ?: "");
+	}
+	name_service(s, t);
+}
+
+static void refresh_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct target *t = value;
+
+	if (!t->pending)
+		refresh_context(ctx, t);
+}
+
+void session__refresh_contexts(struct session *s)
+{
+	hashmap__foreach(s->targets, refresh_one, s);
+}
+
+/* A target's name, container, mappings and service, read now while the process lives. */
 static void describe(struct session *s, struct target *t)
 {
 	processes__container(s->procs, t->pid);
@@ -269,6 +378,9 @@ static void describe(struct session *s, struct target *t)
 		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
 				"addresses\n",
 			(int)t->pid, t->comm);
+	if (!t->env_service)
+		t->env_service = service_name(t->pid);
+	refresh_context(s, t);
 	t->pending = false;
 }
 
@@ -732,8 +844,10 @@ static int add_target(struct session *s, pid_t pid, bool quiet)
 	if (session__find_target(s, pid))
 		return 0;
 	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!t || !(t->ctx = proc_ctx__new(pid))) {
+		free(t);
 		return -ENOMEM;
+	}
 	t->pid = pid;
 	t->pidfd = -1;
 	t->ticks.size = sizeof(struct thread_ticks);
@@ -1122,71 +1236,18 @@ void session__reap_targets(struct session *s)
 	free(r.reexeced);
 }
 
-static int take_service_name(void *ctx, const char *k, const char *v)
-{
-	char **name = ctx;
-
-	if (!strcmp(k, "service.name") && !*name)
-		*name = strdup(v);
-	return 0;
-}
-
-/*
- * The service a process says it is, as its OpenTelemetry SDK would:
- * OTEL_SERVICE_NAME, else service.name in OTEL_RESOURCE_ATTRIBUTES, from
- * its environment at exec. "" when neither (or unreadable), NULL when out
- * of memory.
- */
-static char *service_name(pid_t pid)
-{
-	char path[64], *env = NULL, *name = NULL, err[128];
-	const char *attrs = NULL, *p;
-	size_t n = 0, cap = 0, got;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	f = fopen(path, "re");
-	while (f && cap < (1 << 20)) {
-		char *grown = realloc(env, cap + 65536 + 1);
-
-		if (!grown)
-			break;
-		env = grown;
-		cap += 65536;
-		got = fread(env + n, 1, cap - n, f);
-		n += got;
-		if (n < cap)
-			break;
-	}
-	if (f)
-		fclose(f);
-	if (env)
-		env[n] = '\0';
-	for (p = env; env && p < env + n; p += strlen(p) + 1) {
-		if (!strncmp(p, "OTEL_SERVICE_NAME=", 18) && p[18]) {
-			name = strdup(p + 18);
-			free(env);
-			return name;
-		}
-		if (!strncmp(p, "OTEL_RESOURCE_ATTRIBUTES=", 25))
-			attrs = p + 25;
-	}
-	/* a list that does not parse names no service */
-	if (attrs)
-		otlp_kv_list(attrs, take_service_name, &name, err, sizeof(err));
-	free(env);
-	return name ?: strdup("");
-}
-
 bool session__describe_process(void *ctx, uint32_t pid, struct otlp_process *out)
 {
 	struct target *t = session__find_target(ctx, pid);
 
 	if (!t)
 		return false;
-	if (!t->service_name)
-		t->service_name = service_name(pid);
-	out->service_name = t->service_name && *t->service_name ? t->service_name : NULL;
+	if (!t->env_service)
+		t->env_service = service_name(pid);
+	out->service_name = proc_ctx__service_name(t->ctx);
+	if (!out->service_name && t->env_service && *t->env_service)
+		out->service_name = t->env_service;
+	out->attrs = proc_ctx__attrs(t->ctx, &out->nattrs);
 	out->exe_path = t->exe[0] ? t->exe : NULL;
 	out->go_version = go_binary__version(t->gb);
 	return true;

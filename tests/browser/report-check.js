@@ -469,7 +469,7 @@ async function hostileMode(file, expectFile, shots, name) {
 			ok(shown, name + ' ' + label + ': the label ' + JSON.stringify(cut(k, 40)) + ' is shown as its text (' + v.length + ' characters' +
 				(v.length > 200 ? ', cut at 200 and said so' : '') + ')');
 		}
-		ok(state.comm === c.comm, name + ' ' + label + ': the process name ' + JSON.stringify(c.comm) + ' is shown as text');
+		ok(state.comm === c.comm, name + ' ' + label + ': the service name ' + JSON.stringify(c.comm) + ' is shown as text');
 		await page.screenshot({ path: path.join(shots, name + '-' + label.replace(/[^0-9a-z]/g, '') + '.png'), fullPage: true });
 	}
 	cleanLoad(seen, file, name);

@@ -22,7 +22,8 @@
 static const char wall_running[] =
 	"{\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"trace_source\":\"label\","
 	"\"span_id\":null,\"labels\":{\"otel.traceid\":\"4bf92f3577b34da6a3ce929d0e0e4736\"},"
-	"\"truncated\":[],\"more_labels\":false,\"pid\":4242,\"comm\":\"api\",\"container_id\":null,"
+	"\"truncated\":[],\"more_labels\":false,\"pid\":4242,\"comm\":\"api\",\"service_name\":\"checkout\","
+	"\"container_id\":null,"
 	"\"pod_uid\":null,\"ns_pid\":null,\"origin\":\"wall\",\"samples\":3,\"cpu_ns\":null,"
 	"\"wall_ns\":157894734,\"observed\":3,\"state\":\"running\",\"wait_reason\":null,"
 	"\"start\":\"2026-11-26T12:00:00.000000Z\",\"end\":\"2026-11-26T12:00:00.100000Z\","

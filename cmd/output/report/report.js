@@ -52,6 +52,11 @@
 		return i === undefined || i === null || i < 0 ? null : S[i];
 	}
 
+	/* a record's service: as its SDK names it (service_name), else the process's comm */
+	function serviceOf(r) {
+		return r.service_name >= 0 ? str(r.service_name) : str(r.comm);
+	}
+
 	function el(tag, cls, text) {
 		const e = document.createElement(tag);
 		if (cls)
@@ -203,7 +208,7 @@
 			traces.set(r.trace_id, t);
 		}
 		t.records.push(r);
-		t.comms.add(str(r.comm));
+		t.comms.add(serviceOf(r));
 		t.pids.add(r.pid);
 		t.labelsets.add(r.labels);
 		allPids.add(r.pid);
@@ -986,7 +991,7 @@
 		const services = new Map();
 		const sources = new Set(), spans = new Set();
 		for (const r of t.records) {
-			const name = str(r.comm);
+			const name = serviceOf(r);
 			if (!services.has(name))
 				services.set(name, new Set());
 			services.get(name).add(r.pid);
@@ -1064,7 +1069,7 @@
 				if ((r.origin === 'wall') !== wall)
 					continue;
 				const per = (wall ? r.wall_ns : r.cpu_ns) / r.samples;
-				const cn = child(tn, str(r.comm), 'comm');
+				const cn = child(tn, serviceOf(r), 'comm');
 				root.value += r.samples * per;
 				tn.value += r.samples * per;
 				for (const st of r.stacks)
