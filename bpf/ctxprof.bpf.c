@@ -7,6 +7,7 @@
 
 #include "go_walk.bpf.h"
 #include "traceparent.bpf.h"
+#include "obi.bpf.h"
 #include "ustack.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -112,6 +113,9 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		else if (!w->curg)
 			stat_inc(STAT_NO_CURG);
 		tc = sampled_ctx(l, tgid, w->curg, e->goid);
+		/* a goroutine's own context wins over its thread's */
+		if (!tc)
+			tc = obi_ctx(w, pid_tgid);
 	}
 	/*
 	 * The set this CPU sent last, at the same address, in the same GC

@@ -305,6 +305,20 @@ struct trace_ctx {
 
 #define TRACE_CTX_HEADER 0 /* a request's traceparent header */
 #define TRACE_CTX_OTEL 1 /* a span the OpenTelemetry Go SDK records in the process */
+#define TRACE_CTX_OBI 2 /* OBI's trace for the sampled thread (traces_ctx_v1) */
+
+/*
+ * A value of OBI's traces_ctx_v1 (an LRU hash of 16,384 entries, keyed by
+ * a thread's pid_tgid, pinned at BPFFS/otel/traces_ctx_v1): the trace and
+ * span the thread works for, as OBI's devdocs/trace-profile-correlation.md
+ * gives them.
+ */
+struct obi_ctx_info {
+	__u8 trace_id[16];
+	__u8 span_id[8];
+};
+#define OBI_MAP_NAME "traces_ctx_v1"
+#define OBI_MAP_ENTRIES (1 << 14)
 
 /* The register a probed function takes its *http.Request in: the attach cookie. */
 #define HTTP_PROBE_REQ_RDI 1 /* net/http.serverHandler.ServeHTTP(sh, rw, req) */

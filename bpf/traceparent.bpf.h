@@ -506,6 +506,9 @@ __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c
 	if (c->source == TRACE_CTX_OTEL) {
 		__builtin_memcpy(lb->key, "otel-sdk", 8);
 		lb->key_len = 8;
+	} else if (c->source == TRACE_CTX_OBI) {
+		__builtin_memcpy(lb->key, "obi", 3);
+		lb->key_len = 3;
 	} else {
 		__builtin_memcpy(lb->key, "traceparent", 11);
 		lb->key_len = 11;

@@ -93,6 +93,7 @@ struct work {
 	struct fp_walk fw;
 	struct map_walk mw;
 	struct hdr_walk hw;
+	struct trace_ctx obi; /* the thread's OBI trace, as a context */
 };
 
 /* What a bpf_loop step gets: it must point to the BPF stack, where pointers keep their type. */

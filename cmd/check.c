@@ -145,7 +145,8 @@ static json_t *sources_json(const struct go_binary *gb)
 	const char *why;
 	int src;
 
-	for (src = 0; src < TRACE_SOURCE_COUNT; src++) {
+	/* OBI's traces are the threads', whatever the binary */
+	for (src = 0; src < TRACE_SOURCE_OBI; src++) {
 		why = go_binary__trace_source_problem(gb, src);
 		s = json_pack("{s:b, s:o}", "supported", !why, "reason",
 			      why ? json_string(why) : json_null());
@@ -290,7 +291,7 @@ static void print_sources(const struct go_binary *gb, const struct go_layout *l)
 	int src, n = 0;
 
 	printf(", trace IDs from ");
-	for (src = 0; src < TRACE_SOURCE_COUNT; src++) {
+	for (src = 0; src < TRACE_SOURCE_OBI; src++) {
 		if (go_binary__trace_source_problem(gb, src))
 			continue;
 		printf("%s%s", n++ ? ", " : "", trace_source__name(src));

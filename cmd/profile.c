@@ -76,7 +76,10 @@ static const char usage[] =
 	"                          all): label (goroutine labels), traceparent (the W3C\n"
 	"                          header of the net/http or grpc-go request a goroutine\n"
 	"                          serves), otel-sdk (the span the OpenTelemetry Go SDK\n"
-	"                          records on the goroutine); labels win over the others\n"
+	"                          records on the goroutine), obi (the trace OBI says the\n"
+	"                          sampled thread works for); labels win, obi comes last\n"
+	"      --bpffs DIR         where bpffs is, for OBI's otel/traces_ctx_v1 (default\n"
+	"                          /sys/fs/bpf)\n"
 	"      --ring-kib KIB      ring buffer per CPU (default 256; a power of two from 4\n"
 	"                          to 1048576); a full one loses samples, counted in the\n"
 	"                          statistics line\n"
@@ -154,6 +157,8 @@ struct options {
 	int ntrace_keys;
 	bool traced_only;
 	unsigned int trace_sources;
+	bool obi_asked; /* named in --trace-sources: its map must be there or made */
+	const char *bpffs;
 	bool no_leaf_repair;
 	int verbose; /* -v: details; -vv: libbpf's messages too */
 	bool all;
@@ -224,6 +229,7 @@ enum {
 	OPT_OTLP_QUEUE,
 	OPT_OTLP_LABELS,
 	OPT_METRICS_ADDR,
+	OPT_BPFFS,
 };
 
 #define MEMBER(o, m, type) ((type *)((char *)(o) + (m)))
@@ -364,9 +370,10 @@ static int parse_sources(struct options *o, size_t m, const char *arg)
 	if (!set)
 		goto bad;
 	o->trace_sources = set;
+	o->obi_asked = set & (1U << TRACE_SOURCE_OBI);
 	return ARG_OK;
 bad:
-	fprintf(stderr, "--trace-sources: '%s' is not a list of label, traceparent and otel-sdk\n",
+	fprintf(stderr, "--trace-sources: '%s' is not a list of label, traceparent, otel-sdk and obi\n",
 		arg);
 	return ARG_BAD;
 }
@@ -519,6 +526,7 @@ static const struct opt_spec opt_table[] = {
 	PARSE("otlp-labels", OPT_OTLP_LABELS, parse_otlp_labels),
 	STRING("metrics-addr", OPT_METRICS_ADDR, metrics_addr),
 	STRING("pin", OPT_PIN, pin_dir),
+	STRING("bpffs", OPT_BPFFS, bpffs),
 	PARSE("uprobe", OPT_UPROBE, parse_uprobe),
 	PARSE("uprobe-abi", OPT_UPROBE_ABI, parse_uprobe_abi),
 	COUNT("verbose", 'v', verbose),
@@ -533,6 +541,7 @@ static void set_defaults(struct options *o)
 	o->freq = DEFAULT_FREQ;
 	o->trace_sources = (1U << TRACE_SOURCE_COUNT) - 1;
 	o->ring_kib = RINGBUF_PER_CPU_KIB;
+	o->bpffs = "/sys/fs/bpf";
 	o->interval = DEFAULT_INTERVAL;
 	o->wall_hz = DEFAULT_WALL_HZ;
 }
@@ -804,6 +813,8 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.ntrace_keys = o->ntrace_keys,
 		.traced_only = o->traced_only,
 		.trace_sources = o->trace_sources,
+		.obi_asked = o->obi_asked,
+		.bpffs = o->bpffs,
 		.leaf_repair = !o->no_leaf_repair,
 		.verbose = o->verbose > 0,
 		.ring_kib = o->ring_kib,

@@ -1487,6 +1487,7 @@ const char *trace_source__name(enum trace_source src)
 		[TRACE_SOURCE_LABEL] = "label",
 		[TRACE_SOURCE_TRACEPARENT] = "traceparent",
 		[TRACE_SOURCE_OTEL_SDK] = "otel-sdk",
+		[TRACE_SOURCE_OBI] = "obi",
 	};
 
 	return src < TRACE_SOURCE_COUNT ? names[src] : NULL;

@@ -24,6 +24,7 @@ enum trace_source {
 	TRACE_SOURCE_LABEL, /* a goroutine label: pprof.Do and every tracer's conventions */
 	TRACE_SOURCE_TRACEPARENT, /* the W3C traceparent of the request being served */
 	TRACE_SOURCE_OTEL_SDK, /* a span the OpenTelemetry Go SDK started in the process */
+	TRACE_SOURCE_OBI, /* OBI's trace for the sampled thread: nothing of the binary's */
 	TRACE_SOURCE_COUNT,
 };
 

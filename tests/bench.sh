@@ -16,6 +16,8 @@
 # 2e. Where a sample's BPF time goes: with and without the trace-context
 #    lookups (--trace-sources label), the leaf words of 2b, and the floor
 #    (bpftrace's profile probe that only counts); the rest is the walk.
+#    2f. The obi source: OBI's map present, with an entry for every thread
+#    of the target, against absent (--trace-sources without obi).
 # 2d. Ticks of processes that are not targets (an idle Go target, two busy
 #    shell loops): under -p the sampler's runs against its samples (no
 #    other process's tick may run it), under --all its time per run, most
@@ -279,6 +281,34 @@ awk -v t="$total" -v f="$floor" -v c="$contexts" -v l="$leaf" 'BEGIN {
 	printf "medians: a sample %.0f ns = the floor %.0f + trace contexts (traceparent, otel-sdk) %.0f + leaf words %.0f\n", t, f, c, l
 	printf "         + the walk to the labels, the labels, the stack and the event %.0f ns\n", t - f - c - l }'
 echo "         (a difference within a few percent of the whole is below what one machine's rounds resolve)"
+
+# 2f. the obi source: OBI's map present (pinned; entries for every thread
+# of the target, as OBI writes them while it traces, so that each sample
+# finds one) against absent (--trace-sources without obi), as in 2b
+printf '\nthe obi source, OBI map present with an entry for every thread, against absent, %d rounds:\n' "$ROUNDS"
+obi_map=/sys/fs/bpf/otel/traces_ctx_v1
+: >"$work/obi"
+if mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf; then
+	for ((r = 1; r <= ROUNDS; r++)); do
+		{ pair "" "--trace-sources label,traceparent,otel-sdk" &&
+			pair "--trace-sources label,traceparent,otel-sdk" ""; } >"$work/pair" || { status=1; break; }
+		# the map exists once a run with obi started: the next rounds find every thread in it
+		for t in /proc/"$tp"/task/*; do
+			key=$(printf '%016x' $((tp << 32 | ${t##*/})) | sed 's/../& /g' | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }')
+			# shellcheck disable=SC2086
+			bpftool map update pinned "$obi_map" key hex $key value hex $(printf '%02x ' $(seq 1 24)) 2>/dev/null || true
+		done
+		read -r with without < <(awk '{ t[NR] = $1; n[NR] = $2 } END {
+			printf "%f %f\n", (t[1] + t[4]) / (n[1] + n[4]), (t[2] + t[3]) / (n[2] + n[3]) }' "$work/pair")
+		printf 'round %d: map present %6.0f ns, absent %6.0f ns, %+.1f%%\n' "$r" "$with" "$without" \
+			"$(awk -v a="$with" -v b="$without" 'BEGIN { print 100 * (a / b - 1) }')"
+		echo "$with $without" >>"$work/obi"
+	done
+	printf 'median: %+.1f%% (round 1 may find no entries: the map is made in it)\n' \
+		"$(awk '{ print 100 * ($1 / $2 - 1) }' "$work/obi" | median_of)"
+else
+	echo "no bpffs at /sys/fs/bpf, and none could be mounted: not measured"
+fi
 kill "$tp" 2>/dev/null || true
 
 # 2c. the same comparison on label sets that change every few ms (1 to 12

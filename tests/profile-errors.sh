@@ -104,7 +104,7 @@ refuses "--cgroup that does not exist" 1 "--cgroup /nonexistent: No such file or
 	"$CTXPROF" --all --cgroup /nonexistent -d 1
 refuses "too many trace keys" 2 "at most 4 --trace-key" "$CTXPROF" -p "$go_pid" \
 	--trace-key a --trace-key b --trace-key c --trace-key d --trace-key e
-refuses "unknown trace source" 2 "--trace-sources: 'label,zipkin' is not a list of label, traceparent and otel-sdk" \
+refuses "unknown trace source" 2 "--trace-sources: 'label,zipkin' is not a list of label, traceparent, otel-sdk and obi" \
 	"$CTXPROF" -p "$go_pid" --trace-sources label,zipkin
 refuses "empty trace sources" 2 "--trace-sources: '' is not a list" "$CTXPROF" -p "$go_pid" --trace-sources ''
 refuses "--wall-hz 0" 2 "invalid --wall-hz '0' \\(1 to 1000\\)" "$CTXPROF" -p "$go_pid" --wall --wall-hz 0

@@ -880,7 +880,7 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 		"wall_ns", "observed", "samples", "cpu_ns", "start", "end", "stacks", "mappings",
 		"context", "tid", "goid", NULL,
 	};
-	static const char *const sources[] = { "label", "traceparent", "otel-sdk", NULL };
+	static const char *const sources[] = { "label", "traceparent", "otel-sdk", "obi", NULL };
 	static const char *const states[] = { "running", "runnable", "waiting", "syscall", NULL };
 	const char *k;
 	json_t *v;

@@ -23,7 +23,7 @@ struct cpu_labels {
 
 struct aggregate {
 	struct trace_keys keys; /* the labels that hold the IDs */
-	bool no_labels, no_traceparent, no_otel; /* --trace-sources without them */
+	bool no_labels, no_traceparent, no_otel, no_obi; /* --trace-sources without them */
 	struct rec_clock clock; /* what a sample stands for, and the wall clock */
 	uint64_t max_times[2]; /* sample times kept an interval at most: CPU, wall; 0: none */
 	uint64_t times_left[2]; /* of them, in this interval: CPU, wall */
@@ -71,11 +71,12 @@ size_t aggregate__id_keys(const char *const *trace_keys, int ntrace, const char 
 	return n;
 }
 
-void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent, bool otel)
+void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent, bool otel, bool obi)
 {
 	a->no_labels = !labels;
 	a->no_traceparent = !traceparent;
 	a->no_otel = !otel;
+	a->no_obi = !obi;
 }
 
 void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,
@@ -278,7 +279,7 @@ static size_t counted_key(const struct counted *r, uint8_t *buf)
 	memcpy(p + 12, &r->wall, 4);
 	p += 16;
 	/* a traceparent's or a span's IDs are no label: they tell records apart on their own */
-	if (r->flags & (COUNTED_F_TRACEPARENT | COUNTED_F_OTEL)) {
+	if (r->flags & COUNTED_F_CONTEXT) {
 		memcpy(p, r->trace_id, TRACE_ID_LEN);
 		memcpy(p + TRACE_ID_LEN, r->span_id, SPAN_ID_LEN);
 		p += TRACE_ID_LEN + SPAN_ID_LEN;
@@ -355,6 +356,8 @@ static uint32_t context_source(const struct go_label *l)
 		return COUNTED_F_TRACEPARENT;
 	if (l->key_len == 8 && !memcmp(l->key, "otel-sdk", 8))
 		return COUNTED_F_OTEL;
+	if (l->key_len == 3 && !memcmp(l->key, "obi", 3))
+		return COUNTED_F_OBI;
 	return 0;
 }
 
@@ -410,7 +413,7 @@ static int parse_event(struct aggregate *a, const struct sample_event *e, size_t
 			find_ids(a, tmp);
 		/* labels win; a bad header is no trace ID, and no label either */
 		src = tp ? context_source(tp) : 0;
-		if (src && !(src == COUNTED_F_OTEL ? a->no_otel : a->no_traceparent) &&
+		if (src && !(src == COUNTED_F_OTEL ? a->no_otel : src == COUNTED_F_OBI ? a->no_obi : a->no_traceparent) &&
 		    !(tmp->flags & COUNTED_F_TRACE) && trace_ids__from_traceparent(tp, tmp->trace_id, tmp->span_id)) {
 			tmp->flags &= ~COUNTED_F_SPAN;
 			tmp->flags |= COUNTED_F_TRACE | COUNTED_F_SPAN | src;

@@ -50,7 +50,7 @@ size_t aggregate__id_keys(const char *const *trace_keys, int ntrace, const char 
  * labels, and the traceparent of the request the goroutine serves or the
  * SDK span it runs in, taken only when the labels give none.
  */
-void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent, bool otel);
+void aggregate__set_sources(struct aggregate *a, bool labels, bool traceparent, bool otel, bool obi);
 
 void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, size_t ntrace,
 			 const char *const *span_keys, size_t nspan);

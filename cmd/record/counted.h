@@ -15,6 +15,8 @@
 #define COUNTED_F_SPAN (1U << 17) /* span_id holds a packed 16-hex span ID */
 #define COUNTED_F_TRACEPARENT (1U << 18) /* both came from the request's traceparent */
 #define COUNTED_F_OTEL (1U << 19) /* both came from a span the OpenTelemetry SDK records */
+#define COUNTED_F_OBI (1U << 20) /* both came from OBI's trace for the thread */
+#define COUNTED_F_CONTEXT (COUNTED_F_TRACEPARENT | COUNTED_F_OTEL | COUNTED_F_OBI)
 
 struct counted {
 	uint32_t pid;

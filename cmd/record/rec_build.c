@@ -280,6 +280,7 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 		out->trace_id = b->trace;
 		out->trace_source = c->flags & COUNTED_F_TRACEPARENT ? "traceparent" :
 				    c->flags & COUNTED_F_OTEL	     ? "otel-sdk" :
+				    c->flags & COUNTED_F_OBI	     ? "obi" :
 									       "label";
 	}
 	if (c->flags & COUNTED_F_SPAN) {

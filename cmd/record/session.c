@@ -34,6 +34,7 @@
 #include "container.h"
 #include "core_btf.h"
 #include "custom.h"
+#include "obi_map.h"
 #include "processes.h"
 #include "session.h"
 #include "session_state.h"
@@ -224,6 +225,46 @@ int session__open_task_ticks(const struct session *s, pid_t tid)
 }
 
 /* Sets up what the options ask for, before the programs are loaded. */
+/*
+ * The obi source: OBI's traces_ctx_v1, shared by fd. Where it cannot be
+ * (no bpffs, a map of another kind there), the source is off: an error
+ * when --trace-sources names it, said with -v when it came with the
+ * default. Without it, the sampler's copy is a map of one entry.
+ */
+static int share_obi_map(struct session *s)
+{
+	struct session_config *c = &s->cfg;
+	char why[PATH_MAX + 160];
+	bool created;
+	int fd, err;
+
+	if (c->sampling && (c->trace_sources & (1U << TRACE_SOURCE_OBI))) {
+		fd = obi_map__open(c->bpffs, &created, why, sizeof(why));
+		if (fd < 0 && c->obi_asked) {
+			fprintf(stderr, "ctxprof-go: the obi trace source: %s\n", why);
+			return fd;
+		}
+		if (fd >= 0) {
+			err = bpf_map__reuse_fd(s->skel->maps.traces_ctx_v1, fd);
+			close(fd);
+			if (err) {
+				fprintf(stderr, "failed to share OBI's map: %s\n", strerror(-err));
+				return err;
+			}
+			s->skel->rodata->want_obi = true;
+			if (c->verbose)
+				fprintf(stderr, "ctxprof-go: OBI's traces from %s/otel/%s%s\n", c->bpffs,
+					OBI_MAP_NAME, created ? ", pinned there for OBI" : "");
+			return 0;
+		}
+		if (c->verbose)
+			fprintf(stderr, "ctxprof-go: no obi trace source: %s\n", why);
+		c->trace_sources &= ~(1U << TRACE_SOURCE_OBI);
+	}
+	bpf_map__set_max_entries(s->skel->maps.traces_ctx_v1, 1);
+	return 0;
+}
+
 static int configure(struct session *s)
 {
 	const struct session_config *c = &s->cfg;
@@ -263,6 +304,9 @@ static int configure(struct session *s)
 #endif
 	s->skel->rodata->want_contexts =
 		c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT | 1U << TRACE_SOURCE_OTEL_SDK);
+	err = share_obi_map(s);
+	if (err)
+		return err;
 	bpf_map__set_max_entries(s->skel->maps.events, s->ncpus);
 	/* one entry per target in each */
 	bpf_map__set_max_entries(s->skel->maps.targets, max_targets);
@@ -459,7 +503,8 @@ static int create_outputs(struct session *s)
 			    sizeof(span_keys) / sizeof(span_keys[0]));
 	aggregate__set_sources(s->agg, c->trace_sources & (1U << TRACE_SOURCE_LABEL),
 			       c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT),
-			       c->trace_sources & (1U << TRACE_SOURCE_OTEL_SDK));
+			       c->trace_sources & (1U << TRACE_SOURCE_OTEL_SDK),
+			       c->trace_sources & (1U << TRACE_SOURCE_OBI));
 	if (c->leaf_repair)
 		aggregate__repair_leaves(s->agg, lookup_target, s);
 	if (c->wall && (err = aggregate__set_wall_period(s->agg, NSEC_PER_SEC / c->wall_hz)))

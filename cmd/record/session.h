@@ -32,6 +32,8 @@ struct session_config {
 	bool wall; /* --wall: every goroutine of each target, wall_hz times a second */
 	unsigned long wall_hz;
 	const char *pin_dir;
+	const char *bpffs; /* where OBI pins otel/traces_ctx_v1 */
+	bool obi_asked; /* --trace-sources named obi: no map is an error */
 	const char *const *uprobes;
 	int nuprobes;
 	enum uprobe_abi uprobe_abi;
