@@ -213,6 +213,12 @@ tp=$!
 sleep 0.5
 on_sample_ids() { bpftool prog show -j | jq -r '.[] | select(.name == "on_sample") | .id' | sort -n; }
 per_id() { jq -r --argjson id "$1" '.[] | select(.id == $id) | "\(.run_time_ns) \(.run_cnt)"' "$work/progs.json"; }
+# pair_means: "WITH WITHOUT" of two pairs taken in both orders ($work/pair:
+# with, without, without, with), nanoseconds a run
+pair_means() {
+	awk '{ t[NR] = $1; n[NR] = $2 } END {
+		printf "%f %f\n", (t[1] + t[4]) / (n[1] + n[4]), (t[2] + t[3]) / (n[2] + n[3]) }' "$work/pair"
+}
 pair() { # pair FIRST_OPTS SECOND_OPTS: "TIME_NS RUNS" of each, first line first
 	local a b first
 	ctxprof_start "$work/a.err" /dev/null -p "$tp" -F 999 $1 2>/dev/null || return 1
@@ -236,8 +242,7 @@ printf '\nleaf-caller repair, BPF cost per sample, both at once, %d rounds of bo
 for ((r = 1; r <= ROUNDS; r++)); do
 	{ pair "" --no-leaf-repair && pair --no-leaf-repair ""; } >"$work/pair" || { status=1; break; }
 	# lines: with, without, without, with
-	read -r with without < <(awk '{ t[NR] = $1; n[NR] = $2 } END {
-		printf "%f %f\n", (t[1] + t[4]) / (n[1] + n[4]), (t[2] + t[3]) / (n[2] + n[3]) }' "$work/pair")
+	read -r with without < <(pair_means)
 	printf 'round %d: with %6.0f ns, without (--no-leaf-repair) %6.0f ns, %+.1f%%\n' "$r" "$with" "$without" \
 		"$(awk -v a="$with" -v b="$without" 'BEGIN { print 100 * (a / b - 1) }')"
 	echo "$with $without" >>"$work/repair"
@@ -264,8 +269,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	{ pair "" "--trace-sources label" && pair "--trace-sources label" ""; } >"$work/pair" || { status=1; break; }
 	while kill -INT "$bp" 2>/dev/null; do sleep 0.3; done
 	wait "$bp" 2>/dev/null || true
-	read -r with without < <(awk '{ t[NR] = $1; n[NR] = $2 } END {
-		printf "%f %f\n", (t[1] + t[4]) / (n[1] + n[4]), (t[2] + t[3]) / (n[2] + n[3]) }' "$work/pair")
+	read -r with without < <(pair_means)
 	echo "$with $without" >>"$work/sources"
 	read -r floor _ < <(per_run '^profile|^999$')
 	echo "$floor" >>"$work/floor"
@@ -298,8 +302,7 @@ if mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf; then
 			# shellcheck disable=SC2086
 			bpftool map update pinned "$obi_map" key hex $key value hex $(printf '%02x ' $(seq 1 24)) 2>/dev/null || true
 		done
-		read -r with without < <(awk '{ t[NR] = $1; n[NR] = $2 } END {
-			printf "%f %f\n", (t[1] + t[4]) / (n[1] + n[4]), (t[2] + t[3]) / (n[2] + n[3]) }' "$work/pair")
+		read -r with without < <(pair_means)
 		printf 'round %d: map present %6.0f ns, absent %6.0f ns, %+.1f%%\n' "$r" "$with" "$without" \
 			"$(awk -v a="$with" -v b="$without" 'BEGIN { print 100 * (a / b - 1) }')"
 		echo "$with $without" >>"$work/obi"
