@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* profile.c: `ctxprof-go --pid`: sample Go processes and print trace-tagged records. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -51,14 +52,16 @@ static const char usage[] =
 	"OpenTelemetry SDK span it runs in. Prints one JSON line per (pid, trace ID,\n"
 	"label set) with its stacks, every INTERVAL and at exit.\n"
 	"\n"
-	"  -p, --pid PID[,PID...]  Go process(es) to sample; repeatable\n"
+	"  -p, --pid PID[,PID...]  Go process(es) to sample; repeatable; spaces too, in\n"
+	"                          quotes: -p \"$(pidof api worker)\"\n"
 	"  -a, --all               every Go process on the host, now and as they start\n"
 	"      --cgroup PATH       only processes in this cgroup v2 subtree (a container's\n"
 	"                          directory), filtered in the kernel; with -a, -p, --pin\n"
 	"                          or --uprobe\n"
 	"  -F, --frequency HZ      samples per second per CPU (default 99, at most 100000)\n"
-	"  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C or all targets exit)\n"
-	"  -i, --interval SECONDS  print records every SECONDS (default 10)\n"
+	"  -d, --duration SECONDS  stop after SECONDS, or a Go duration: 500ms, 10s, 2m\n"
+	"                          (default: until Ctrl-C or all targets exit)\n"
+	"  -i, --interval SECONDS  print records every SECONDS (default 10; 2m too)\n"
 	"  -o, --output FILE       write records to FILE instead of stdout\n"
 	"      --append            add to -o FILE instead of starting it anew (a service\n"
 	"                          that restarts keeps what it wrote)\n"
@@ -96,7 +99,8 @@ static const char usage[] =
 	"      --folded-wall       like -f, wall records only (where goroutines waited)\n"
 	"      --otlp URL          also send each interval's profiles to an OpenTelemetry\n"
 	"                          Collector, OTLP/HTTP with protobuf to\n"
-	"                          URL/v1development/profiles; every sample linked to its\n"
+	"                          URL/v1development/profiles (URL may be that already);\n"
+	"                          every sample linked to its\n"
 	"                          trace and span. OTEL_EXPORTER_OTLP_* variables apply\n"
 	"                          (an _ENDPOINT there turns it on as --otlp does)\n"
 	"      --otlp-queue N      requests waiting to be sent at most (default 16); when\n"
@@ -252,13 +256,56 @@ static int set_string(struct options *o, size_t m, const char *arg)
 	return ARG_OK;
 }
 
+/* A Go duration's units, two-letter ones first so that "ms" is not "m" then "s". */
+static const struct {
+	const char *name;
+	double seconds;
+} duration_units[] = {
+	{ "ns", 1e-9 }, { "us", 1e-6 }, { "\xc2\xb5s", 1e-6 }, { "\xce\xbcs", 1e-6 },
+	{ "ms", 1e-3 }, { "s", 1 },	{ "m", 60 },		   { "h", 3600 },
+};
+
+/* S as Go writes durations: decimal numbers each with a unit, "1m30s"; -1 if it is none. */
+static int parse_go_duration(const char *s, double *out)
+{
+	char num[32], *end;
+	size_t n, i;
+	double v;
+
+	*out = 0;
+	while (*s) {
+		n = strspn(s, "0123456789.");
+		if (!n || n >= sizeof(num) || !strpbrk(memcpy(num, s, n), "0123456789"))
+			return -1;
+		num[n] = '\0';
+		v = strtod(num, &end);
+		if (*end)
+			return -1;
+		s += n;
+		for (i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++)
+			if (!strncmp(s, duration_units[i].name, strlen(duration_units[i].name)))
+				break;
+		if (i == sizeof(duration_units) / sizeof(duration_units[0]))
+			return -1;
+		*out += v * duration_units[i].seconds;
+		s += strlen(duration_units[i].name);
+	}
+	return 0;
+}
+
+/* Plain seconds, or a Go duration (500ms, 10s, 2m, 1m30s): more than 0, at most 1e7 s. */
 static int parse_seconds(const char *s, double *out)
 {
 	char *end;
 
 	errno = 0;
 	*out = strtod(s, &end);
-	return errno || end == s || *end || *out <= 0 || *out > 1e7 ? -1 : 0;
+	if (errno || end == s || *end) {
+		errno = 0;
+		if (!*s || parse_go_duration(s, out))
+			return -1;
+	}
+	return *out <= 0 || *out > 1e7 ? -1 : 0;
 }
 
 /* An integer from LO to HI, or false. */
@@ -291,7 +338,8 @@ static int parse_pids(struct options *o, size_t m, const char *arg)
 	}
 	if (!(copy = strdup(arg)))
 		return ARG_BAD;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	/* commas, or the spaces of a quoted $(pidof a b) */
+	for (tok = strtok_r(copy, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
 		errno = 0;
 		v = strtol(tok, &end, 10);
 		if (errno || end == tok || *end || v <= 0 || v > INT_MAX) {
@@ -322,7 +370,8 @@ static int parse_duration(struct options *o, size_t m, const char *arg)
 {
 	if (!parse_seconds(arg, &o->duration))
 		return ARG_OK;
-	fprintf(stderr, "invalid duration '%s' (seconds, more than 0, at most 10000000)\n", arg);
+	fprintf(stderr, "invalid duration '%s' (seconds, or a Go duration such as 500ms, 10s, 2m; "
+			"more than 0, at most 10000000 s)\n", arg);
 	return ARG_BAD;
 }
 
@@ -330,7 +379,8 @@ static int parse_interval(struct options *o, size_t m, const char *arg)
 {
 	if (!parse_seconds(arg, &o->interval))
 		return ARG_OK;
-	fprintf(stderr, "invalid interval '%s' (seconds, more than 0, at most 10000000)\n", arg);
+	fprintf(stderr, "invalid interval '%s' (seconds, or a Go duration such as 500ms, 10s, 2m; "
+			"more than 0, at most 10000000 s)\n", arg);
 	return ARG_BAD;
 }
 
@@ -564,6 +614,30 @@ static void getopt_tables(struct option *longs, char *shorts)
 	*shorts = '\0';
 }
 
+/*
+ * `--html -d 3`: a value of its own word that looks like an option (a
+ * dash, and more but a digit) is the next option, not the value; said
+ * with both.
+ * Written `--html=-d`, it is taken.
+ */
+static bool eats_option(const struct opt_spec *row, char **argv, int next)
+{
+	char name[64];
+
+	/* no option is a digit: -1 is a bad number, for the row's parser to say */
+	if (row->has_arg != required_argument || optarg != argv[next - 1] || optarg[0] != '-' ||
+	    !optarg[1] || isdigit((unsigned char)optarg[1]))
+		return false;
+	if (row->key < 256)
+		snprintf(name, sizeof(name), "-%c (--%s)", row->key, row->name);
+	else
+		snprintf(name, sizeof(name), "--%s", row->name);
+	fprintf(stderr, "%s takes a value; '%s' looks like the next option (a value that starts "
+			"with '-': --%s=%s)\n",
+		name, optarg, row->name, optarg);
+	return true;
+}
+
 /* Every option through its row's parser: -1 when all were taken, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -578,11 +652,47 @@ static int parse_options(int argc, char **argv, struct options *o)
 			;
 		if (i == NOPTS)
 			return 2; /* getopt said which option */
+		if (eats_option(&opt_table[i], argv, optind))
+			return 2;
 		ret = opt_table[i].parse(o, opt_table[i].member, optarg);
 		if (ret != ARG_OK)
 			return ret == ARG_EXIT ? 0 : 2;
 	}
 	return -1;
+}
+
+/* Is S a whole number that is the pid of a live process? */
+static bool live_pid(const char *s)
+{
+	char path[64];
+	unsigned long v;
+
+	if (!parse_ulong(s, 1, INT_MAX, &v))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%lu", v);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * `-p $(pidof a b)` gives `-p 3948 3949`: a second PID that would pass for
+ * the duration is refused, with the forms that say it.
+ */
+static bool pids_split(int argc, char **argv, const struct options *o)
+{
+	int i;
+
+	if (!o->npids)
+		return false;
+	for (i = optind; i < argc && live_pid(argv[i]); i++)
+		;
+	if (i < argc)
+		return false;
+	fprintf(stderr,
+		"'%s' after -p %d is a running process too: give the PIDs as one argument, "
+		"-p %d,%s or -p \"%d %s\" (a duration: 30s)\n",
+		argv[optind], o->pids[o->npids - 1], o->pids[o->npids - 1], argv[optind],
+		o->pids[o->npids - 1], argv[optind]);
+	return true;
 }
 
 /* `ctxprof-go -p 4242 30`: a last argument is the duration. */
@@ -592,6 +702,8 @@ static int parse_operands(int argc, char **argv, struct options *o)
 		return 0;
 	double d;
 
+	if (pids_split(argc, argv, o))
+		return -1;
 	if (optind + 1 < argc || parse_seconds(argv[optind], &d)) {
 		fprintf(stderr, "unexpected argument '%s': neither a duration in seconds nor a "
 				"subcommand (check, addr2line, convert)\n",

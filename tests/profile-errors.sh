@@ -11,6 +11,9 @@
 # usage errors: each names what is wrong
 # (an empty item of a list, convert's missing or second format or input)
 # and then points at --help. A thread ID is taken for its process, said so.
+# Options that would eat each other (--html -d 3, -p PID PID) are refused
+# naming both; Go durations (-d 1500ms -i 500ms), quoted PIDs, a dashed
+# value written with =, and --otlp's full endpoint are taken.
 # Messages as a user reads them: every stderr line starts "ctxprof-go: "
 # (getopt's too, whatever path ran it), -d's range, -d and a positional
 # duration that disagree, -f with --wall pointing at --folded-wall, SIGUSR1's
@@ -185,10 +188,38 @@ else
 fi
 # messages: our own, and getopt's, start with the program's name, not the path it was run by
 refuses "an unknown option, run by its path" 2 "^ctxprof-go: unrecognized option '--bogus'$" "$CTXPROF" --bogus
-refuses "-d 0 says the range" 2 "^ctxprof-go: invalid duration '0' \\(seconds, more than 0, at most [0-9]+\\)$" \
+refuses "-d 0 says the range" 2 "^ctxprof-go: invalid duration '0' \\(seconds, or a Go duration such as 500ms, 10s, 2m; more than 0, at most [0-9]+ s\\)$" \
 	"$CTXPROF" -p "$go_pid" -d 0
-refuses "-d and a positional duration that disagree" 2 "^ctxprof-go: -d 1 and the duration 3 disagree: give one$" \
-	"$CTXPROF" -p "$go_pid" -d 1 3
+refuses "-d 10x is no duration" 2 "^ctxprof-go: invalid duration '10x' " "$CTXPROF" -p "$go_pid" -d 10x
+# options that would eat each other, as users typed them (issue 44)
+refuses "--html -d 3: the next option is no file name" 2 \
+	"^ctxprof-go: --html takes a value; '-d' looks like the next option \\(a value that starts with '-': --html=-d\\)$" \
+	"$CTXPROF" -p "$go_pid" --html -d 3
+refuses "--pprof -f 2: the same" 2 "^ctxprof-go: --pprof takes a value; '-f' looks like the next option" \
+	"$CTXPROF" -p "$go_pid" --pprof -f 2
+refuses "-o -d: the same, short" 2 "^ctxprof-go: -o \\(--output\\) takes a value; '-d' looks like the next option" \
+	"$CTXPROF" -p "$go_pid" -o -d 2
+refuses "-p PID PID, as \$(pidof a b) gives: the second is no duration" 2 \
+	"^ctxprof-go: '$sleep_pid' after -p $go_pid is a running process too: give the PIDs as one argument, -p $go_pid,$sleep_pid or -p \"$go_pid $sleep_pid\" \\(a duration: 30s\\)$" \
+	"$CTXPROF" -p "$go_pid" "$sleep_pid"
+# what is taken: PIDs quoted, Go durations, a value with a dash written with =, the full OTLP endpoint
+"$CTXPROF" -p "$go_pid $go_pid" -d 1500ms -i 500ms -o "$work/dur.jsonl" 2>"$work/dur.err"
+rc=$?
+flushes=$(jq -s '[.[].end] | unique | length' "$work/dur.jsonl")
+if [ "$rc" = 0 ] && grep -q 'sampling 1 target at' "$work/dur.err" && [ "$flushes" -ge 2 ]; then
+	ok "-p \"PID PID\" -d 1500ms -i 500ms: exit 0, one target, records of $flushes distinct ends"
+else
+	not_ok "-p \"PID PID\" -d 1500ms -i 500ms: exit $rc, $flushes intervals: $(tr '\n' ' ' <"$work/dur.err")"
+fi
+(cd "$work" && "$CTXPROF" -p "$go_pid" -d 1 --pprof=-dash.pb.gz -o /dev/null 2>/dev/null)
+check_eq "--pprof=-dash.pb.gz: a value with a dash, written with =, is taken" 0 "$?"
+[ -s "$work/-dash.pb.gz" ] || not_ok "--pprof=-dash.pb.gz wrote no file"
+"$CTXPROF" -p "$go_pid" -d 1 -o /dev/null --otlp "http://127.0.0.1:9/v1development/profiles/" 2>"$work/otlp.err"
+check_eq "--otlp with the full endpoint: sent there, not to .../profiles/v1development/profiles" \
+	"ctxprof-go: sending OTLP profiles to http://127.0.0.1:9/v1development/profiles (gzip) every 10 s" \
+	"$(grep 'sending OTLP profiles to' "$work/otlp.err")"
+refuses "-d and a positional duration that disagree" 2 "^ctxprof-go: -d 1 and the duration 3s disagree: give one$" \
+	"$CTXPROF" -p "$go_pid" -d 1 3s
 # -f with --wall: the CPU stacks, and a pointer to --folded-wall
 "$CTXPROF" -p "$go_pid" -d 1 -f --wall >/dev/null 2>"$work/fw.err"
 rc=$?

@@ -177,14 +177,20 @@ static int add_header(void *ctx, const char *k, const char *v)
 	return 0;
 }
 
-/* The URL of the profiles endpoint: BASE's path with the signal's after it. */
-static char *profiles_url(const char *base)
+/*
+ * The URL of the profiles endpoint: BASE's path with the signal's after
+ * it. With WHOLE_OK, a BASE that ends in the signal's path already is the
+ * endpoint, as the exporters' signal-specific variable takes it.
+ */
+static char *profiles_url(const char *base, bool whole_ok)
 {
-	size_t n = strlen(base);
+	size_t n = strlen(base), path = strlen(OTLP_PROFILES_PATH);
 	char *url;
 
 	while (n && base[n - 1] == '/')
 		n--;
+	if (whole_ok && n > path && !strncmp(base + n - path, OTLP_PROFILES_PATH, path))
+		n -= path;
 	return asprintf(&url, "%.*s%s", (int)n, base, OTLP_PROFILES_PATH) < 0 ? NULL : url;
 }
 
@@ -208,11 +214,11 @@ int otlp_export__config(struct otlp_export_config *c, const char *base_url, char
 	c->flush_ms = OTLP_FLUSH_MS;
 	/* the command line, then the profiles endpoint as it is, then every signal's base */
 	if (base_url)
-		c->url = profiles_url(base_url);
+		c->url = profiles_url(base_url, true);
 	else if (profiles && *profiles)
 		c->url = strdup(profiles);
 	else if ((v = getenv("OTEL_EXPORTER_OTLP_ENDPOINT")) && *v)
-		c->url = profiles_url(v);
+		c->url = profiles_url(v, false);
 	else
 		return 0;
 	if (!c->url)
