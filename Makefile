@@ -295,7 +295,7 @@ fuzz: $(patsubst tests/fuzz/fuzz_%.c,$(FUZZ_OUTPUT)/fuzz_%,$(wildcard tests/fuzz
 
 # what the build needs; the tests, the demo and the benchmark install the rest themselves
 deps:
-	$(Q)bash tests/deps.sh build
+	$(Q)bash tests/deps.sh build $(ARCH)
 
 # `make test` is what CI runs: it installs what is missing, then tests everything
 test:

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <jansson.h>
 
 #include "cmd/output/folded.h"
@@ -79,6 +80,28 @@ static const char usage[] =
 	"  ctxprof-go convert -f cpu.jsonl | flamegraph.pl > cpu.svg\n"
 	"  ctxprof-go convert --html report.html prof.jsonl; xdg-open report.html\n"
 	"  ctxprof-go convert --speedscope prof.speedscope.json prof.jsonl\n";
+
+/*
+ * Does IN, named NAME, start as JSON lines do? Else it says what the file
+ * looks like instead and what convert reads: an HTML page or a gzip'd
+ * profile is most often an output given where the input goes.
+ */
+static bool json_lines(FILE *in, const char *name)
+{
+	int c = getc(in);
+	const char *what;
+
+	if (c == EOF || ungetc(c, in) == EOF || strchr("{ \t\r\n", c))
+		return true;
+	what = c == '<' ? "an HTML or XML page" : c == 0x1f ? "gzip data (a pprof profile?)" :
+								"no JSON record";
+	fprintf(stderr,
+		"%s is %s, not the JSON lines ctxprof-go writes: convert reads records "
+		"(ctxprof-go -p PID -o records.jsonl; ctxprof-go convert --html report.html "
+		"records.jsonl)\n",
+		name, what);
+	return false;
+}
 
 int convert__main(int argc, char **argv)
 {
@@ -154,10 +177,18 @@ int convert__main(int argc, char **argv)
 			pprof ? "--pprof" : folded ? "-f" : "--html", speedscope ? "--speedscope" : "--html");
 		goto usage;
 	}
+	if (!strcmp(input, "-") && isatty(STDIN_FILENO)) {
+		fprintf(stderr, "convert reads the JSON lines ctxprof-go writes, from INPUT or a pipe, "
+				"and stdin is a terminal: give the file (ctxprof-go convert --html "
+				"report.html records.jsonl)\n");
+		goto usage;
+	}
 	if (strcmp(input, "-") && !(in = fopen(input, "r"))) {
 		fprintf(stderr, "failed to open %s: %s\n", input, strerror(errno));
 		return 1;
 	}
+	if (!json_lines(in, strcmp(input, "-") ? input : "<stdin>"))
+		goto out;
 	if (pprof)
 		out.pp = pprof__new();
 	else if (folded)

@@ -8,8 +8,10 @@
 # it, then `make`. It must stop at once (make's exit status 2), before any
 # compiler runs, naming each missing tool and library with its Debian
 # package (clang, bpftool, pkg-config, protoc-c, xxd, opentelemetry-proto)
-# and `sudo make deps`; the same check on this machine finds nothing
-# missing. Needs root (chroot) and debootstrap.
+# and `sudo make deps`; `make ARCH=arm64` adds the cross compiler and
+# `sudo make deps ARCH=arm64`. The same check on this machine finds nothing
+# missing, and `make deps` says it installs nothing. Needs root (chroot)
+# and debootstrap.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -43,7 +45,7 @@ out=$(cat "$OUTPUT/fresh-root.make")
 check_eq "make with none of the build's packages: make's exit status" 2 "$rc"
 for want in "clang (package clang)" "bpftool (package bpftool)" "pkg-config (package pkg-config)" \
 	"protoc-c (package protobuf-c-compiler)" "xxd (package xxd)" \
-	"profiles.proto (package opentelemetry-proto 1.10 or later, from sid)" "install them with: sudo make deps"; do
+	"process_context.proto (package opentelemetry-proto 1.11 or later, from sid)" "install them with: sudo make deps"; do
 	grep -qF "$want" <<<"$out" && ok "make names what is missing: $want" || not_ok "make does not say '$want': $out"
 done
 if ! grep -qE '^  (CC|BPF|GEN|PROTOC|EMBED) ' <<<"$out" && [ -z "$(find "$root/src/.output" -name '*.o' 2>/dev/null | head -n 1)" ]; then
@@ -51,5 +53,14 @@ if ! grep -qE '^  (CC|BPF|GEN|PROTOC|EMBED) ' <<<"$out" && [ -z "$(find "$root/s
 else
 	not_ok "make compiled before it said what was missing: $(head -n 5 <<<"$out" | tr '\n' ' ')"
 fi
+# the cross build asks for its compiler, and names the command that installs it (issue 44)
+out=$(chroot "$root" bash -c 'cd /src && make ARCH=arm64' 2>&1)
+for want in "aarch64-linux-gnu-gcc (package gcc-aarch64-linux-gnu)" "install them with: sudo make deps ARCH=arm64"; do
+	grep -qF "$want" <<<"$out" && ok "make ARCH=arm64 names what is missing: $want" ||
+		not_ok "make ARCH=arm64 does not say '$want': $out"
+done
 rm -rf "$root/src"
+# and make deps, with nothing missing, says so
+check_eq "make deps on this machine" "deps: nothing to install: the build has what it needs (ARCH=x86)" \
+	"$(make -C "$TOP" --no-print-directory deps 2>&1)"
 done_testing

@@ -74,6 +74,12 @@ SRC=/etc/apt/sources.list.d/ctxprof-go-toolchains.sources
 PIN=/etc/apt/preferences.d/ctxprof-go-toolchains
 
 log() { printf 'deps: %s\n' "$*" >&2; }
+# installing WHAT: said, and remembered: a run that installs nothing says so at its end
+installed=0
+installing() {
+	installed=1
+	log "installing $*"
+}
 
 # check [ARCH]: what the build lacks, each with the package that holds it,
 # on one line; nothing when nothing is missing
@@ -95,7 +101,7 @@ check() {
 	[ "${#missing[@]}" -eq 0 ] && return 0
 	printf 'the build needs %s' "${missing[0]}"
 	printf ', %s' "${missing[@]:1}"
-	printf '; install them with: sudo make deps\n'
+	printf '; install them with: sudo make deps%s\n' "$([ "${1:-}" != arm64 ] || echo " ARCH=arm64")"
 	return 1
 }
 if [ "$MODE" = check ]; then
@@ -103,10 +109,14 @@ if [ "$MODE" = check ]; then
 	exit
 fi
 case $MODE in
-build) PACKAGES=("${BUILD_PACKAGES[@]}") ;;
+build)
+	PACKAGES=("${BUILD_PACKAGES[@]}")
+	# make deps ARCH=arm64: the cross compiler too
+	[ "${2:-}" != arm64 ] || PACKAGES+=(gcc-aarch64-linux-gnu)
+	;;
 demo) PACKAGES=("${BUILD_PACKAGES[@]}" jq) ;;
 test) PACKAGES=("${BUILD_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
-*) log "usage: deps.sh [build|demo|test|check [ARCH]]"; exit 2 ;;
+*) log "usage: deps.sh [build [ARCH]|demo|test|check [ARCH]]"; exit 2 ;;
 esac
 
 if [ "$(id -u)" != 0 ]; then
@@ -223,7 +233,7 @@ add_suites() {
 mapfile -t need < <(missing_pkgs "${PACKAGES[@]}")
 if [ "${#need[@]}" -gt 0 ]; then
 	apt_update
-	log "installing ${need[*]}"
+	installing "${need[*]}"
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
@@ -244,7 +254,7 @@ if [ "${#want[@]}" -gt 0 ]; then
 			log "$pkg: not in any configured suite; skipped"
 			continue
 		fi
-		log "installing $pkg from $suite"
+		installing "$pkg from $suite"
 		if ! apt-get install -y -qq --no-install-recommends "$pkg/$suite" >/dev/null; then
 			log "$pkg: install from $suite failed; skipped"
 		fi
@@ -256,7 +266,7 @@ need=()
 if [ "${#need[@]}" -gt 0 ]; then
 	add_suites
 	apt_update
-	log "installing ${need[*]} from $OTEL_SUITE"
+	installing "${need[*]} from $OTEL_SUITE"
 	if ! apt-get install -y -qq --no-install-recommends "${need[@]/%//$OTEL_SUITE}" >/dev/null; then
 		log "OpenTelemetry Go SDK: install from $OTEL_SUITE failed; tests/profile-otel.sh will skip"
 	fi
@@ -268,7 +278,7 @@ proto=$({ dpkg-query -W -f='${Status} ${Version}\n' "$PROTO_PACKAGE" 2>/dev/null
 if [ -z "$proto" ] || dpkg --compare-versions "$proto" lt "$PROTO_MIN"; then
 	add_suites
 	apt_update
-	log "installing $PROTO_PACKAGE from $PROTO_SUITE (have: ${proto:-none}; the build needs $PROTO_MIN or later)"
+	installing "$PROTO_PACKAGE from $PROTO_SUITE (have: ${proto:-none}; the build needs $PROTO_MIN or later)"
 	apt-get install -y -qq --no-install-recommends "$PROTO_PACKAGE/$PROTO_SUITE" >/dev/null
 fi
 
@@ -371,10 +381,14 @@ debian_programs() {
 }
 [ "$MODE" = test ] && debian_programs
 
-[ "$MODE" = build ] && exit 0
+if [ "$MODE" = build ]; then
+	[ "$installed" = 1 ] || log "nothing to install: the build has what it needs${2:+ (ARCH=$2)}"
+	exit 0
+fi
 have=()
 for v in "${TOOLCHAINS[@]}"; do
 	[ -x "/usr/lib/go-$v/bin/go" ] && have+=("$v")
 done
+[ "$installed" = 1 ] || log "nothing to install: the $MODE has what it needs"
 log "Go toolchains installed: ${have[*]:-none}"
 [ "${#have[@]}" -gt 0 ]

@@ -151,6 +151,23 @@ refuses "convert with two formats" 2 "^ctxprof-go: convert: --pprof and -f \\(or
 	"$CTXPROF" convert -f --pprof "$work/two.pb.gz" /dev/null
 refuses "convert with a page and speedscope" 2 "^ctxprof-go: convert: --html and --speedscope both given: one format a run$" \
 	"$CTXPROF" convert --html "$work/two.html" --speedscope "$work/two.json" /dev/null
+# convert given an output where its input goes, or a terminal (issue 44)
+printf '<!DOCTYPE html>\n<html></html>\n' >"$work/report.html"
+refuses "convert --speedscope out.json report.html: says it read a page" 1 \
+	"^ctxprof-go: $work/report.html is an HTML or XML page, not the JSON lines ctxprof-go writes: convert reads records \\(ctxprof-go -p PID -o records.jsonl; " \
+	"$CTXPROF" convert --speedscope "$work/out.json" "$work/report.html"
+[ ! -e "$work/out.json" ] || not_ok "convert of a page wrote $work/out.json"
+printf '\x1f\x8b\x08\x00' >"$work/cpu.pb.gz"
+refuses "convert -f cpu.pb.gz: says it read gzip data" 1 "^ctxprof-go: $work/cpu.pb.gz is gzip data \\(a pprof profile\\?\\), not the JSON lines" \
+	"$CTXPROF" convert -f "$work/cpu.pb.gz"
+# on a terminal of script's (what it shows, on its stdout)
+out=$(timeout 10 script -qec "$CTXPROF convert -f" /dev/null | tr -d '\r')
+rc=${PIPESTATUS[0]}
+if [ "$rc" = 2 ] && grep -q "^ctxprof-go: convert reads the JSON lines ctxprof-go writes, from INPUT or a pipe, and stdin is a terminal" <<<"$out"; then
+	ok "convert -f with no input, on a terminal: says so rather than wait: $(head -n 1 <<<"$out")"
+else
+	not_ok "convert -f with no input, on a terminal: exit $rc: $out"
+fi
 refuses "convert with two inputs" 2 "^ctxprof-go: convert: one INPUT at most: 'b' is a second$" \
 	"$CTXPROF" convert -f a b
 refuses "convert, an unknown flag, points at --help" 2 "^ctxprof-go: Try 'ctxprof-go convert --help'.$" \
