@@ -121,6 +121,8 @@ static const char usage[] =
 	"      --uprobe-abi go|c   where that argument is: RAX (go) or RDI (c), on arm64\n"
 	"                          R0 for both; default: go for Go functions of BIN, c\n"
 	"                          for anything else\n"
+	"      --quiet             no summary at exit of the costliest traces (by CPU and\n"
+	"                          wall time, each with its commonest leaf function)\n"
 	"  -v, --verbose           per-target details (layout, processes skipped by --all);\n"
 	"                          twice (-vv): libbpf's own messages too\n"
 	"  -h, --help              show this help\n"
@@ -163,6 +165,7 @@ struct options {
 	unsigned int trace_sources;
 	bool obi_asked; /* named in --trace-sources: its map must be there or made */
 	const char *bpffs;
+	bool quiet;
 	bool no_leaf_repair;
 	int verbose; /* -v: details; -vv: libbpf's messages too */
 	bool all;
@@ -234,6 +237,7 @@ enum {
 	OPT_OTLP_LABELS,
 	OPT_METRICS_ADDR,
 	OPT_BPFFS,
+	OPT_QUIET,
 };
 
 #define MEMBER(o, m, type) ((type *)((char *)(o) + (m)))
@@ -577,6 +581,7 @@ static const struct opt_spec opt_table[] = {
 	STRING("metrics-addr", OPT_METRICS_ADDR, metrics_addr),
 	STRING("pin", OPT_PIN, pin_dir),
 	STRING("bpffs", OPT_BPFFS, bpffs),
+	FLAG("quiet", OPT_QUIET, quiet),
 	PARSE("uprobe", OPT_UPROBE, parse_uprobe),
 	PARSE("uprobe-abi", OPT_UPROBE_ABI, parse_uprobe_abi),
 	COUNT("verbose", 'v', verbose),
@@ -927,6 +932,7 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.trace_sources = o->trace_sources,
 		.obi_asked = o->obi_asked,
 		.bpffs = o->bpffs,
+		.quiet = o->quiet,
 		.leaf_repair = !o->no_leaf_repair,
 		.verbose = o->verbose > 0,
 		.ring_kib = o->ring_kib,

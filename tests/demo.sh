@@ -32,10 +32,6 @@ echo "== two CPU records (their first stack cut to 3 frames and 3 sample times):
 jq -s -c 'map(select(.origin == "sampling"))[0:2][] | del(.mappings) |
 	.stacks |= (.[0:1] | map(.frames |= .[0:3] | .times_us |= .[0:3] | .goids |= .[0:3]))' "$out"
 echo
-echo "== CPU per trace ID (jq -s 'group_by(.trace_id) | ...'), top 5:"
-jq -s -c 'map(select(.origin == "sampling")) | group_by(.trace_id) | map({trace_id: .[0].trace_id, ms: (map(.cpu_ns) | add / 1e6)}) |
-	sort_by(-.ms) | .[0:5][]' "$out"
-echo
 echo "== where trace 4bf92f3577b34da6a3ce929d0e0e4736 spent its CPU (leaf functions):"
 jq -s -c '[.[] | select(.trace_id == "4bf92f3577b34da6a3ce929d0e0e4736" and .origin == "sampling") | .stacks[] |
 	{func: .frames[0].func, samples}] | group_by(.func) |

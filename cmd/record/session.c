@@ -41,6 +41,8 @@
 #include "wall.h"
 
 #define POLL_MS 100
+/* traces the exit's summary names, by CPU and by wall time */
+#define SUMMARY_TRACES 5
 /* time spent reading rings before the loop looks at the clock, signals and targets */
 #define READ_BUDGET_NS (200 * 1000000ULL)
 /* time spent describing new targets before the rings are read again */
@@ -125,6 +127,8 @@ static int to_outputs(void *ctx, const struct rec *r)
 		ret = folded__add(s->folded, r);
 	if (!ret && s->otlp)
 		ret = otlp__add(s->otlp, r);
+	if (!ret && s->summary)
+		ret = summary__add(s->summary, r);
 	return ret;
 }
 
@@ -520,9 +524,11 @@ static int create_outputs(struct session *s)
 			return -ENOMEM;
 		if (c->otlp && (err = start_otlp(s)))
 			return err;
-		/* folded stacks go to stdout; JSON lines then only to -o FILE, if given */
-		aggregate__set_sink(s->agg, to_outputs, s, !c->folded || c->output);
 	}
+	if (!c->quiet && !(s->summary = summary__new()))
+		return -ENOMEM;
+	/* folded stacks go to stdout; JSON lines then only to -o FILE, if given */
+	aggregate__set_sink(s->agg, to_outputs, s, !c->folded || c->output);
 	return 0;
 }
 
@@ -796,6 +802,7 @@ void session__free(struct session *s)
 	aggregate__free(s->agg);
 	pprof__free(s->pprof);
 	recset__free(s->report);
+	summary__free(s->summary);
 	folded__free(s->folded);
 	otlp_export__stop(s->export, NULL);
 	otlp__free(s->otlp);
@@ -1431,6 +1438,8 @@ static int drain(struct session *s)
 		s->export = NULL;
 	}
 	print_stats(s, false);
+	/* stderr's lines start "ctxprof-go: ": 80 columns with it */
+	summary__print(s->summary, stderr, SUMMARY_TRACES, 80 - (int)strlen("ctxprof-go: "));
 	publish_metrics(s);
 	session__warn_unsampled(s);
 	/* a reader that went away (| head) ends the run, as it ends perf's or jq's: no error */

@@ -34,6 +34,7 @@ struct session_config {
 	const char *pin_dir;
 	const char *bpffs; /* where OBI pins otel/traces_ctx_v1 */
 	bool obi_asked; /* --trace-sources named obi: no map is an error */
+	bool quiet; /* --quiet: no summary of the costliest traces at exit */
 	const char *const *uprobes;
 	int nuprobes;
 	enum uprobe_abi uprobe_abi;

@@ -16,6 +16,7 @@
 #include "cmd/output/otlp_export.h"
 #include "cmd/output/pprof.h"
 #include "cmd/output/recset.h"
+#include "cmd/output/summary.h"
 #include "cmd/util/hashmap.h"
 #include "cmd/util/vec.h"
 #include "offsets/go_binary.h"
@@ -95,6 +96,7 @@ struct session {
 	struct otlp_export *export; /* --otlp: the thread that sends them */
 	struct otlp_export_stats otlp_stats; /* its totals, once it has stopped */
 	struct metrics_http *metrics; /* --metrics-addr */
+	struct summary *summary; /* the costliest traces, said at exit; NULL with --quiet */
 	struct aggregate *agg;
 	struct processes *procs; /* every process's mappings, targets or not */
 	struct hashmap *targets; /* pid -> struct target */

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* summary.h: a run's costliest traces by CPU and by wall time, each with its commonest leaf function, for the lines at exit. */
+#ifndef __SUMMARY_H
+#define __SUMMARY_H
+
+#include <stdio.h>
+
+#include "rec.h"
+
+/* Traces held at most: past it, the cheaper half goes (a run of days stays bounded). */
+#define SUMMARY_MAX_TRACES 65536
+
+struct summary;
+
+struct summary *summary__new(void);
+void summary__free(struct summary *s); /* accepts NULL */
+
+/* A record as written: its trace's CPU or wall time, and its stacks' leaves. -ENOMEM. */
+int summary__add(struct summary *s, const struct rec *r);
+
+/*
+ * The N costliest traces by CPU, then by wall time where there is any, to
+ * F: a heading and a line each, none wider than WIDTH columns. Nothing
+ * when no record had a trace ID.
+ */
+void summary__print(const struct summary *s, FILE *f, int n, int width);
+
+#endif /* __SUMMARY_H */
