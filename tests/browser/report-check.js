@@ -68,9 +68,11 @@ function readRecords(file) {
 			continue;
 		const key = r.trace_id;
 		if (!traces.has(key))
-			traces.set(key, { id: key, cpu: 0, wall: 0, cpuSamples: 0, records: [], waits: new Map() });
+			traces.set(key, { id: key, cpu: 0, wall: 0, cpuSamples: 0, records: [], waits: new Map(), services: new Set() });
 		const t = traces.get(key);
 		t.records.push(r);
+		/* the page names a service as its records do, by service_name, else by comm */
+		t.services.add(r.service_name || r.comm);
 		r.start_us = parseTime(r.start);
 		if (r.origin === 'sampling') {
 			t.cpu += r.cpu_ns;
@@ -141,11 +143,15 @@ async function rowFor(page, id) {
 		if (!r)
 			return { rows: rows.length };
 		const cell = (c) => r.querySelector('[data-col="' + c + '"]');
+		const cut = Array.from(r.querySelectorAll('.num')).filter((e) => e.scrollWidth > e.clientWidth + 0.5);
 		return {
 			rows: rows.length,
 			cpu: cell('cpu').textContent,
 			wall: cell('wall').querySelector('.num').textContent,
 			count: document.getElementById('filter-count').textContent,
+			service: cell('service').textContent,
+			barPx: Array.from(cell('wall').querySelectorAll('.bar span')).reduce((s, e) => s + e.getBoundingClientRect().width, 0),
+			cut: cut.map((e) => '"' + e.textContent + '" in ' + (e.closest('[data-col]') || e).dataset.col),
 		};
 	}, id);
 }
@@ -366,6 +372,11 @@ async function pageMode(file, jsonl, shots, name) {
 		const cpu = parseDuration(row.cpu), wall = parseDuration(row.wall);
 		ok(within(cpu, t.cpu, 0.01) && within(wall, t.wall, 0.01),
 			name + ': ' + label + ': CPU "' + row.cpu + '", wall "' + row.wall + '" against ' + t.cpu + ' and ' + t.wall + ' ns in the records');
+		/* issue 44: bars among the traced rows, every figure whole, services as the records name them */
+		ok(!t.wall || row.barPx >= 1, name + ': ' + label + ': its wall bar is ' + row.barPx.toFixed(1) + ' px wide for ' + t.wall + ' ns');
+		ok(row.cut.length === 0, name + ': ' + label + ': no figure cut in its row' + (row.cut.length ? ': ' + row.cut.join(', ') : ''));
+		const services = Array.from(t.services).sort().join(', ');
+		ok(row.service === services, name + ': ' + label + ': the service "' + row.service + '", as its records name it: "' + services + '"');
 	}
 	/* a prefix of a trace ID filters to the traces that start with it */
 	const some = Array.from(traces.values()).find((t) => t.id !== null);

@@ -67,14 +67,16 @@
 	}
 
 	/* a duration in ns, to 3 or 4 significant digits: what the table shows */
+	/* at most 4 digits before the point, so that a figure fits its column: 999.96 ms is 1.00 s */
 	function fmtNs(ns) {
-		if (ns < 1e3)
+		if (Math.round(ns) < 1e3)
 			return Math.round(ns) + ' ns';
-		if (ns < 1e6)
-			return (ns / 1e3).toFixed(ns < 1e4 ? 2 : 1) + ' µs';
-		if (ns < 1e9)
-			return (ns / 1e6).toFixed(ns < 1e7 ? 2 : 1) + ' ms';
-		return (ns / 1e9).toFixed(3) + ' s';
+		for (const [unit, name] of [[1e3, ' µs'], [1e6, ' ms']]) {
+			const s = (ns / unit).toFixed(ns / unit < 10 ? 2 : 1);
+			if (+s < 1000)
+				return s + name;
+		}
+		return (ns / 1e9).toFixed(ns < 1e11 ? 3 : ns < 1e13 ? 1 : 0) + ' s';
 	}
 
 	function pad(n, w) {
@@ -230,10 +232,12 @@
 	}
 	const rows = Array.from(traces.values());
 	let maxWall = 0;
+	/* the traced rows are the ones compared: the untraced one, most often far longer, is drawn apart */
 	for (const t of rows) {
 		t.service = Array.from(t.comms).sort().join(', ');
 		t.pidList = Array.from(t.pids).sort((a, b) => a - b);
-		maxWall = Math.max(maxWall, t.wall);
+		if (t.id !== null)
+			maxWall = Math.max(maxWall, t.wall);
 	}
 
 	/* ---- the tooltip ---- */
@@ -869,17 +873,22 @@
 		const num = el('span', 'num', t.wall ? fmtNs(t.wall) : '–');
 		num.dataset.ns = t.wall;
 		cell.appendChild(num);
-		const bar = el('span', 'bar');
+		const apart = t.id === null;
+		const bar = el('span', 'bar' + (apart ? ' apart' : ''));
 		const waits = Array.from(t.waits.entries()).sort((a, b) => b[1] - a[1]);
-		const lines = [];
+		const scale = apart ? t.wall : maxWall;
+		const lines = apart ? ['Goroutines without a trace ID: on a scale of their own, not the traces\'.'] : [];
 		for (const [cat, ns] of waits) {
 			const s = el('span');
-			s.style.width = (maxWall ? (100 * ns) / maxWall : 0) + '%';
+			s.style.width = (scale ? (100 * ns) / scale : 0) + '%';
 			s.style.background = waitColor(cat);
 			s.dataset.cat = cat;
 			bar.appendChild(s);
 			lines.push(cat + ': ' + fmtNs(ns) + ' (' + pct(ns / t.wall) + ')');
 		}
+		/* a trace that waited at all shows it, however short beside the longest */
+		if (bar.firstChild)
+			bar.firstChild.style.minWidth = '2px';
 		bar.title = lines.join('\n');
 		cell.appendChild(bar);
 		return cell;
@@ -907,7 +916,7 @@
 			const cells = [
 				el('div', 'td id' + (t.id === null ? ' none' : ''), t.id === null ? NO_TRACE : t.id),
 				el('div', 'td', t.service),
-				el('div', 'td num', t.pidList.length > 3 ? t.pidList.slice(0, 3).join(', ') + ', …' : t.pidList.join(', ')),
+				el('div', 'td num', t.pidList.length > 1 ? t.pidList[0] + ' +' + (t.pidList.length - 1) : String(t.pidList[0])),
 				el('div', 'td num', t.cpu ? fmtNs(t.cpu) : '–'),
 				el('div', 'td'),
 				el('div', 'td num', fmtClock(t.first)),
@@ -919,6 +928,7 @@
 				cells[0].appendChild(tag);
 			}
 			cells[1].title = t.service;
+			cells[2].title = t.pidList.join(', ');
 			cells[3].dataset.ns = t.cpu;
 			cells[4].appendChild(wallBar(t));
 			cells.forEach((c, k) => {
