@@ -666,16 +666,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return -1;
 }
 
-/* Is S a whole number that is the pid of a live process? */
+/*
+ * Is S a whole number that is the pid of a live process with a program?
+ * Small durations are kernel threads' pids (2 is kthreadd): they have no
+ * executable, and no one profiles them with -p.
+ */
 static bool live_pid(const char *s)
 {
-	char path[64];
+	char path[64], exe[16];
 	unsigned long v;
 
 	if (!parse_ulong(s, 1, INT_MAX, &v))
 		return false;
-	snprintf(path, sizeof(path), "/proc/%lu", v);
-	return access(path, F_OK) == 0;
+	snprintf(path, sizeof(path), "/proc/%lu/exe", v);
+	return readlink(path, exe, sizeof(exe)) > 0;
 }
 
 /*
