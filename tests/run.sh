@@ -11,18 +11,20 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 
 log=$(mktemp)
 out=$(mktemp)
-trap 'rm -f "$log" "$out"' EXIT
+times=$(mktemp)
+trap 'rm -f "$log" "$out" "$times"' EXIT
 
 # run NAME CMD...: one test program, its verdict lines kept. It fails, with
 # a verdict of its own, when it exits non-zero without having said why in a
 # failed verdict, or when its plan ("1..N", at the end) is missing or does
 # not count the verdicts it printed: a script that died half-way.
 run() {
-	local name=$1 rc verdicts plan failed
+	local name=$1 rc verdicts plan failed start=$SECONDS
 	printf '# %s\n' "$name"
 	shift
 	"$@" 2>&1 | tee "$out"
 	rc=${PIPESTATUS[0]}
+	printf '%d\t%s\n' $((SECONDS - start)) "$name" >>"$times"
 	grep -E '^(not )?ok( |$)' "$out" >>"$log"
 	verdicts=$(grep -cE '^(not )?ok( |$)' "$out")
 	failed=$(grep -c '^not ok' "$out")
@@ -97,5 +99,7 @@ if [ "$failed" -gt 0 ]; then
 	echo "Failures:"
 	grep '^not ok' "$log"
 fi
+echo "The ten slowest test files (seconds; $SECONDS in all):"
+sort -rn "$times" | head -n 10 | awk -F '\t' '{ printf "%6d  %s\n", $1, $2 }'
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
