@@ -168,12 +168,28 @@ go_vendor_tree() {
 # with Go VERSION in one of GO_VARIANTS and prints the binary's path. Rebuilds
 # only when the sources are newer than the binary.
 go_build() {
+	local out lock ret
+	# the program's own name last, so that its comm is "traced" or "demo"
+	out=$BUILDS/go$1/$2/${3:-traced}
+	mkdir -p "$(dirname "$out")"
+	# tests run side by side (tests/run.sh) share the builds: one builds, the
+	# other waits; module builds of a program share its vendor tree
+	case $2 in
+	mod | mod-stripped) exec {lock}>"$BUILDS/vendor-${3:-traced}.lock" ;;
+	*) exec {lock}>"$out.lock" ;;
+	esac
+	flock "$lock"
+	go_build_locked "$@"
+	ret=$?
+	exec {lock}>&-
+	return $ret
+}
+
+go_build_locked() {
 	local v=$1 variant=$2 prog=${3:-traced} out src go
 	go=/usr/lib/go-$v/bin/go
 	src=$TOP/testdata/$prog
-	# the program's own name last, so that its comm is "traced" or "demo"
 	out=$BUILDS/go$v/$variant/$prog
-	mkdir -p "$(dirname "$out")"
 	if [ -x "$out" ] && [ -z "$(find "$src" -newer "$out" -type f | head -n 1)" ]; then
 		printf '%s\n' "$out"
 		return 0

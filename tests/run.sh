@@ -12,19 +12,17 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 log=$(mktemp)
 out=$(mktemp)
 times=$(mktemp)
-trap 'rm -f "$log" "$out" "$times"' EXIT
+lanes=$(mktemp -d)
+trap 'rm -rf "$log" "$out" "$times" "$lanes"' EXIT
 
-# run NAME CMD...: one test program, its verdict lines kept. It fails, with
-# a verdict of its own, when it exits non-zero without having said why in a
-# failed verdict, or when its plan ("1..N", at the end) is missing or does
-# not count the verdicts it printed: a script that died half-way.
-run() {
-	local name=$1 rc verdicts plan failed start=$SECONDS
-	printf '# %s\n' "$name"
-	shift
-	"$@" 2>&1 | tee "$out"
-	rc=${PIPESTATUS[0]}
-	printf '%d\t%s\n' $((SECONDS - start)) "$name" >>"$times"
+# judge NAME OUT RC SECS: the verdict lines of one test program's output
+# OUT, kept. It fails, with a verdict of its own, when it exited (RC)
+# non-zero without having said why in a failed verdict, or when its plan
+# ("1..N", at the end) is missing or does not count the verdicts it
+# printed: a script that died half-way.
+judge() {
+	local name=$1 out=$2 rc=$3 verdicts plan failed
+	printf '%d\t%s\n' "$4" "$name" >>"$times"
 	grep -E '^(not )?ok( |$)' "$out" >>"$log"
 	verdicts=$(grep -cE '^(not )?ok( |$)' "$out")
 	failed=$(grep -c '^not ok' "$out")
@@ -38,20 +36,77 @@ run() {
 	fi
 }
 
-for t in "$OUTPUT"/tests/*; do
-	[ -x "$t" ] && run "unit: $(basename "$t")" env GO_TEST_BINARY="$(go_build "$(go_toolchains | tail -n 1)" plain)" "$t"
-done
-for t in "$OUTPUT"/san/tests/*; do
-	[ -x "$t" ] && run "unit (asan+ubsan): $(basename "$t")" env GO_TEST_BINARY="$(go_build "$(go_toolchains | tail -n 1)" plain)" "$t"
-done
-run "build: make without the build's packages names them (a fresh Debian in a chroot)" bash "$TOP/tests/build-deps.sh"
-run "layering: every #include runs one way" bash "$TOP/tests/layering.sh"
-run "docs: man page, README and the other documents against --help, the schema and check --json" bash "$TOP/tests/docs.sh"
-run "check: testdata matrix" bash "$TOP/tests/check-matrix.sh"
-run "check: Debian's Go binaries" bash "$TOP/tests/check-debian.sh"
-run "check: bad input" bash "$TOP/tests/check-bad-input.sh"
-run "golayout table" bash "$TOP/tests/golayout.sh"
-run "pclntab: agreement with go tool addr2line" bash "$TOP/tests/pclntab-addr2line.sh"
+# run NAME CMD...: one test program, its output shown as it comes, then judged.
+run() {
+	local name=$1 rc start=$SECONDS
+	printf '# %s\n' "$name"
+	shift
+	"$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	judge "$name" "$out" "$rc" $((SECONDS - start))
+}
+
+# lane TESTS: test programs that measure no time, run one after another
+# beside other lanes; TESTS is a file of "NAME<tab>COMMAND" lines. Each
+# one's output and exit status are kept for settle.
+lane() {
+	local list=$1 name cmd start i=0
+	while IFS=$'\t' read -r name cmd; do
+		start=$SECONDS
+		bash -c "$cmd" >"$list.$i.out" 2>&1
+		printf '%s %d\n' $? $((SECONDS - start)) >"$list.$i.rc"
+		i=$((i + 1))
+	done <"$list"
+}
+
+# settle LIST...: waits for the lanes, then shows and judges each test of
+# each LIST in order, as run would have.
+settle() {
+	local list name cmd rc secs i
+	wait
+	for list in "$@"; do
+		i=0
+		while IFS=$'\t' read -r name cmd; do
+			printf '# %s\n' "$name"
+			cat "$list.$i.out"
+			read -r rc secs <"$list.$i.rc"
+			judge "$name" "$list.$i.out" "$rc" "$secs"
+			i=$((i + 1))
+		done <"$list"
+	done
+}
+
+# The checks that read files and build, and time nothing, run in two lanes
+# side by side before any program is profiled: a profiled host must not
+# have builds running beside it (--all would take them for targets).
+# Tests that use the arm64 sysroot share a lane: the first fetches it.
+unit=$(go_build "$(go_toolchains | tail -n 1)" plain)
+{
+	for t in "$OUTPUT"/tests/* "$OUTPUT"/san/tests/*; do
+		[ -x "$t" ] || continue
+		case $t in
+		"$OUTPUT"/san/*) printf 'unit (asan+ubsan): %s\t' "$(basename "$t")" ;;
+		*) printf 'unit: %s\t' "$(basename "$t")" ;;
+		esac
+		printf 'GO_TEST_BINARY=%q %q\n' "$unit" "$t"
+	done
+	printf '%s\tbash %q\n' \
+		"layering: every #include runs one way, and no folder's calls run in a circle" "$TOP/tests/layering.sh" \
+		"docs: man page, README and the other documents against --help, the schema and check --json" "$TOP/tests/docs.sh" \
+		"check: bad input" "$TOP/tests/check-bad-input.sh" \
+		"golayout table" "$TOP/tests/golayout.sh" \
+		"build: make without the build's packages names them (a fresh Debian in a chroot)" "$TOP/tests/build-deps.sh"
+} >"$lanes/a"
+printf '%s\tbash %q\n' \
+	"check: testdata matrix" "$TOP/tests/check-matrix.sh" \
+	"check: Debian's Go binaries" "$TOP/tests/check-debian.sh" \
+	"pclntab: agreement with go tool addr2line" "$TOP/tests/pclntab-addr2line.sh" \
+	"arm64: make ARCH=arm64 on this machine, the result under qemu-user" "$TOP/tests/arm64-build.sh" \
+	>"$lanes/b"
+lane "$lanes/a" &
+lane "$lanes/b" &
+settle "$lanes/a" "$lanes/b"
+
 run "profile: every toolchain at once" bash "$TOP/tests/profile-e2e.sh"
 run "profile: lifecycle" bash "$TOP/tests/profile-lifecycle.sh"
 run "profile: errors" bash "$TOP/tests/profile-errors.sh"
@@ -86,7 +141,6 @@ run "hostile input: broken binaries, records and flags under ASan+UBSan" bash "$
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"
 run "label sets switching under a busy GC" bash "$TOP/tests/profile-labelswitch.sh"
 run "capacity: 200 targets, small rings" bash "$TOP/tests/capacity.sh"
-run "arm64: make ARCH=arm64 on this machine, the result under qemu-user" bash "$TOP/tests/arm64-build.sh"
 run "arm64: profiling arm64 Go programs in an emulated arm64 machine (qemu TCG)" bash "$TOP/tests/arm64-vm.sh"
 run "install: binary, man page, systemd unit" bash "$TOP/tests/install.sh"
 
