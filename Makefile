@@ -60,6 +60,9 @@ LDLIBS := $(shell $(PKG_CONFIG) --libs $(LINK_LIBS) 2>/dev/null || echo -lbpf -l
 # ASan+UBSan build of the same sources, in its own directory
 SAN_OUTPUT := $(OUTPUT)/san
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+# libFuzzer targets: the readers built with the fuzzer's coverage and ASan+UBSan
+FUZZ_OUTPUT := $(OUTPUT)/fuzz
+FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
 
 # cmd/: the entry and its subcommands (front ends); everything below them is
 # a library, which the unit tests link from an archive: each takes only what it uses
@@ -76,12 +79,15 @@ OTLP_PB_H := $(OTLP_PB_C:.c=.h)
 # the report page's template, styles and script, embedded as C arrays
 REPORT_SRCS := cmd/output/report/report.html cmd/output/report/report.css cmd/output/report/report.js
 REPORT_C := $(OUTPUT)/assets/report_assets.c
-LIB_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(LIB_SRCS)) $(OTLP_PB_C:.c=.o) $(REPORT_C:.c=.o)
+# the library's objects in a variant's directory $(1): protoc-c's and
+# embed.sh's sources are written once, in $(OUTPUT), for every variant
+lib_objs = $(patsubst %.c,$(1)/%.o,$(LIB_SRCS)) \
+	$(patsubst $(OUTPUT)/%.c,$(1)/%.o,$(OTLP_PB_C) $(REPORT_C))
+LIB_OBJS := $(call lib_objs,$(OUTPUT))
 CMD_OBJS := $(patsubst %.c,$(OUTPUT)/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
-SAN_LIB_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(LIB_SRCS)) \
-	$(patsubst $(OUTPUT)/%.c,$(SAN_OUTPUT)/%.o,$(OTLP_PB_C) $(REPORT_C))
+SAN_LIB_OBJS := $(call lib_objs,$(SAN_OUTPUT))
 SAN_CMD_OBJS := $(patsubst %.c,$(SAN_OUTPUT)/%.o,$(CMD_SRCS))
 SAN_UNIT_BINS := $(patsubst tests/unit/%.c,$(SAN_OUTPUT)/tests/%,$(UNIT_SRCS))
 
@@ -137,7 +143,7 @@ help:
 	@echo 'ARCH=arm64      cross-build for arm64 on an x86 host (objects in .output/arm64)'
 	@echo 'V=1             show the commands'
 
-$(OUTPUT) $(OUTPUT)/tests $(SAN_OUTPUT)/tests:
+$(OUTPUT):
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/golayout_members.inc: golayout/modules.tsv golayout/modules2c.awk golayout/tsvlib.awk | $(OUTPUT)
@@ -158,28 +164,10 @@ $(OUTPUT)/otlp/opentelemetry/proto/%.pb-c.c $(OUTPUT)/otlp/opentelemetry/proto/%
 	$(Q)mkdir -p $(OUTPUT)/otlp
 	$(Q)$(PROTOC_C) --c_out=$(OUTPUT)/otlp -I$(OTLP_PROTO_DIR) opentelemetry/proto/$*.proto
 
-$(OUTPUT)/otlp/%.pb-c.o: $(OUTPUT)/otlp/%.pb-c.c $(OTLP_PB_H)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-
-$(SAN_OUTPUT)/otlp/%.pb-c.o: $(OUTPUT)/otlp/%.pb-c.c $(OTLP_PB_H)
-	$(call msg,CC-SAN,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
-
 $(REPORT_C): $(REPORT_SRCS) cmd/output/report/embed.sh
 	$(call msg,EMBED,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)bash cmd/output/report/embed.sh $(REPORT_SRCS) > $@
-
-$(OUTPUT)/assets/%.o: $(OUTPUT)/assets/%.c
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
-
-$(SAN_OUTPUT)/assets/%.o: $(OUTPUT)/assets/%.c
-	$(call msg,CC-SAN,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
 $(OUTPUT)/vmlinux.h: | $(OUTPUT)
 	$(call msg,GEN,$@)
@@ -214,10 +202,42 @@ $(OUTPUT)/bench/otlp-encode: tests/bench/otlp_encode.c $(OUTPUT)/libctxprof.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/libctxprof.a $(LDLIBS) -o $@
 
-$(OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(OTLP_PB_H) $(HDRS)
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+# One rule set for the library's objects, its archive and the unit tests,
+# instantiated per variant: plain, ASan+UBSan (san) and libFuzzer's
+# coverage (fuzz). What varies is $(1) the directory, $(2) and $(3) the
+# names of the variables that hold the compiler and its instrumentation,
+# and $(4) the suffix of the quiet messages
+define variant
+$(1)/%.o: %.c $$(GOLAYOUT_INC) $$(BPF_SKELS) $$(OTLP_PB_H) $$(HDRS)
+	$$(call msg,CC$(4),$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$($(2)) $$(ALL_CFLAGS) $$($(3)) -c $$< -o $$@
+
+$(1)/otlp/%.pb-c.o: $(OUTPUT)/otlp/%.pb-c.c $$(OTLP_PB_H)
+	$$(call msg,CC$(4),$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$($(2)) $$(ALL_CFLAGS) $$($(3)) -c $$< -o $$@
+
+$(1)/assets/%.o: $(OUTPUT)/assets/%.c
+	$$(call msg,CC$(4),$$@)
+	$$(Q)mkdir -p $$(@D)
+	$$(Q)$$($(2)) $$(ALL_CFLAGS) $$($(3)) -c $$< -o $$@
+
+$(1)/libctxprof.a: $(call lib_objs,$(1))
+	$$(call msg,AR,$$@)
+	$$(Q)rm -f $$@ && $$(AR) rcs $$@ $$^
+
+$(1)/tests:
+	$$(Q)mkdir -p $$@
+
+$(1)/tests/%: tests/unit/%.c tests/unit/tap.h $(1)/libctxprof.a | $(1)/tests
+	$$(call msg,TEST$(4),$$@)
+	$$(Q)$$($(2)) $$(ALL_CFLAGS) $$($(3)) $$< $(1)/libctxprof.a $$(LDLIBS) -o $$@
+endef
+
+$(eval $(call variant,$(OUTPUT),CC,,))
+$(eval $(call variant,$(SAN_OUTPUT),CLANG,SAN_FLAGS,-SAN))
+$(eval $(call variant,$(FUZZ_OUTPUT),CLANG,FUZZ_FLAGS,-FUZZ))
 
 # ./ctxprof-go is one file for either ARCH: linked for another one, it is
 # linked again, whatever the objects' times say
@@ -232,62 +252,18 @@ ctxprof-go: $(CMD_OBJS) $(LIB_OBJS)
 	$(Q)$(CC) $(CFLAGS) $(filter-out FORCE,$^) $(LDLIBS) -o $@
 	$(Q)mkdir -p $(dir $(ARCH_STAMP)) && echo $(ARCH) > $(ARCH_STAMP)
 
-$(OUTPUT)/libctxprof.a: $(LIB_OBJS)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
-
-$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(OUTPUT)/libctxprof.a | $(OUTPUT)/tests
-	$(call msg,TEST,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -Ioffsets $< $(OUTPUT)/libctxprof.a $(LDLIBS) -o $@
-
-$(SAN_OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(OTLP_PB_H) $(HDRS)
-	$(call msg,CC-SAN,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
-
 $(SAN_OUTPUT)/ctxprof-go: $(SAN_CMD_OBJS) $(SAN_LIB_OBJS)
 	$(call msg,BINARY,$@)
 	$(Q)$(CLANG) $(CFLAGS) $(SAN_FLAGS) $^ $(LDLIBS) -o $@
 
-$(SAN_OUTPUT)/libctxprof.a: $(SAN_LIB_OBJS)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
-
-$(SAN_OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(SAN_OUTPUT)/libctxprof.a | $(SAN_OUTPUT)/tests
-	$(call msg,TEST-SAN,$@)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(SAN_FLAGS) -Ioffsets $< $(SAN_OUTPUT)/libctxprof.a $(LDLIBS) -o $@
-
 unit: $(UNIT_BINS)
 san: $(SAN_OUTPUT)/ctxprof-go $(SAN_UNIT_BINS)
 
-# libFuzzer targets: the readers built with the fuzzer's coverage and ASan+UBSan
-FUZZ_OUTPUT := $(OUTPUT)/fuzz
-FUZZ_FLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
-FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUTPUT)/%.o,$(LIB_SRCS)) \
-	$(patsubst $(OUTPUT)/%.c,$(FUZZ_OUTPUT)/%.o,$(OTLP_PB_C) $(REPORT_C))
-
-$(FUZZ_OUTPUT)/otlp/%.pb-c.o: $(OUTPUT)/otlp/%.pb-c.c $(OTLP_PB_H)
-	$(call msg,CC-FUZZ,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
-
-$(FUZZ_OUTPUT)/assets/%.o: $(OUTPUT)/assets/%.c
-	$(call msg,CC-FUZZ,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
-
-$(FUZZ_OUTPUT)/%.o: %.c $(GOLAYOUT_INC) $(BPF_SKELS) $(OTLP_PB_H) $(HDRS)
-	$(call msg,CC-FUZZ,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -c $< -o $@
-
-$(FUZZ_OUTPUT)/libctxprof.a: $(FUZZ_LIB_OBJS)
-	$(call msg,AR,$@)
-	$(Q)rm -f $@ && $(AR) rcs $@ $^
-
+# the library has libFuzzer's coverage only (fuzzer-no-link); a fuzzer also
+# links libFuzzer, whose main() runs it
 $(FUZZ_OUTPUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OUTPUT)/libctxprof.a
 	$(call msg,FUZZER,$@)
-	$(Q)$(CLANG) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined -Ioffsets $< \
+	$(Q)$(CLANG) $(ALL_CFLAGS) -fsanitize=fuzzer,address,undefined $< \
 		$(FUZZ_OUTPUT)/libctxprof.a $(LDLIBS) -o $@
 
 fuzz: $(patsubst tests/fuzz/fuzz_%.c,$(FUZZ_OUTPUT)/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buildinfo.h"
+#include "offsets/buildinfo.h"
 
 struct input {
 	const uint8_t *data;

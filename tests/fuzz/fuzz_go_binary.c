@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "go_binary.h"
-#include "gopclntab.h"
+#include "offsets/go_binary.h"
+#include "offsets/gopclntab.h"
 #include "memfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "go_tls.h"
+#include "offsets/go_tls.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gopclntab.h"
+#include "offsets/gopclntab.h"
 
 /* Lookups per input: enough to reach the pc-value decoding of many functions. */
 #define PROBES 64

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buildinfo.h"
+#include "offsets/buildinfo.h"
 #include "tap.h"
 
 /* header byte 15, as Go's linker writes it */

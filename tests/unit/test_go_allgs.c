@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "go_allgs.h"
+#include "offsets/go_allgs.h"
 #include "tap.h"
 
 #define ENTRY 0x435c00ULL

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "go_tls.h"
+#include "offsets/go_tls.h"
 #include "tap.h"
 
 #define CODE_MAX 16

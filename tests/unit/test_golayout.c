@@ -2,7 +2,7 @@
 /* test_golayout.c: the per-release layout table built from golayout/golayout.tsv. */
 #include <string.h>
 
-#include "../../golayout/golayout.h"
+#include "golayout/golayout.h"
 #include "tap.h"
 
 static const char *row_str(char *buf, size_t size, const struct golayout_row *row)

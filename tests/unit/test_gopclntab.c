@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gopclntab.h"
+#include "offsets/gopclntab.h"
 #include "tap.h"
 
 #define TABLE_MAX 1024
