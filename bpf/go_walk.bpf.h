@@ -25,9 +25,8 @@ static __always_inline bool in_cgroup(void)
 
 /*
  * A tick of a process that is no target ends at this bit: one load from a
- * page, where the targets map's lookup costs about 1 µs more a tick on
- * the paravirtualised test machine (tests/bench.sh, 2d). User space keeps
- * it (targets.c, mark_target).
+ * page, where a lookup in the targets map would be most of what such a
+ * tick costs under --all. User space keeps it (targets.c, mark_target).
  */
 __u64 target_bits[TARGET_BITS / 64] SEC(".data.target_bits");
 

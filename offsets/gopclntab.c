@@ -126,7 +126,7 @@ static const char *check_pc_tables(const struct gopclntab *tab);
  * function: in address order, its record inside the section and naming the
  * same entry, its name the start of a string of the name table; then every
  * function's pc tables (check_pc_tables). A bit flipped in the header's
- * count or offsets fails one of these, where it used to answer with
+ * count or offsets fails one of these, rather than answering with
  * another function's name, file or line. NULL when all hold.
  */
 static const char *check_tables(const struct gopclntab *tab)

@@ -15,7 +15,7 @@
 # boot's first recording, nothing before it. Per boot: exit status 0, and every traced target has at least 100
 # samples. Each boot's line says how many it had, whether ctxprof-go moved
 # to every CPU, and the kernel's warnings. Outside make test: BOOTS
-# (default 20) boots take about 25 s each; the arm64 ctxprof-go comes
+# (default 20) boots, each a whole boot and recording; the arm64 ctxprof-go comes
 # from tests/arm64-build.sh, or A64=FILE names another (an older build).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"

@@ -2,8 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # docs.sh: the man page and the markdown documents agree with the program: options, record fields, check keys, links, make targets.
 #
-# Reads the --help texts of ./ctxprof-go (main, check, addr2line, convert)
-# and checks against the documents:
+# First, needing no program: HACKING.md has no sentence about what the
+# code used to do and no table row wider than 160 characters, and no
+# comment of the C sources carries a time measured on one machine (the
+# checker is first run on a copy with one violation of each kind planted,
+# so that a checker that finds nothing cannot pass; see style_violations).
+# Then reads the --help texts of ./ctxprof-go (main, check, addr2line,
+# convert) and checks against the documents:
 # - every option line of a --help text ("  -p, --pid PID", "      --pprof
 #   FILE") is an option entry (the tag line of a .TP) of the man page's
 #   OPTIONS section, in the subsection of its subcommand (check, addr2line,
@@ -39,6 +44,149 @@ page=$tree/cmd/ctxprof-go.8
 schema=$tree/cmd/output/record.schema.json
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+
+# --- 0: HACKING.md in the present tense with tables that fit; no machine's timings in comments ---
+# style_violations TREE: one line per violation, "KIND FILE:LINE: what", KIND one of
+# - history: HACKING.md tells what the code used to do. The phrases are
+#   few and narrow, so that present-tense prose never matches: "used to"
+#   unless after a form of "be" or "get" ("is used to read" describes),
+#   "until this/now/then", "no longer", "we changed/sent/...",
+#   "previously", "before this/the change/fix", "an earlier/old build",
+#   "was fixed/changed/replaced/...", "it once said", "not done yet", and a
+#   date (YYYY-MM-DD). A phrase broken across two lines is found too.
+#   Fenced code blocks are left out.
+# - row: a HACKING.md table row longer than 160 characters, wider than a
+#   screen (a module per row or a nested list fits).
+# - timing: a comment in the C sources (cmd, offsets, golayout, bpf) with
+#   a time in ns, µs, us or ms, or naming the paravirtualised or test
+#   machine or a tests/bench.sh step: figures of one machine belong in
+#   tests/bench/README.md beside their command. Allowed: a line that names
+#   a budget, timeout, deadline or limit (a time the code enforces), and
+#   "Go duration" (the syntax -d and -i take, "500ms").
+style_violations() {
+	(cd "$1" && find cmd offsets golayout bpf -name '*.[ch]' | LC_ALL=C sort |
+		xargs perl -CSD -Mutf8 -e "$STYLE_PL" HACKING.md)
+}
+# shellcheck disable=SC2016 # perl's $, not the shell's
+STYLE_PL='
+use strict;
+use warnings;
+my @history = (
+	qr/(?<!\bis )(?<!\bare )(?<!\bbe )(?<!\bbeen )(?<!\bwas )(?<!\bwere )(?<!\bget )(?<!\bgets )\bused to\b/i,
+	qr/\buntil (?:this|now|then|recently)\b/i,
+	qr/\bno longer\b/i,
+	qr/\bwe (?:changed|sent|used|had|moved|replaced|switched)\b/i,
+	qr/\bpreviously\b/i,
+	qr/\bbefore (?:this|the) (?:change|fix|cut|rewrite)\b/i,
+	qr/\b(?:an|the) (?:earlier|early|old|previous) (?:build|version|code)\b/i,
+	qr/\b(?:was|were) (?:fixed|changed|replaced|rewritten|removed)\b/i,
+	qr/\bit once (?:said|was|took)\b/i,
+	qr/\bnot done yet\b/i,
+	qr/\b20\d\d-[01]\d-[0-3]\d\b/,
+);
+my $time = qr/(?<![\w.])\d[\d.,]*\s?(?:ns|[µμ]s|us|ms)\b/;
+my $machine = qr/\bparavirtuali[sz]ed\b|\btest machine\b|\bbench\.sh,?\s+\d+[a-z]?\b/i;
+my $allow = qr/\b(?:budget|timeout|deadline|limit)s?\b|\bGo duration/i;
+
+my $doc = shift @ARGV;
+open my $fh, "<", $doc or die "$doc: $!\n";
+my @prose = <$fh>;
+close $fh;
+chomp @prose;
+my $fence = 0;
+for (@prose) {
+	if (/^\s*```/) { $fence = !$fence; $_ = ""; next }
+	$_ = "" if $fence;
+}
+for my $i (0 .. $#prose) {
+	(my $t = $prose[$i]) =~ s/\s+$//;
+	next if $t eq "";
+	printf "row %s:%d: %d characters\n", $doc, $i + 1, length($t)
+		if $t =~ /^\s*\|/ && length($t) > 160;
+	(my $next = $i < $#prose ? $prose[$i + 1] : "") =~ s/^\s+//;
+	my $joined = "$t $next";
+	for my $re (@history) {
+		while ($joined =~ /$re/g) {
+			printf "history %s:%d: %s\n", $doc, $i + 1, $& if $-[0] < length($t);
+		}
+	}
+}
+
+for my $f (@ARGV) {
+	open my $src, "<", $f or die "$f: $!\n";
+	my $in = 0;
+	while (my $line = <$src>) {
+		chomp $line;
+		my ($c, $rest) = ("", $line);
+		while (length $rest) {
+			if ($in) {
+				if ($rest =~ s{^(.*?)\*/}{}) { $c .= "$1 "; $in = 0 }
+				else { $c .= $rest; $rest = "" }
+			} elsif ($rest =~ s{^(?:[^"\x27/]+|/(?![*/])|"(?:[^"\\]|\\.)*"|\x27(?:[^\x27\\]|\\.)*\x27)+}{}) {
+				next;
+			} elsif ($rest =~ s{^/\*}{}) {
+				$in = 1;
+			} elsif ($rest =~ s{^//(.*)}{}) {
+				$c .= $1;
+			} else {
+				$rest = substr($rest, 1);
+			}
+		}
+		next unless ($c =~ $time || $c =~ $machine) && $c !~ $allow;
+		$c =~ s/^[\s*]+|\s+$//g;
+		print "timing $f:$.: $c\n";
+	}
+	close $src;
+}
+'
+
+# the checker first: a copy with one violation of each kind planted, and
+# two sentences of the allowed kind beside them, must give exactly the four
+mkdir -p "$tmp/plant"
+cp -r "$tree/HACKING.md" "$tree/cmd" "$tree/offsets" "$tree/golayout" "$tree/bpf" "$tmp/plant"
+style_violations "$tree" >"$tmp/style.tree"
+{
+	echo
+	echo "The sampler used"
+	echo "to read every label. The map is used to read the labels it finds."
+	# shellcheck disable=SC2016 # markdown's backquotes
+	printf '| `planted/` | %s |\n' "$(printf 'a row too long to fit a screen %.0s' 1 2 3 4 5 6)"
+} >>"$tmp/plant/HACKING.md"
+hl=$(($(wc -l <"$tmp/plant/HACKING.md") - 2))
+rl=$((hl + 2))
+printf '/* the lookup took 12 µs here */\nstatic int planted_budget; /* a 20 ms budget per round */\n' >>"$tmp/plant/cmd/util/vec.c"
+tl=$(($(wc -l <"$tmp/plant/cmd/util/vec.c") - 1))
+printf '/*\n * as on the paravirtualised test machine\n */\n' >>"$tmp/plant/bpf/work.bpf.h"
+ml=$(($(wc -l <"$tmp/plant/bpf/work.bpf.h") - 1))
+style_violations "$tmp/plant" >"$tmp/style.plant"
+planted=$(grep -vxF -f "$tmp/style.tree" "$tmp/style.plant")
+for want in "history HACKING.md:$hl: used to" "row HACKING.md:$rl: " "timing cmd/util/vec.c:$tl: the lookup took 12 µs here" \
+	"timing bpf/work.bpf.h:$ml: as on the paravirtualised test machine"; do
+	if grep -qF "$want" <<<"$planted"; then
+		ok "style checker finds a planted violation: ${want%%:*}"
+	else
+		not_ok "style checker misses a planted violation: $want (it found: $(tr '\n' ';' <<<"$planted"))"
+	fi
+done
+check_eq "style checker: the planted copy has exactly the 4 planted violations more (\"is used to read\" and a 20 ms budget are allowed)" \
+	4 "$(grep -c . <<<"$planted")"
+
+# then the tree itself
+found=$(cat "$tmp/style.tree")
+nc=$(cd "$tree" && find cmd offsets golayout bpf -name '*.[ch]' | wc -l)
+for kind in history row timing; do
+	bad=$(grep "^$kind " <<<"$found" | sed "s/^$kind //")
+	case $kind in
+	history) what="HACKING.md tells what the code does, not what it used to do" ;;
+	row) what="every table row of HACKING.md fits 160 characters" ;;
+	timing) what="no comment of the C sources ($nc files) carries one machine's timing or a bench step" ;;
+	esac
+	if [ -z "$bad" ]; then
+		ok "$what"
+	else
+		not_ok "$what: $(tr '\n' ';' <<<"$bad")"
+	fi
+done
 
 if [ ! -x "$CTXPROF" ] || [ ! -r "$page" ]; then
 	not_ok "docs: need $CTXPROF (make) and $page"

@@ -112,7 +112,7 @@ agree_inline() { # agree_inline NAME BINARY [DWARF_BINARY]
 	fi
 }
 
-# the arm64 libraries the cross gcc links cgo builds against (once; 12 s)
+# the arm64 libraries the cross gcc links cgo builds against (made once, then kept)
 a64_cgo=
 if command -v aarch64-linux-gnu-gcc >/dev/null && bash "$TOP/tests/arm64-sysroot.sh" "$OUTPUT/arm64"; then
 	a64_cgo="arm64-cgo arm64-cgo-stripped"

@@ -10,8 +10,8 @@
 # GOGC=1, so that the GC runs hundreds of times a second and old label
 # sets' memory is handed out again to new ones, at the very addresses
 # that samples saw before: a check of the g.labels pointer alone, without
-# the GC cycle count, put 31 of 2,617 samples (1.2%) under another
-# request's trace ID here, and 56 of 1,340 with 30 us requests. Request ID burns in
+# the GC cycle count, puts samples under another request's trace ID here
+# (figures: tests/bench/README.md, Other commands). Request ID burns in
 # main.burn<ID mod 3> under a trace ID whose last 16 hex digits are ID and
 # labels kI = "value-I-<ID mod 1000>". All four are sampled at once at
 # 999 Hz until each has 300 samples in the burn functions.

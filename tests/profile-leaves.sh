@@ -20,8 +20,8 @@
 #    ctxprof-go samples, so both see all of it. For the 20 most frequent (leaf, caller) pairs of Go's
 #    profile (`go tool pprof -traces`), the shares of all samples agree within
 #    3 percentage points. The run has GODEBUG=asyncpreemptoff=1: with
-#    asynchronous preemption, Go's signal-based profiler charges about 3% of
-#    its samples to runtime.asyncPreempt, where the CPU clock sees almost
+#    asynchronous preemption, Go's signal-based profiler charges a few
+#    percent of its samples to runtime.asyncPreempt, where the CPU clock sees almost
 #    none (a profiling signal raised meanwhile is delivered when the
 #    preemption signal's handler returns, at asyncPreempt's first
 #    instruction), and that bias alone would use up the 3 points.
@@ -103,9 +103,8 @@ oldest=$(go_toolchains | awk -F. '$2 >= 21' | head -n 1)
 for v in $versions; do
 	bin=$(go_build "$v" plain leafy) || continue
 	# both profilers see the whole run: it idles until ctxprof-go samples;
-	# and a fixed amount of work (2,000 rounds per worker, about 17 s of
-	# CPU in all) gives both the same number of samples however busy the
-	# machine is
+	# and a fixed amount of work (2,000 rounds per worker) gives both the
+	# same number of samples however busy the machine is
 	GODEBUG=asyncpreemptoff=1 "$bin" -wait-usr1 -rounds 2000 -d 600s -cpuprofile "$work/go.prof" 2>/dev/null &
 	p=$!
 	if ! ctxprof_start "$work/one.err" "$work/one.jsonl" -p "$p" -F 999 -i 60; then

@@ -105,7 +105,7 @@ for v in $(printf '%s\n' "$first" "$last" | sort -u); do
 	GOMAXPROCS=8 nice -n 10 "$bin" -d $((DURATION + 60))s 2>/dev/null &
 	pid=$!
 	sleep 0.5
-	# each uprobe hit is about 10 us here: the ring buffers overflow, and
+	# each uprobe hit is a trap into the kernel: the ring buffers overflow, and
 	# draining them can hold ctxprof-go past -d, so it gets a deadline
 	t0=$(date +%s%N)
 	timeout -s INT 180 "$CTXPROF" -p "$pid" --uprobe "$bin:main.collide" -F 999 -d "$DURATION" -i 600 --ring-kib 4096 \

@@ -27,9 +27,9 @@
 #define LIBCURL_SONAME "libcurl.so.4"
 
 /*
- * libcurl, opened by the first export: linked in, it and the thirty
- * libraries it needs cost every start-up of ctxprof-go about 20 ms of
- * loading, which runs without --otlp do not use.
+ * libcurl, opened by the first export: linked in, it and the libraries it
+ * needs would be loaded and relocated at every start-up of ctxprof-go,
+ * which runs without --otlp do not use.
  */
 static struct {
 	CURLcode (*global_init)(long flags);

@@ -605,7 +605,7 @@
 			const g = c.getContext('2d');
 			g.setTransform(dpr, 0, 0, dpr, 0, 0);
 			g.clearRect(0, 0, W, H);
-			/* the page's own font: a family the canvas must look up costs its first draw 200 ms */
+			/* the page's own font: a family the canvas must look up delays its first draw */
 			g.font = '11px "DejaVu Sans", "Liberation Sans", Arial, sans-serif';
 			const first = Math.max(0, Math.floor(top / LANE_H)), last = Math.min(this.lanes.length, Math.ceil((top + H - AXIS_H) / LANE_H));
 			const yOf = (i) => AXIS_H + i * LANE_H - top;
