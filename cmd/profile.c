@@ -19,6 +19,7 @@
 #include "cmd/record/aggregate.h"
 #include "cmd/record/custom.h"
 #include "cmd/record/session.h"
+#include "cmd/util/procfs.h"
 #include "offsets/go_binary.h"
 #include "profile.h"
 
@@ -983,20 +984,14 @@ static pid_t tgid_of(pid_t tid)
  */
 static void resolve_threads(struct options *o)
 {
-	char path[64], comm[32] = "";
+	char comm[32] = "";
 	int i, j, n = 0;
 	pid_t tgid;
-	FILE *f;
 
 	for (i = 0; i < o->npids; i++) {
 		tgid = tgid_of(o->pids[i]);
 		if (tgid && tgid != o->pids[i]) {
-			snprintf(path, sizeof(path), "/proc/%d/comm", (int)tgid);
-			if ((f = fopen(path, "re"))) {
-				if (fgets(comm, sizeof(comm), f))
-					comm[strcspn(comm, "\n")] = '\0';
-				fclose(f);
-			}
+			procfs__comm(tgid, comm, sizeof(comm));
 			fprintf(stderr, "ctxprof-go: %d is a thread of process %d (%s): profiling the process\n",
 				(int)o->pids[i], (int)tgid, comm);
 			o->pids[i] = tgid;

@@ -298,9 +298,9 @@ if mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf; then
 			pair "--trace-sources label,traceparent,otel-sdk" ""; } >"$work/pair" || { status=1; break; }
 		# the map exists once a run with obi started: the next rounds find every thread in it
 		for t in /proc/"$tp"/task/*; do
-			key=$(printf '%016x' $((tp << 32 | ${t##*/})) | sed 's/../& /g' | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }')
-			# shellcheck disable=SC2086
-			bpftool map update pinned "$obi_map" key hex $key value hex $(printf '%02x ' $(seq 1 24)) 2>/dev/null || true
+			# shellcheck disable=SC2046
+			bpftool map update pinned "$obi_map" key hex $(pid_tgid_key "$tp" "${t##*/}") \
+				value hex $(printf '%02x ' $(seq 1 24)) 2>/dev/null || true
 		done
 		read -r with without < <(pair_means)
 		printf 'round %d: map present %6.0f ns, absent %6.0f ns, %+.1f%%\n' "$r" "$with" "$without" \

@@ -10,6 +10,10 @@
 # then from the top of the tree (-iquote .), then from .output/ (generated:
 # the BPF skeleton counts as bpf/, the golayout tables as golayout/).
 #
+# Within a folder, files may call each other, but never in a circle: the
+# calls between the .c files of one folder (a name one file defines, not
+# static, named in another) must run one way.
+#
 # Usage: layering.sh [TREE]   (default: this checkout). The script first
 # checks a copy of the tree with one bad include of each kind planted in it,
 # so that a checker that finds nothing cannot pass.
@@ -75,6 +79,48 @@ violations() {
 	done < <(cd "$tree" && find cmd offsets golayout bpf -name '*.[ch]' | sort)
 }
 
+# defines FILE: the functions FILE defines for other files (not static, not main)
+defines() {
+	awk '/^[a-z]/ && !/^(static|typedef|extern|enum|union)/ && !/^struct [a-z_0-9]+ \{/ &&
+		!/;[[:space:]]*$/ && match($0, /[a-z_][a-z0-9_]*\(/) {
+		name = substr($0, RSTART, RLENGTH - 1)
+		if (name != "main")
+			print name
+	}' "$1" | sort -u
+}
+
+# names FILE: every identifier FILE's code names, comments and strings left out
+names() {
+	sed -e 's:"\([^"\\]\|\\.\)*"::g' -e 's://.*$::' -e 's:/\*.*\*/::g' \
+		-e '/^[[:space:]]*\/\*/d' -e '/^[[:space:]]*\*/d' "$1" |
+		grep -owE '[a-z_][a-z0-9_]*' | sort -u
+}
+
+# circles TREE: one line per folder whose files call each other in a circle, "DIR: F G ..."
+circles() {
+	local tree=$1 dir a b loop cache
+	cache=$(mktemp -d)
+	while IFS= read -r dir; do
+		local -a files=()
+		mapfile -t files < <(cd "$tree" && find "$dir" -maxdepth 1 -name '*.c' | sort)
+		[ "${#files[@]}" -gt 1 ] || continue
+		for a in "${files[@]}"; do
+			names "$tree/$a" >"$cache/${a//\//_}.names"
+			defines "$tree/$a" >"$cache/${a//\//_}.defines"
+		done
+		loop=$(for a in "${files[@]}"; do
+			for b in "${files[@]}"; do
+				[ "$a" != "$b" ] || continue
+				if [ -n "$(comm -12 "$cache/${a//\//_}.names" "$cache/${b//\//_}.defines")" ]; then
+					printf '%s %s\n' "$a" "$b"
+				fi
+			done
+		done | tsort 2>&1 >/dev/null | sed -n 's/^tsort: \([^:]*\.c\)$/\1/p' | tr '\n' ' ')
+		[ -z "$loop" ] || printf '%s: %s\n' "$dir" "${loop% }"
+	done < <(cd "$tree" && find cmd offsets golayout bpf -type d | sort)
+	rm -rf "$cache"
+}
+
 tree=${1:-$TOP}
 
 # the checker first: a tree with each kind of bad include planted must fail on each
@@ -98,6 +144,16 @@ for want in 'cmd/record/wall.c: "cmd/profile.h"' 'cmd/output/pprof.c: "cmd/recor
 done
 extra=$(grep -c . <<<"$found")
 check_eq "the planted tree breaks the layering in exactly the 5 planted places" 5 "$extra"
+# and a circle of calls planted inside one folder
+printf 'void plant_a(void)\n{\n\thashmap__new();\n}\n' >>"$plant/cmd/util/vec.c"
+printf 'void plant_b(void)\n{\n\tvec__push(0);\n}\n' >>"$plant/cmd/util/hashmap.c"
+found=$(circles "$plant")
+if grep -qE '^cmd/util: .*(hashmap\.c.*vec\.c|vec\.c.*hashmap\.c)' <<<"$found" &&
+	[ "$(grep -c . <<<"$found")" -eq 1 ]; then
+	ok "the checker finds a planted circle of calls inside a folder: $found"
+else
+	not_ok "the checker misses a planted circle of calls in cmd/util (it found: $(tr '\n' ';' <<<"$found"))"
+fi
 
 # then the tree itself
 n=$(cd "$tree" && find cmd offsets golayout bpf -name '*.[ch]' | wc -l)
@@ -117,4 +173,10 @@ for rule in "cmd/record/ cmd/symbols/ cmd/output/ cmd/util/ include no front end
 		not_ok "$rule: $(tr '\n' ';' <<<"$bad")"
 	fi
 done
+found=$(circles "$tree")
+if [ -z "$found" ]; then
+	ok "no folder's files call each other in a circle"
+else
+	not_ok "files of one folder call each other in a circle: $(tr '\n' ';' <<<"$found")"
+fi
 done_testing

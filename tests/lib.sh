@@ -164,6 +164,12 @@ go_vendor_tree() {
 	printf '%s\n' "$dir"
 }
 
+# pid_tgid_key TGID TID: a thread's bpf_get_current_pid_tgid() as bpftool's
+# key bytes (hex, little-endian), as OBI keys its traces_ctx_v1 map
+pid_tgid_key() {
+	printf '%016x' $(($1 << 32 | $2)) | sed 's/../& /g' | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }'
+}
+
 # go_build VERSION VARIANT [PROGRAM]: builds testdata/PROGRAM (default traced)
 # with Go VERSION in one of GO_VARIANTS and prints the binary's path. Rebuilds
 # only when the sources are newer than the binary.

@@ -37,10 +37,9 @@ obi_create() {
 }
 # obi_fill DIR PID TID TRACE SPAN: thread TID works for TRACE and SPAN, as OBI writes it
 obi_fill() {
-	local key
-	key=$(printf '%016x' $(($2 << 32 | $3)) | sed 's/../& /g' | awk '{ for (i = NF; i > 0; i--) printf "%s ", $i }')
 	# shellcheck disable=SC2046
-	bpftool map update pinned "$1/otel/traces_ctx_v1" key hex $key value hex $(sed 's/../& /g' <<<"$4$5")
+	bpftool map update pinned "$1/otel/traces_ctx_v1" key hex $(pid_tgid_key "$2" "$3") \
+		value hex $(sed 's/../& /g' <<<"$4$5")
 }
 # start_fixture VERSION: testdata/lockedthreads; sets $pid, $unlabeled and $labeled (thread IDs)
 start_fixture() {

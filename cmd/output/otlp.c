@@ -577,18 +577,17 @@ static struct resource *resource(struct otlp *o, const struct rec *r)
 	res->last_ns = r->end_ns;
 	/* asked now, while the process most likely lives */
 	if (o->process && o->process(o->process_ctx, r->pid, &p)) {
-		res->service_name = dup_or_null(p.service_name);
 		res->exe_path = dup_or_null(p.exe_path);
 		res->go_version = dup_or_null(p.go_version);
 		if (copy_attrs(res, p.attrs, p.nattrs))
 			return NULL;
 	}
-	/* a record read back names its service itself */
-	if (!res->service_name && r->service_name && !(res->service_name = strdup(r->service_name)))
+	/* as the records name it: its context's, its environment's, its executable's */
+	if (r->service_name && !(res->service_name = strdup(r->service_name)))
 		return NULL;
 	if (!res->comm || !res->cpu_ids || !res->wall_ids ||
 	    (r->container_id && !res->container_id) || (r->pod_uid && !res->pod_uid) ||
-	    (p.service_name && !res->service_name) || (p.exe_path && !res->exe_path) ||
+	    (p.exe_path && !res->exe_path) ||
 	    (p.go_version && !res->go_version) || labels_max(o, res) ||
 	    hashmap__add(o->by_pid, &r->pid, sizeof(r->pid), res))
 		return NULL;

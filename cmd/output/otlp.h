@@ -32,7 +32,6 @@ struct otlp_attr {
 
 /* What a process is beyond its records; the recording knows it, the encoder asks. NULL: unknown. */
 struct otlp_process {
-	const char *service_name; /* its process context's, else its OTEL_SERVICE_NAME */
 	const char *exe_path; /* /proc/PID/exe */
 	const char *go_version; /* "go1.24.4" */
 	/* its process context's resource (OTEP 4719), ahead of every other attribute */

@@ -10,14 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/magic.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "cmd/symbols/binaries.h"
+#include "cmd/util/bpffs.h"
 #include "offsets/go_binary.h"
 #include "offsets/gopclntab.h"
 #include "ctxprof.skel.h"
@@ -32,13 +31,6 @@ struct pins {
 	bool made_dir;
 	__u32 prog_id, map_id;
 };
-
-static bool on_bpffs(const char *path)
-{
-	struct statfs st;
-
-	return statfs(path, &st) == 0 && st.f_type == BPF_FS_MAGIC;
-}
 
 /* Whether PATH lies at or under DIR, by its text. */
 static bool under(const char *path, const char *dir)
@@ -134,7 +126,7 @@ static int prepare_dir(const char *dir, bool *made)
 {
 	char parent[PATH_MAX];
 
-	if (under(dir, BPFFS_ROOT) && !on_bpffs(BPFFS_ROOT)) {
+	if (under(dir, BPFFS_ROOT) && !bpffs__is(BPFFS_ROOT)) {
 		if (mount("bpf", BPFFS_ROOT, "bpf", 0, "mode=0700") != 0) {
 			fprintf(stderr, "failed to mount bpffs on %s: %s\n", BPFFS_ROOT,
 				strerror(errno));
@@ -143,14 +135,14 @@ static int prepare_dir(const char *dir, bool *made)
 		fprintf(stderr, "ctxprof-go: mounted bpffs on %s\n", BPFFS_ROOT);
 	}
 	snprintf(parent, sizeof(parent), "%s", dir);
-	if (access(dir, F_OK) != 0 && on_bpffs(dirname(parent))) {
+	if (access(dir, F_OK) != 0 && bpffs__is(dirname(parent))) {
 		if (mkdir(dir, 0700) != 0) {
 			fprintf(stderr, "failed to create %s: %s\n", dir, strerror(errno));
 			return -errno;
 		}
 		*made = true;
 	}
-	if (!on_bpffs(dir)) {
+	if (!bpffs__is(dir)) {
 		fprintf(stderr,
 			"--pin %s: not a directory on a BPF filesystem (bpffs); use a directory under "
 			"%s, or mount one: mount -t bpf bpf DIR\n",

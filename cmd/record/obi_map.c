@@ -2,15 +2,14 @@
 /* obi_map.c: OBI's traces_ctx_v1 in bpffs: taken where OBI pinned it, else made and pinned as OBI makes it. */
 #include <errno.h>
 #include <limits.h>
-#include <linux/magic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "bpf/ctxprof.h"
+#include "cmd/util/bpffs.h"
 #include "obi_map.h"
 
 /* FD, pinned at PATH, if it is a map of OBI's kind: its fd, else -EINVAL and closed. */
@@ -37,7 +36,6 @@ static int check_map(int fd, const char *path, char *why, size_t len)
 int obi_map__open(const char *bpffs, bool *created, char *why, size_t len)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
-	struct statfs st;
 	int fd, err, tries;
 
 	*created = false;
@@ -46,7 +44,7 @@ int obi_map__open(const char *bpffs, bool *created, char *why, size_t len)
 		snprintf(why, len, "%s: too long a path", bpffs);
 		return -ENAMETOOLONG;
 	}
-	if (statfs(bpffs, &st) || st.f_type != BPF_FS_MAGIC) {
+	if (!bpffs__is(bpffs)) {
 		snprintf(why, len, "%s is no bpffs (mount one there: mount -t bpf bpf %s, or name one "
 			 "with --bpffs)", bpffs, bpffs);
 		return -ENOENT;

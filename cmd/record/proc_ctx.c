@@ -6,9 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 #include "cmd/output/rec.h"
+#include "cmd/util/procfs.h"
 #include "cmd/util/strbuf.h"
 #include "opentelemetry/proto/processcontext/v1development/process_context.pb-c.h"
 #include "proc_ctx.h"
@@ -121,16 +121,6 @@ static int find_mapping(pid_t pid, uint64_t *found)
 	free(line);
 	fclose(f);
 	return 0;
-}
-
-static int read_mem(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
 }
 
 /* Where a field of a message leads, for the messages that can nest. */
@@ -292,7 +282,7 @@ static int decode(struct proc_ctx *c, const uint8_t *p, size_t n, char *why, siz
 /* The header at the mapping, checked: -EINVAL (WHY says why) when it is none of ours. */
 static int read_header(struct proc_ctx *c, struct ctx_header *h, char *why, size_t len)
 {
-	int err = read_mem(c->pid, c->addr, h, sizeof(*h));
+	int err = procfs__read_mem(c->pid, c->addr, h, sizeof(*h));
 
 	if (err) {
 		snprintf(why, len, "its header is unreadable: %s", strerror(-err));
@@ -324,7 +314,7 @@ static int read_once(struct proc_ctx *c, const struct ctx_header *h, char *why, 
 	payload = malloc(h->payload_size);
 	if (!payload)
 		return -ENOMEM;
-	err = read_mem(c->pid, h->payload, payload, h->payload_size);
+	err = procfs__read_mem(c->pid, h->payload, payload, h->payload_size);
 	if (err) {
 		snprintf(why, len, "its payload at 0x%" PRIx64 " is unreadable: %s", h->payload,
 			 strerror(-err));

@@ -14,6 +14,7 @@
 #include "cmd/util/clock.h"
 #include "cmd/util/cpus.h"
 #include "cmd/util/hashmap.h"
+#include "cmd/util/procfs.h"
 #include "container.h"
 #include "processes.h"
 
@@ -456,20 +457,11 @@ const struct container_info *processes__container(struct processes *p, pid_t pid
 const char *processes__comm(struct processes *p, pid_t pid)
 {
 	struct proc *pr = lookup(p, pid);
-	char path[64];
-	FILE *f;
 
 	if (!pr && !(pr = fresh(p, pid, false)))
 		return "";
-	if (!pr->comm[0]) {
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(pr->comm, sizeof(pr->comm), f))
-				pr->comm[strcspn(pr->comm, "\n")] = '\0';
-			fclose(f);
-		}
-	}
+	if (!pr->comm[0])
+		procfs__comm(pid, pr->comm, sizeof(pr->comm));
 	return pr->comm;
 }
 

@@ -8,6 +8,7 @@
 #include <sys/uio.h>
 
 #include "cmd/util/hashmap.h"
+#include "cmd/util/procfs.h"
 #include "offsets/gopclntab.h"
 #include "frame_table.h"
 #include "wall.h"
@@ -125,12 +126,7 @@ struct wall_reader {
 
 static int mem_read(const struct wall_reader *r, void *dst, size_t len, uint64_t addr)
 {
-	struct iovec local = { dst, len }, remote = { (void *)addr, len };
-	ssize_t n = process_vm_readv(r->pid, &local, 1, &remote, 1, 0);
-
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EFAULT;
+	return procfs__read_mem(r->pid, addr, dst, len);
 }
 
 static uint64_t u64_at(const uint8_t *b, uint32_t off)

@@ -39,7 +39,6 @@ static bool process(void *ctx, uint32_t pid, struct otlp_process *out)
 {
 	if (pid < 4242 || pid > 4249)
 		return false;
-	out->service_name = "checkout";
 	out->exe_path = "/usr/bin/shop";
 	out->go_version = "go1.24.4";
 	return true;
@@ -217,7 +216,7 @@ static void test_request(void)
 	struct rec_stack stacks_wall[] = { { 5, 3, frames_a, 3, times_a } };
 	struct rec recs[4] = {
 		{ .trace_id = TRACE_A, .trace_source = "label", .span_id = SPAN_A, .labels = labels_a,
-		  .nlabels = 4, .pid = 4242, .comm = (const uint8_t *)"shop", .comm_len = 4,
+		  .nlabels = 4, .pid = 4242, .service_name = "checkout", .comm = (const uint8_t *)"shop", .comm_len = 4,
 		  .container_id = "f00dcafe00000000000000000000000000000000000000000000000000000000",
 		  .origin = REC_SAMPLING, .samples = 5, .cpu_ns = 5LL * PERIOD, .wall_ns = -1,
 		  .start_ns = T0, .end_ns = T0 + 2000000000LL, .stacks = stacks_a, .nstacks = 2,
@@ -226,12 +225,12 @@ static void test_request(void)
 		{ .pid = 7, .comm = (const uint8_t *)"other", .comm_len = 5, .origin = REC_SAMPLING,
 		  .samples = 3, .cpu_ns = 3LL * PERIOD, .start_ns = T0, .end_ns = T0 + 30,
 		  .stacks = stacks_a, .nstacks = 1, .mappings = maps, .nmappings = 1 },
-		{ .trace_id = TRACE_B, .trace_source = "traceparent", .pid = 4242,
+		{ .trace_id = TRACE_B, .trace_source = "traceparent", .pid = 4242, .service_name = "checkout",
 		  .comm = (const uint8_t *)"shop", .comm_len = 4, .origin = REC_WALL, .samples = 5,
 		  .cpu_ns = -1, .wall_ns = 5LL * WALL_PERIOD, .state = "waiting",
 		  .wait_reason = "chan receive", .start_ns = T0 + 100, .end_ns = T0 + 3000000000LL,
 		  .stacks = stacks_wall, .nstacks = 1, .mappings = maps, .nmappings = 1 },
-		{ .pid = 4242, .comm = (const uint8_t *)"shop", .comm_len = 4, .origin = REC_UPROBE,
+		{ .pid = 4242, .service_name = "checkout", .comm = (const uint8_t *)"shop", .comm_len = 4, .origin = REC_UPROBE,
 		  .samples = 1, .cpu_ns = -1, .stacks = stacks_a, .nstacks = 1 },
 	};
 	static const char *const ids[] = { "otel.traceid", "span_id" };
@@ -279,7 +278,7 @@ static void test_request(void)
 	check_int("one ResourceProfiles per process", 2, req->n_resource_profiles);
 
 	res = req->resource_profiles[0]->resource;
-	check_str("service.name from the process", "checkout", res_attr(res, "service.name"));
+	check_str("service.name as the records name it", "checkout", res_attr(res, "service.name"));
 	check_str("process.pid", "4242", res_attr(res, "process.pid"));
 	check_str("process.executable.name", "shop", res_attr(res, "process.executable.name"));
 	check_str("process.executable.path", "/usr/bin/shop", res_attr(res, "process.executable.path"));
@@ -379,7 +378,7 @@ static void test_ids(void)
 				     L("req_trace", "ffffffffffffffffffffffffffffffff"),
 				     L("tenant", "acme") };
 	struct rec base = { .trace_id = TRACE_B, .trace_source = "label", .span_id = SPAN_B,
-			    .pid = 4243, .comm = (const uint8_t *)"shop", .comm_len = 4,
+			    .pid = 4243, .service_name = "checkout", .comm = (const uint8_t *)"shop", .comm_len = 4,
 			    .origin = REC_SAMPLING, .samples = 1, .cpu_ns = PERIOD, .start_ns = T0,
 			    .end_ns = T0 + 3, .nstacks = 1, .mappings = maps, .nmappings = 1 };
 	static const char *const ids[] = { "otel.traceid", "otel_traceid", "trace_id", "trace id",
@@ -449,7 +448,7 @@ static void test_budget(void)
 					      { "k8s.node.name", "node-7" },
 					      { "k8s.deployment.name", "checkout" } };
 	struct rec r = { .trace_id = TRACE_A, .trace_source = "label", .labels = labels,
-			 .nlabels = 18, .pid = 4244, .comm = (const uint8_t *)"shop", .comm_len = 4,
+			 .nlabels = 18, .pid = 4244, .service_name = "checkout", .comm = (const uint8_t *)"shop", .comm_len = 4,
 			 .container_id = "f00dcafe00000000000000000000000000000000000000000000000000000000",
 			 .pod_uid = "7c1e7f5a-2b8c-4c51-9f42-0e6a1b2c3d4e", .ns_pid = 1,
 			 .origin = REC_SAMPLING, .samples = 2, .cpu_ns = 2LL * PERIOD,
@@ -655,18 +654,18 @@ static void test_split(void)
 	struct rec_stack stacks[] = { { 4, 3, frames_a, 3, times }, { 2, 2, frames_b } };
 	struct rec_stack stacks_wall[] = { { 5, 3, frames_a, 3, times }, { 1, 2, frames_b } };
 	struct rec recs[] = {
-		{ .trace_id = TRACE_A, .trace_source = "label", .labels = labels, .nlabels = 2, .pid = 4242,
+		{ .trace_id = TRACE_A, .trace_source = "label", .labels = labels, .nlabels = 2, .pid = 4242, .service_name = "checkout",
 		  .comm = (const uint8_t *)"shop", .comm_len = 4, .origin = REC_SAMPLING, .samples = 6,
 		  .cpu_ns = 6LL * PERIOD, .wall_ns = -1, .start_ns = T0, .end_ns = T0 + 30, .stacks = stacks,
 		  .nstacks = 2, .mappings = maps, .nmappings = 1 },
-		{ .trace_id = TRACE_B, .trace_source = "traceparent", .pid = 4243,
+		{ .trace_id = TRACE_B, .trace_source = "traceparent", .pid = 4243, .service_name = "checkout",
 		  .comm = (const uint8_t *)"cart", .comm_len = 4, .origin = REC_SAMPLING, .samples = 4,
 		  .cpu_ns = 4LL * PERIOD, .wall_ns = -1, .start_ns = T0, .end_ns = T0 + 30,
 		  .stacks = stacks, .nstacks = 1, .mappings = maps, .nmappings = 1 },
 		{ .pid = 7, .comm = (const uint8_t *)"other", .comm_len = 5, .origin = REC_SAMPLING,
 		  .samples = 2, .cpu_ns = 2LL * PERIOD, .start_ns = T0, .end_ns = T0 + 30,
 		  .stacks = stacks + 1, .nstacks = 1, .mappings = maps, .nmappings = 1 },
-		{ .trace_id = TRACE_B, .pid = 4243, .comm = (const uint8_t *)"cart", .comm_len = 4,
+		{ .trace_id = TRACE_B, .pid = 4243, .service_name = "checkout", .comm = (const uint8_t *)"cart", .comm_len = 4,
 		  .origin = REC_WALL, .samples = 6, .cpu_ns = -1, .wall_ns = 6LL * WALL_PERIOD,
 		  .state = "waiting", .wait_reason = "chan receive", .start_ns = T0, .end_ns = T0 + 30,
 		  .stacks = stacks_wall, .nstacks = 2, .mappings = maps, .nmappings = 1 },

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* sampler.h: the BPF side of a recording: its programs set up, loaded and attached, its rings, and stopped. */
+#ifndef __SAMPLER_H
+#define __SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <bpf/libbpf.h>
+
+struct ctxprof_bpf;
+struct sampler;
+struct session_config;
+
+/*
+ * The skeleton set up for what CFG asks (only that: the verifier's time
+ * is start-up time) and loaded. CFG is the session's own, and stays its:
+ * its trace_sources lose obi where OBI's map cannot be shared. NULL with a
+ * message on stderr.
+ */
+struct sampler *sampler__new(struct session_config *cfg, uint64_t period_ns);
+/* Stops what is attached and frees it all. Accepts NULL. */
+void sampler__free(struct sampler *s);
+
+struct ctxprof_bpf *sampler__skel(const struct sampler *s);
+/* One ring per CPU, each event to FN; NULL with a message. */
+struct ring_buffer *sampler__rings(struct sampler *s, ring_buffer_sample_fn fn, void *ctx);
+/* --pin DIR and --uprobe BINARY:SYMBOL: their messages are their own. */
+int sampler__attach_custom(struct sampler *s);
+/*
+ * The exec tracepoint, then the cpu-clock event on every online CPU (a CPU
+ * that gives ENODEV is skipped), for the cgroup's tasks only under
+ * --cgroup; under --pid, on each target's threads instead, as it is added.
+ * -errno with a message.
+ */
+int sampler__attach(struct sampler *s);
+/* --pid: the per-thread events gave way: the cpu-clock event on every CPU from now on. */
+int sampler__every_cpu(struct sampler *s);
+/* The cpu-clock events, uprobes and pins gone: nothing new reaches the rings but exec marks. */
+void sampler__stop(struct sampler *s);
+
+/* --pid: the cpu-clock events follow the targets' threads. */
+bool sampler__per_task(const struct sampler *s);
+/* The CPUs sampled on: what "on N CPUs" counts. */
+int sampler__nevents(const struct sampler *s);
+/* --cgroup's path below its cgroup2 mount, for the caller to free; NULL without. */
+char *sampler__take_cgroup_dir(struct sampler *s);
+
+#endif /* __SAMPLER_H */

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/* stats.c: what a recording says of itself: the statistics at exit and on SIGUSR1, hints where trace IDs are few, /metrics. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "bpf/ctxprof.h"
+#include "cmd/output/metrics_http.h"
+#include "cmd/output/otlp.h"
+#include "cmd/util/clock.h"
+#include "cmd/util/strbuf.h"
+#include "aggregate.h"
+#include "processes.h"
+#include "session.h"
+#include "stats.h"
+#include "target.h"
+#include "targets.h"
+#include "wall.h"
+
+/* The kernel's counters (enum stat_idx), summed over CPUs. */
+static void kernel_stats(const struct stats_view *v, __u64 totals[STAT_MAX])
+{
+	int ncpus = libbpf_num_possible_cpus(), i, k;
+	__u64 *vals;
+
+	vals = calloc(ncpus > 0 ? ncpus : 1, sizeof(*vals));
+	for (k = 0; vals && k < STAT_MAX; k++) {
+		if (bpf_map_lookup_elem(v->stats_fd, &k, vals) != 0)
+			continue;
+		for (i = 0; i < ncpus; i++)
+			totals[k] += vals[i];
+	}
+	free(vals);
+}
+
+/* "s" for any count but 1: "1 sample", "2 samples" */
+static const char *plural(unsigned long long n)
+{
+	return n == 1 ? "" : "s";
+}
+
+static void print_sampling_stats(const struct stats_view *v, const __u64 *totals,
+				 const struct agg_stats *st, bool so_far)
+{
+	int nadded = targets__added(v->targets), now = targets__count(v->targets);
+	int came = nadded - v->nstart, went = nadded - now;
+	char moves[96] = "";
+
+	/* targets that came or went: why the count at the start is not this one */
+	if (came || went)
+		snprintf(moves, sizeof(moves), " (%d at the start, %d came, %d went)", v->nstart, came,
+			 went);
+	fprintf(stderr,
+		"ctxprof-go: %s%llu sample%s from %d target%s%s, %llu (%.1f%%) with a trace ID, "
+		"%llu record%s; lost %llu (ring buffer full), %llu label read error%s, "
+		"%llu without their label set, %llu filtered (--traced-only), %llu malformed; "
+		"%llu stack%s got back a leaf's caller\n",
+		so_far ? "so far, " : "", (unsigned long long)st->samples, plural(st->samples),
+		nadded, plural(nadded), moves, (unsigned long long)st->traced,
+		st->samples ? 100.0 * st->traced / st->samples : 0.0, (unsigned long long)st->records,
+		plural(st->records), (unsigned long long)totals[STAT_LOST_RINGBUF],
+		(unsigned long long)totals[STAT_READ_ERR], plural(totals[STAT_READ_ERR]),
+		(unsigned long long)st->unresolved, (unsigned long long)totals[STAT_FILTERED],
+		(unsigned long long)st->malformed, (unsigned long long)st->repaired,
+		plural(st->repaired));
+}
+
+struct pid_list {
+	struct agg_pid_stats *items;
+	size_t n, cap;
+};
+
+static void list_pid(const struct agg_pid_stats *p, void *ctx)
+{
+	struct pid_list *l = ctx;
+
+	if (l->n < l->cap)
+		l->items[l->n++] = *p;
+}
+
+static int by_samples(const void *pa, const void *pb)
+{
+	const struct agg_pid_stats *a = pa, *b = pb;
+
+	return a->samples < b->samples ? 1 : a->samples > b->samples ? -1 : (int)a->pid - (int)b->pid;
+}
+
+/* -v: every process sampled, most samples first, and whether it is still a target. */
+static void print_targets(const struct stats_view *v)
+{
+	struct pid_list l = { .cap = (size_t)targets__added(v->targets) + 1 };
+	size_t i;
+
+	l.items = calloc(l.cap, sizeof(*l.items));
+	if (!l.items)
+		return;
+	aggregate__pids(v->agg, list_pid, &l);
+	qsort(l.items, l.n, sizeof(*l.items), by_samples);
+	for (i = 0; i < l.n; i++)
+		fprintf(stderr, "ctxprof-go: pid %u (%s): %llu sample%s, %.1f%% with a trace ID%s\n",
+			l.items[i].pid, l.items[i].comm, (unsigned long long)l.items[i].samples,
+			plural(l.items[i].samples), 100.0 * l.items[i].traced / l.items[i].samples,
+			targets__find(v->targets, l.items[i].pid) ? "" : "; gone");
+	free(l.items);
+}
+
+struct hint_round {
+	const struct stats_view *v;
+	const __u64 *totals;
+};
+
+/* A target with samples, under half of them with a trace ID: the cause, when one is known. */
+static void hint_one(const struct agg_pid_stats *p, void *ctx)
+{
+	const struct hint_round *r = ctx;
+	const struct target *t = targets__find(r->v->targets, p->pid);
+	char why[256];
+
+	if (!t || p->samples < 50 || 2 * p->traced >= p->samples ||
+	    !target__untraced_cause(t, r->totals[STAT_HTTP_BARE], why, sizeof(why)))
+		return;
+	fprintf(stderr, "ctxprof-go: pid %u (%s): %.1f%% of its %llu samples with a trace ID: %s\n",
+		p->pid, target__comm(t), 100.0 * p->traced / p->samples, (unsigned long long)p->samples, why);
+}
+
+static void print_wall_stats(const struct stats_view *v)
+{
+	const struct wall_stats *w = v->wall;
+	char stride[64] = "";
+	struct agg_stats st;
+
+	aggregate__stats(v->agg, &st);
+	if (w->stride > 1)
+		snprintf(stride, sizeof(stride), " (each goroutine in 1 of %llu snapshots)",
+			 (unsigned long long)w->stride);
+	fprintf(stderr,
+		"ctxprof-go: wall: %llu goroutine samples in %llu snapshots at %lu Hz from %llu looks%s, "
+		"%llu read in full; %llu dropped as changed while read (%.2f%%), "
+		"%llu unreadable; %.1f ms of CPU; %llu looks at running goroutines, %llu of them with "
+		"the stack of their CPU sample nearest in time\n",
+		(unsigned long long)w->goroutines, (unsigned long long)w->snapshots, v->cfg->wall_hz,
+		(unsigned long long)w->looks, stride, (unsigned long long)w->reread, (unsigned long long)w->dropped,
+		w->looks + w->dropped ? 100.0 * w->dropped / (w->looks + w->dropped) : 0.0,
+		(unsigned long long)w->unreadable, v->wall_cpu_ns / 1e6,
+		(unsigned long long)st.wall_running, (unsigned long long)st.wall_running_framed);
+}
+
+/* --otlp: what reached the collector, and what did not; during the run, what so far. */
+static void print_otlp_stats(const struct stats_view *v)
+{
+	const struct otlp_export_stats st = v->otlp;
+	struct otlp_stats es = {};
+	size_t i;
+
+	fprintf(stderr,
+		"ctxprof-go: otlp: %llu requests sent to %s (%llu samples, %llu bytes), %llu retries, "
+		"%llu dropped (%llu samples), %llu profiles rejected by the collector; queue high "
+		"water %llu of %zu",
+		(unsigned long long)st.requests, v->cfg->otlp->url, (unsigned long long)st.samples,
+		(unsigned long long)st.bytes, (unsigned long long)st.retries,
+		(unsigned long long)st.dropped, (unsigned long long)st.dropped_samples,
+		(unsigned long long)st.rejected, (unsigned long long)st.queue_high,
+		v->cfg->otlp->queue_max);
+	if (st.splits)
+		fprintf(stderr, "; %llu requests cut in halves for their size",
+			(unsigned long long)st.splits);
+	if (st.dropped)
+		fprintf(stderr,
+			"; dropped for: a full queue %llu, refusal %llu, size %llu, no answer in time %llu",
+			(unsigned long long)st.dropped_full, (unsigned long long)st.dropped_refused,
+			(unsigned long long)st.dropped_too_large, (unsigned long long)st.dropped_unsent);
+	if (v->encoder)
+		otlp__stats(v->encoder, &es);
+	if (es.left_out_samples) {
+		fprintf(stderr,
+			"; %llu samples sent without some of their labels, past the budget of %d "
+			"attributes a series: ",
+			(unsigned long long)es.left_out_samples, OTLP_MAX_ATTRIBUTES);
+		for (i = 0; i < OTLP_LEFT_OUT_NAMES && es.left_out_names[i]; i++)
+			fprintf(stderr, "%s'%s'", i ? ", " : "", es.left_out_names[i]);
+		if (es.left_out_keys > i)
+			fprintf(stderr, " and %llu more", (unsigned long long)(es.left_out_keys - i));
+		fprintf(stderr, " left out (--otlp-labels chooses)");
+	}
+	fputc('\n', stderr);
+}
+
+/* One metric of the page: its help and type once, then its samples. */
+static void metric(struct strbuf *b, const char *name, const char *type, const char *help)
+{
+	strbuf__printf(b, "# HELP ctxprof_%s %s\n# TYPE ctxprof_%s %s\n", name, help, name, type);
+}
+
+static void value(struct strbuf *b, const char *name, const char *labels, unsigned long long v)
+{
+	strbuf__printf(b, "ctxprof_%s%s %llu\n", name, labels, v);
+}
+
+/* --metrics-addr: what the statistics lines say, as Prometheus's text format. */
+void stats__publish(const struct stats_view *v, struct metrics_http *m)
+{
+	const struct otlp_export_stats *o = &v->otlp;
+	__u64 totals[STAT_MAX] = {};
+	struct strbuf b = {};
+	struct agg_stats st;
+
+	if (!m)
+		return;
+	kernel_stats(v, totals);
+	aggregate__stats(v->agg, &st);
+	metric(&b, "samples_total", "counter", "CPU samples and wall looks taken of targets.");
+	value(&b, "samples_total", "", st.samples);
+	metric(&b, "samples_traced_total", "counter", "Samples with a trace ID.");
+	value(&b, "samples_traced_total", "", st.traced);
+	metric(&b, "samples_lost_total", "counter", "Samples lost, by cause.");
+	value(&b, "samples_lost_total", "{cause=\"ring_buffer_full\"}", totals[STAT_LOST_RINGBUF]);
+	value(&b, "samples_lost_total", "{cause=\"cpu_busy\"}", totals[STAT_BUSY]);
+	value(&b, "samples_lost_total", "{cause=\"exec\"}", totals[STAT_EXECED]);
+	value(&b, "samples_lost_total", "{cause=\"malformed\"}", st.malformed);
+	metric(&b, "samples_filtered_total", "counter", "Samples without a trace ID dropped by --traced-only.");
+	value(&b, "samples_filtered_total", "", totals[STAT_FILTERED]);
+	metric(&b, "label_read_errors_total", "counter", "Samples whose goroutine labels could not be read.");
+	value(&b, "label_read_errors_total", "", totals[STAT_READ_ERR]);
+	metric(&b, "records_total", "counter", "Records written.");
+	value(&b, "records_total", "", st.records);
+	metric(&b, "targets", "gauge", "Processes sampled now.");
+	value(&b, "targets", "", targets__count(v->targets));
+	metric(&b, "targets_added_total", "counter", "Processes ever sampled in this run.");
+	value(&b, "targets_added_total", "", targets__added(v->targets));
+	if (v->cfg->otlp) {
+		metric(&b, "otlp_requests_sent_total", "counter", "OTLP requests the collector took.");
+		value(&b, "otlp_requests_sent_total", "", o->requests);
+		metric(&b, "otlp_samples_sent_total", "counter", "Samples in them.");
+		value(&b, "otlp_samples_sent_total", "", o->samples);
+		metric(&b, "otlp_bytes_sent_total", "counter", "Bytes of them, as sent.");
+		value(&b, "otlp_bytes_sent_total", "", o->bytes);
+		metric(&b, "otlp_retries_total", "counter", "Attempts that failed and were tried again.");
+		value(&b, "otlp_retries_total", "", o->retries);
+		metric(&b, "otlp_requests_failed_total", "counter",
+		       "OTLP requests never delivered, by cause.");
+		value(&b, "otlp_requests_failed_total", "{cause=\"queue_full\"}", o->dropped_full);
+		value(&b, "otlp_requests_failed_total", "{cause=\"refused\"}", o->dropped_refused);
+		value(&b, "otlp_requests_failed_total", "{cause=\"too_large\"}", o->dropped_too_large);
+		value(&b, "otlp_requests_failed_total", "{cause=\"unsent\"}", o->dropped_unsent);
+		metric(&b, "otlp_samples_failed_total", "counter", "Samples in them.");
+		value(&b, "otlp_samples_failed_total", "", o->dropped_samples);
+		metric(&b, "otlp_profiles_rejected_total", "counter",
+		       "Profiles the collector took a request without (partial success).");
+		value(&b, "otlp_profiles_rejected_total", "", o->rejected);
+		metric(&b, "otlp_requests_split_total", "counter", "Requests cut in halves for their size.");
+		value(&b, "otlp_requests_split_total", "", o->splits);
+		metric(&b, "otlp_requests_queued", "gauge", "OTLP requests waiting to be sent, or being sent.");
+		value(&b, "otlp_requests_queued", "", o->queued);
+	}
+	if (!b.oom)
+		metrics_http__publish(m, b.p, b.n);
+	strbuf__free(&b);
+}
+
+/* The statistics: at exit, and on SIGUSR1 (SO_FAR). Lines about what did not happen are left out. */
+void stats__print(const struct stats_view *v, bool so_far)
+{
+	__u64 totals[STAT_MAX] = {};
+	struct processes_stats ps;
+	struct agg_stats st;
+
+	kernel_stats(v, totals);
+	aggregate__stats(v->agg, &st);
+	if (v->cfg->sampling)
+		print_sampling_stats(v, totals, &st, so_far);
+	if (v->cfg->sampling && v->cfg->verbose)
+		print_targets(v);
+	if (v->cfg->sampling)
+		aggregate__pids(v->agg, hint_one, &(struct hint_round){ .v = v, .totals = totals });
+	/* samples that can have no labels: many in a target means its g was not found */
+	if (v->cfg->sampling && v->cfg->verbose)
+		fprintf(stderr,
+			"ctxprof-go: %llu samples outside any goroutine: %llu on threads whose TLS "
+			"slot held no g, %llu of an M between goroutines (m.curg 0)\n",
+			(unsigned long long)(totals[STAT_NO_G] + totals[STAT_NO_CURG]),
+			(unsigned long long)totals[STAT_NO_G], (unsigned long long)totals[STAT_NO_CURG]);
+	/* -p: ticks the sampler turned away; a forked child's, or a target it does not know */
+	if (v->per_task && v->cfg->verbose)
+		fprintf(stderr,
+			"ctxprof-go: %llu ticks of followed threads turned away (children the targets "
+			"forked): %llu of processes not marked in target_bits, %llu not in the targets "
+			"map\n",
+			(unsigned long long)(totals[STAT_UNMARKED] + totals[STAT_UNKNOWN]),
+			(unsigned long long)totals[STAT_UNMARKED], (unsigned long long)totals[STAT_UNKNOWN]);
+	/* where ctxprof-go's own time went: what make bench weighs */
+	if (v->cfg->verbose) {
+		fprintf(stderr, "ctxprof-go: own CPU: %.1f ms in all, %.1f ms of it writing records (%llu flush%s)",
+			now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e6, v->write_cpu_ns / 1e6,
+			(unsigned long long)v->flushes, v->flushes == 1 ? "" : "es");
+		if (v->cfg->wall)
+			fprintf(stderr, ", %.1f ms in --wall snapshots", v->wall_cpu_ns / 1e6);
+		fputc('\n', stderr);
+	}
+	if (totals[STAT_EVENTS])
+		fprintf(stderr,
+			"ctxprof-go: %llu custom-trace and uprobe events: %llu reported, %llu lost "
+			"(ring buffer full), %llu not written\n",
+			(unsigned long long)totals[STAT_EVENTS], (unsigned long long)st.events,
+			(unsigned long long)totals[STAT_EVENTS_LOST],
+			(unsigned long long)(totals[STAT_EVENTS] - totals[STAT_EVENTS_LOST] - st.events));
+	if (totals[STAT_BUSY])
+		fprintf(stderr,
+			"ctxprof-go: %llu samples and events dropped: every work slot of their CPU was "
+			"taken by programs they interrupted\n",
+			(unsigned long long)totals[STAT_BUSY]);
+	processes__stats(v->procs, &ps);
+	if (ps.lost)
+		fprintf(stderr,
+			"ctxprof-go: %llu mmap, exec and exit records lost (perf ring full): frames of "
+			"processes that started meanwhile may stay addresses\n",
+			(unsigned long long)ps.lost);
+	if (v->cfg->wall)
+		print_wall_stats(v);
+	if (v->cfg->otlp)
+		print_otlp_stats(v);
+	if (totals[STAT_EXECED])
+		fprintf(stderr,
+			"ctxprof-go: %llu samples dropped from targets that no longer ran their Go "
+			"program (an exec, or the end of an exit)\n",
+			(unsigned long long)totals[STAT_EXECED]);
+}

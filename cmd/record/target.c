@@ -1,0 +1,893 @@
+// SPDX-License-Identifier: GPL-2.0
+/* target.c: one process a recording samples: its binary and layout, its probes, per-thread events and goroutine reader. */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <bpf/libbpf.h>
+#include <bpf/bpf.h>
+
+#include "bpf/ctxprof.h"
+#include "cmd/output/otlp.h"
+#include "cmd/output/otlp_export.h"
+#include "cmd/symbols/binaries.h"
+#include "cmd/util/clock.h"
+#include "cmd/util/hashmap.h"
+#include "cmd/util/procfs.h"
+#include "cmd/util/vec.h"
+#include "offsets/go_binary.h"
+#include "ctxprof.skel.h"
+#include "aggregate.h"
+#include "cpu_clock.h"
+#include "frame_table.h"
+#include "proc_ctx.h"
+#include "processes.h"
+#include "target.h"
+#include "wall.h"
+
+/* CPU time, in sampling periods, that chance alone does not leave without a sample */
+#define MIN_DUE_SAMPLES 20
+
+struct target {
+	const struct target_env *env;
+	pid_t pid;
+	int pidfd; /* readable once the process has exited */
+	char comm[32];
+	/* held while sampled: replicas of one binary read its DWARF once */
+	struct go_binary *gb;
+	struct stat exe_st; /* its executable when added */
+	bool pending; /* its name, container and mappings are still to be read */
+	/* the traceparent source's probes in this process, at its handlers' entries */
+	struct bpf_link *http_links[MAX_TRACE_PROBES];
+	size_t nhttp;
+	bool spawn_probed; /* one gives the goroutines a goroutine starts its context */
+	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
+	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
+	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */
+	/* OTEL_SERVICE_NAME in its environment, or service.name in OTEL_RESOURCE_ATTRIBUTES; NULL until read, "" when none */
+	char *env_service;
+	struct proc_ctx *ctx; /* what its OpenTelemetry SDK publishes (OTEP 4719) */
+	char ctx_why[160]; /* why its context was skipped last; "" when it was not */
+	/*
+	 * --pid: the cpu-clock events that follow its threads (inherited by
+	 * the threads each makes later), struct thread_ticks each
+	 */
+	struct vec ticks;
+	/* what the events counted, and on how many threads, once stopped */
+	uint64_t ticked_ns;
+	size_t ticked_threads;
+	bool ticks_ran; /* its events counted CPU time: the kernel runs them */
+	uint64_t cpu_ticked_ns; /* its CPU time once its threads' events were open */
+	/* arm64, Go before 1.21: its binary's frame sizes, shared by its processes */
+	struct frame_entry *frames;
+	/* its CPU time when added, and when last seen alive: what the sampler should have seen */
+	uint64_t cpu_added_ns, cpu_seen_ns;
+};
+
+/* a binary's frame_table, while a target uses it; left empty, by address of its go_binary */
+struct frame_entry {
+	struct frame_table *ft;
+	unsigned int refs;
+};
+
+/* a cpu-clock event on one thread of a target, and the thread */
+struct thread_ticks {
+	pid_t tid;
+	int fd; /* the event's, owned by LINK: read for the time it counted */
+	struct bpf_link *link;
+};
+
+pid_t target__pid(const struct target *t)
+{
+	return t->pid;
+}
+
+const char *target__comm(const struct target *t)
+{
+	return t->comm;
+}
+
+const struct go_binary *target__binary(const struct target *t)
+{
+	return t->gb;
+}
+
+struct wall_reader *target__wall(const struct target *t)
+{
+	return t->wall;
+}
+
+bool target__pending(const struct target *t)
+{
+	return t->pending;
+}
+
+bool target__probed(const struct target *t)
+{
+	return t->nhttp > 0;
+}
+
+__u32 target__reexecs(const struct target *t)
+{
+	return t->reexecs;
+}
+
+int target__frame_fd(const struct target *t)
+{
+	return t->frames ? t->frames->ft->fd : -1;
+}
+
+static void detach_http(struct target *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nhttp; i++)
+		bpf_link__destroy(t->http_links[i]);
+	t->nhttp = 0;
+	t->spawn_probed = false;
+}
+
+void target__free(struct target *t)
+{
+	if (!t)
+		return;
+	detach_http(t);
+	target__stop_ticks(t);
+	free(t->ticks.items);
+	if (t->frames && !--t->frames->refs) {
+		frame_table__free(t->frames->ft);
+		t->frames->ft = NULL;
+	}
+	wall_reader__free(t->wall);
+	binaries__put(t->gb);
+	free(t->env_service);
+	proc_ctx__free(t->ctx);
+	if (t->pidfd >= 0)
+		close(t->pidfd);
+	free(t);
+}
+
+/*
+ * T's process held by a pidfd (readable once it exits), its name, and its
+ * executable, parsed or shared with other targets running the same file.
+ * -errno with a message unless QUIET.
+ */
+static int open_process(struct target *t, bool quiet)
+{
+	char exe[64], err[256], *path = t->exe;
+	pid_t pid = t->pid;
+	ssize_t n;
+	int ret;
+
+	t->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (t->pidfd < 0) {
+		ret = -errno;
+		if (quiet)
+			return ret;
+		if (ret == -ESRCH)
+			fprintf(stderr, "pid %d: no such process\n", (int)pid);
+		else
+			fprintf(stderr, "pid %d: failed to open: %s\n", (int)pid, strerror(-ret));
+		return ret;
+	}
+	procfs__comm(pid, t->comm, sizeof(t->comm));
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	n = readlink(exe, path, sizeof(t->exe) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	if (stat(exe, &t->exe_st) != 0) {
+		ret = -errno;
+		/* its pidfd is readable once it has exited: a zombie has no executable */
+		if (ret == -ENOENT && poll(&(struct pollfd){ .fd = t->pidfd, .events = POLLIN }, 1, 0) > 0) {
+			if (!quiet)
+				fprintf(stderr, "pid %d (%s): has exited\n", (int)pid, t->comm);
+			return -ESRCH;
+		}
+		/* a link nothing may read names no file: no name, then, and no stray space */
+		if (!quiet)
+			fprintf(stderr, "pid %d (%s): cannot read its executable%s%s: %s\n", (int)pid,
+				t->comm, *path ? " " : "", path, strerror(-ret));
+		return ret;
+	}
+	/* shared with the symbolizer, and with other targets running the same file */
+	t->gb = binaries__get(exe, err, sizeof(err));
+	if (!t->gb) {
+		ret = -errno;
+		if (!quiet)
+			fprintf(stderr, "pid %d (%s): cannot read its executable%s%s: %s\n", (int)pid,
+				t->comm, *path ? " " : "", path, err);
+		return ret;
+	}
+	return 0;
+}
+
+/* -ENOTSUP, saying why unless QUIET, when T runs no Go build we can read. */
+static int refuse_unsupported(const struct target *t, bool quiet)
+{
+	size_t i;
+
+	if (go_binary__supported(t->gb))
+		return 0;
+	if (quiet)
+		return -ENOTSUP;
+	/* without a version the problem already says it is not Go */
+	fprintf(stderr, "pid %d (%s, %s): %s", (int)t->pid, t->comm, t->exe,
+		go_binary__version(t->gb) ? "unsupported Go build: " : "");
+	for (i = 0; i < go_binary__nproblems(t->gb); i++)
+		fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(t->gb, i));
+	fputc('\n', stderr);
+	return -ENOTSUP;
+}
+
+void target__layout(const struct target *t, struct target_info *info)
+{
+	struct go_layout *l = &info->layout;
+	uint64_t bias = 0;
+	bool moved = true;
+
+	go_binary__layout(t->gb, l);
+	/* the bias, read from /proc only when an address needs it */
+	if ((l->gc_cycles || t->frames) && go_binary__pie(t->gb))
+		moved = procfs__load_bias(t->pid, go_binary__entry(t->gb), &bias);
+	if (l->gc_cycles)
+		l->gc_cycles = moved ? l->gc_cycles + bias : 0;
+	if (t->frames && moved) {
+		l->frame_text = t->frames->ft->text + bias;
+		l->frame_slots = t->frames->ft->slots;
+	}
+}
+
+/*
+ * arm64, Go before 1.21: T's binary's frame sizes (frame_table.h), built
+ * once for every process that runs it. Without them (said unless QUIET),
+ * T's stacks end where Go left a stale frame pointer.
+ */
+static void find_frames(struct target *t, bool quiet)
+{
+	struct hashmap *tables = t->env->frame_tables;
+	struct frame_entry *fe;
+
+	if (!frame_table__needed(t->gb))
+		return;
+	fe = hashmap__get(tables, &t->gb, sizeof(t->gb));
+	if (!fe) {
+		fe = calloc(1, sizeof(*fe));
+		if (!fe || hashmap__add(tables, &t->gb, sizeof(t->gb), fe)) {
+			free(fe);
+			return;
+		}
+	}
+	if (!fe->ft && !(fe->ft = frame_table__new(t->gb))) {
+		if (!quiet)
+			fprintf(stderr, "pid %d (%s): warning: cannot read its functions' frame "
+					"sizes (%s): stacks end where Go %s left a stale frame pointer\n",
+				(int)t->pid, t->comm, strerror(errno), go_binary__version(t->gb));
+		return;
+	}
+	fe->refs++;
+	t->frames = fe;
+}
+
+/* The binary's warnings (--all says them once per file), and with -v the layout. */
+static void say_layout(const struct target *t, const struct target_info *info, bool quiet)
+{
+	const struct go_layout *l = &info->layout;
+	size_t i;
+
+	for (i = 0; !quiet && i < go_binary__nwarnings(t->gb); i++)
+		fprintf(stderr, "pid %d (%s, %s): warning: %s\n", (int)t->pid, t->comm, t->exe,
+			go_binary__warning(t->gb, i));
+	if (t->env->verbose)
+		fprintf(stderr,
+			"pid %d (%s, %s): %s, offsets from %s, labels %s, g at fs%+lld, g.m %u, "
+			"m.curg %u, g.labels %u, g.goid %u\n",
+			(int)t->pid, t->comm, t->exe, go_binary__version(t->gb),
+			go_layout_source__name(go_binary__source(t->gb)),
+			go_labels_layout__name(l->labels_layout) ?: "unknown",
+			(long long)l->tls_g_offset, l->g_m, l->m_curg, l->g_labels, l->g_goid);
+}
+
+/*
+ * --wall: a reader of T's goroutines. A -p target whose binary cannot give
+ * them is refused, saying why; under --all such a process gets CPU
+ * samples only (said with -v).
+ */
+static int start_wall(struct target *t, bool quiet)
+{
+	const char *why = go_binary__wall_problem(t->gb);
+	uint64_t bias = 0;
+
+	if (!why && go_binary__pie(t->gb) &&
+	    !procfs__load_bias(t->pid, go_binary__entry(t->gb), &bias))
+		why = "cannot read its load address from /proc/PID/auxv";
+	if (!why && !(t->wall = wall_reader__new(t->pid, t->gb, bias)))
+		return -ENOMEM;
+	if (!why)
+		return aggregate__name_reasons(t->env->agg, t->pid, go_binary__wall(t->gb));
+	if (quiet) {
+		if (t->env->verbose)
+			fprintf(stderr, "ctxprof-go: pid %d (%s): no --wall, CPU samples only: %s\n",
+				(int)t->pid, t->comm, why);
+		return 0;
+	}
+	fprintf(stderr, "pid %d (%s): --wall cannot read its goroutines: %s\n", (int)t->pid,
+		t->comm, why);
+	return -EOPNOTSUPP;
+}
+
+int target__open(const struct target_env *env, pid_t pid, bool quiet, struct target_info *info,
+		 struct target **out)
+{
+	struct target *t;
+	int ret;
+
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->ctx = proc_ctx__new(pid))) {
+		free(t);
+		return -ENOMEM;
+	}
+	t->env = env;
+	t->pid = pid;
+	t->pidfd = -1;
+	t->pending = true;
+	t->ticks.size = sizeof(struct thread_ticks);
+	/* before its events: CPU it uses from then on should show in samples */
+	process_cpu_ns(pid, &t->cpu_added_ns);
+	t->cpu_seen_ns = t->cpu_added_ns;
+	ret = open_process(t, quiet);
+	if (!ret)
+		ret = refuse_unsupported(t, quiet);
+	if (!ret) {
+		find_frames(t, quiet);
+		target__layout(t, info);
+		say_layout(t, info, quiet);
+		info->exe_ino = t->exe_st.st_ino;
+		if (env->wall)
+			ret = start_wall(t, quiet);
+	}
+	if (ret) {
+		target__free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+bool target__same_exe(const struct target *t)
+{
+	struct stat now;
+	char exe[64];
+
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+	return stat(exe, &now) == 0 && now.st_dev == t->exe_st.st_dev &&
+	       now.st_ino == t->exe_st.st_ino;
+}
+
+static int take_service_name(void *ctx, const char *k, const char *v)
+{
+	char **name = ctx;
+
+	if (!strcmp(k, "service.name") && !*name)
+		*name = strdup(v);
+	return 0;
+}
+
+/*
+ * The service a process says it is, as its OpenTelemetry SDK would:
+ * OTEL_SERVICE_NAME, else service.name in OTEL_RESOURCE_ATTRIBUTES, from
+ * its environment at exec. "" when neither (or unreadable), NULL when out
+ * of memory.
+ */
+static char *service_name(pid_t pid)
+{
+	char path[64], *env = NULL, *name = NULL, err[128];
+	const char *attrs = NULL, *p;
+	size_t n = 0, cap = 0, got;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "re");
+	while (f && cap < (1 << 20)) {
+		char *grown = realloc(env, cap + 65536 + 1);
+
+		if (!grown)
+			break;
+		env = grown;
+		cap += 65536;
+		got = fread(env + n, 1, cap - n, f);
+		n += got;
+		if (n < cap)
+			break;
+	}
+	if (f)
+		fclose(f);
+	if (env)
+		env[n] = '\0';
+	for (p = env; env && p < env + n; p += strlen(p) + 1) {
+		if (!strncmp(p, "OTEL_SERVICE_NAME=", 18) && p[18]) {
+			name = strdup(p + 18);
+			free(env);
+			return name;
+		}
+		if (!strncmp(p, "OTEL_RESOURCE_ATTRIBUTES=", 25))
+			attrs = p + 25;
+	}
+	/* a list that does not parse names no service */
+	if (attrs)
+		otlp_kv_list(attrs, take_service_name, &name, err, sizeof(err));
+	free(env);
+	return name ?: strdup("");
+}
+
+/*
+ * T's service, as its records and OTLP resource name it: its process
+ * context's service.name, else its environment's, else its executable's
+ * name. Kept with the process, so that its last records say it too.
+ */
+static int name_service(struct target *t)
+{
+	const char *name = proc_ctx__service_name(t->ctx), *slash;
+
+	if (!t->env_service)
+		t->env_service = service_name(t->pid);
+	if (!name && t->env_service && *t->env_service)
+		name = t->env_service;
+	if (!name && t->exe[0])
+		name = (slash = strrchr(t->exe, '/')) ? slash + 1 : t->exe;
+	return processes__set_service(t->env->procs, t->pid, name && *name ? name : t->comm);
+}
+
+int target__refresh_context(struct target *t)
+{
+	char why[sizeof(t->ctx_why)] = "";
+	const char *name;
+	size_t n;
+	int ret;
+
+	ret = proc_ctx__refresh(t->ctx, why, sizeof(why));
+	/* -v says what came of it, once for each new cause */
+	if (ret < 0 && t->env->verbose && strcmp(why, t->ctx_why))
+		fprintf(stderr, "ctxprof-go: pid %d (%s): process context skipped: %s\n", (int)t->pid,
+			t->comm, why);
+	snprintf(t->ctx_why, sizeof(t->ctx_why), "%s", ret < 0 ? why : "");
+	if (ret > 0 && t->env->verbose) {
+		name = proc_ctx__service_name(t->ctx);
+		proc_ctx__attrs(t->ctx, &n);
+		fprintf(stderr, "ctxprof-go: pid %d (%s): process context: %zu resource attributes%s%s\n",
+			(int)t->pid, t->comm, n, name ? ", service.name " : "", name ?: "");
+	}
+	return name_service(t);
+}
+
+int target__describe(struct target *t)
+{
+	struct processes *procs = t->env->procs;
+
+	processes__container(procs, t->pid);
+	processes__comm(procs, t->pid);
+	if (!symbolizer__known(processes__get(procs, t->pid, now_ns(CLOCK_MONOTONIC))))
+		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
+				"addresses\n",
+			(int)t->pid, t->comm);
+	t->pending = false;
+	return target__refresh_context(t);
+}
+
+void target__describe_process(struct target *t, struct otlp_process *out)
+{
+	out->attrs = proc_ctx__attrs(t->ctx, &out->nattrs);
+	out->exe_path = t->exe[0] ? t->exe : NULL;
+	out->go_version = go_binary__version(t->gb);
+}
+
+/*
+ * Go's string constants, label keys and values a program spells out among
+ * them, are in the executable's .rodata, whose pages a process maps only
+ * as it touches them, and Go copies a constant's header, never its bytes:
+ * a label's bytes can lie on a page the target never mapped, or one that
+ * reclaim took out of its page tables, and the sampler, which cannot take
+ * a page fault, fails to read them. One byte of each page read through
+ * process_vm_readv maps it in, as the target's own fault would.
+ */
+static void map_strings(pid_t pid, const struct go_binary *gb)
+{
+	struct iovec local, remote[1024];
+	uint64_t addr, len, bias = 0, page, end;
+	uint8_t sink[1024];
+	size_t n;
+
+	if (go_binary__rodata(gb, &addr, &len) ||
+	    (go_binary__pie(gb) && !procfs__load_bias(pid, go_binary__entry(gb), &bias)))
+		return;
+	end = addr + len + bias;
+	for (page = (addr + bias) & ~4095ULL; page < end;) {
+		for (n = 0; n < sizeof(sink) && page < end; n++, page += 4096)
+			remote[n] = (struct iovec){ (void *)(uintptr_t)page, 1 };
+		local = (struct iovec){ sink, n };
+		if (process_vm_readv(pid, &local, 1, remote, n, 0) < 0)
+			return;
+	}
+}
+
+void target__map_strings(const struct target *t)
+{
+	map_strings(t->pid, t->gb);
+}
+
+void target__map_file_strings(const char *path)
+{
+	struct stat want, st;
+	char exe[64], err[256];
+	struct go_binary *gb;
+	struct dirent *d;
+	DIR *dir;
+	pid_t pid;
+
+	if (stat(path, &want) != 0 || !(gb = binaries__get(path, err, sizeof(err))))
+		return;
+	if ((dir = opendir("/proc"))) {
+		while ((d = readdir(dir))) {
+			pid = atoi(d->d_name);
+			if (pid <= 0)
+				continue;
+			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+			if (stat(exe, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino)
+				map_strings(pid, gb);
+		}
+		closedir(dir);
+	}
+	binaries__put(gb);
+}
+
+/*
+ * The traceparent and otel-sdk sources in T's process: a uprobe at each
+ * function entry .gopclntab names, filtered to that process, so that other
+ * processes running the same file never take it. Through /proc/PID/exe,
+ * which names the very file in any mount namespace and on any filesystem.
+ */
+void target__attach_probes(struct target *t, bool quiet)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	const struct target_env *env = t->env;
+	const struct go_trace_probe *probes;
+	struct bpf_link *link;
+	size_t i, n;
+	char exe[64];
+	int err;
+
+	n = go_binary__trace_probes(t->gb, &probes);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+	for (i = 0; i < n; i++) {
+		/* the goroutine-start probe hands on what the others found */
+		if (probes[i].source == TRACE_SOURCE_COUNT ? !t->nhttp :
+							    !(env->trace_sources & (1U << probes[i].source)))
+			continue;
+		opts.bpf_cookie = probes[i].cookie;
+		link = bpf_program__attach_uprobe_opts(env->skel->progs.http_request, t->pid, exe,
+						       probes[i].offset, &opts);
+		if (!link && probes[i].source == TRACE_SOURCE_COUNT) {
+			err = -errno;
+			if (!quiet || env->verbose)
+				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+						"goroutines a request starts carry no trace ID\n",
+					(int)t->pid, t->comm, probes[i].func, strerror(-err));
+			continue;
+		}
+		if (!link) {
+			err = -errno;
+			if (!quiet || env->verbose)
+				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+						"no trace IDs from %s\n",
+					(int)t->pid, t->comm, probes[i].func, strerror(-err),
+					trace_source__name(probes[i].source));
+			detach_http(t);
+			return;
+		}
+		t->spawn_probed |= probes[i].source == TRACE_SOURCE_COUNT;
+		t->http_links[t->nhttp++] = link;
+	}
+	if (env->verbose && t->nhttp)
+		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts (requests "
+				"of: %s; SDK spans: %s; goroutines they start: %s)\n",
+			(int)t->pid, t->comm, t->nhttp, *go_binary__trace_servers(t->gb) ?
+			go_binary__trace_servers(t->gb) : "none",
+			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes",
+			t->spawn_probed ? "at their start" : "by g.parentGoid, one level");
+	else if (env->verbose && go_binary__serves_requests(t->gb))
+		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
+			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
+}
+
+/*
+ * Deletes the entries of map FD (keys of KEY_SIZE bytes that start with
+ * the tgid) that belong to PID. The keys are gathered first: a deleted key
+ * makes the next get_next_key start over.
+ */
+static void forget_tgid(int fd, size_t key_size, pid_t pid)
+{
+	uint8_t key[32], *keys = NULL, *grown;
+	size_t n = 0, cap = 0, i;
+	void *prev = NULL;
+	__u32 tgid;
+
+	while (key_size <= sizeof(key) && bpf_map_get_next_key(fd, prev, key) == 0) {
+		memcpy(&tgid, key, sizeof(tgid));
+		if (tgid == (__u32)pid) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				grown = realloc(keys, cap * key_size);
+				if (!grown)
+					break;
+				keys = grown;
+			}
+			memcpy(keys + n++ * key_size, key, key_size);
+		}
+		prev = key;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, keys + i * key_size);
+	free(keys);
+}
+
+void target__detach_probes(struct target *t)
+{
+	struct ctxprof_bpf *skel = t->env->skel;
+
+	if (!t->nhttp)
+		return;
+	detach_http(t);
+	/* the request and span contexts it left: its pid may come back, with goids from 1 again */
+	forget_tgid(bpf_map__fd(skel->maps.trace_ctxs), sizeof(struct goid_key), t->pid);
+	forget_tgid(bpf_map__fd(skel->maps.spawn_ctxs), sizeof(struct goid_key), t->pid);
+	forget_tgid(bpf_map__fd(skel->maps.grpc_streams), sizeof(struct grpc_stream_key), t->pid);
+}
+
+bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char *buf,
+			    size_t len)
+{
+	const char *why;
+	struct go_layout l;
+
+	if (!t->nhttp) {
+		if (!go_binary__serves_requests(t->gb)) {
+			if (go_binary__sets_labels(t->gb))
+				return false;
+			snprintf(buf, len, "it sets no goroutine labels, serves no net/http or grpc-go "
+					   "requests and records no SDK spans");
+			return true;
+		}
+		why = go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT);
+		snprintf(buf, len, "its requests give none: %s",
+			 why ?: "--trace-sources leaves traceparent out, or its probes failed");
+		return true;
+	}
+	if (bare_requests) {
+		snprintf(buf, len, "%llu requests came without a traceparent header",
+			 (unsigned long long)bare_requests);
+		return true;
+	}
+	if (t->spawn_probed || go_binary__layout(t->gb, &l) != 0)
+		return false;
+	if (!l.g_parent_goid)
+		snprintf(buf, len, "the goroutines its handlers start carry none: no g.parentGoid, and "
+				   "no goroutine-start probe (check says why)");
+	else
+		snprintf(buf, len, "on Go 1.21 and later the goroutines its handlers start carry "
+				   "their request (g.parentGoid), not the goroutines those start");
+	return true;
+}
+
+/*
+ * The CPU time T's per-thread events counted so far, threads they passed
+ * on to included: what the kernel scheduled them for, sampled or not.
+ */
+static uint64_t ticks_ns(const struct target *t)
+{
+	const struct thread_ticks *tt = t->ticks.items;
+	uint64_t sum = 0, v;
+	size_t i;
+
+	for (i = 0; i < t->ticks.n; i++) {
+		if (read(tt[i].fd, &v, sizeof(v)) == sizeof(v))
+			sum += v;
+	}
+	return sum;
+}
+
+void target__stop_ticks(struct target *t)
+{
+	struct thread_ticks *tt = t->ticks.items;
+	size_t i;
+
+	t->ticked_ns += ticks_ns(t);
+	t->ticked_threads += t->ticks.n;
+	for (i = 0; i < t->ticks.n; i++)
+		bpf_link__destroy(tt[i].link);
+	t->ticks.n = 0;
+}
+
+/*
+ * Where the per-thread events never count, the kernel does not schedule
+ * them in with their threads: Linux 6.1 under qemu's arm64 emulation does
+ * so for a whole recording, now and then, warning in event_function that
+ * a running thread's perf context was not active. Checked until a
+ * target's events have counted once; MIN_DUE_SAMPLES of CPU are enough.
+ */
+bool target__ticks_stalled(struct target *t, uint64_t *cpu_ns)
+{
+	if (t->ticks_ran || !t->ticks.n || t->cpu_seen_ns < t->cpu_ticked_ns ||
+	    t->cpu_seen_ns - t->cpu_ticked_ns < MIN_DUE_SAMPLES * t->env->period_ns)
+		return false;
+	if (ticks_ns(t)) {
+		t->ticks_ran = true;
+		return false;
+	}
+	*cpu_ns = t->cpu_seen_ns - t->cpu_ticked_ns;
+	return true;
+}
+
+static bool has_ticks(const struct target *t, pid_t tid)
+{
+	const struct thread_ticks *tt = t->ticks.items;
+	size_t i;
+
+	for (i = 0; i < t->ticks.n; i++) {
+		if (tt[i].tid == tid)
+			return true;
+	}
+	return false;
+}
+
+/* The cpu-clock event on thread TID of T; 1 when it is gone already. */
+static int tick_thread(struct target *t, pid_t tid)
+{
+	struct bpf_link *link;
+	struct thread_ticks *tt;
+	int fd;
+
+	fd = cpu_clock__attach(t->env->skel->progs.on_sample, tid, -1, t->env->period_ns, 0, &link);
+	if (fd < 0)
+		return fd == -ESRCH ? 1 : fd;
+	tt = vec__push(&t->ticks);
+	if (!tt) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	tt->tid = tid;
+	tt->fd = fd;
+	tt->link = link;
+	return 0;
+}
+
+/*
+ * --pid: the sampler's event on every thread of T, rather than on every
+ * CPU, so that no tick of another process runs it. A thread's event is
+ * inherited by the threads it makes from then on (and by its children,
+ * whose ticks the targets map turns away); a thread made while the events
+ * are opened is found by listing the threads again, until a pass finds
+ * none new. A thread that exits meanwhile is passed over.
+ */
+int target__follow_threads(struct target *t)
+{
+	char path[64];
+	struct dirent *d;
+	bool fresh;
+	DIR *dir;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
+	do {
+		fresh = false;
+		dir = opendir(path);
+		if (!dir) {
+			err = -errno;
+			fprintf(stderr, "ctxprof-go: pid %d (%s): cannot list its threads: %s\n",
+				(int)t->pid, t->comm, strerror(-err));
+			return err;
+		}
+		while ((d = readdir(dir))) {
+			pid_t tid = atoi(d->d_name);
+
+			if (tid <= 0 || has_ticks(t, tid))
+				continue;
+			err = tick_thread(t, tid);
+			if (err < 0) {
+				closedir(dir);
+				fprintf(stderr, "ctxprof-go: pid %d (%s): cannot sample thread %d: %s%s\n",
+					(int)t->pid, t->comm, (int)tid, strerror(-err),
+					err == -EMFILE ? " (an open file a thread: raise the hard limit, ulimit -Hn)" : "");
+				return err;
+			}
+			fresh |= err == 0;
+		}
+		closedir(dir);
+	} while (fresh);
+	/* CPU it used before is no event's to count */
+	process_cpu_ns(t->pid, &t->cpu_ticked_ns);
+	return 0;
+}
+
+/*
+ * Samples due to T, by the CPU time its threads used since it was added,
+ * and none taken: said, rather than left to an empty profile (its events
+ * never ran, or every sample was lost). Only where MIN_DUE_SAMPLES were
+ * due, which chance alone does not leave out; not under --traced-only,
+ * which drops the untraced in the kernel.
+ */
+void target__warn_unsampled(struct target *t)
+{
+	const struct target_env *env = t->env;
+	uint64_t now = 0, used, due;
+
+	if (!env->sampling || env->traced_only)
+		return;
+	if (!process_cpu_ns(t->pid, &now) && now > t->cpu_seen_ns)
+		t->cpu_seen_ns = now;
+	used = t->cpu_seen_ns > t->cpu_added_ns ? t->cpu_seen_ns - t->cpu_added_ns : 0;
+	due = used / env->period_ns;
+	if (due < MIN_DUE_SAMPLES || aggregate__pid_samples(env->agg, t->pid))
+		return;
+	fprintf(stderr,
+		"ctxprof-go: warning: pid %d (%s): no sample taken, though its threads used %.2f s "
+		"of CPU while sampled (%llu samples due at %lu Hz)",
+		(int)t->pid, t->comm, used / 1e9, (unsigned long long)due, env->freq);
+	/* whether the kernel ran its events at all: the cause differs */
+	if (t->ticks.n + t->ticked_threads)
+		fprintf(stderr, "; the cpu-clock events on its %zu threads counted %.2f s",
+			t->ticks.n + t->ticked_threads, (ticks_ns(t) + t->ticked_ns) / 1e9);
+	fputc('\n', stderr);
+}
+
+bool target__exited(struct target *t)
+{
+	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 0) == 1)
+		return true;
+	/* its CPU time while it can be read: once reaped, it cannot */
+	process_cpu_ns(t->pid, &t->cpu_seen_ns);
+	return false;
+}
+
+void target__reexec(struct target *t, struct target_info *info)
+{
+	t->reexecs = info->reexecs;
+	/* a new image: none of its string pages are mapped yet */
+	target__map_strings(t);
+	target__layout(t, info);
+}
+
+int target__retire(struct target *t)
+{
+	int err = 0;
+
+	if (t->wall)
+		err = wall_reader__settle(t->wall, t->env->agg);
+	wall_reader__release(t->wall, t->env->agg);
+	return err;
+}
+
+int target__restart_wall(struct target *t)
+{
+	int err;
+
+	if (!t->wall)
+		return 0;
+	/* what the old image's snapshots counted stays counted */
+	err = target__retire(t);
+	wall_reader__free(t->wall);
+	t->wall = NULL;
+	if (start_wall(t, true))
+		return -ENOMEM;
+	if (t->env->verbose)
+		fprintf(stderr, "ctxprof-go: pid %d (%s) ran its program again: its goroutines "
+				"are read at its new address\n",
+			(int)t->pid, t->comm);
+	return err;
+}

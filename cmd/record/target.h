@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* target.h: one process a recording samples: its binary and layout, its probes, per-thread events and goroutine reader. */
+#ifndef __TARGET_H
+#define __TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/ctxprof.h"
+
+struct aggregate;
+struct ctxprof_bpf;
+struct go_binary;
+struct hashmap;
+struct otlp_process;
+struct processes;
+struct target;
+struct wall_reader;
+
+/* What a target needs of its recording, which outlives it. */
+struct target_env {
+	struct ctxprof_bpf *skel;
+	struct aggregate *agg;
+	struct processes *procs;
+	/* arm64, Go before 1.21: each binary's frame sizes, shared by its processes; free()d values */
+	struct hashmap *frame_tables;
+	uint64_t period_ns;
+	unsigned long freq;
+	unsigned int trace_sources; /* 1 << TRACE_SOURCE_* */
+	bool sampling, traced_only, wall, verbose;
+};
+
+/*
+ * PID checked as `check` does: its executable read (or shared with other
+ * targets of the file), its layout into INFO, --wall's reader made. Its
+ * name, container and mappings are still to be read (target__describe).
+ * 0 with *OUT, or -errno with a message on stderr unless QUIET.
+ */
+int target__open(const struct target_env *env, pid_t pid, bool quiet, struct target_info *info,
+		 struct target **out);
+/* Probes detached, per-thread events stopped, the binary put. Accepts NULL. */
+void target__free(struct target *t);
+
+pid_t target__pid(const struct target *t);
+const char *target__comm(const struct target *t);
+const struct go_binary *target__binary(const struct target *t);
+/* --wall's reader of its goroutines; NULL when its binary cannot give them. */
+struct wall_reader *target__wall(const struct target *t);
+
+/* Its name, container, mappings and service, read while the process lives; -ENOMEM. */
+int target__describe(struct target *t);
+/* Not described yet. */
+bool target__pending(const struct target *t);
+/* Its process context looked at again, and its service named from it; -ENOMEM. */
+int target__refresh_context(struct target *t);
+/* --otlp: what it is, for its resource. */
+void target__describe_process(struct target *t, struct otlp_process *out);
+
+/* Its layout for the sampler; a PIE's addresses moved to where it is loaded. */
+void target__layout(const struct target *t, struct target_info *info);
+/* Its binary's frame-size table (frame_table.h) for the kernel, or -1 when it needs none. */
+int target__frame_fd(const struct target *t);
+/* Does /proc/PID/exe still name the file target__open read? */
+bool target__same_exe(const struct target *t);
+/*
+ * Go's string constants mapped into its page tables, so that the sampler,
+ * which cannot fault, can read label keys and values that lie among them.
+ */
+void target__map_strings(const struct target *t);
+/*
+ * --uprobe on a Go function of PATH: the string constants of every process
+ * that runs it now are mapped in, as a target's are, so that the probe can
+ * read their label keys (Go copies string headers, never their bytes).
+ */
+void target__map_file_strings(const char *path);
+
+/* The traceparent and otel-sdk sources' probes at its handlers' entries; said unless QUIET. */
+void target__attach_probes(struct target *t, bool quiet);
+/* Has it any of those probes? */
+bool target__probed(const struct target *t);
+/* Detached, and the contexts they left in the kernel forgotten: its pid may come back. */
+void target__detach_probes(struct target *t);
+/*
+ * Why its samples lack a trace ID, where a cause is known: into BUF, or
+ * false. BARE_REQUESTS: requests that came without a traceparent, of every
+ * target.
+ */
+bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char *buf,
+			    size_t len);
+
+/* --pid: the cpu-clock event on each of its threads (they pass it on to those they make). */
+int target__follow_threads(struct target *t);
+/* Its per-thread events stopped: no sample of it is taken after this. */
+void target__stop_ticks(struct target *t);
+/*
+ * Its threads used CPU the per-thread events should have counted, and they
+ * counted none: the kernel does not run them. *CPU_NS: the CPU they missed.
+ */
+bool target__ticks_stalled(struct target *t, uint64_t *cpu_ns);
+/* Warns when it used CPU and had no sample taken. */
+void target__warn_unsampled(struct target *t);
+
+/* Has the process exited? While it has not, its CPU time is noted. */
+bool target__exited(struct target *t);
+/* Execs of its own file seen so far (target_info.reexecs). */
+__u32 target__reexecs(const struct target *t);
+/*
+ * It exec'd its own file again (INFO, from the kernel): a new image, its
+ * string pages mapped, its layout into INFO at the new load address.
+ */
+void target__reexec(struct target *t, struct target_info *info);
+/* --wall: its goroutines read afresh, at the image's new address; -ENOMEM. */
+int target__restart_wall(struct target *t);
+/* What its goroutines' snapshots counted, kept counted as it goes; -ENOMEM. */
+int target__retire(struct target *t);
+
+#endif /* __TARGET_H */

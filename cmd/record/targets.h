@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* targets.h: a recording's target set: processes added, installed in the kernel, described, reaped; --all's discovery. */
+#ifndef __TARGETS_H
+#define __TARGETS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "target.h"
+
+struct otlp_process;
+struct ring_buffer;
+struct targets;
+
+struct targets_config {
+	struct target_env env; /* its frame_tables are the set's own */
+	struct ring_buffer *rb; /* read before targets that ended go: their last samples */
+	bool all; /* --all: processes that exec are what they now run */
+	bool per_task; /* --pid: the cpu-clock events follow each target's threads */
+	char *cgroup_dir; /* --cgroup's path below its cgroup2 mount, or NULL; the set's from then on */
+	/* the first failure that loses data (memory): it ends the run */
+	void (*fail)(void *ctx, int err, const char *what);
+	void *ctx;
+};
+
+/* NULL with errno; CFG->cgroup_dir is freed by then either way. */
+struct targets *targets__new(const struct targets_config *cfg);
+/* Every target dropped and freed. Accepts NULL. */
+void targets__free(struct targets *ts);
+
+/*
+ * Checks PID as `check` does and starts sampling it: its layout into the
+ * kernel's targets map, its mappings read now. -errno with a message on
+ * stderr naming the process and the reason.
+ */
+int targets__add(struct targets *ts, pid_t pid);
+/* Stops sampling PID; WHY ("exited", ...) goes into a note on stderr. */
+void targets__remove(struct targets *ts, pid_t pid, const char *why);
+/* NULL when PID is not a target. */
+struct target *targets__find(const struct targets *ts, pid_t pid);
+/* FN on every target. */
+void targets__foreach(struct targets *ts, void (*fn)(struct target *t, void *ctx), void *ctx);
+/* Targets now, ever added, and added but not described yet. */
+int targets__count(const struct targets *ts);
+int targets__added(const struct targets *ts);
+int targets__pending(const struct targets *ts);
+
+/* --all: every Go process running now (from /proc), each binary checked once. */
+void targets__discover(struct targets *ts);
+/* processes' exec callback: PID is looked at by targets__handle_execs, outside any flush. */
+void targets__on_exec(void *ctx, pid_t pid);
+/* --all: processes that exec'd are what they now run, Go or not. */
+void targets__handle_execs(struct targets *ts);
+/* Targets added by --all: their name, container and mappings, read until UNTIL_NS. */
+void targets__describe_pending(struct targets *ts, uint64_t until_ns);
+/* Drops targets that exited or exec'd; their last samples are read first. */
+void targets__reap(struct targets *ts);
+
+/* Every target's process context looked at again, and its service named from it. */
+void targets__refresh_contexts(struct targets *ts);
+/* Maps in every target's string constants again: labels whose bytes could not be read. */
+void targets__map_strings(struct targets *ts);
+
+/* Every target's per-thread events stopped; targets added later get none. */
+void targets__stop_ticks(struct targets *ts);
+/*
+ * --pid: a target whose threads used CPU the per-thread events should have
+ * counted, and that they did not count at all, with that CPU time; NULL
+ * while there is none.
+ */
+struct target *targets__stalled_ticks(struct targets *ts, uint64_t *cpu_ns);
+/* Warns of every target that used CPU and had no sample taken (at the end of a run). */
+void targets__warn_unsampled(struct targets *ts);
+/* --otlp: what a target is, for its resource (otlp_process_fn); CTX is the set. */
+bool targets__describe_process(void *ctx, uint32_t pid, struct otlp_process *out);
+
+#endif /* __TARGETS_H */
