@@ -16,7 +16,7 @@
 #include "cmd/util/clock.h"
 #include "aggregate.h"
 #include "profiles.h"
-#include "session.h"
+#include "session_config.h"
 
 /* the same encoders as `ctxprof-go convert`, fed the same records */
 struct profiles {

@@ -24,7 +24,7 @@
 #include "custom.h"
 #include "obi_map.h"
 #include "sampler.h"
-#include "session.h"
+#include "session_config.h"
 #include "target.h"
 
 struct sampler {

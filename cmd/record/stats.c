@@ -12,7 +12,7 @@
 #include "cmd/util/strbuf.h"
 #include "aggregate.h"
 #include "processes.h"
-#include "session.h"
+#include "session_config.h"
 #include "stats.h"
 #include "target.h"
 #include "targets.h"
