@@ -225,7 +225,8 @@ static int refuse_unsupported(const struct target *t, bool quiet)
 	return -ENOTSUP;
 }
 
-void target__layout(const struct target *t, struct target_info *info)
+/* T's layout for the sampler; a PIE's addresses moved to where it is loaded. */
+static void target_layout(const struct target *t, struct target_info *info)
 {
 	struct go_layout *l = &info->layout;
 	uint64_t bias = 0;
@@ -345,7 +346,7 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 		ret = refuse_unsupported(t, quiet);
 	if (!ret) {
 		find_frames(t, quiet);
-		target__layout(t, info);
+		target_layout(t, info);
 		say_layout(t, info, quiet);
 		info->exe_ino = t->exe_st.st_ino;
 		if (env->wall)
@@ -860,7 +861,7 @@ void target__reexec(struct target *t, struct target_info *info)
 	t->reexecs = info->reexecs;
 	/* a new image: none of its string pages are mapped yet */
 	target__map_strings(t);
-	target__layout(t, info);
+	target_layout(t, info);
 }
 
 int target__retire(struct target *t)

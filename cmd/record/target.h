@@ -58,8 +58,6 @@ int target__refresh_context(struct target *t);
 /* --otlp: what it is, for its resource. */
 void target__describe_process(struct target *t, struct otlp_process *out);
 
-/* Its layout for the sampler; a PIE's addresses moved to where it is loaded. */
-void target__layout(const struct target *t, struct target_info *info);
 /* Its binary's frame-size table (frame_table.h) for the kernel, or -1 when it needs none. */
 int target__frame_fd(const struct target *t);
 /* Does /proc/PID/exe still name the file target__open read? */

@@ -361,8 +361,7 @@ struct target *targets__stalled_ticks(struct targets *ts, uint64_t *cpu_ns)
 {
 	struct stalled st = {};
 
-	if (ts->cfg.per_task)
-		targets__foreach(ts, stalled_one, &st);
+	targets__foreach(ts, stalled_one, &st);
 	*cpu_ns = st.cpu_ns;
 	return st.found;
 }
