@@ -296,6 +296,18 @@ struct goid_key {
 	__u64 goid;
 };
 
+/*
+ * Go before 1.21: the goroutine starts the probe may still watch in this
+ * second, per process. Each start costs the process a uprobe hit, whoever
+ * starts it: past the budget user space detaches the probe until the next
+ * second, so that a server that starts goroutines fast pays a bounded
+ * share. The hit that spends the last of it says so on spawn_notes.
+ */
+struct spawn_budget {
+	__s64 left; /* user space refills it each second */
+	__u64 hits; /* every hit, for the statistics */
+};
+
 struct trace_ctx {
 	__u8 traceparent[TRACEPARENT_LEN + 1]; /* "00-TRACE-SPAN-01" for a span of the SDK */
 	__u8 span_id[8]; /* TRACE_CTX_OTEL: the span's ID, by which its End is known */

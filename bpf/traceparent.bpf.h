@@ -29,6 +29,20 @@ struct {
 	__type(value, struct trace_ctx);
 } spawn_ctxs SEC(".maps");
 
+/* tgid -> its goroutine-start probe's budget; user space sizes it */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct spawn_budget);
+} spawn_budgets SEC(".maps");
+
+/* the tgids whose budget ran out, for user space to detach their probe at once */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} spawn_notes SEC(".maps");
+
 /*
  * grpc streams whose headers carried a traceparent, until their handler
  * starts on a goroutine of its own; user space sizes it
@@ -329,9 +343,16 @@ static __always_inline int spawn(struct pt_regs *ctx, const struct go_layout *l,
 {
 	struct goid_key key = { .tgid = tgid };
 	__u64 g = GO_G(ctx), newg = GO_ARG2(ctx), m, curg;
+	struct spawn_budget *b;
 	const struct trace_ctx *c;
 	struct trace_ctx copy;
 
+	b = bpf_map_lookup_elem(&spawn_budgets, &tgid);
+	if (b) {
+		__sync_fetch_and_add(&b->hits, 1);
+		if (__sync_fetch_and_sub(&b->left, 1) == 1)
+			bpf_ringbuf_output(&spawn_notes, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
+	}
 	if (!g || !newg || bpf_probe_read_user(&m, 8, (const void *)(g + l->g_m)) || !m ||
 	    bpf_probe_read_user(&curg, 8, (const void *)(m + l->m_curg)) || !curg ||
 	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))

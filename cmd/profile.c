@@ -27,6 +27,9 @@
 #define DEFAULT_FREQ 99
 #define DEFAULT_INTERVAL 10
 #define DEFAULT_WALL_HZ 19
+/* Go < 1.21: goroutine starts the probe watches a second, per process (tests/bench/README.md) */
+#define DEFAULT_MAX_STARTS 1000
+#define MAX_STARTS_LIMIT 1000000
 #define MAX_WALL_HZ 1000
 #define MAX_OTLP_QUEUE 4096
 #define MAX_OTLP_LABELS 64
@@ -84,6 +87,11 @@ static const char usage[] =
 	"                          sampled thread works for); labels win, obi comes last\n"
 	"      --bpffs DIR         where bpffs is, for OBI's otel/traces_ctx_v1 (default\n"
 	"                          /sys/fs/bpf)\n"
+	"      --max-goroutine-starts N  Go < 1.21 keeps no goroutine's parent: a\n"
+	"                          probe hands each new goroutine its starter's trace\n"
+	"                          ID, N goroutine starts a second per process at most\n"
+	"                          (default 1000; 0 for none); each costs a uprobe hit,\n"
+	"                          and past N the probe rests until the next second\n"
 	"      --ring-kib KIB      ring buffer per CPU (default 256; a power of two from 4\n"
 	"                          to 1048576); a full one loses samples, counted in the\n"
 	"                          statistics line\n"
@@ -164,6 +172,7 @@ struct options {
 	int ntrace_keys;
 	bool traced_only;
 	unsigned int trace_sources;
+	unsigned long max_starts; /* --max-goroutine-starts */
 	bool obi_asked; /* named in --trace-sources: its map must be there or made */
 	const char *bpffs;
 	bool quiet;
@@ -239,6 +248,7 @@ enum {
 	OPT_METRICS_ADDR,
 	OPT_BPFFS,
 	OPT_QUIET,
+	OPT_MAX_STARTS,
 };
 
 #define MEMBER(o, m, type) ((type *)((char *)(o) + (m)))
@@ -457,6 +467,15 @@ static int parse_wall_hz(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
+static int parse_max_starts(struct options *o, size_t m, const char *arg)
+{
+	if (parse_ulong(arg, 0, MAX_STARTS_LIMIT, &o->max_starts))
+		return ARG_OK;
+	fprintf(stderr, "invalid --max-goroutine-starts '%s' (0 to %d a second)\n", arg,
+		MAX_STARTS_LIMIT);
+	return ARG_BAD;
+}
+
 static int parse_otlp_queue(struct options *o, size_t m, const char *arg)
 {
 	if (parse_ulong(arg, 1, MAX_OTLP_QUEUE, &o->otlp_queue))
@@ -572,6 +591,7 @@ static const struct opt_spec opt_table[] = {
 	PARSE("trace-key", OPT_TRACE_KEY, parse_trace_key),
 	FLAG("traced-only", OPT_TRACED_ONLY, traced_only),
 	PARSE("trace-sources", OPT_TRACE_SOURCES, parse_sources),
+	PARSE("max-goroutine-starts", OPT_MAX_STARTS, parse_max_starts),
 	PARSE("ring-kib", OPT_RING_KIB, parse_ring_kib),
 	FLAG("no-leaf-repair", OPT_NO_LEAF_REPAIR, no_leaf_repair),
 	FLAG("wall", 'w', wall),
@@ -600,6 +620,7 @@ static void set_defaults(struct options *o)
 	o->bpffs = "/sys/fs/bpf";
 	o->interval = DEFAULT_INTERVAL;
 	o->wall_hz = DEFAULT_WALL_HZ;
+	o->max_starts = DEFAULT_MAX_STARTS;
 }
 
 /* getopt_long's view of the table: its long options, and the short ones as "p:aF:...". */
@@ -935,6 +956,7 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.ntrace_keys = o->ntrace_keys,
 		.traced_only = o->traced_only,
 		.trace_sources = o->trace_sources,
+		.max_starts = o->max_starts,
 		.obi_asked = o->obi_asked,
 		.bpffs = o->bpffs,
 		.quiet = o->quiet,

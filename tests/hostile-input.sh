@@ -188,6 +188,9 @@ flag "ring-kib" -p 1 --ring-kib 3
 flag "ring-kib" -p 1 --ring-kib 5
 flag "wall-hz" -p 1 --wall --wall-hz 0
 flag "wall-hz" -p 1 --wall --wall-hz 1001
+flag "max-goroutine-starts" -p 1 --max-goroutine-starts -1
+flag "max-goroutine-starts" -p 1 --max-goroutine-starts 1000001
+flag "max-goroutine-starts" -p 1 --max-goroutine-starts 1k
 flag "trace-key" -p 1 --trace-key ''
 flag "trace-key" -p 1 --trace-key a --trace-key b --trace-key c --trace-key d --trace-key e
 flag "trace-sources|bogus" -p 1 --trace-sources bogus

@@ -111,6 +111,8 @@ refuses "unknown trace source" 2 "--trace-sources: 'label,zipkin' is not a list 
 	"$CTXPROF" -p "$go_pid" --trace-sources label,zipkin
 refuses "empty trace sources" 2 "--trace-sources: '' is not a list" "$CTXPROF" -p "$go_pid" --trace-sources ''
 refuses "--wall-hz 0" 2 "invalid --wall-hz '0' \\(1 to 1000\\)" "$CTXPROF" -p "$go_pid" --wall --wall-hz 0
+refuses "--max-goroutine-starts -1" 2 "invalid --max-goroutine-starts '-1' \\(0 to 1000000 a second\\)" \
+	"$CTXPROF" -p "$go_pid" --max-goroutine-starts -1
 refuses "--folded-wall without --wall" 2 "--folded-wall needs --wall" "$CTXPROF" -p "$go_pid" --folded-wall
 refuses "--wall with no target" 2 "--wall samples the goroutines of targets: give -p PID or --all" \
 	"$CTXPROF" --wall --uprobe /bin/true:main

@@ -20,6 +20,11 @@
 #   grandchildren: g.parentGoid reaches one level), and nothing for the
 #   Go 1.19 builds; then, for 3 requests with no traceparent to a Go 1.19
 #   build, that they came without one.
+# - --max-goroutine-starts 5 on the plain Go 1.19 build, 8 requests of 9
+#   goroutine starts each: the probe rests past its budget, the statistics
+#   say how many starts it saw and about how many it missed, and no sample
+#   carries a trace ID never sent; --max-goroutine-starts 0: no probe (-v
+#   says so), no child sample traced, and the hint says why.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -83,6 +88,47 @@ if ctxprof_start "$work/bare.err" "$work/bare.jsonl" -p "$p0" -F 999; then
 		"$(grep -F '% of its ' "$work/bare.err" | sed 's/.*with a trace ID: //')"
 else
 	not_ok "ctxprof-go -p ${name_of[$p0]} did not start: $(tr '\n' ' ' <"$work/bare.err" | head -c 500)"
+fi
+# a budget of goroutine starts: past it the probe rests, and says how many it did not see
+if ctxprof_start "$work/cap.err" "$work/cap.jsonl" -p "$p0" -F 999 --max-goroutine-starts 5; then
+	cap_ids=()
+	for r in $(seq 8); do
+		cap_ids+=("$(printf 'ca9%03d%026x' "$r" "$((RANDOM * 65536 + RANDOM))")")
+	done
+	printf '%s\n' "${cap_ids[@]}" |
+		xargs -P 4 -I{} curl -sS --max-time 60 -o /dev/null -H "traceparent: 00-{}-00f067aa0ba902b7-01" \
+			"http://${port_of[$p0]}/fan?kids=3&grandkids=2&ms=15"
+	ctxprof_stop
+	rested=$(grep -F "pid $p0 (" "$work/cap.err" | grep -F 'goroutine-start probe saw')
+	echo "# ${name_of[$p0]}, --max-goroutine-starts 5: $rested"
+	if [[ $rested =~ saw\ ([0-9]+)\ goroutine\ starts\ and\ rested.*past\ --max-goroutine-starts\ 5\ a\ second.*about\ ([0-9]+),\ carry ]] &&
+		[ "${BASH_REMATCH[1]}" -ge 5 ] && [ "${BASH_REMATCH[2]}" -ge 10 ]; then
+		ok "${name_of[$p0]}, 8 requests of 9 goroutine starts each, --max-goroutine-starts 5: the probe saw ${BASH_REMATCH[1]}, rested, and says about ${BASH_REMATCH[2]} started meanwhile"
+	else
+		not_ok "${name_of[$p0]}, --max-goroutine-starts 5: no statistics line on the probe resting with 5 or more seen and 10 or more missed: $(grep -F 'ctxprof-go:' "$work/cap.err" | head -n 5 | tr '\n' ' ')"
+	fi
+	sent=$(printf '%s\n' "${cap_ids[@]}" | jq -R . | jq -s -c .)
+	check_eq "${name_of[$p0]}, --max-goroutine-starts 5: trace IDs on samples that were never sent" "" \
+		"$(jq -r -s --argjson sent "$sent" '[.[] | .trace_id | select(. != null and ($sent | index(.)) == null)] | unique | join(" ")' "$work/cap.jsonl")"
+else
+	not_ok "ctxprof-go --max-goroutine-starts 5 did not start: $(tr '\n' ' ' <"$work/cap.err" | head -c 500)"
+fi
+# no goroutine-start probe at all: the children carry nothing, and the hint says why
+if ctxprof_start "$work/off.err" "$work/off.jsonl" -v -p "$p0" -F 999 --max-goroutine-starts 0; then
+	for i in 1 2 3; do
+		curl -sS -o /dev/null --max-time 60 -H "traceparent: 00-0ff0000$i$(printf '%025x' "$RANDOM")-00f067aa0ba902b7-01" \
+			"http://${port_of[$p0]}/fan?kids=2&grandkids=1&ms=30"
+	done
+	ctxprof_stop
+	check_eq "${name_of[$p0]}, --max-goroutine-starts 0: main.fanChildBurn samples with a trace ID" 0 \
+		"$(jq -s '[.[] | select(.trace_id != null) | .stacks[] | select(any(.frames[]; .func == "main.fanChildBurn")) | .samples] | add // 0' "$work/off.jsonl")"
+	check_eq "${name_of[$p0]}, --max-goroutine-starts 0: the statistics' hint" \
+		"the goroutines its handlers start carry none: no g.parentGoid, and --max-goroutine-starts 0 leaves out the goroutine-start probe" \
+		"$(grep -F '% of its ' "$work/off.err" | sed 's/.*with a trace ID: //')"
+	check_eq "${name_of[$p0]}, --max-goroutine-starts 0: -v says no probe at goroutine starts" \
+		"goroutines they start: none (--max-goroutine-starts 0)" "$(grep -o 'goroutines they start: [^)]*)' "$work/off.err")"
+else
+	not_ok "ctxprof-go --max-goroutine-starts 0 did not start: $(tr '\n' ' ' <"$work/off.err" | head -c 500)"
 fi
 kill "${pids[@]}"
 

@@ -24,11 +24,14 @@
 #      nearest in time (none before: a running goroutine has no saved
 #      context to read).
 # 2. prometheus-node-exporter, scraped by two loops under a traceparent ID
-#    each: its registry gathers in goroutines the handler starts, and each
-#    of those runs the collectors in goroutines of its own (a grandchild
-#    of the request). Go 1.19 keeps no g.parentGoid. At least 90% of the
-#    CPU samples in collector code (a frame in node_exporter/collector)
-#    carry one of the two trace IDs; none carries another.
+#    each, every 0.2 s for 8 s (Prometheus scrapes every 15 s or more;
+#    about 60 goroutine starts a scrape stay under the goroutine-start
+#    probe's default budget of 1,000 a second), -F 999: its registry
+#    gathers in goroutines the handler starts, and each of those runs the
+#    collectors in goroutines of its own (a grandchild of the request). Go
+#    1.19 keeps no g.parentGoid. At least 90% of the CPU samples in
+#    collector code (a frame in node_exporter/collector) carry one of the
+#    two trace IDs; none carries another; the probe never rested.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -51,7 +54,8 @@ wait_http() {
 }
 
 # loops SECONDS ID URL...: fetches the URLs in turn under traceparent ID
-# until SECONDS have passed (in the background; pid in $!)
+# until SECONDS have passed (in the background; pid in $!), resting PAUSE
+# seconds (default none) after each
 loops() {
 	local secs=$1 id=$2 end u
 	shift 2
@@ -61,6 +65,7 @@ loops() {
 			for u in "$@"; do
 				curl -s --max-time 10 -H 'Accept-Encoding: gzip' \
 					-H "traceparent: 00-$id-00f067aa0ba902b7-01" -o /dev/null "$u"
+				[ "${PAUSE:-0}" = 0 ] || sleep "$PAUSE"
 			done
 		done
 	) &
@@ -174,7 +179,7 @@ if [ -x "$bin" ]; then
 	ne=$!
 	if ! wait_http "http://127.0.0.1:$port/metrics"; then
 		not_ok "$name did not serve: $(tail -n 3 "$work/ne.log" | tr '\n' ' ')"
-	elif ! ctxprof_start "$work/ne.err" "$work/ne.jsonl" -v -p "$ne" -F 499; then
+	elif ! ctxprof_start "$work/ne.err" "$work/ne.jsonl" -v -p "$ne" -F 999; then
 		not_ok "$name: ctxprof-go did not start: $(tr '\n' ' ' <"$work/ne.err" | head -c 1000)"
 	else
 		ids=()
@@ -182,7 +187,7 @@ if [ -x "$bin" ]; then
 		for i in 1 2; do
 			id=$(printf 'e0e0e7%02d%024x' "$i" "$((RANDOM * 65536 + RANDOM))")
 			ids+=("$id")
-			loops "$SECS" "$id" "http://127.0.0.1:$port/metrics"
+			PAUSE=0.2 loops 8 "$id" "http://127.0.0.1:$port/metrics"
 			pids+=($!)
 		done
 		wait "${pids[@]}"
@@ -206,6 +211,8 @@ if [ -x "$bin" ]; then
 			not_ok "$name: collector samples with the scrape's trace ID: $traced of $total (need 90% of at least 200)"
 		fi
 		check_eq "$name: collector samples with a trace ID never sent" "" "$(jq -r .other <<<"$stats")"
+		check_eq "$name: its goroutine-start probe never rested" "" \
+			"$(grep -F 'goroutine-start probe saw' "$work/ne.err")"
 	fi
 	kill "$ne" 2>/dev/null
 	wait "$ne" 2>/dev/null

@@ -131,6 +131,7 @@ static int configure(struct sampler *s)
 	/* one entry per target in each */
 	bpf_map__set_max_entries(s->skel->maps.targets, max_targets);
 	bpf_map__set_max_entries(s->skel->maps.frame_sizes, max_targets);
+	bpf_map__set_max_entries(s->skel->maps.spawn_budgets, max_targets);
 	/* only what this run uses is loaded: the verifier's time is start-up time */
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->sampling);
 	bpf_program__set_autoload(s->skel->progs.on_exec, c->sampling);

@@ -186,6 +186,27 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Go < 1.21: a target's goroutine-start probe spent its second's budget (spawn_probe.h). */
+static int spawn_note(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+	struct target *t;
+	__u32 tgid;
+
+	if (size < sizeof(tgid) || !s->targets)
+		return 0;
+	memcpy(&tgid, data, sizeof(tgid));
+	t = targets__find(s->targets, tgid);
+	if (t)
+		target__spawn_spent(t);
+	return 0;
+}
+
+static void spawn_tick(struct target *t, void *ctx)
+{
+	target__spawn_tick(t);
+}
+
 /* Has the reader of F gone away (a closed pipe or socket)? Regular files never say so. */
 static bool reader_gone(FILE *f)
 {
@@ -354,6 +375,7 @@ static int create_targets(struct session *s)
 			.period_ns = s->period_ns,
 			.freq = c->freq,
 			.trace_sources = c->trace_sources,
+			.max_starts = c->max_starts,
 			.sampling = c->sampling,
 			.traced_only = c->traced_only,
 			.wall = c->wall,
@@ -406,6 +428,11 @@ struct session *session__new(const struct session_config *cfg)
 	s->rb = sampler__rings(s->sampler, handle_event, s);
 	if (!s->rb)
 		goto fail;
+	if (ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.spawn_notes), spawn_note, s)) {
+		err = -errno;
+		fprintf(stderr, "failed to read the goroutine-start probe's notes: %s\n", strerror(-err));
+		goto fail;
+	}
 	err = create_targets(s);
 	if (err)
 		goto fail;
@@ -799,6 +826,7 @@ static void check_ticks(struct session *s)
 static bool follow_targets(struct session *s, struct run_clock *rc, bool end_with_targets)
 {
 	targets__reap(s->targets);
+	targets__foreach(s->targets, spawn_tick, NULL);
 	check_ticks(s);
 	if (end_with_targets && !targets__count(s->targets)) {
 		fprintf(stderr, "ctxprof-go: every target has exited\n");

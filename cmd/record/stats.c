@@ -124,6 +124,16 @@ static void hint_one(const struct agg_pid_stats *p, void *ctx)
 		p->pid, target__comm(t), 100.0 * p->traced / p->samples, (unsigned long long)p->samples, why);
 }
 
+/* Go < 1.21: a goroutine-start probe that rested, its budget spent: the starts it did not see. */
+static void print_rested(struct target *t, void *ctx)
+{
+	char why[320];
+
+	if (target__spawn_rested(t, why, sizeof(why)))
+		fprintf(stderr, "ctxprof-go: pid %d (%s): %s\n", (int)target__pid(t), target__comm(t),
+			why);
+}
+
 static void print_wall_stats(const struct stats_view *v)
 {
 	const struct wall_stats *w = v->wall;
@@ -273,6 +283,8 @@ void stats__print(const struct stats_view *v, bool so_far)
 		print_targets(v);
 	if (v->cfg->sampling)
 		aggregate__pids(v->agg, hint_one, &(struct hint_round){ .v = v, .totals = totals });
+	if (v->cfg->sampling)
+		targets__foreach(v->targets, print_rested, NULL);
 	/* samples that can have no labels: many in a target means its g was not found */
 	if (v->cfg->sampling && v->cfg->verbose)
 		fprintf(stderr,

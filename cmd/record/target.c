@@ -29,6 +29,7 @@
 #include "frame_table.h"
 #include "proc_ctx.h"
 #include "processes.h"
+#include "spawn_probe.h"
 #include "target.h"
 #include "wall.h"
 
@@ -47,7 +48,8 @@ struct target {
 	/* the traceparent source's probes in this process, at its handlers' entries */
 	struct bpf_link *http_links[MAX_TRACE_PROBES];
 	size_t nhttp;
-	bool spawn_probed; /* one gives the goroutines a goroutine starts its context */
+	/* Go before 1.21: gives the goroutines a goroutine starts its context; NULL for none */
+	struct spawn_probe *spawn;
 	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
 	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */
@@ -131,7 +133,8 @@ static void detach_http(struct target *t)
 	for (i = 0; i < t->nhttp; i++)
 		bpf_link__destroy(t->http_links[i]);
 	t->nhttp = 0;
-	t->spawn_probed = false;
+	spawn_probe__free(t->spawn);
+	t->spawn = NULL;
 }
 
 void target__free(struct target *t)
@@ -556,7 +559,7 @@ void target__attach_probes(struct target *t, bool quiet)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	const struct target_env *env = t->env;
-	const struct go_trace_probe *probes;
+	const struct go_trace_probe *probes, *spawn = NULL;
 	struct bpf_link *link;
 	size_t i, n;
 	char exe[64];
@@ -565,21 +568,15 @@ void target__attach_probes(struct target *t, bool quiet)
 	n = go_binary__trace_probes(t->gb, &probes);
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
 	for (i = 0; i < n; i++) {
-		/* the goroutine-start probe hands on what the others found */
-		if (probes[i].source == TRACE_SOURCE_COUNT ? !t->nhttp :
-							    !(env->trace_sources & (1U << probes[i].source)))
+		if (probes[i].source == TRACE_SOURCE_COUNT) {
+			spawn = &probes[i];
+			continue;
+		}
+		if (!(env->trace_sources & (1U << probes[i].source)))
 			continue;
 		opts.bpf_cookie = probes[i].cookie;
 		link = bpf_program__attach_uprobe_opts(env->skel->progs.http_request, t->pid, exe,
 						       probes[i].offset, &opts);
-		if (!link && probes[i].source == TRACE_SOURCE_COUNT) {
-			err = -errno;
-			if (!quiet || env->verbose)
-				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
-						"goroutines a request starts carry no trace ID\n",
-					(int)t->pid, t->comm, probes[i].func, strerror(-err));
-			continue;
-		}
 		if (!link) {
 			err = -errno;
 			if (!quiet || env->verbose)
@@ -590,19 +587,41 @@ void target__attach_probes(struct target *t, bool quiet)
 			detach_http(t);
 			return;
 		}
-		t->spawn_probed |= probes[i].source == TRACE_SOURCE_COUNT;
 		t->http_links[t->nhttp++] = link;
+	}
+	/* the goroutine-start probe hands on what the others found */
+	if (spawn && t->nhttp && env->max_starts) {
+		err = spawn_probe__attach(env->skel->progs.http_request,
+					  bpf_map__fd(env->skel->maps.spawn_budgets), t->pid, exe,
+					  spawn->offset, spawn->cookie, env->max_starts, &t->spawn);
+		if (err && (!quiet || env->verbose))
+			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+					"goroutines a request starts carry no trace ID\n",
+				(int)t->pid, t->comm, spawn->func, strerror(-err));
 	}
 	if (env->verbose && t->nhttp)
 		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts (requests "
 				"of: %s; SDK spans: %s; goroutines they start: %s)\n",
-			(int)t->pid, t->comm, t->nhttp, *go_binary__trace_servers(t->gb) ?
+			(int)t->pid, t->comm, t->nhttp + !!t->spawn, *go_binary__trace_servers(t->gb) ?
 			go_binary__trace_servers(t->gb) : "none",
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes",
-			t->spawn_probed ? "at their start" : "by g.parentGoid, one level");
+			t->spawn ? "at their start" :
+			spawn ? "none (--max-goroutine-starts 0)" : "by g.parentGoid, one level");
 	else if (env->verbose && go_binary__serves_requests(t->gb))
 		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
+}
+
+void target__spawn_spent(struct target *t)
+{
+	if (t->spawn)
+		spawn_probe__spent(t->spawn);
+}
+
+void target__spawn_tick(struct target *t)
+{
+	if (t->spawn)
+		spawn_probe__tick(t->spawn);
 }
 
 /*
@@ -649,6 +668,24 @@ void target__detach_probes(struct target *t)
 	forget_tgid(bpf_map__fd(skel->maps.grpc_streams), sizeof(struct grpc_stream_key), t->pid);
 }
 
+bool target__spawn_rested(const struct target *t, char *buf, size_t len)
+{
+	struct spawn_probe_stats st;
+
+	if (!t->spawn)
+		return false;
+	spawn_probe__stats(t->spawn, &st);
+	if (!st.paused_ns)
+		return false;
+	snprintf(buf, len, "its goroutine-start probe saw %llu goroutine starts and rested %.1f of "
+			   "%.1f s%s, past --max-goroutine-starts %u a second; the goroutines started "
+			   "meanwhile, about %.0f, carry no trace ID",
+		 (unsigned long long)st.watched, st.paused_ns / 1e9, (st.paused_ns + st.on_ns) / 1e9,
+		 st.failed ? " (for good: it could not be attached again)" : "", t->env->max_starts,
+		 st.missed);
+	return true;
+}
+
 bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char *buf,
 			    size_t len)
 {
@@ -673,9 +710,15 @@ bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char
 			 (unsigned long long)bare_requests);
 		return true;
 	}
-	if (t->spawn_probed || go_binary__layout(t->gb, &l) != 0)
+	/* a rested goroutine-start probe is said apart (target__spawn_rested) */
+	if (t->spawn)
 		return false;
-	if (!l.g_parent_goid)
+	if (go_binary__layout(t->gb, &l) != 0)
+		return false;
+	if (!l.g_parent_goid && go_binary__spawn_probe(t->gb) && !t->env->max_starts)
+		snprintf(buf, len, "the goroutines its handlers start carry none: no g.parentGoid, and "
+				   "--max-goroutine-starts 0 leaves out the goroutine-start probe");
+	else if (!l.g_parent_goid)
 		snprintf(buf, len, "the goroutines its handlers start carry none: no g.parentGoid, and "
 				   "no goroutine-start probe (check says why)");
 	else

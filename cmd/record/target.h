@@ -29,6 +29,7 @@ struct target_env {
 	uint64_t period_ns;
 	unsigned long freq;
 	unsigned int trace_sources; /* 1 << TRACE_SOURCE_* */
+	unsigned int max_starts; /* Go < 1.21: goroutine starts watched a second, at most */
 	bool sampling, traced_only, wall, verbose;
 };
 
@@ -80,6 +81,15 @@ void target__attach_probes(struct target *t, bool quiet);
 bool target__probed(const struct target *t);
 /* Detached, and the contexts they left in the kernel forgotten: its pid may come back. */
 void target__detach_probes(struct target *t);
+/* Go before 1.21: its goroutine-start probe's budget ran out (spawn_probe.h). */
+void target__spawn_spent(struct target *t);
+/* Its goroutine-start probe's budget refilled each second, the probe attached again. */
+void target__spawn_tick(struct target *t);
+/*
+ * Its goroutine-start probe rested, its budget spent: for how long, and
+ * about how many goroutines started meanwhile, into BUF; else false.
+ */
+bool target__spawn_rested(const struct target *t, char *buf, size_t len);
 /*
  * Why its samples lack a trace ID, where a cause is known: into BUF, or
  * false. BARE_REQUESTS: requests that came without a traceparent, of every
