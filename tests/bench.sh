@@ -819,9 +819,10 @@ fan_cpu() {
 	echo $(($(srv_cpu) - c0))
 }
 # fan_load KIND: the server's CPU over one load, ctxprof-go attached as KIND says
-# (none, off, budget, unbudgeted); with ctxprof-go, the probe's hits after it
+# (none, off, budget, unbudgeted); with ctxprof-go, the probe's hits and
+# ctxprof-go's own CPU in ms after it
 fan_load() {
-	local kind=$1 cpu h0 h1
+	local kind=$1 cpu h0 h1 own0 own1
 	local -a args=()
 	case $kind in
 	none) fan_cpu; return ;;
@@ -830,10 +831,12 @@ fan_load() {
 	esac
 	ctxprof_start "$work/fan-$kind.err" "$work/fan-$kind.jsonl" -p "$srv" "${args[@]}" 2>/dev/null || return 1
 	h0=$(bpftool prog show -j | jq -r '[.[] | select(.name == "http_request")][0].run_cnt // 0')
+	own0=$(awk '{ print $14 + $15 }' /proc/"$ctxprof"/stat)
 	cpu=$(fan_cpu) || return 1
+	own1=$(awk '{ print $14 + $15 }' /proc/"$ctxprof"/stat)
 	h1=$(bpftool prog show -j | jq -r '[.[] | select(.name == "http_request")][0].run_cnt // 0')
 	ctxprof_stop || return 1
-	echo "$cpu $((h1 - h0))"
+	echo "$cpu $((h1 - h0)) $(((own1 - own0) * 10))"
 }
 fan_cpu >/dev/null
 : >"$work/fan"
@@ -846,21 +849,21 @@ for ((r = 1; r <= ${ROUNDS7:-5}; r++)); do
 		fan_of[$kind]=$(fan_load "$kind") || { status=1; break 2; }
 	done
 	read -r c_none _ <<<"${fan_of[none]}"
-	read -r c_off h_off <<<"${fan_of[off]}"
-	read -r c_bud h_bud <<<"${fan_of[budget]}"
-	read -r c_unb h_unb <<<"${fan_of[unbudgeted]}"
+	read -r c_off h_off o_off <<<"${fan_of[off]}"
+	read -r c_bud h_bud o_bud <<<"${fan_of[budget]}"
+	read -r c_unb h_unb o_unb <<<"${fan_of[unbudgeted]}"
 	shares=$(jq -s -r '[.[] | select(.origin == "sampling") | .trace_id as $t | .stacks[] |
 		select(any(.frames[]; .func == "main.fanChildBurn")) | {n: .samples, t: ($t != null)}] |
 		"\(map(select(.t)) | map(.n) | add // 0) \(map(.n) | add // 0)"' "$work/fan-budget.jsonl")
 	read -r traced total <<<"$shares"
 	said=$(grep -o 'saw [0-9]* goroutine starts.*about [0-9]*' "$work/fan-budget.err" |
 		awk '{ print $2, $NF }')
-	echo "$c_none $c_off $c_bud $c_unb $h_off $h_bud $h_unb $traced $total ${said:-0 0}" >>"$work/fan"
-	printf 'round %d: server CPU %d ms without ctxprof-go, %d ms without the probe, %d ms with its budget (%s%%, %d probe hits), %d ms without a budget (%s%%, %d hits); with the budget %d of %d main.fanChildBurn samples traced, the probe saw %s starts and missed about %s\n' \
+	echo "$c_none $c_off $c_bud $c_unb $h_off $h_bud $h_unb $traced $total ${said:-0 0} $o_off $o_bud $o_unb" >>"$work/fan"
+	printf 'round %d: server CPU %d ms without ctxprof-go, %d ms without the probe, %d ms with its budget (%s%%, %d probe hits), %d ms without a budget (%s%%, %d hits); with the budget %d of %d main.fanChildBurn samples traced, the probe saw %s starts and missed about %s; ctxprof-go %d, %d and %d ms\n' \
 		"$r" $((c_none / 1000000)) $((c_off / 1000000)) $((c_bud / 1000000)) \
 		"$(awk -v a="$c_off" -v b="$c_bud" 'BEGIN { printf "%+.1f", 100 * (b - a) / a }')" "$((h_bud - h_off))" \
 		$((c_unb / 1000000)) "$(awk -v a="$c_off" -v b="$c_unb" 'BEGIN { printf "%+.1f", 100 * (b - a) / a }')" \
-		"$((h_unb - h_off))" "$traced" "$total" ${said:-0 0}
+		"$((h_unb - h_off))" "$traced" "$total" ${said:-0 0} "$o_off" "$o_bud" "$o_unb"
 done
 sysctl -qw kernel.bpf_stats_enabled=0
 kill "$srv" 2>/dev/null || true
@@ -881,6 +884,8 @@ fan_budget_derived=$(awk -v h="$budget_hits" -v p="$per_start" -v c="$(col 2)" \
 	'BEGIN { printf "%.2f", 100 * h * p * 1000 / c }')
 caught=$(awk '{ printf "%.1f\n", $9 ? 100 * $8 / $9 : 0 }' "$work/fan" | median_of)
 seen=$(awk '{ printf "%.1f\n", $10 + $11 ? 100 * $10 / ($10 + $11) : 0 }' "$work/fan" | median_of)
+printf 'ctxprof-go'"'"'s own CPU a 10 s load: %s ms without the probe, %s ms with its budget, %s ms without a budget\n' \
+	"$(col 12)" "$(col 13)" "$(col 14)"
 printf 'goroutine-start probe, budget of 1,000 a second: %s hits a load at %s us each, %s%% of the server'"'"'s CPU (must be <= 2); measured against the request probes alone, %s%% (median of rounds); it caught %s%% of the children'"'"'s samples and saw %s%% of the starts by its own count. Without a budget: %s%% (%s hits a load), %s us a hit, %s x a bare uprobe hit here (%s us; must be <= 1.2). The request probes alone: %s%% over no ctxprof-go\n' \
 	"$budget_hits" "$per_start" "$fan_budget_derived" "$fan_budget_pct" "$caught" "$seen" "$fan_unbudgeted_pct" "$unb_hits" "$per_start" "$per_start_ratio" \
 	"$bare_us" "$fan_request_pct"
