@@ -304,8 +304,7 @@ struct goid_key {
  * share. The hit that spends the last of it says so on spawn_notes.
  */
 struct spawn_budget {
-	__s64 left; /* user space refills it each second */
-	__u64 hits; /* every hit, for the statistics */
+	__s64 left; /* user space refills it each second, and counts what was spent */
 };
 
 struct trace_ctx {

@@ -348,11 +348,8 @@ static __always_inline int spawn(struct pt_regs *ctx, const struct go_layout *l,
 	struct trace_ctx copy;
 
 	b = bpf_map_lookup_elem(&spawn_budgets, &tgid);
-	if (b) {
-		__sync_fetch_and_add(&b->hits, 1);
-		if (__sync_fetch_and_sub(&b->left, 1) == 1)
-			bpf_ringbuf_output(&spawn_notes, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
-	}
+	if (b && __sync_fetch_and_sub(&b->left, 1) == 1)
+		bpf_ringbuf_output(&spawn_notes, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
 	if (!g || !newg || bpf_probe_read_user(&m, 8, (const void *)(g + l->g_m)) || !m ||
 	    bpf_probe_read_user(&curg, 8, (const void *)(m + l->m_curg)) || !curg ||
 	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))

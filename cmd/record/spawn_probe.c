@@ -28,7 +28,7 @@ struct spawn_probe {
 	char path[64];
 	uint64_t offset, cookie;
 	unsigned int max_per_sec;
-	uint64_t second_ns; /* when this second of its budget began */
+	uint64_t second_ns; /* when this second of its budget began: while on, it was on since then */
 	uint64_t since_ns; /* when it last came on or went off */
 	uint64_t watched, on_ns, paused_ns;
 	/* the rate of starts when it last spent its budget, per ns, and what it missed so far at that rate */
@@ -36,14 +36,22 @@ struct spawn_probe {
 	bool failed;
 };
 
+/* The hits of this second so far, past the budget too (a note is read late); 0 when unknown. */
+static uint64_t second_hits(const struct spawn_probe *sp)
+{
+	struct spawn_budget b;
+
+	if (bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b))
+		return 0;
+	return (uint64_t)((__s64)sp->max_per_sec - b.left);
+}
+
 /* The budget for a second anew; what the last one spent is counted. */
 static void refill(struct spawn_probe *sp)
 {
-	struct spawn_budget b = {};
+	struct spawn_budget b = { .left = sp->max_per_sec };
 
-	if (bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b) == 0)
-		sp->watched += (uint64_t)((__s64)sp->max_per_sec - b.left);
-	b.left = sp->max_per_sec;
+	sp->watched += second_hits(sp);
 	bpf_map_update_elem(sp->budgets_fd, &sp->pid, &b, BPF_ANY);
 }
 
@@ -92,55 +100,47 @@ int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, con
 void spawn_probe__spent(struct spawn_probe *sp)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	struct spawn_budget b;
 
 	if (!sp->link)
 		return;
-	if (bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b) == 0 && now > sp->since_ns)
-		sp->rate = (double)((__s64)sp->max_per_sec - b.left) /
-			   (now - (sp->since_ns > sp->second_ns ? sp->since_ns : sp->second_ns));
+	if (now > sp->second_ns)
+		sp->rate = (double)second_hits(sp) / (now - sp->second_ns);
 	bpf_link__destroy(sp->link);
 	sp->link = NULL;
 	sp->on_ns += now - sp->since_ns;
 	sp->since_ns = now;
 }
 
-bool spawn_probe__tick(struct spawn_probe *sp)
+void spawn_probe__tick(struct spawn_probe *sp)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	int err;
 
 	/* a note lost to a full ring leaves the probe on to the end of its second */
-	if (sp->failed)
-		return false;
-	if (now - sp->second_ns < NSEC_PER_SEC)
-		return true;
+	if (sp->failed || now - sp->second_ns < NSEC_PER_SEC)
+		return;
 	sp->second_ns = now;
 	refill(sp);
 	if (sp->link)
-		return true;
+		return;
 	err = attach(sp);
 	if (err) {
 		fprintf(stderr, "pid %u: warning: failed to attach the goroutine-start probe again: "
 				"%s; the goroutines it starts from now on carry no trace ID\n",
 			sp->pid, strerror(-err));
 		sp->failed = true;
-		return false;
+		return;
 	}
 	sp->paused_ns += now - sp->since_ns;
 	sp->missed += sp->rate * (now - sp->since_ns);
 	sp->since_ns = now;
-	return true;
 }
 
 void spawn_probe__stats(const struct spawn_probe *sp, struct spawn_probe_stats *st)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	struct spawn_budget b;
 
-	st->watched = sp->watched;
-	if (bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b) == 0)
-		st->watched += (uint64_t)((__s64)sp->max_per_sec - b.left);
+	st->watched = sp->watched + second_hits(sp);
 	st->on_ns = sp->on_ns + (sp->link ? now - sp->since_ns : 0);
 	st->paused_ns = sp->paused_ns + (sp->link ? 0 : now - sp->since_ns);
 	st->missed = sp->missed + (sp->link ? 0 : sp->rate * (now - sp->since_ns));

@@ -30,9 +30,10 @@ int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, con
 void spawn_probe__spent(struct spawn_probe *sp);
 /*
  * Its budget refilled when its second is over, and the probe attached
- * again if it rested. False when that failed, said once on stderr.
+ * again if it rested; a failure to is said once on stderr, and it rests
+ * for good.
  */
-bool spawn_probe__tick(struct spawn_probe *sp);
+void spawn_probe__tick(struct spawn_probe *sp);
 void spawn_probe__stats(const struct spawn_probe *sp, struct spawn_probe_stats *st);
 /* Detached, its budget deleted. Accepts NULL. */
 void spawn_probe__free(struct spawn_probe *sp);
