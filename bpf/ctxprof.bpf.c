@@ -6,6 +6,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "go_walk.bpf.h"
+#include "lifetime.bpf.h"
 #include "traceparent.bpf.h"
 #include "obi.bpf.h"
 #include "ustack.bpf.h"
@@ -84,7 +85,7 @@ static __always_inline __u32 stack_first(__u32 n)
 #define SET_FLAGS (SAMPLE_F_LABELS_CUT | SAMPLE_F_TRACE | SAMPLE_F_TRACEPARENT)
 
 static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work *w,
-				   const struct go_layout *l, __u64 pid_tgid)
+				   const struct go_layout *l, __u64 pid_tgid, bool owners)
 {
 	struct sample_event *e = &w->e;
 	__u32 tgid = pid_tgid >> 32, zero = 0, n;
@@ -112,10 +113,13 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 			stat_inc(STAT_NO_G);
 		else if (!w->curg)
 			stat_inc(STAT_NO_CURG);
-		tc = sampled_ctx(l, tgid, w->curg, e->goid);
+		tc = sampled_ctx(l, tgid, w->curg, e->goid, &e->flags);
 		/* a goroutine's own context wins over its thread's */
 		if (!tc)
 			tc = obi_ctx(w, pid_tgid);
+		/* labels it only inherited, from a request that is over */
+		if (owners && w->labels && labels_ended(l, tgid, w->labels, e->goid))
+			e->flags |= SAMPLE_F_LABELS_ENDED;
 	}
 	/*
 	 * The set this CPU sent last, at the same address, in the same GC
@@ -228,7 +232,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		stat_inc(STAT_BUSY);
 		return 0;
 	}
-	sample(ctx, w, l, pid_tgid);
+	sample(ctx, w, l, pid_tgid, t->label_owners);
 	work_release(slot);
 	return 0;
 }
@@ -297,7 +301,7 @@ int http_request(struct pt_regs *ctx)
 	if (cookie == GRPC_PROBE_STREAM)
 		return grpc_stream(ctx, l, &key);
 	if (cookie == HTTP_PROBE_END) {
-		set_goroutine_ctx(&key, NULL);
+		set_goroutine_ctx(&key, NULL, false);
 		return 0;
 	}
 	w = work_claim(&slot);
@@ -314,6 +318,51 @@ int http_request(struct pt_regs *ctx)
 	else
 		http_begin(ctx, w, l, &key);
 	work_release(slot);
+	return 0;
+}
+
+/*
+ * runtime/pprof.SetGoroutineLabels, at its call of the runtime
+ * (runtime_setProfLabel, which every release has and never inlines): the
+ * goroutine in R14 (arm64: R28) makes the set in the first argument
+ * register its labels. Which goroutine set a set tells the goroutines
+ * that only inherited it once the setter has left it.
+ */
+SEC("uprobe")
+int label_set(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, slot;
+	__u64 g = GO_G(ctx), new = GO_ARG1(ctx), goid, old, trace = 0;
+	const struct target_info *t;
+	const struct go_layout *l;
+	struct sample_event *e;
+	struct work *w;
+
+	t = bpf_map_lookup_elem(&targets, &tgid);
+	l = t ? target_layout(t) : NULL;
+	if (!l || !g || read_user(&goid, sizeof(goid), g + l->g_goid) ||
+	    read_user(&old, sizeof(old), g + l->g_labels))
+		return 0;
+	if (new) {
+		w = work_claim(&slot);
+		if (!w) {
+			stat_inc(STAT_BUSY);
+			trace = TRACE_UNREAD;
+		} else {
+			e = &w->e;
+			e->nlabels = 0;
+			e->flags = 0;
+			e->labels_hash = 0;
+			e->trace_rank = MAX_TRACE_KEYS;
+			w->labels = new;
+			if (go_labels(w, l) < 0 || (e->flags & SAMPLE_F_READ_ERR))
+				trace = TRACE_UNREAD;
+			else
+				trace = labels_trace(w);
+			work_release(slot);
+		}
+	}
+	owners_on_set(l, tgid, goid, g, old, new, trace);
 	return 0;
 }
 
@@ -352,12 +401,15 @@ static __always_inline void event(struct pt_regs *regs, struct work *w, __u32 or
 	w->g = 0;
 	w->curg = 0;
 	w->m = 0;
+	t = NULL;
 	if (!l) {
 		t = bpf_map_lookup_elem(&targets, &tgid);
 		l = t ? target_layout(t) : NULL;
 	}
 	if (l && (go_walk(w, l, 1) < 0 || go_labels(w, l) < 0))
 		e->flags |= SAMPLE_F_READ_ERR;
+	else if (t && t->label_owners && w->labels && labels_ended(l, tgid, w->labels, e->goid))
+		e->flags |= SAMPLE_F_LABELS_ENDED;
 	n = e->nlabels;
 	if (n > MAX_LABELS)
 		n = MAX_LABELS;

@@ -201,6 +201,16 @@ struct go_label {
  * hold none.
  */
 #define SAMPLE_F_TRACEPARENT (1U << 8)
+/*
+ * A request's lifetime. LABELS_ENDED: the goroutine's labels were set by
+ * another goroutine, which has left them (its pprof.Do returned) or
+ * exited: it only inherited them, and their request is over. CTX_CHILD:
+ * the context is the one of the goroutine that started this one, not its
+ * own; CTX_ENDED: and that goroutine has moved on from that request.
+ */
+#define SAMPLE_F_LABELS_ENDED (1U << 9)
+#define SAMPLE_F_CTX_CHILD (1U << 10)
+#define SAMPLE_F_CTX_ENDED (1U << 11)
 
 /*
  * One sample as it crosses the ring buffer. Only what was filled is sent:
@@ -269,6 +279,13 @@ struct target_info {
 	 * sees the exec.
 	 */
 	__u64 exe_ino;
+	/*
+	 * Label sets are followed (label_set runs) and those made before it
+	 * was attached are known: a set with no owner then is one whose
+	 * setter left it. Until then no sample is judged.
+	 */
+	__u32 label_owners;
+	__u32 __pad;
 };
 
 /*
@@ -297,6 +314,65 @@ struct goid_key {
 };
 
 /*
+ * A label set, by where it lives (g.labels; immutable once made), and the
+ * goroutine that made it current with runtime/pprof.SetGoroutineLabels
+ * (pprof.Do calls it), so that the goroutines that only inherited it can be
+ * told apart once that goroutine has left it. Only sets that hold a trace
+ * ID have one; a set without an owner is one its setter has left.
+ */
+struct labels_key {
+	__u32 tgid;
+	__u32 __pad;
+	__u64 labels;
+};
+
+struct label_owner {
+	/*
+	 * The goroutine that set it; 0 while that is not known: a set made
+	 * before the probe ran, that only goroutines on a CPU held when it
+	 * was looked for (their stacks cannot be read). Such a set counts as
+	 * live until a goroutine leaves it for another trace, or user space
+	 * finds out.
+	 */
+	__u64 goid;
+	__u64 g; /* and its g, where its goid and current labels are read */
+	__u64 trace; /* trace_hash() of its trace ID; TRACE_UNREAD when it could not be read */
+	/*
+	 * Its request: bpf_ktime_get_ns() when the setter took up the trace.
+	 * A set the same goroutine makes inside it (a nested pprof.Do, a
+	 * child span) for the same trace keeps it, so that the setter still
+	 * serves the request while it holds any set of the same epoch.
+	 */
+	__u64 epoch;
+	/*
+	 * A set a goroutine made from one it inherited, for the same trace
+	 * (pprof.Do in a request's worker goroutine): that set, whose
+	 * request this one lives no longer than; 0 for none.
+	 */
+	__u64 up;
+};
+
+#define TRACE_UNREAD 2ULL
+/* owners followed through up, at most */
+#define MAX_OWNER_UP 3
+/* label sets of every target that hold a trace ID and have a setter, at most */
+#define MAX_LABEL_OWNERS 65536
+
+/*
+ * The trace ID label's value, 32 hex digits as four little-endian words,
+ * as one odd number: case folded, since user space reads A-F as a-f.
+ */
+static inline __u64 trace_hash(const __u64 *v)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		h = (h ^ (v[i] | 0x2020202020202020ULL)) * 0x100000001b3ULL;
+	return (h ^ h >> 29) | 1;
+}
+
+/*
  * Go before 1.21: the goroutine starts the probe may still watch in this
  * second, per process. Each start costs the process a uprobe hit, whoever
  * starts it: past the budget user space detaches the probe until the next
@@ -312,6 +388,18 @@ struct trace_ctx {
 	__u8 span_id[8]; /* TRACE_CTX_OTEL: the span's ID, by which its End is known */
 	__u32 source; /* TRACE_CTX_* */
 	__u32 __pad;
+	/*
+	 * Which request: a number no other request of the goroutine that
+	 * serves it has (bpf_ktime_get_ns() when it began). A nested span of
+	 * the same trace keeps its request's.
+	 */
+	__u64 epoch;
+	/*
+	 * 0 in the goroutine's own context. In one a goroutine took from the
+	 * one that started it (spawn_ctxs): the goid whose own context it
+	 * is, live while that goroutine's context has the same epoch.
+	 */
+	__u64 origin;
 };
 
 #define TRACE_CTX_HEADER 0 /* a request's traceparent header */
@@ -397,6 +485,7 @@ enum ctxprof_stat {
 	STAT_UNMARKED, /* its bit in target_bits clear */
 	STAT_UNKNOWN, /* its bit set, but not in the targets map */
 	STAT_HTTP_BARE, /* requests whose headers hold no traceparent */
+	STAT_OWNERS_FULL, /* label sets whose setter could not be kept: label_owners was full */
 	STAT_MAX,
 };
 

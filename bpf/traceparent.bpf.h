@@ -322,13 +322,48 @@ static __always_inline int goroutine_key(struct pt_regs *ctx, const struct go_la
 	return !g || bpf_probe_read_user(&key->goid, 8, (const void *)(g + l->g_goid)) ? -1 : 0;
 }
 
-/* C becomes KEY's goroutine's context; NULL: it has none from now on. */
-static __always_inline void set_goroutine_ctx(const struct goid_key *key, const struct trace_ctx *c)
+/* Do A and B name the same trace? Their 32 hex digits, after "00-". */
+static __always_inline bool same_trace(const struct trace_ctx *a, const struct trace_ctx *b)
 {
-	if (c)
-		bpf_map_update_elem(&trace_ctxs, key, c, BPF_ANY);
-	else
+	__u8 diff = 0;
+	int i;
+
+#pragma unroll
+	for (i = 3; i < 3 + TRACE_HEX_LEN; i++)
+		diff |= a->traceparent[i] ^ b->traceparent[i];
+	return !diff;
+}
+
+/*
+ * C becomes KEY's goroutine's context; NULL: it has none from now on. A
+ * new request is a new epoch; so is a span of another trace than the
+ * goroutine's, where a span of the same one (NESTED) continues it.
+ */
+static __always_inline void set_goroutine_ctx(const struct goid_key *key, struct trace_ctx *c,
+					      bool nested)
+{
+	const struct trace_ctx *cur;
+
+	if (!c) {
 		bpf_map_delete_elem(&trace_ctxs, key);
+		return;
+	}
+	c->origin = 0;
+	c->epoch = 0;
+	if (nested && (cur = bpf_map_lookup_elem(&trace_ctxs, key)) && same_trace(cur, c))
+		c->epoch = cur->epoch;
+	if (!c->epoch)
+		c->epoch = bpf_ktime_get_ns();
+	bpf_map_update_elem(&trace_ctxs, key, c, BPF_ANY);
+}
+
+/* Has the request of C, a context taken from the goroutine that started one, ended there? */
+static __always_inline bool ctx_ended(__u32 tgid, const struct trace_ctx *c)
+{
+	struct goid_key key = { .tgid = tgid, .goid = c->origin };
+	const struct trace_ctx *o = bpf_map_lookup_elem(&trace_ctxs, &key);
+
+	return !o || o->epoch != c->epoch;
 }
 
 /*
@@ -355,11 +390,16 @@ static __always_inline int spawn(struct pt_regs *ctx, const struct go_layout *l,
 	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))
 		return -1;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
-	if (!c)
-		c = bpf_map_lookup_elem(&spawn_ctxs, &key);
-	if (!c)
+	if (c) {
+		__builtin_memcpy(&copy, c, sizeof(copy));
+		/* its own: the child's lives as long as the starter serves this request */
+		copy.origin = key.goid;
+	} else if ((c = bpf_map_lookup_elem(&spawn_ctxs, &key))) {
+		/* one it took in turn: the same request, the same origin */
+		__builtin_memcpy(&copy, c, sizeof(copy));
+	} else {
 		return 0;
-	__builtin_memcpy(&copy, c, sizeof(copy));
+	}
 	if (bpf_probe_read_user(&key.goid, 8, (const void *)(newg + l->g_goid)) || !key.goid)
 		return -1;
 	bpf_map_update_elem(&spawn_ctxs, &key, &copy, BPF_ANY);
@@ -381,11 +421,11 @@ static __always_inline int grpc_stream(struct pt_regs *ctx, const struct go_layo
 	if (!stream ||
 	    bpf_probe_read_user(&skey.stream_id, 4, (const void *)(stream + l->grpc.stream_id))) {
 		stat_inc(STAT_HTTP_ERR);
-		set_goroutine_ctx(key, NULL);
+		set_goroutine_ctx(key, NULL, false);
 		return -1;
 	}
 	c = bpf_map_lookup_elem(&grpc_streams, &skey);
-	set_goroutine_ctx(key, c);
+	set_goroutine_ctx(key, c, false);
 	if (c)
 		bpf_map_delete_elem(&grpc_streams, &skey);
 	return 0;
@@ -444,7 +484,7 @@ static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
 	if (read_span_ids(REG_SP(ctx) + l->otel.start_sc, l, ids))
 		return -1;
 	format_ctx(&wk->hw.ctx, ids, ids + 16, TRACE_CTX_OTEL);
-	set_goroutine_ctx(key, &wk->hw.ctx);
+	set_goroutine_ctx(key, &wk->hw.ctx, true);
 	return 0;
 }
 
@@ -473,11 +513,11 @@ static __always_inline int otel_end(struct pt_regs *ctx, struct work *wk,
 	if (read_span_ids(parent, l, ids) ||
 	    bpf_probe_read_user(&remote, 1, (const void *)(parent + l->otel.sc_remote)) ||
 	    !(w[0] | w[1]) || !w[2]) {
-		set_goroutine_ctx(key, NULL);
+		set_goroutine_ctx(key, NULL, false);
 		return 0;
 	}
 	format_ctx(&wk->hw.ctx, ids, ids + 16, remote ? TRACE_CTX_HEADER : TRACE_CTX_OTEL);
-	set_goroutine_ctx(key, &wk->hw.ctx);
+	set_goroutine_ctx(key, &wk->hw.ctx, true);
 	return 0;
 }
 
@@ -499,12 +539,12 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 	if (!req || bpf_probe_read_user(&hdr, 8, (const void *)(req + l->hdr.req_header)) ||
 	    find_traceparent(wk, l, hdr) < 0) {
 		stat_inc(STAT_HTTP_ERR);
-		set_goroutine_ctx(key, NULL);
+		set_goroutine_ctx(key, NULL, false);
 		return -1;
 	}
 	if (!wk->hw.found)
 		stat_inc(STAT_HTTP_BARE);
-	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL);
+	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL, false);
 	return 0;
 }
 
@@ -543,26 +583,45 @@ __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c
 
 /*
  * The sampled goroutine's request context: its own (GOID, which go_walk
- * read); or on Go >= 1.21 that of the goroutine that started it (one
- * level: a handler's goroutines), before that the one it took when it
- * started (spawn).
+ * read); else the one it took from the goroutine that started it (spawn,
+ * before Go 1.21) or, on Go >= 1.21, that goroutine's own (one level: a
+ * handler's goroutines), which it keeps from then on, as spawn would have
+ * given it: once that goroutine has moved on, the request it was started
+ * for is over. FLAGS get SAMPLE_F_CTX_CHILD and SAMPLE_F_CTX_ENDED.
  */
 static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layout *l, __u32 tgid,
-							    __u64 curg, __u64 goid)
+							    __u64 curg, __u64 goid, __u32 *flags)
 {
 	struct goid_key key = { .tgid = tgid, .goid = goid };
 	const struct trace_ctx *c;
+	struct trace_ctx copy;
+	__u64 parent;
 
 	if (!want_contexts || (!l->hdr.map && !l->grpc.ok && !l->otel.ok) || !curg)
 		return NULL;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
 	if (c)
 		return c;
-	if (!l->g_parent_goid)
-		return bpf_map_lookup_elem(&spawn_ctxs, &key);
-	if (bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_parent_goid)) || !key.goid)
+	c = bpf_map_lookup_elem(&spawn_ctxs, &key);
+	if (c) {
+		*flags |= SAMPLE_F_CTX_CHILD;
+		if (ctx_ended(tgid, c))
+			*flags |= SAMPLE_F_CTX_ENDED;
+		return c;
+	}
+	if (!l->g_parent_goid ||
+	    bpf_probe_read_user(&parent, 8, (const void *)(curg + l->g_parent_goid)) || !parent)
 		return NULL;
-	return bpf_map_lookup_elem(&trace_ctxs, &key);
+	key.goid = parent;
+	c = bpf_map_lookup_elem(&trace_ctxs, &key);
+	if (!c)
+		return NULL;
+	*flags |= SAMPLE_F_CTX_CHILD;
+	__builtin_memcpy(&copy, c, sizeof(copy));
+	copy.origin = parent;
+	key.goid = goid;
+	bpf_map_update_elem(&spawn_ctxs, &key, &copy, BPF_NOEXIST);
+	return c;
 }
 
 #endif /* __TRACEPARENT_BPF_H */

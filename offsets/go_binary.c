@@ -55,6 +55,8 @@ struct go_binary {
 	struct go_trace_probe probes[MAX_TRACE_PROBES];
 	size_t nprobes;
 	bool spawn_probe; /* one of them gives new goroutines their creator's context */
+	/* runtime/pprof.runtime_setProfLabel's entry, as a file offset; -1 when it has none */
+	long label_probe;
 	/* the module members the grpc-go and otel-sdk layouts came from, for check */
 	struct go_module_member members[MAX_MODULE_MEMBERS];
 	size_t nmembers;
@@ -782,6 +784,21 @@ static void find_spawn_probe(struct go_binary *gb)
 }
 
 /*
+ * Where a goroutine's labels are set: pprof.SetGoroutineLabels (and so
+ * pprof.Do) ends in the runtime's runtime_setProfLabel, linked under
+ * pprof's name, which no release inlines (its body is in another package).
+ */
+static void find_label_probe(struct go_binary *gb)
+{
+	struct gopclntab_func fn;
+
+	gb->label_probe = -1;
+	if (gb->sets_labels && gb->pcln &&
+	    gopclntab__find(gb->pcln, "runtime/pprof.runtime_setProfLabel", &fn) == 0)
+		gb->label_probe = elf_image__file_offset(gb->img, fn.entry);
+}
+
+/*
  * The traceparent source: the servers the binary links, each with its
  * layout and probes. One that cannot be read is a warning when another can.
  */
@@ -1183,6 +1200,7 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 		errno = ENOMEM;
 		return NULL;
 	}
+	gb->label_probe = -1;
 	gb->img = elf_image__open(path, ierr, sizeof(ierr));
 	if (!gb->img) {
 		if (errno != ENOEXEC && errno != EINVAL) {
@@ -1242,6 +1260,7 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	}
 	gb->sets_labels = has_func(gb, "runtime/pprof.Do") ||
 			  has_func(gb, "runtime/pprof.SetGoroutineLabels");
+	find_label_probe(gb);
 	gb->serves_http = has_func(gb, http_funcs[0].name);
 	/*
 	 * A program can link grpc-go's server methods without ever making a
@@ -1447,6 +1466,11 @@ size_t go_binary__module_members(const struct go_binary *gb,
 {
 	*members = gb->members;
 	return gb->nmembers;
+}
+
+long go_binary__label_probe(const struct go_binary *gb)
+{
+	return go_binary__supported(gb) && gb->label_probe >= 0 ? gb->label_probe : -1;
 }
 
 bool go_binary__spawn_probe(const struct go_binary *gb)

@@ -109,6 +109,12 @@ bool go_binary__serves_requests(const struct go_binary *gb);
 const char *go_binary__trace_servers(const struct go_binary *gb);
 /* The probes the traceparent source needs in GB; 0 when it cannot be used. */
 size_t go_binary__trace_probes(const struct go_binary *gb, const struct go_trace_probe **probes);
+/*
+ * Where a goroutine's labels are set (runtime/pprof's runtime_setProfLabel),
+ * as a file offset to probe; -1 when the binary sets none, or has no such
+ * function in its table.
+ */
+long go_binary__label_probe(const struct go_binary *gb);
 /* Whether a probe gives the goroutines a goroutine starts its context (Go before 1.21). */
 bool go_binary__spawn_probe(const struct go_binary *gb);
 /* The module members GB's grpc-go and otel-sdk layouts came from (DWARF or the table). */

@@ -119,6 +119,7 @@ run "profile: binaries on ext4, btrfs, overlayfs, tmpfs" bash "$TOP/tests/profil
 run "profile: trace-ID label conventions of four tracers" bash "$TOP/tests/profile-conventions.sh"
 run "profile: trace IDs from the traceparent of net/http and grpc-go requests, no labels" bash "$TOP/tests/profile-traceparent.sh"
 run "profile: a request's trace ID on its goroutines and theirs (Go 1.19 and newest)" bash "$TOP/tests/profile-fanout.sh"
+run "profile: a request counts only while it lives; two services, one request" bash "$TOP/tests/profile-lifetime.sh"
 run "profile: trace IDs from spans the OpenTelemetry Go SDK records, no labels" bash "$TOP/tests/profile-otel-sdk.sh"
 run "profile: trace IDs from OBI's traces_ctx_v1, either start order" bash "$TOP/tests/profile-obi.sh"
 run "profile: the costliest traces at exit, --quiet" bash "$TOP/tests/profile-summary.sh"

@@ -94,7 +94,7 @@ int folded__add(struct folded *f, const struct rec *r)
 			f->line.n = 0;
 			f->line.oom = false;
 			if (root) {
-				put_cstr(f, r->trace_id ?: "no-trace");
+				put_cstr(f, r->trace_id ?: r->inherited_trace_id ? "inherited" : "no-trace");
 				put_raw(f, ';');
 			}
 			put_frame(f, r->comm, r->comm_len);

@@ -77,6 +77,7 @@ static void add_label(struct pprof *c, struct sample *s, const char *key, const 
 static bool ours(const char *k, bool wall)
 {
 	return !strcmp(k, "trace_id") || !strcmp(k, "span_id") || !strcmp(k, "trace_source") ||
+	       !strcmp(k, "inherited_trace_id") ||
 	       !strcmp(k, "pid") || !strcmp(k, "goid") || !strcmp(k, "context") ||
 	       (wall && (!strcmp(k, "state") || !strcmp(k, "wait_reason")));
 }
@@ -122,9 +123,12 @@ int pprof__add(struct pprof *c, const struct rec *r)
 		}
 		if (r->trace_id)
 			add_label(c, s, "trace_id", r->trace_id);
+		/* time a request's goroutines spent after it ended: not the trace's, still its ID */
+		if (r->inherited_trace_id)
+			add_label(c, s, "inherited_trace_id", r->inherited_trace_id);
 		if (r->span_id)
 			add_label(c, s, "span_id", r->span_id);
-		if (r->trace_source && r->trace_id)
+		if (r->trace_source && (r->trace_id || r->inherited_trace_id))
 			add_label(c, s, "trace_source", r->trace_source);
 		if (wall)
 			add_label(c, s, "state", r->state);

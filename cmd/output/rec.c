@@ -317,9 +317,11 @@ int rec__json(const struct rec *r, struct strbuf *b)
 	put_key(b, "trace_id");
 	put_cstr(b, r->trace_id);
 	put_key(b, "trace_source");
-	put_cstr(b, r->trace_id ? r->trace_source : NULL);
+	put_cstr(b, r->trace_id || r->inherited_trace_id ? r->trace_source : NULL);
 	put_key(b, "span_id");
 	put_cstr(b, r->span_id);
+	put_key(b, "inherited_trace_id");
+	put_cstr(b, r->inherited_trace_id);
 	put_key(b, "labels");
 	put_labels(b, r);
 	put_key(b, "truncated");
@@ -875,7 +877,8 @@ static int parse_event(json_t *o, struct rec *r, char *err, size_t errlen)
 int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
 {
 	static const char *const keys[] = {
-		"trace_id", "trace_source", "span_id", "labels", "truncated", "more_labels", "pid",
+		"trace_id", "trace_source", "span_id", "inherited_trace_id", "labels", "truncated",
+		"more_labels", "pid",
 		"comm", "service_name", "container_id", "pod_uid", "ns_pid", "origin", "state", "wait_reason",
 		"wall_ns", "observed", "samples", "cpu_ns", "start", "end", "stacks", "mappings",
 		"context", "tid", "goid", NULL,
@@ -918,6 +921,14 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	    (ret = hex_or_null(o, "span_id", 16, false, "16 lowercase hex digits", &r->span_id, err,
 			       errlen)))
 		return ret;
+	/* absent from the records of releases before it */
+	if (json_object_get(o, "inherited_trace_id") &&
+	    (ret = hex_or_null(o, "inherited_trace_id", 32, false, "32 lowercase hex digits",
+			       &r->inherited_trace_id, err, errlen)))
+		return ret;
+	if (r->trace_id && r->inherited_trace_id)
+		return fail("\"trace_id\" and \"inherited_trace_id\" both set: a trace is a "
+			    "goroutine's own or inherited, not both");
 	v = json_object_get(o, "trace_source");
 	r->trace_source = json_string_value(v);
 	for (i = 0; r->trace_source && sources[i] && strcmp(sources[i], r->trace_source); i++)

@@ -62,6 +62,11 @@ enum rec_origin {
 
 struct rec {
 	const char *trace_id, *trace_source, *span_id; /* NULL: null */
+	/*
+	 * The trace a goroutine only inherited, from a request that had ended
+	 * (trace_id is then null); NULL: null
+	 */
+	const char *inherited_trace_id;
 	const struct rec_label *labels;
 	size_t nlabels;
 	bool more_labels;

@@ -32,6 +32,7 @@ struct summary {
 	struct vec names; /* char *: leaf functions */
 	struct hashmap *by_name; /* name -> index + 1 */
 	uint64_t dropped; /* traces the cap let go */
+	uint64_t inherited[2]; /* CPU and wall time of goroutines whose request had ended */
 };
 
 struct summary *summary__new(void)
@@ -182,6 +183,9 @@ int summary__add(struct summary *s, const struct rec *r)
 	uint32_t func;
 	size_t i;
 
+	if (total > 0 && r->inherited_trace_id &&
+	    (r->origin == REC_SAMPLING || r->origin == REC_WALL))
+		s->inherited[kind] += total;
 	if (!r->trace_id || strlen(r->trace_id) != ID_LEN || total <= 0 || !r->samples ||
 	    (r->origin != REC_SAMPLING && r->origin != REC_WALL))
 		return 0;
@@ -293,4 +297,8 @@ void summary__print(const struct summary *s, FILE *f, int n, int width)
 	print_kind(s, sorted, 0, f, n, width);
 	print_kind(s, sorted, 1, f, n, width);
 	free(sorted);
+	if (s->inherited[0] || s->inherited[1])
+		fprintf(f, "inherited, request ended: %.2fs of CPU, %.2fs of goroutine time, "
+			   "in goroutines that outlived their trace's request (inherited_trace_id)\n",
+			s->inherited[0] / 1e9, s->inherited[1] / 1e9);
 }

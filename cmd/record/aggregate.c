@@ -35,6 +35,7 @@ struct aggregate {
 	struct agg_stats stats;
 	agg_lookup_fn repair_lookup;
 	void *repair_ctx;
+	bool repair; /* put frameless leaves' callers back */
 	agg_sink_fn sink;
 	void *sink_ctx;
 	agg_progress_fn progress;
@@ -97,10 +98,15 @@ void aggregate__progress(struct aggregate *a)
 		a->progress(a->progress_ctx);
 }
 
-void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
+void aggregate__set_lookup(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
 {
 	a->repair_lookup = lookup;
 	a->repair_ctx = ctx;
+}
+
+void aggregate__repair_leaves(struct aggregate *a, bool on)
+{
+	a->repair = on;
 }
 
 /*
@@ -123,7 +129,8 @@ static const uint64_t *settle_signal_frames(struct aggregate *a, const struct sa
 		;
 	if (i == *nframes)
 		return stack;
-	known = a->repair_lookup && a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) && t.sym;
+	known = a->repair && a->repair_lookup &&
+		a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) && t.sym;
 	for (i = 0; i < *nframes; i++) {
 		if (!(stack[i] & FRAME_MAYBE))
 			buf[n++] = stack[i];
@@ -146,7 +153,7 @@ static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_e
 	struct agg_target t = {};
 	uint64_t caller;
 
-	if (!a->repair_lookup || !(e->flags & SAMPLE_F_TOP_WORDS) || *nframes == 0 ||
+	if (!a->repair || !a->repair_lookup || !(e->flags & SAMPLE_F_TOP_WORDS) || *nframes == 0 ||
 	    !a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) || !t.sym)
 		return stack;
 	caller = symbolizer__leaf_caller(t.sym, e->time_ns, stack[0], e->sp, e->bp,
@@ -362,6 +369,54 @@ static uint32_t context_source(const struct go_label *l)
 }
 
 /*
+ * Is the goroutine whose stack is STACK one of the runtime's own (a GC
+ * worker, the finalizer)? Its outermost frames say: runtime.goexit, under
+ * the function it started in, named runtime.* but not runtime.main, as
+ * Go's isSystemGoroutine decides. A stack cut short says nothing.
+ */
+static bool runtime_goroutine(struct aggregate *a, const struct sample_event *e,
+			      const uint64_t *stack, size_t nframes)
+{
+	const struct frame *f;
+	struct agg_target t = {};
+	size_t n;
+
+	if (nframes < 2 || !a->repair_lookup ||
+	    !a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) || !t.sym)
+		return false;
+	n = symbolizer__frames(t.sym, e->time_ns, stack[nframes - 1] & ~FRAME_TAGS, false, &f);
+	if (!n || !f[n - 1].func || strcmp(f[n - 1].func, "runtime.goexit"))
+		return false;
+	n = symbolizer__frames(t.sym, e->time_ns, stack[nframes - 2] & ~FRAME_TAGS, nframes == 2,
+			       &f);
+	return n && f[n - 1].func && !strncmp(f[n - 1].func, "runtime.", 8) &&
+	       strcmp(f[n - 1].func, "runtime.main");
+}
+
+/*
+ * A request's lifetime, from what the sampler or the wall reader found:
+ * a trace whose request ended is R's only as inherited; a context the
+ * runtime's own goroutine took from the goroutine that started it is no
+ * trace of its at all.
+ */
+static void judge_request(struct aggregate *a, const struct sample_event *e, struct counted *r,
+			  const uint64_t *stack, size_t nframes)
+{
+	bool ctx = r->flags & COUNTED_F_CONTEXT;
+
+	if (!(r->flags & COUNTED_F_TRACE))
+		return;
+	if (ctx && (e->flags & SAMPLE_F_CTX_CHILD) && runtime_goroutine(a, e, stack, nframes)) {
+		r->flags &= ~(COUNTED_F_TRACE | COUNTED_F_SPAN | COUNTED_F_CONTEXT);
+		memset(r->trace_id, 0, sizeof(r->trace_id));
+		memset(r->span_id, 0, sizeof(r->span_id));
+		return;
+	}
+	if (e->flags & (ctx ? SAMPLE_F_CTX_ENDED : SAMPLE_F_LABELS_ENDED))
+		r->flags |= COUNTED_F_INHERITED;
+}
+
+/*
  * Checks an event and fills TMP with its record's identity (pid, IDs, sorted
  * labels); *STACK and *NFRAMES get its stack, its leaf's caller put back
  * (into BUF) when that applies. -EINVAL for a malformed event.
@@ -487,12 +542,16 @@ static void count_n(struct aggregate *a, struct counted *r, uint64_t n, uint64_t
 		a->stats.wall_samples += n;
 	} else {
 		a->stats.samples += n;
-		if (r->flags & COUNTED_F_TRACE)
+		if ((r->flags & (COUNTED_F_TRACE | COUNTED_F_INHERITED)) == COUNTED_F_TRACE)
 			a->stats.traced += n;
+		if (r->flags & COUNTED_F_INHERITED)
+			a->stats.inherited += n;
 		if ((p = pid_stats(a, r->pid))) {
 			p->samples += n;
-			if (r->flags & COUNTED_F_TRACE)
+			if ((r->flags & (COUNTED_F_TRACE | COUNTED_F_INHERITED)) == COUNTED_F_TRACE)
 				p->traced += n;
+			if (r->flags & COUNTED_F_INHERITED)
+				p->inherited += n;
 		}
 	}
 	r->samples += n;
@@ -577,6 +636,7 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 		return -EINVAL;
 	if (a->running)
 		running_stack(a, e, &stack, &nframes);
+	judge_request(a, e, &tmp, stack, nframes);
 	klen = counted_key(&tmp, key);
 	r = hashmap__get(a->records, key, klen);
 	if (!r) {
@@ -728,6 +788,7 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 
 	if (parse_event(a, e, size, &r, &stack, &nframes, buf) != 0)
 		return -EINVAL;
+	judge_request(a, e, &r, stack, nframes);
 	r.samples = 1;
 	r.stacks = hashmap__new();
 	if (!r.stacks || hashmap__add(r.stacks, stack, nframes * 8, &one) != 0) {

@@ -56,11 +56,17 @@ void aggregate__set_keys(struct aggregate *a, const char *const *trace_keys, siz
 			 const char *const *span_keys, size_t nspan);
 
 /*
- * With LOOKUP, events that carry the words at SP (SAMPLE_F_TOP_WORDS) get
- * the caller a frame-pointer walk misses put back, through the target's
- * symbolizer, before they are counted: stacks stay exact keys.
+ * LOOKUP names events' frames as they are counted: the runtime's own
+ * goroutines are told by their first function, and take no request from
+ * the goroutine that started them (as Go gives them no labels).
  */
-void aggregate__repair_leaves(struct aggregate *a, agg_lookup_fn lookup, void *ctx);
+void aggregate__set_lookup(struct aggregate *a, agg_lookup_fn lookup, void *ctx);
+/*
+ * Events that carry the words at SP (SAMPLE_F_TOP_WORDS) get the caller a
+ * frame-pointer walk misses put back, through the target's symbolizer
+ * (the lookup's), before they are counted: stacks stay exact keys.
+ */
+void aggregate__repair_leaves(struct aggregate *a, bool on);
 
 /*
  * Hands every record, as written, to SINK as well; with JSON false, records
@@ -152,6 +158,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 struct agg_stats {
 	uint64_t samples;
 	uint64_t traced; /* with a trace ID */
+	uint64_t inherited; /* with a trace inherited from a request that ended: no trace ID */
 	uint64_t read_errors; /* the label walk failed; counted without labels */
 	uint64_t unresolved; /* repeated a label set whose full event was lost */
 	uint64_t malformed; /* events that did not parse */
@@ -169,7 +176,7 @@ void aggregate__stats(const struct aggregate *a, struct agg_stats *out);
 struct agg_pid_stats {
 	uint32_t pid;
 	char comm[16];
-	uint64_t samples, traced;
+	uint64_t samples, traced, inherited;
 };
 /* PID's CPU samples so far: 0 when it had none. */
 uint64_t aggregate__pid_samples(const struct aggregate *a, uint32_t pid);

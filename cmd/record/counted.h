@@ -17,6 +17,12 @@
 #define COUNTED_F_OTEL (1U << 19) /* both came from a span the OpenTelemetry SDK records */
 #define COUNTED_F_OBI (1U << 20) /* both came from OBI's trace for the thread */
 #define COUNTED_F_CONTEXT (COUNTED_F_TRACEPARENT | COUNTED_F_OTEL | COUNTED_F_OBI)
+/*
+ * The goroutine only inherited the trace, from a request that ended (its
+ * setter left the labels, or the goroutine that started it moved on):
+ * written as inherited_trace_id, not as the trace's
+ */
+#define COUNTED_F_INHERITED (1U << 21)
 
 struct counted {
 	uint32_t pid;

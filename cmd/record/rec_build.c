@@ -277,13 +277,17 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 	memset(out, 0, sizeof(*out));
 	if (c->flags & COUNTED_F_TRACE) {
 		hex(c->trace_id, TRACE_ID_LEN, b->trace);
-		out->trace_id = b->trace;
+		/* a request that ended: not its time, but findable by its ID */
+		if (c->flags & COUNTED_F_INHERITED)
+			out->inherited_trace_id = b->trace;
+		else
+			out->trace_id = b->trace;
 		out->trace_source = c->flags & COUNTED_F_TRACEPARENT ? "traceparent" :
 				    c->flags & COUNTED_F_OTEL	     ? "otel-sdk" :
 				    c->flags & COUNTED_F_OBI	     ? "obi" :
 									       "label";
 	}
-	if (c->flags & COUNTED_F_SPAN) {
+	if ((c->flags & (COUNTED_F_SPAN | COUNTED_F_INHERITED)) == COUNTED_F_SPAN) {
 		hex(c->span_id, SPAN_ID_LEN, b->span);
 		out->span_id = b->span;
 	}

@@ -253,8 +253,8 @@ static int create_outputs(struct session *s)
 			       c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT),
 			       c->trace_sources & (1U << TRACE_SOURCE_OTEL_SDK),
 			       c->trace_sources & (1U << TRACE_SOURCE_OBI));
-	if (c->leaf_repair)
-		aggregate__repair_leaves(s->agg, lookup_target, s);
+	aggregate__set_lookup(s->agg, lookup_target, s);
+	aggregate__repair_leaves(s->agg, c->leaf_repair);
 	if (c->wall && (err = aggregate__set_wall_period(s->agg, NSEC_PER_SEC / c->wall_hz)))
 		return err;
 	aggregate__set_progress(s->agg, read_rings, s);
@@ -375,6 +375,8 @@ static int create_targets(struct session *s)
 			.period_ns = s->period_ns,
 			.freq = c->freq,
 			.trace_sources = c->trace_sources,
+			.keys = { c->trace_keys, c->ntrace_keys, span_keys,
+				  sizeof(span_keys) / sizeof(span_keys[0]) },
 			.max_starts = c->max_starts,
 			.sampling = c->sampling,
 			.traced_only = c->traced_only,
@@ -826,6 +828,7 @@ static void check_ticks(struct session *s)
 static bool follow_targets(struct session *s, struct run_clock *rc, bool end_with_targets)
 {
 	targets__reap(s->targets);
+	targets__sweep_owners(s->targets);
 	targets__foreach(s->targets, spawn_tick, NULL);
 	check_ticks(s);
 	if (end_with_targets && !targets__count(s->targets)) {

@@ -53,12 +53,14 @@ static void print_sampling_stats(const struct stats_view *v, const __u64 *totals
 			 went);
 	fprintf(stderr,
 		"ctxprof-go: %s%llu sample%s from %d target%s%s, %llu (%.1f%%) with a trace ID, "
+		"%llu inherited from a request that ended, "
 		"%llu record%s; lost %llu (ring buffer full), %llu label read error%s, "
 		"%llu without their label set, %llu filtered (--traced-only), %llu malformed; "
 		"%llu stack%s got back a leaf's caller\n",
 		so_far ? "so far, " : "", (unsigned long long)st->samples, plural(st->samples),
 		nadded, plural(nadded), moves, (unsigned long long)st->traced,
-		st->samples ? 100.0 * st->traced / st->samples : 0.0, (unsigned long long)st->records,
+		st->samples ? 100.0 * st->traced / st->samples : 0.0, (unsigned long long)st->inherited,
+		(unsigned long long)st->records,
 		plural(st->records), (unsigned long long)totals[STAT_LOST_RINGBUF],
 		(unsigned long long)totals[STAT_READ_ERR], plural(totals[STAT_READ_ERR]),
 		(unsigned long long)st->unresolved, (unsigned long long)totals[STAT_FILTERED],
@@ -223,6 +225,9 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	value(&b, "samples_total", "", st.samples);
 	metric(&b, "samples_traced_total", "counter", "Samples with a trace ID.");
 	value(&b, "samples_traced_total", "", st.traced);
+	metric(&b, "samples_inherited_total", "counter",
+	       "Samples of goroutines that only inherited a trace, from a request that ended.");
+	value(&b, "samples_inherited_total", "", st.inherited);
 	metric(&b, "samples_lost_total", "counter", "Samples lost, by cause.");
 	value(&b, "samples_lost_total", "{cause=\"ring_buffer_full\"}", totals[STAT_LOST_RINGBUF]);
 	value(&b, "samples_lost_total", "{cause=\"cpu_busy\"}", totals[STAT_BUSY]);

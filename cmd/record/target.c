@@ -27,6 +27,7 @@
 #include "aggregate.h"
 #include "cpu_clock.h"
 #include "frame_table.h"
+#include "owners.h"
 #include "proc_ctx.h"
 #include "processes.h"
 #include "spawn_probe.h"
@@ -50,6 +51,11 @@ struct target {
 	size_t nhttp;
 	/* Go before 1.21: gives the goroutines a goroutine starts its context; NULL for none */
 	struct spawn_probe *spawn;
+	/* where its goroutines' labels are set: who set each set (owners.h); NULL for none */
+	struct bpf_link *label_link;
+	bool labels_followed; /* and the sets made before it are known */
+	uint64_t labels_since_ns; /* since when (CLOCK_MONOTONIC) */
+	struct go_layout layout; /* as in the targets map */
 	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
 	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */
@@ -111,6 +117,16 @@ bool target__pending(const struct target *t)
 	return t->pending;
 }
 
+bool target__follows_labels(const struct target *t)
+{
+	return t->labels_followed;
+}
+
+const struct go_layout *target__go_layout(const struct target *t)
+{
+	return &t->layout;
+}
+
 bool target__probed(const struct target *t)
 {
 	return t->nhttp > 0;
@@ -142,6 +158,7 @@ void target__free(struct target *t)
 	if (!t)
 		return;
 	detach_http(t);
+	bpf_link__destroy(t->label_link);
 	target__stop_ticks(t);
 	free(t->ticks.items);
 	if (t->frames && !--t->frames->refs) {
@@ -350,6 +367,7 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 	if (!ret) {
 		find_frames(t, quiet);
 		target_layout(t, info);
+		t->layout = info->layout;
 		say_layout(t, info, quiet);
 		info->exe_ino = t->exe_st.st_ino;
 		if (env->wall)
@@ -612,6 +630,89 @@ void target__attach_probes(struct target *t, bool quiet)
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
 }
 
+static int scan_labels(struct target *t, struct vec *found);
+
+/*
+ * Who sets T's label sets, so that the goroutines that only inherited one
+ * are told apart once its setter has left it: a probe where labels are
+ * set, then the sets its goroutines hold already, and who holds each in
+ * pprof.Do (owners__scan). Without the scan, no sample of it is judged.
+ */
+bool target__follow_labels(struct target *t, bool quiet)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+	const struct target_env *env = t->env;
+	struct vec found = { .size = sizeof(struct owner_found) };
+	long off = go_binary__label_probe(t->gb);
+	char exe[64];
+	int err;
+
+	if (off < 0 || !env->sampling || !(env->trace_sources & (1U << TRACE_SOURCE_LABEL)))
+		return false;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+	t->label_link = bpf_program__attach_uprobe_opts(env->skel->progs.label_set, t->pid, exe, off,
+							&opts);
+	if (!t->label_link) {
+		err = -errno;
+		if (!quiet || env->verbose)
+			fprintf(stderr, "pid %d (%s): warning: failed to attach to "
+					"runtime/pprof.runtime_setProfLabel: %s; goroutines that "
+					"inherit a request's labels count as it even once it ends\n",
+				(int)t->pid, t->comm, strerror(-err));
+		return false;
+	}
+	err = scan_labels(t, &found);
+	if (!err)
+		err = owners__add(bpf_map__fd(env->skel->maps.label_owners), t->pid, found.items,
+				  found.n);
+	free(found.items);
+	if (err) {
+		if (env->verbose)
+			fprintf(stderr, "pid %d (%s): the label sets its goroutines hold could not be "
+					"read (%s): goroutines that inherit a request's labels count "
+					"as it even once it ends\n",
+				(int)t->pid, t->comm, strerror(-err));
+		bpf_link__destroy(t->label_link);
+		t->label_link = NULL;
+		return false;
+	}
+	if (env->verbose)
+		fprintf(stderr, "pid %d (%s): label sets followed; %zu with a trace ID held in "
+				"pprof.Do or on a CPU now\n",
+			(int)t->pid, t->comm, found.n);
+	t->labels_followed = true;
+	t->labels_since_ns = now_ns(CLOCK_MONOTONIC);
+	return true;
+}
+
+/* The label sets T's goroutines hold, and who holds each in pprof.Do (owners__scan). */
+static int scan_labels(struct target *t, struct vec *found)
+{
+	uint64_t bias = 0;
+
+	if (go_binary__pie(t->gb) && !procfs__load_bias(t->pid, go_binary__entry(t->gb), &bias))
+		return -ENOENT;
+	return owners__scan(t->pid, t->gb, bias, &t->env->keys, found);
+}
+
+/* a set made before the probe whose setter stays unknown this long counts as ended */
+#define UNKNOWN_SETTER_NS (10 * NSEC_PER_SEC)
+
+size_t target__sweep_owners(struct target *t, struct owners *copy)
+{
+	struct vec found = { .size = sizeof(struct owner_found) };
+	int fd = bpf_map__fd(t->env->skel->maps.label_owners);
+
+	if (!t->labels_followed)
+		return 0;
+	/* sets whose setter ran when looked for: looked for again */
+	if (owners__unknown(copy, t->pid) && !scan_labels(t, &found))
+		owners__settle(copy, fd, t->pid, found.items, found.n,
+			       now_ns(CLOCK_MONOTONIC) - t->labels_since_ns > UNKNOWN_SETTER_NS);
+	free(found.items);
+	return owners__sweep(copy, fd, t->pid, &t->layout);
+}
+
 void target__spawn_spent(struct target *t)
 {
 	if (t->spawn)
@@ -659,6 +760,12 @@ void target__detach_probes(struct target *t)
 {
 	struct ctxprof_bpf *skel = t->env->skel;
 
+	if (t->label_link) {
+		bpf_link__destroy(t->label_link);
+		t->label_link = NULL;
+		t->labels_followed = false;
+		forget_tgid(bpf_map__fd(skel->maps.label_owners), sizeof(struct labels_key), t->pid);
+	}
 	if (!t->nhttp)
 		return;
 	detach_http(t);

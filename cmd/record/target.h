@@ -9,12 +9,14 @@
 #include <sys/types.h>
 
 #include "bpf/ctxprof.h"
+#include "trace_ids.h"
 
 struct aggregate;
 struct ctxprof_bpf;
 struct go_binary;
 struct hashmap;
 struct otlp_process;
+struct owners;
 struct processes;
 struct target;
 struct wall_reader;
@@ -29,6 +31,7 @@ struct target_env {
 	uint64_t period_ns;
 	unsigned long freq;
 	unsigned int trace_sources; /* 1 << TRACE_SOURCE_* */
+	struct trace_keys keys; /* the labels that hold trace and span IDs */
 	unsigned int max_starts; /* Go < 1.21: goroutine starts watched a second, at most */
 	bool sampling, traced_only, wall, verbose;
 };
@@ -77,6 +80,18 @@ void target__map_file_strings(const char *path);
 
 /* The traceparent and otel-sdk sources' probes at its handlers' entries; said unless QUIET. */
 void target__attach_probes(struct target *t, bool quiet);
+/*
+ * Who sets its goroutines' label sets followed (a probe where labels are
+ * set, and the sets held when it was attached read); said unless QUIET
+ * when it could not be. Then its samples say whether their labels belong
+ * to a request that ended: the caller marks it so in the targets map.
+ */
+bool target__follow_labels(struct target *t, bool quiet);
+bool target__follows_labels(const struct target *t);
+/* Its layout, as the targets map has it. */
+const struct go_layout *target__go_layout(const struct target *t);
+/* Its entries of label_owners whose setter exited or left unseen, by COPY: deleted; how many. */
+size_t target__sweep_owners(struct target *t, struct owners *copy);
 /* Has it any of those probes? */
 bool target__probed(const struct target *t);
 /* Detached, and the contexts they left in the kernel forgotten: its pid may come back. */

@@ -20,6 +20,7 @@
 #include "ctxprof.skel.h"
 #include "aggregate.h"
 #include "container.h"
+#include "owners.h"
 #include "target.h"
 #include "targets.h"
 
@@ -35,6 +36,9 @@ struct targets {
 	bool full; /* the kernel's targets map is full: said once */
 	/* targets per bit of the sampler's target_bits (TARGET_BITS of them) */
 	uint16_t *bit_refs;
+	/* label_owners as last read for a sweep, and when the next one is due */
+	struct owners *owners;
+	uint64_t next_sweep;
 };
 
 /* An executable file, as this process sees it: the key of what it was found to be. */
@@ -96,6 +100,7 @@ void targets__free(struct targets *ts)
 		hashmap__free(ts->verdicts, NULL);
 	free(ts->execs);
 	free(ts->bit_refs);
+	owners__free(ts->owners);
 	free(ts->cfg.cgroup_dir);
 	free(ts);
 }
@@ -212,6 +217,44 @@ static int confirm_exe(struct targets *ts, const struct target *t, bool quiet)
 }
 
 /*
+ * T's label sets are followed: from now on its samples say whether their
+ * labels are those of a request that ended.
+ */
+static void follow_labels(struct targets *ts, struct target *t, bool quiet)
+{
+	int fd = bpf_map__fd(ts->cfg.env.skel->maps.targets);
+	pid_t pid = target__pid(t);
+	struct target_info info;
+
+	if (!target__follow_labels(t, quiet) || bpf_map_lookup_elem(fd, &(__u32){ pid }, &info))
+		return;
+	info.label_owners = 1;
+	if (bpf_map_update_elem(fd, &(__u32){ pid }, &info, BPF_EXIST) && ts->cfg.env.verbose)
+		fprintf(stderr, "pid %d (%s): failed to mark its label sets followed: %s\n",
+			(int)pid, target__comm(t), strerror(errno));
+}
+
+static void sweep_one(struct target *t, void *ctx)
+{
+	target__sweep_owners(t, ctx);
+}
+
+void targets__sweep_owners(struct targets *ts)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (now < ts->next_sweep || !ts->cfg.env.sampling ||
+	    !(ts->cfg.env.trace_sources & (1U << TRACE_SOURCE_LABEL)))
+		return;
+	ts->next_sweep = now + NSEC_PER_SEC;
+	if ((!ts->owners && !(ts->owners = owners__new())) ||
+	    owners__read(ts->owners, bpf_map__fd(ts->cfg.env.skel->maps.label_owners)) ||
+	    !owners__size(ts->owners))
+		return;
+	targets__foreach(ts, sweep_one, ts->owners);
+}
+
+/*
  * PID becomes a target: checked, its layout installed, its probes
  * attached. QUIET (--all) says nothing of processes it passes over.
  */
@@ -249,6 +292,7 @@ static int add_target(struct targets *ts, pid_t pid, bool quiet)
 	ts->nadded++;
 	ts->npending += target__pending(t);
 	target__attach_probes(t, quiet);
+	follow_labels(ts, t, quiet);
 	if (quiet && ts->cfg.env.verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s, %s) added\n", (int)pid, target__comm(t),
 			go_binary__version(target__binary(t)));

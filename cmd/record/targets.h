@@ -56,6 +56,11 @@ void targets__handle_execs(struct targets *ts);
 void targets__describe_pending(struct targets *ts, uint64_t until_ns);
 /* Drops targets that exited or exec'd; their last samples are read first. */
 void targets__reap(struct targets *ts);
+/*
+ * At most once a second: the label sets whose setter exited or left
+ * without the probe seeing it are forgotten in the kernel.
+ */
+void targets__sweep_owners(struct targets *ts);
 
 /* Every target's process context looked at again, and its service named from it. */
 void targets__refresh_contexts(struct targets *ts);

@@ -443,21 +443,26 @@ static int read_labels_map(struct wall_reader *r, struct sample_event *e, uint64
 }
 
 /*
- * The trace context of the request or span the goroutine serves, or on
- * Go >= 1.21 its parent's, appended to E as the sampler appends it.
- * Returns a hash of it, 0 when there is none.
+ * The trace context of the request or span the goroutine serves, or of
+ * the one that started it, appended to E as the sampler appends it, with
+ * the flags it sets, and whether its labels are a request's that ended.
+ * Returns a hash of what it added, 0 when nothing.
  */
 static uint64_t add_context(struct wall_reader *r, struct sample_event *e, const struct gsnap *s,
-			    wall_ctx_fn fn, void *ctx)
+			    const struct wall_lookup *lk)
 {
+	uint32_t flags = 0;
 	struct trace_ctx tc;
 	struct go_label *lb;
 
-	if (!fn || !(fn(ctx, r->pid, s->goid, &tc) || (s->parent && fn(ctx, r->pid, s->parent, &tc))))
-		return 0;
+	if (s->labels && lk->labels_ended && lk->labels_ended(lk->ctx, r->pid, s->labels, s->goid))
+		e->flags |= SAMPLE_F_LABELS_ENDED;
+	if (!lk->context || !lk->context(lk->ctx, r->pid, s->goid, s->parent, &tc, &flags))
+		return e->flags & SAMPLE_F_LABELS_ENDED;
+	e->flags |= flags;
 	if (e->nlabels >= MAX_LABELS) {
 		e->flags |= SAMPLE_F_LABELS_CUT;
-		return 0;
+		return e->flags & SAMPLE_F_LABELS_ENDED;
 	}
 	lb = &e->labels[e->nlabels++];
 	memset(lb, 0, sizeof(*lb));
@@ -471,17 +476,22 @@ static uint64_t add_context(struct wall_reader *r, struct sample_event *e, const
 	lb->value_len = TRACEPARENT_LEN;
 	memcpy(lb->value, tc.traceparent, TRACEPARENT_LEN);
 	e->flags |= SAMPLE_F_TRACEPARENT;
-	return hash_bytes(lb, sizeof(*lb)) | 1;
+	/* odd, with a context; the flags that judge its request apart */
+	return (hash_bytes(lb, sizeof(*lb)) ^
+		(uint64_t)(e->flags & (SAMPLE_F_CTX_CHILD | SAMPLE_F_CTX_ENDED |
+				       SAMPLE_F_LABELS_ENDED)) << 32) |
+	       1;
 }
 
 /* Only what the hash of the context takes: for goroutines counted again unread. */
-static uint64_t context_sig(struct wall_reader *r, const struct gsnap *s, wall_ctx_fn fn, void *ctx)
+static uint64_t context_sig(struct wall_reader *r, const struct gsnap *s,
+			    const struct wall_lookup *lk)
 {
 	struct sample_event *e = &r->ev;
 
 	e->nlabels = 0;
 	e->flags = 0;
-	return add_context(r, e, s, fn, ctx);
+	return add_context(r, e, s, lk);
 }
 
 /*
@@ -749,7 +759,7 @@ static const struct sample_event *rebuild(struct wall_reader *r, const struct wa
  * read at the next look. Counted as W snapshots.
  */
 static int read_goroutine(struct wall_reader *r, uint32_t idx, const struct gsnap *gs,
-			  uint64_t time_ns, uint32_t w, wall_ctx_fn fn, void *ctx,
+			  uint64_t time_ns, uint32_t w, const struct wall_lookup *lk,
 			  struct aggregate *a)
 {
 	struct wall_g *wg = &r->gs[idx];
@@ -774,7 +784,7 @@ static int read_goroutine(struct wall_reader *r, uint32_t idx, const struct gsna
 			return -EAGAIN;
 	}
 	nstr = e->nlabels;
-	sig = add_context(r, e, &s, fn, ctx);
+	sig = add_context(r, e, &s, lk);
 	/* a running goroutine's CPU samples say where it runs */
 	memset(&wk, 0, sizeof(wk));
 	if (state != WALL_RUNNING)
@@ -933,10 +943,15 @@ struct visit {
 	uint64_t time_ns, gen;
 	uint32_t slot;
 	uint32_t *full; /* reads in full left */
-	wall_ctx_fn ctx_fn;
-	void *ctx;
+	const struct wall_lookup *lk;
 	struct wall_stats *st;
+	/* wall_reader__scan's: what each goroutine with labels is told to */
+	wall_held_fn held;
+	void *held_ctx;
 };
+
+static int visit_g(struct wall_reader *r, uint32_t idx, const uint8_t *win, struct visit *v);
+static int scan_g(struct wall_reader *r, uint32_t idx, const uint8_t *win, struct visit *v);
 
 /*
  * Counts goroutine IDX, whose window is at WIN (NULL: it could not be
@@ -963,7 +978,7 @@ static int visit_g(struct wall_reader *r, uint32_t idx, const uint8_t *win, stru
 		return forget(r, v->a, idx);
 	}
 	if (wg->valid && wg->g == r->allg[idx] && wg->key == key_of(&s) &&
-	    wg->ctx_sig == context_sig(r, &s, v->ctx_fn, v->ctx)) {
+	    wg->ctx_sig == context_sig(r, &s, v->lk)) {
 		/* parked since the last look: counted as it was */
 		if (wg->gen == v->gen) {
 			if ((ret = look_again(r, v->a, idx, v->slot, w)))
@@ -996,7 +1011,7 @@ static int visit_g(struct wall_reader *r, uint32_t idx, const uint8_t *win, stru
 		return ret;
 	wg->valid = false;
 	v->st->reread++;
-	ret = read_goroutine(r, idx, &s, v->time_ns, w, v->ctx_fn, v->ctx, v->a);
+	ret = read_goroutine(r, idx, &s, v->time_ns, w, v->lk, v->a);
 	if (ret == -ENOENT) {
 		wg->last = v->slot;
 		return forget(r, v->a, idx);
@@ -1036,7 +1051,9 @@ static int visit_batch(struct wall_reader *r, struct batch *b, struct visit *v)
 				win = mem_read(r, r->gbuf, r->win_len, r->order[j].addr) ?
 					      NULL :
 					      r->gbuf;
-			if ((ret = visit_g(r, r->order[j].idx, win, v)))
+			ret = v->held ? scan_g(r, r->order[j].idx, win, v) :
+					visit_g(r, r->order[j].idx, win, v);
+			if (ret)
 				return ret;
 		}
 	}
@@ -1118,9 +1135,9 @@ static int keep_slot(struct wall_reader *r, struct aggregate *a, uint32_t slot, 
  * of CHUNK neighbours, the next chunks at the next slot.
  */
 int wall_reader__snapshot(struct wall_reader *r, struct aggregate *a, struct wall_share *sh,
-			  uint64_t time_ns, wall_ctx_fn ctx_fn, void *ctx, struct wall_stats *st)
+			  uint64_t time_ns, const struct wall_lookup *lk, struct wall_stats *st)
 {
-	struct visit v = { a, time_ns, aggregate__gen(a), sh->slot, &sh->full, ctx_fn, ctx, st };
+	struct visit v = { a, time_ns, aggregate__gen(a), sh->slot, &sh->full, lk, st };
 	uint32_t n, c, slot = sh->slot, stride = sh->stride;
 	struct batch *b = &r->batch;
 	int ret;
@@ -1149,11 +1166,11 @@ int wall_reader__snapshot(struct wall_reader *r, struct aggregate *a, struct wal
 	return ret ?: visit_batch(r, b, &v);
 }
 
-int wall_reader__finish(struct wall_reader *r, struct aggregate *a, wall_ctx_fn ctx_fn, void *ctx,
+int wall_reader__finish(struct wall_reader *r, struct aggregate *a, const struct wall_lookup *lk,
 			struct wall_stats *st)
 {
 	uint32_t full = UINT32_MAX;
-	struct visit v = { a, r->slot_ns, aggregate__gen(a), r->slot, &full, ctx_fn, ctx, st };
+	struct visit v = { a, r->slot_ns, aggregate__gen(a), r->slot, &full, lk, st };
 	struct batch *b = &r->batch;
 	int ret;
 
@@ -1164,6 +1181,64 @@ int wall_reader__finish(struct wall_reader *r, struct aggregate *a, wall_ctx_fn 
 		return ret;
 	b->nio = b->off = 0;
 	ret = visit_span(r, b, 0, r->nallg, &v);
+	return ret ?: visit_batch(r, b, &v);
+}
+
+/*
+ * A goroutine with labels, as wall_reader__scan finds it: its labels and
+ * strings, and unless it runs, its stack, read as a snapshot reads them.
+ * A goroutine that moved meanwhile is told as running (no stack).
+ */
+static int scan_g(struct wall_reader *r, uint32_t idx, const uint8_t *win, struct visit *v)
+{
+	struct wall_held h = { .g = r->allg[idx] };
+	struct sample_event *e;
+	struct gsnap s, s2;
+	uint32_t state;
+	struct walk wk;
+	int ret;
+
+	if (!win)
+		return 0;
+	parse_g(r, win, &s);
+	state = wall_state(s.status);
+	if (!state || !s.labels)
+		return 0;
+	e = start_event(r, 0, s.goid, 0, 0);
+	ret = r->l.labels_layout == GO_LABELS_SLICE ? read_labels_slice(r, e, s.labels) :
+	      r->l.labels_layout == GO_LABELS_MAP   ? read_labels_map(r, e, s.labels) :
+						      -EFAULT;
+	memset(&wk, 0, sizeof(wk));
+	if (state != WALL_RUNNING)
+		walk_start(r, &s, state, &wk);
+	if (ret || read_rest(r, e, e->nlabels, &wk, h.g, &s2) || s2.labels != s.labels ||
+	    s2.goid != s.goid)
+		return 0;
+	h.goid = s.goid;
+	h.labels = s.labels;
+	h.label = e->labels;
+	h.nlabels = e->nlabels;
+	h.running = state == WALL_RUNNING || !same_g(&s, &s2);
+	if (!h.running) {
+		h.frames = (const uint64_t *)&e->labels[e->nlabels];
+		h.nframes = walk_frames(r, &wk, state, (uint64_t *)h.frames);
+	}
+	return v->held(v->held_ctx, &h);
+}
+
+int wall_reader__scan(struct wall_reader *r, wall_held_fn fn, void *ctx)
+{
+	struct visit v = { .held = fn, .held_ctx = ctx };
+	struct batch *b = &r->batch;
+	uint32_t n;
+	int ret;
+
+	if (r->started)
+		return -EBUSY;
+	if ((ret = read_allgs(r, 0, &n)))
+		return ret;
+	b->nio = b->off = 0;
+	ret = visit_span(r, b, 0, n, &v);
 	return ret ?: visit_batch(r, b, &v);
 }
 

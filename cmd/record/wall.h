@@ -14,11 +14,23 @@
 struct wall_reader;
 
 /*
- * The context the traceparent and otel-sdk sources keep for goroutine GOID
- * of TGID, as the kernel's trace_ctxs map held it at this snapshot: false
- * when it holds none.
+ * What a snapshot asks of the rest of the recording about a goroutine,
+ * as the sampler asks the kernel's maps. Either function may be NULL:
+ * nothing to look up.
  */
-typedef bool (*wall_ctx_fn)(void *ctx, uint32_t tgid, uint64_t goid, struct trace_ctx *out);
+struct wall_lookup {
+	/*
+	 * The context the traceparent and otel-sdk sources give goroutine
+	 * GOID of TGID, started by PARENT (Go >= 1.21; else 0), into OUT,
+	 * SAMPLE_F_CTX_CHILD and SAMPLE_F_CTX_ENDED into *FLAGS as the
+	 * sampler's sampled_ctx sets them: false when there is none.
+	 */
+	bool (*context)(void *ctx, uint32_t tgid, uint64_t goid, uint64_t parent,
+			struct trace_ctx *out, uint32_t *flags);
+	/* Are LABELS, which GOID holds, those of a request that ended (labels_ended)? */
+	bool (*labels_ended)(void *ctx, uint32_t tgid, uint64_t labels, uint64_t goid);
+	void *ctx;
+};
 
 /*
  * A reader of PID, which runs GB (loaded at BIAS, a PIE's load bias).
@@ -48,7 +60,8 @@ struct wall_share {
 /*
  * The snapshot of SH->slot at TIME_NS (CLOCK_MONOTONIC, as
  * bpf_ktime_get_ns): live goroutines counted into A, with their state,
- * wait reason, labels, context (CTX) and, unless running, their stacks.
+ * wait reason, labels, context and request's state (LK) and, unless
+ * running, their stacks.
  * Each is looked at once in SH->stride snapshots, neighbours in address
  * order together, and counted as the snapshots since its last count, so
  * that totals hold whatever the stride. A goroutine that cannot be read
@@ -56,14 +69,14 @@ struct wall_share {
  * look. -ESRCH once the process is gone, -ENOMEM.
  */
 int wall_reader__snapshot(struct wall_reader *r, struct aggregate *a, struct wall_share *sh,
-			  uint64_t time_ns, wall_ctx_fn ctx_fn, void *ctx, struct wall_stats *st);
+			  uint64_t time_ns, const struct wall_lookup *lk, struct wall_stats *st);
 
 /*
  * At the end of a recording: the goroutines the last snapshot did not look
  * at, looked at as of its slot, so that every goroutine's count runs to
  * the end. Returns as wall_reader__snapshot.
  */
-int wall_reader__finish(struct wall_reader *r, struct aggregate *a, wall_ctx_fn ctx_fn, void *ctx,
+int wall_reader__finish(struct wall_reader *r, struct aggregate *a, const struct wall_lookup *lk,
 			struct wall_stats *st);
 
 /*
@@ -71,6 +84,25 @@ int wall_reader__finish(struct wall_reader *r, struct aggregate *a, wall_ctx_fn 
  * written: before R is freed while A lives on. Settle R first.
  */
 void wall_reader__release(struct wall_reader *r, struct aggregate *a);
+
+/* A goroutine with labels, as wall_reader__scan found it; pointers live until FN returns. */
+struct wall_held {
+	uint64_t goid, g, labels;
+	const struct go_label *label; /* its labels, as the sampler reads them */
+	uint32_t nlabels;
+	bool running; /* on a CPU, or it moved while read: no stack */
+	const uint64_t *frames; /* else its stack, leaf first: PCs the frames return to */
+	uint32_t nframes;
+};
+typedef int (*wall_held_fn)(void *ctx, const struct wall_held *h);
+
+/*
+ * Every goroutine of the process that has labels, read once and told to
+ * FN (which returns 0 to go on). For a reader of its own, which takes no
+ * snapshot: -EBUSY after one. -ESRCH once the process is gone, -EFAULT
+ * when its goroutine list cannot be read.
+ */
+int wall_reader__scan(struct wall_reader *r, wall_held_fn fn, void *ctx);
 
 /* The goroutine list's length as last read: what a snapshot may look at. */
 uint32_t wall_reader__goroutines(const struct wall_reader *r);

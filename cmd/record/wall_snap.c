@@ -10,6 +10,7 @@
 #include "cmd/util/clock.h"
 #include "cmd/util/hashmap.h"
 #include "ctxprof.skel.h"
+#include "owners.h"
 #include "target.h"
 #include "targets.h"
 #include "wall.h"
@@ -35,8 +36,14 @@ struct wall_snap {
 	struct aggregate *agg;
 	struct targets *ts;
 	unsigned long hz;
-	/* the kernel's trace contexts as of this snapshot, struct goid_key -> trace_ctx */
-	struct hashmap *ctxs;
+	/*
+	 * the kernel's trace contexts as of this snapshot, struct goid_key ->
+	 * trace_ctx: goroutines' own, and those taken from their starters
+	 */
+	struct hashmap *ctxs, *copies;
+	/* who set the label sets with trace IDs, as of this snapshot; NULL when no target follows them */
+	struct owners *owners;
+	struct wall_lookup lookup;
 	struct wall_stats stats;
 	uint64_t cpu_ns; /* this process's CPU time in snapshots */
 };
@@ -60,6 +67,8 @@ void wall_snap__free(struct wall_snap *w)
 	if (!w)
 		return;
 	hashmap__free(w->ctxs, free);
+	hashmap__free(w->copies, free);
+	owners__free(w->owners);
 	free(w);
 }
 
@@ -69,23 +78,57 @@ const struct wall_stats *wall_snap__stats(const struct wall_snap *w, uint64_t *c
 	return &w->stats;
 }
 
-/* Only handed to readers when ctxs holds any. */
-static bool wall_context(void *ctx, uint32_t tgid, uint64_t goid, struct trace_ctx *out)
+static struct trace_ctx *ctx_of(const struct hashmap *m, uint32_t tgid, uint64_t goid)
+{
+	struct goid_key key = { .tgid = tgid, .goid = goid };
+
+	return m ? hashmap__get(m, &key, sizeof(key)) : NULL;
+}
+
+/*
+ * As the sampler's sampled_ctx: a goroutine's own context, or the one it
+ * took from its starter (live while that one serves the same request), or
+ * on Go >= 1.21 its starter's own, which it takes from now on, in the
+ * kernel too, so that its CPU samples agree.
+ */
+static bool wall_context(void *ctx, uint32_t tgid, uint64_t goid, uint64_t parent,
+			 struct trace_ctx *out, uint32_t *flags)
 {
 	struct wall_snap *w = ctx;
 	struct goid_key key = { .tgid = tgid, .goid = goid };
-	struct trace_ctx *c;
+	struct trace_ctx *c, *o;
 
-	c = hashmap__get(w->ctxs, &key, sizeof(key));
-	if (c)
+	if ((c = ctx_of(w->ctxs, tgid, goid))) {
 		*out = *c;
-	return c;
+		return true;
+	}
+	if ((c = ctx_of(w->copies, tgid, goid))) {
+		*out = *c;
+		o = ctx_of(w->ctxs, tgid, c->origin);
+		*flags |= SAMPLE_F_CTX_CHILD | (!o || o->epoch != c->epoch ? SAMPLE_F_CTX_ENDED : 0);
+		return true;
+	}
+	if (!parent || !(o = ctx_of(w->ctxs, tgid, parent)))
+		return false;
+	*out = *o;
+	out->origin = parent;
+	*flags |= SAMPLE_F_CTX_CHILD;
+	bpf_map_update_elem(bpf_map__fd(w->skel->maps.spawn_ctxs), &key, out, BPF_NOEXIST);
+	if ((c = malloc(sizeof(*c)))) {
+		*c = *out;
+		if (hashmap__add(w->copies, &key, sizeof(key), c))
+			free(c);
+	}
+	return true;
 }
 
-/* NULL with no context to look up: most snapshots, with no request in flight. */
-static wall_ctx_fn context_fn(const struct wall_snap *w)
+static bool wall_labels_ended(void *ctx, uint32_t tgid, uint64_t labels, uint64_t goid)
 {
-	return w->ctxs && hashmap__size(w->ctxs) ? wall_context : NULL;
+	struct wall_snap *w = ctx;
+	struct target *t = targets__find(w->ts, tgid);
+
+	return t && target__follows_labels(t) &&
+	       owners__ended(w->owners, tgid, target__go_layout(t), labels, goid);
 }
 
 static void has_probes(struct target *t, void *ctx)
@@ -93,8 +136,13 @@ static void has_probes(struct target *t, void *ctx)
 	*(bool *)ctx |= target__probed(t);
 }
 
-/* Adds the entries of map FD to the snapshot (the first of a goroutine wins). */
-static void snapshot_map(struct wall_snap *w, int fd)
+static void follows_labels(struct target *t, void *ctx)
+{
+	*(bool *)ctx |= target__follows_labels(t);
+}
+
+/* Copies the entries of map FD into M. */
+static void snapshot_map(struct hashmap *m, int fd)
 {
 	struct goid_key keys[256];
 	struct trace_ctx vals[256], *c;
@@ -109,11 +157,10 @@ static void snapshot_map(struct wall_snap *w, int fd)
 		if (ret && errno != ENOENT)
 			return;
 		for (i = 0; i < n; i++) {
-			if (hashmap__get(w->ctxs, &keys[i], sizeof(keys[i])) ||
-			    !(c = malloc(sizeof(*c))))
+			if (hashmap__get(m, &keys[i], sizeof(keys[i])) || !(c = malloc(sizeof(*c))))
 				continue;
 			*c = vals[i];
-			if (hashmap__add(w->ctxs, &keys[i], sizeof(keys[i]), c))
+			if (hashmap__add(m, &keys[i], sizeof(keys[i]), c))
 				free(c);
 		}
 		in = &out;
@@ -121,22 +168,30 @@ static void snapshot_map(struct wall_snap *w, int fd)
 }
 
 /*
- * The traceparent and otel-sdk contexts, read in batches once per
- * snapshot: thousands of goroutines then look theirs up here, not each
- * with a system call. None when no target has those probes.
+ * The traceparent and otel-sdk contexts, and who set the label sets,
+ * read in batches once per snapshot: thousands of goroutines then look
+ * theirs up here, not each with a system call. None of what no target
+ * has probes for.
  */
 static void snapshot_contexts(struct wall_snap *w)
 {
 	bool any = false;
 
 	hashmap__free(w->ctxs, free);
-	w->ctxs = NULL;
+	hashmap__free(w->copies, free);
+	w->ctxs = w->copies = NULL;
+	w->lookup = (struct wall_lookup){ .ctx = w };
 	targets__foreach(w->ts, has_probes, &any);
-	if (!any || !(w->ctxs = hashmap__new()))
-		return;
-	/* a goroutine's own context first, then one it took from its starter */
-	snapshot_map(w, bpf_map__fd(w->skel->maps.trace_ctxs));
-	snapshot_map(w, bpf_map__fd(w->skel->maps.spawn_ctxs));
+	if (any && (w->ctxs = hashmap__new()) && (w->copies = hashmap__new())) {
+		snapshot_map(w->ctxs, bpf_map__fd(w->skel->maps.trace_ctxs));
+		snapshot_map(w->copies, bpf_map__fd(w->skel->maps.spawn_ctxs));
+		w->lookup.context = wall_context;
+	}
+	any = false;
+	targets__foreach(w->ts, follows_labels, &any);
+	if (any && (w->owners || (w->owners = owners__new())) &&
+	    !owners__read(w->owners, bpf_map__fd(w->skel->maps.label_owners)))
+		w->lookup.labels_ended = wall_labels_ended;
 }
 
 struct round {
@@ -165,7 +220,7 @@ static void finish_one(struct target *t, void *ctx)
 
 	if (!reader || r->err)
 		return;
-	ret = wall_reader__finish(reader, r->w->agg, context_fn(r->w), r->w, &r->w->stats);
+	ret = wall_reader__finish(reader, r->w->agg, &r->w->lookup, &r->w->stats);
 	if (ret && ret != -ESRCH)
 		r->err = ret;
 }
@@ -211,8 +266,8 @@ static void snapshot_one(struct target *t, void *ctx)
 				&info) ||
 	    info.execed)
 		return;
-	ret = wall_reader__snapshot(reader, r->w->agg, &r->share, r->time_ns, context_fn(r->w),
-				    r->w, &r->w->stats);
+	ret = wall_reader__snapshot(reader, r->w->agg, &r->share, r->time_ns, &r->w->lookup,
+				    &r->w->stats);
 	/* a process that is gone is reaped by the loop */
 	if (ret && ret != -ESRCH)
 		r->err = ret;

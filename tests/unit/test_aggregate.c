@@ -315,6 +315,66 @@ static void test_traceparent(void)
 			   NULL);
 }
 
+/*
+ * A goroutine with a trace label (LABELS) or a request's traceparent (not
+ * LABELS), flagged by the sampler with FLAGS: the trace is its own
+ * (trace_id) or one it only inherited (inherited_trace_id, no trace_id or
+ * span_id), as WANT_OWN says; and the two land in records apart.
+ */
+static void expect_lifetime(const char *what, bool labels, uint32_t flags, bool want_own)
+{
+	struct aggregate *a = aggregate__new(PERIOD, 0);
+	uint32_t base = SAMPLE_F_CURG | (labels ? 0 : SAMPLE_F_TRACEPARENT);
+	struct sample_event *e;
+	struct agg_stats st;
+	json_t *all, *r = NULL;
+	size_t i;
+
+	memset(buf, 0, sizeof(buf));
+	for (i = 0; i < 2; i++) {
+		e = event(0, 1 + i, base | (i ? flags : 0), 2);
+		label(e, 0, "route", 5, "/pay", 4);
+		if (labels)
+			label(e, 1, "otel.traceid", 12, TRACE, 32);
+		else
+			label(e, 1, "traceparent", 11, "00-" TRACE "-00f067aa0ba902b7-01", 55);
+		aggregate__add(a, buf, size_of(e));
+	}
+	aggregate__stats(a, &st);
+	all = flush(a);
+	check_int(desc("%s: the request's own sample and this one apart", what), want_own ? 1 : 2,
+		  json_array_size(all));
+	json_array_foreach(all, i, r) {
+		if (json_integer_value(json_object_get(r, "samples")) == 2 ||
+		    json_is_null(json_object_get(r, "trace_id")))
+			break;
+	}
+	check_field(what, r, "trace_id", want_own ? TRACE : NULL);
+	check_field(what, r, "inherited_trace_id", want_own ? NULL : TRACE);
+	check_field(what, r, "trace_source", labels ? "label" : "traceparent");
+	if (!labels)
+		check_field(what, r, "span_id", want_own ? "00f067aa0ba902b7" : NULL);
+	check_int(desc("%s: samples with a trace ID, then inherited", what), want_own ? 2 : 1,
+		  st.traced);
+	check_int(desc("%s: inherited samples", what), want_own ? 0 : 1, st.inherited);
+	json_decref(all);
+	aggregate__free(a);
+}
+
+static void test_lifetime(void)
+{
+	expect_lifetime("labels whose setter left them", true, SAMPLE_F_LABELS_ENDED, false);
+	expect_lifetime("a context whose request ended", false,
+			SAMPLE_F_CTX_CHILD | SAMPLE_F_CTX_ENDED, false);
+	expect_lifetime("a live request's context, taken from the starter", false,
+			SAMPLE_F_CTX_CHILD, true);
+	/* the flag judges the source that gave the trace ID, no other */
+	expect_lifetime("ended labels, the trace from a live context", false,
+			SAMPLE_F_LABELS_ENDED, true);
+	expect_lifetime("a context that ended, the trace from live labels", true,
+			SAMPLE_F_CTX_ENDED, true);
+}
+
 /* An integer array of a record's first stack, as "1,2,3". */
 static const char *ints(json_t *r, const char *key, char *out, size_t len)
 {
@@ -406,5 +466,6 @@ int main(void)
 	test_hostile_labels();
 	test_conventions();
 	test_traceparent();
+	test_lifetime();
 	return tap_done();
 }

@@ -21,7 +21,8 @@
  */
 static const char wall_running[] =
 	"{\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"trace_source\":\"label\","
-	"\"span_id\":null,\"labels\":{\"otel.traceid\":\"4bf92f3577b34da6a3ce929d0e0e4736\"},"
+	"\"span_id\":null,\"inherited_trace_id\":null,"
+	"\"labels\":{\"otel.traceid\":\"4bf92f3577b34da6a3ce929d0e0e4736\"},"
 	"\"truncated\":[],\"more_labels\":false,\"pid\":4242,\"comm\":\"api\",\"service_name\":\"checkout\","
 	"\"container_id\":null,"
 	"\"pod_uid\":null,\"ns_pid\":null,\"origin\":\"wall\",\"samples\":3,\"cpu_ns\":null,"
@@ -185,6 +186,49 @@ static void test_nul_key(void)
 	strbuf__free(&b);
 }
 
+/*
+ * A record of a goroutine that only inherited a trace: read and written
+ * back as it was; one that names a trace as both its own and inherited is
+ * refused; a record of a release before the field reads as not inherited.
+ */
+static void test_inherited(void)
+{
+	static const char trace[] = "4bf92f3577b34da6a3ce929d0e0e4736";
+	json_t *o = json_loads(wall_running, 0, NULL), *back;
+	struct rec_mem mem = {};
+	struct strbuf b = {};
+	char err[256];
+	struct rec r;
+
+	/* the trace the record names, as one inherited */
+	json_object_set_new(o, "trace_id", json_null());
+	json_object_set_new(o, "inherited_trace_id", json_string(trace));
+	check_int("a record with inherited_trace_id is a record", 0,
+		  rec__from_json(o, &r, &mem, err, sizeof(err)));
+	check_str("... its trace ID", "null", r.trace_id ?: "null");
+	check_str("... the one it inherited", trace, r.inherited_trace_id ?: "null");
+	rec__json(&r, &b);
+	strbuf__put(&b, "", 1);
+	back = json_loads(b.p ?: "", 0, NULL);
+	check(json_equal(o, back), "... written back as it was", "the same object", b.p);
+	json_decref(back);
+	rec_mem__free(&mem);
+
+	json_object_set_new(o, "trace_id", json_string(trace));
+	check_int("a trace both its own and inherited is refused", -EINVAL,
+		  rec__from_json(o, &r, &mem, err, sizeof(err)));
+	check(strstr(err, "both"), "... saying why", "both set", err);
+	rec_mem__free(&mem);
+
+	json_object_del(o, "inherited_trace_id");
+	check_int("a record without the field (an older release's) is a record", 0,
+		  rec__from_json(o, &r, &mem, err, sizeof(err)));
+	check_str("... its own trace", trace, r.trace_id ?: "null");
+	rec_mem__free(&mem);
+	strbuf__free(&b);
+	json_decref(o);
+}
+
 int main(void)
 {
 	test_jsonl_lines();
@@ -192,5 +236,6 @@ int main(void)
 	test_writer_cuts();
 	test_no_frames();
 	test_nul_key();
+	test_inherited();
 	return tap_done();
 }

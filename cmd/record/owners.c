@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0
+/* owners.c: the goroutine that set each label set holding a trace ID, as the kernel's label_owners keeps them, judged from user space. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+
+#include "cmd/util/clock.h"
+#include "cmd/util/hashmap.h"
+#include "cmd/util/procfs.h"
+#include "cmd/util/vec.h"
+#include "offsets/gopclntab.h"
+#include "owners.h"
+#include "wall.h"
+
+/* A setter's g as read once for a copy: its goid and its labels then. */
+struct setter {
+	uint64_t goid, labels;
+	bool ok;
+};
+
+struct owners {
+	struct hashmap *sets; /* struct labels_key -> struct label_owner */
+	struct hashmap *setters; /* {pid, g} -> struct setter */
+};
+
+struct owners *owners__new(void)
+{
+	struct owners *o = calloc(1, sizeof(*o));
+
+	if (!o || !(o->sets = hashmap__new()) || !(o->setters = hashmap__new())) {
+		owners__free(o);
+		return NULL;
+	}
+	return o;
+}
+
+void owners__free(struct owners *o)
+{
+	if (!o)
+		return;
+	hashmap__free(o->sets, free);
+	hashmap__free(o->setters, free);
+	free(o);
+}
+
+size_t owners__size(const struct owners *o)
+{
+	return hashmap__size(o->sets);
+}
+
+int owners__read(struct owners *o, int fd)
+{
+	struct labels_key keys[256], out;
+	struct label_owner vals[256], *v;
+	struct hashmap *sets, *setters;
+	void *in = NULL;
+	__u32 n, i;
+	int ret;
+
+	if (!(sets = hashmap__new()) || !(setters = hashmap__new())) {
+		hashmap__free(sets, NULL);
+		return -ENOMEM;
+	}
+	do {
+		n = sizeof(keys) / sizeof(keys[0]);
+		ret = bpf_map_lookup_batch(fd, in, &out, keys, vals, &n, NULL);
+		if (ret && errno != ENOENT) {
+			ret = -errno;
+			hashmap__free(sets, free);
+			hashmap__free(setters, free);
+			return ret;
+		}
+		for (i = 0; i < n; i++) {
+			if (hashmap__get(sets, &keys[i], sizeof(keys[i])) || !(v = malloc(sizeof(*v))))
+				continue;
+			*v = vals[i];
+			if (hashmap__add(sets, &keys[i], sizeof(keys[i]), v))
+				free(v);
+		}
+		in = &out;
+	} while (!ret);
+	hashmap__free(o->sets, free);
+	hashmap__free(o->setters, free);
+	o->sets = sets;
+	o->setters = setters;
+	return 0;
+}
+
+/* The goid and labels of the g at G of PID, read once per copy. */
+static const struct setter *setter_of(struct owners *o, pid_t pid, const struct go_layout *l,
+				      uint64_t g)
+{
+	uint64_t key[2] = { (uint64_t)pid, g }, buf[64];
+	uint32_t lo = l->g_goid < l->g_labels ? l->g_goid : l->g_labels;
+	uint32_t hi = (l->g_goid > l->g_labels ? l->g_goid : l->g_labels) + 8;
+	struct setter *s = hashmap__get(o->setters, key, sizeof(key));
+
+	if (s)
+		return s;
+	if (!(s = calloc(1, sizeof(*s))))
+		return NULL;
+	if (hi - lo <= sizeof(buf) && !procfs__read_mem(pid, g + lo, buf, hi - lo)) {
+		memcpy(&s->goid, (uint8_t *)buf + (l->g_goid - lo), 8);
+		memcpy(&s->labels, (uint8_t *)buf + (l->g_labels - lo), 8);
+		s->ok = true;
+	}
+	if (hashmap__add(o->setters, key, sizeof(key), s)) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static const struct label_owner *owner_of(const struct owners *o, pid_t pid, uint64_t labels)
+{
+	struct labels_key k = { .tgid = pid, .labels = labels };
+
+	return hashmap__get(o->sets, &k, sizeof(k));
+}
+
+/* As the sampler's setter_holds: does OW's goroutine still serve the request of the set at LABELS? */
+static bool setter_holds(struct owners *o, pid_t pid, const struct go_layout *l,
+			 const struct label_owner *ow, uint64_t labels)
+{
+	const struct setter *s;
+	const struct label_owner *cur;
+
+	/* not known yet: live until found out */
+	if (!ow->goid)
+		return true;
+	s = setter_of(o, pid, l, ow->g);
+	if (!s || !s->ok || s->goid != ow->goid || !s->labels)
+		return false;
+	if (s->labels == labels)
+		return true;
+	cur = owner_of(o, pid, s->labels);
+	return cur && cur->goid == ow->goid && cur->epoch == ow->epoch;
+}
+
+bool owners__ended(struct owners *o, pid_t pid, const struct go_layout *l, uint64_t labels,
+		   uint64_t goid)
+{
+	const struct label_owner *ow;
+	int i;
+
+	for (i = 0; i < MAX_OWNER_UP; i++) {
+		if (!(ow = owner_of(o, pid, labels)))
+			return true;
+		if (ow->goid != goid && !setter_holds(o, pid, l, ow, labels))
+			return true;
+		if (!ow->up)
+			return false;
+		labels = ow->up;
+		goid = 0;
+	}
+	return false;
+}
+
+struct sweep {
+	struct owners *o;
+	pid_t pid;
+	const struct go_layout *l;
+	struct labels_key *gone;
+	size_t n, cap;
+};
+
+static void sweep_one(const void *key, size_t len, void *value, void *ctx)
+{
+	const struct labels_key *k = key;
+	struct sweep *sw = ctx;
+	struct labels_key *grown;
+
+	if (k->tgid != (__u32)sw->pid || setter_holds(sw->o, sw->pid, sw->l, value, k->labels))
+		return;
+	if (sw->n == sw->cap) {
+		grown = realloc(sw->gone, (sw->cap ? 2 * sw->cap : 64) * sizeof(*grown));
+		if (!grown)
+			return;
+		sw->gone = grown;
+		sw->cap = sw->cap ? 2 * sw->cap : 64;
+	}
+	sw->gone[sw->n++] = *k;
+}
+
+size_t owners__sweep(struct owners *o, int fd, pid_t pid, const struct go_layout *l)
+{
+	struct sweep sw = { .o = o, .pid = pid, .l = l };
+	size_t i, n = 0;
+
+	hashmap__foreach(o->sets, sweep_one, &sw);
+	for (i = 0; i < sw.n; i++)
+		n += bpf_map_delete_elem(fd, &sw.gone[i]) == 0;
+	free(sw.gone);
+	return n;
+}
+
+int owners__add(int fd, pid_t pid, const struct owner_found *found, size_t n)
+{
+	struct labels_key k = { .tgid = pid };
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		k.labels = found[i].labels;
+		if (bpf_map_update_elem(fd, &k, &found[i].rec, BPF_NOEXIST) && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+struct unknown {
+	pid_t pid;
+	struct labels_key *keys;
+	size_t n, cap;
+};
+
+static void unknown_one(const void *key, size_t len, void *value, void *ctx)
+{
+	const struct label_owner *ow = value;
+	const struct labels_key *k = key;
+	struct unknown *u = ctx;
+	struct labels_key *grown;
+
+	(void)len;
+	if (k->tgid != (__u32)u->pid || ow->goid)
+		return;
+	if (u->n == u->cap) {
+		grown = realloc(u->keys, (u->cap ? 2 * u->cap : 16) * sizeof(*grown));
+		if (!grown)
+			return;
+		u->keys = grown;
+		u->cap = u->cap ? 2 * u->cap : 16;
+	}
+	u->keys[u->n++] = *k;
+}
+
+size_t owners__unknown(const struct owners *o, pid_t pid)
+{
+	struct unknown u = { .pid = pid };
+
+	hashmap__foreach(o->sets, unknown_one, &u);
+	free(u.keys);
+	return u.n;
+}
+
+int owners__settle(struct owners *o, int fd, pid_t pid, const struct owner_found *found, size_t n,
+		   bool last)
+{
+	struct unknown u = { .pid = pid };
+	const struct owner_found *f;
+	size_t i, j;
+
+	hashmap__foreach(o->sets, unknown_one, &u);
+	for (i = 0; i < u.n; i++) {
+		for (j = 0, f = NULL; j < n && !f; j++)
+			f = found[j].labels == u.keys[i].labels ? &found[j] : NULL;
+		if (f && f->rec.goid)
+			bpf_map_update_elem(fd, &u.keys[i], &f->rec, BPF_EXIST);
+		else if (!f || last)
+			bpf_map_delete_elem(fd, &u.keys[i]);
+	}
+	free(u.keys);
+	return 0;
+}
+
+/* A label set the scan met: its trace, and who holds it inside pprof.Do. */
+struct held_set {
+	uint64_t labels;
+	struct label_owner rec; /* goid 0: no holder in pprof.Do yet */
+	bool running; /* a holder ran while read: its stack is not known */
+};
+
+struct scan {
+	const struct trace_keys *keys;
+	uint64_t do_lo, do_hi; /* runtime/pprof.Do's code, in the process */
+	struct hashmap *sets; /* labels -> struct held_set */
+	uint64_t epoch;
+	int err;
+};
+
+/* The trace_hash() the kernel gives a set whose labels hold TRACE, as 32 lowercase hex digits. */
+static uint64_t hash_of(const uint8_t trace[TRACE_ID_LEN])
+{
+	static const char hex[] = "0123456789abcdef";
+	__u64 words[4];
+	char *c = (char *)words;
+	int i;
+
+	for (i = 0; i < TRACE_ID_LEN; i++) {
+		c[2 * i] = hex[trace[i] >> 4];
+		c[2 * i + 1] = hex[trace[i] & 15];
+	}
+	return trace_hash(words);
+}
+
+static int scan_held(void *ctx, const struct wall_held *h)
+{
+	uint8_t trace[TRACE_ID_LEN], span[SPAN_ID_LEN];
+	struct scan *sc = ctx;
+	struct held_set *hs;
+	uint32_t i;
+
+	if (!(trace_ids__from_labels(h->label, h->nlabels, sc->keys, trace, span) & TRACE_IDS_TRACE))
+		return 0;
+	hs = hashmap__get(sc->sets, &h->labels, sizeof(h->labels));
+	if (!hs) {
+		if (!(hs = calloc(1, sizeof(*hs))) ||
+		    hashmap__add(sc->sets, &h->labels, sizeof(h->labels), hs)) {
+			free(hs);
+			return -ENOMEM;
+		}
+		hs->labels = h->labels;
+		hs->rec.trace = hash_of(trace);
+		hs->rec.epoch = sc->epoch;
+	}
+	if (h->running) {
+		hs->running = true;
+		return 0;
+	}
+	/* its innermost pprof.Do made the set it holds: a frame returns into Do */
+	for (i = 1; i < h->nframes && !hs->rec.goid; i++) {
+		if (h->frames[i] - 1 >= sc->do_lo && h->frames[i] - 1 < sc->do_hi) {
+			hs->rec.goid = h->goid;
+			hs->rec.g = h->g;
+		}
+	}
+	return 0;
+}
+
+static void collect_set(const void *key, size_t len, void *value, void *ctx)
+{
+	const struct held_set *hs = value;
+	struct vec *out = ctx;
+	struct owner_found *f;
+
+	(void)key;
+	(void)len;
+	if ((hs->rec.goid || hs->running) && (f = vec__push(out))) {
+		f->labels = hs->labels;
+		f->rec = hs->rec;
+		f->rec.g = hs->rec.goid ? hs->rec.g : 0;
+	}
+}
+
+static bool any_running_unowned(const struct hashmap *sets);
+
+int owners__scan(pid_t pid, const struct go_binary *gb, uint64_t bias,
+		 const struct trace_keys *keys, struct vec *found)
+{
+	const struct gopclntab *pcln = go_binary__pclntab(gb);
+	struct scan sc = { .keys = keys, .epoch = now_ns(CLOCK_MONOTONIC) };
+	struct gopclntab_func fn;
+	struct wall_reader *r;
+	int pass, ret = 0;
+
+	found->size = sizeof(struct owner_found);
+	if (!pcln || gopclntab__find(pcln, "runtime/pprof.Do", &fn) != 0)
+		return -ENOENT;
+	sc.do_lo = fn.entry + bias;
+	sc.do_hi = fn.end + bias;
+	if (!(sc.sets = hashmap__new()))
+		return -ENOMEM;
+	/*
+	 * A goroutine on a CPU has no stack to read: read again, a few
+	 * times, the sets held only by goroutines that ran
+	 */
+	for (pass = 0; pass < 3 && !ret && (!pass || any_running_unowned(sc.sets)); pass++) {
+		if (!(r = wall_reader__new(pid, gb, bias))) {
+			ret = -errno;
+			break;
+		}
+		ret = wall_reader__scan(r, scan_held, &sc);
+		wall_reader__free(r);
+	}
+	if (!ret)
+		hashmap__foreach(sc.sets, collect_set, found);
+	hashmap__free(sc.sets, free);
+	return ret;
+}
+
+static void running_unowned(const void *key, size_t len, void *value, void *ctx)
+{
+	const struct held_set *hs = value;
+
+	(void)key;
+	(void)len;
+	*(bool *)ctx |= hs->running && !hs->rec.goid;
+}
+
+static bool any_running_unowned(const struct hashmap *sets)
+{
+	bool any = false;
+
+	hashmap__foreach(sets, running_unowned, &any);
+	return any;
+}

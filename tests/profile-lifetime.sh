@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile-lifetime.sh: a request counts only while it lives: goroutines that outlive it carry inherited_trace_id.
+#
+# Builds testdata/services by the newest installed Go and by Go 1.19 (no
+# g.parentGoid: a probe where goroutines start hands requests down). Per
+# toolchain and trace source (labels set with pprof.Do; the traceparent
+# header alone, -labels=false), runs inventory and checkout, each recorded
+# by a ctxprof-go of its own with --wall into a file of its own, while a
+# client sends checkout requests one at a time under three trace IDs in
+# turn: every request is the same work, so the three traces' goroutine
+# time, summed over both files, is within 10% of each other's. The pool of
+# checkout's http.Client (persistConn.readLoop and writeLoop, started by
+# the request that dialled and kept for the connection's life) carries a
+# trace ID only while that first request lives (at most 1% of its
+# samples, all the first trace's), the collector's workers never; with
+# labels, the pool's time is inherited (inherited_trace_id), and that is
+# the first trace's. Both services are named in the records. With labels
+# on the newest Go the client starts before the recordings (the pool's
+# labels were set before the probe: found by reading the goroutines),
+# otherwise after.
+#
+# Then a goroutine each checkout starts and does not wait for
+# (main.auditOrder, -audit 200ms), requests 300 ms apart: its samples
+# before the request ended (the times checkout logs) carry the trace ID,
+# those after it inherited_trace_id and no trace ID (a sample within 5 ms
+# of the end is not judged).
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+e2e_setup "request lifetime"
+
+TRACES=(4bf92f3577b34da6a3ce929d0e0e4736 0af7651916cd43dd8448eb211c80319c b7ad6b7169203331b7ad6b7169203331)
+SAMPLE_S=6
+
+# start_service NAME OUT ARGS...: a testdata/services role in the background
+# (pid in $svc), named NAME by OTEL_SERVICE_NAME; true once it has printed
+# its address into OUT
+start_service() {
+	local name=$1 out=$2 i
+	shift 2
+	: >"$out"
+	OTEL_SERVICE_NAME=$name "$bin" "$@" >"$out" 2>&1 &
+	svc=$!
+	for i in $(seq 300); do
+		grep -q '^http://' "$out" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# record_both ARGS...: one ctxprof-go on checkout ($co) into $work/a.jsonl,
+# one on inventory ($inv) into $work/b.jsonl, both with ARGS; returns once
+# both sample (pids in $rec_a, $rec_b), false if either did not start
+record_both() {
+	local f i
+	: >"$work/a.err"
+	: >"$work/b.err"
+	"$CTXPROF" -p "$co" "$@" -o "$work/a.jsonl" 2>"$work/a.err" &
+	rec_a=$!
+	"$CTXPROF" -p "$inv" "$@" -o "$work/b.jsonl" 2>"$work/b.err" &
+	rec_b=$!
+	for i in $(seq 3000); do
+		grep -q 'Ctrl-C to stop' "$work/a.err" && grep -q 'Ctrl-C to stop' "$work/b.err" && return 0
+		kill -0 "$rec_a" 2>/dev/null && kill -0 "$rec_b" 2>/dev/null || break
+		sleep 0.1
+	done
+	for f in a b; do sed 's/^/# /' "$work/$f.err"; done
+	return 1
+}
+
+stop_all() {
+	kill "$@" 2>/dev/null
+	wait "$@" 2>/dev/null
+}
+
+mapfile -t all < <(go_toolchains)
+versions=("${all[-1]}")
+[[ " ${all[*]} " == *" 1.19 "* ]] && versions+=(1.19)
+echo "# Go versions: ${versions[*]} (installed: ${all[*]})"
+
+for v in "${versions[@]}"; do
+	bin=$(go_build "$v" plain services) || { not_ok "go$v: build failed"; continue; }
+	for source in label traceparent; do
+		name="go$v $source"
+		labels=$([ "$source" = label ] && echo true || echo false)
+		first=$([ "$source" = label ] && [ "$v" = "${versions[0]}" ] && echo yes || echo no)
+		start_service inventory "$work/inv.addr" -role inventory -labels="$labels" ||
+			{ not_ok "$name: inventory did not start: $(cat "$work/inv.addr")"; continue; }
+		inv=$svc
+		start_service checkout "$work/co.addr" -role checkout -labels="$labels" \
+			-inventory "$(cat "$work/inv.addr")" ||
+			{ not_ok "$name: checkout did not start: $(cat "$work/co.addr")"; stop_all "$inv"; continue; }
+		co=$svc
+		client() {
+			"$bin" -role client -target "$(cat "$work/co.addr")" \
+				-traces "$(IFS=,; echo "${TRACES[*]}")" 2>"$work/client.err" &
+			cl=$!
+		}
+		[ "$first" = no ] || { client; sleep 1; }
+		if ! record_both --wall --wall-hz 99 -d "$SAMPLE_S"; then
+			not_ok "$name: ctxprof-go did not start"
+			stop_all "$rec_a" "$rec_b" "$co" "$inv" ${cl:-}
+			continue
+		fi
+		[ "$first" = yes ] || client
+		wait "$rec_a"
+		ra=$?
+		wait "$rec_b"
+		rb=$?
+		stop_all "$cl" "$co" "$inv"
+		check_eq "$name: both recordings exit" "0 0" "$ra $rb"
+		echo "# $name: the pool dialled $([ "$first" = yes ] && echo before || echo after) the recordings began"
+		# the three traces' goroutine time over both files
+		read -r lo hi each < <(cat "$work/a.jsonl" "$work/b.jsonl" | jq -s -r --argjson t "$(printf '%s\n' "${TRACES[@]}" | jq -R . | jq -s .)" '
+			map(select(.origin == "wall" and .trace_id != null)) as $w |
+			[$t[] as $id | $w | map(select(.trace_id == $id) | .wall_ns) | add // 0] as $s |
+			"\($s | min) \($s | max) \($s | map(. / 1e6 | floor | tostring + " ms") | join(", "))"')
+		if [ "${lo:-0}" -gt 0 ] && [ $((hi * 100)) -le $((lo * 110)) ]; then
+			ok "$name: the three traces' goroutine time over both services within 10%: $each"
+		else
+			not_ok "$name: the three traces' goroutine time over both services: $each, not within 10%"
+		fi
+		# the pool and the collector: never under a trace
+		read -r pool pool_traced pool_other pool_inh gc_traced < <(cat "$work/a.jsonl" "$work/b.jsonl" |
+			jq -s -r --arg first "${TRACES[0]}" '
+			def has($f): any(.stacks[].frames[]; .func == $f);
+			def n: map(.samples) | add // 0;
+			map(select(.origin == "wall")) as $w |
+			($w | map(select(has("net/http.(*persistConn).readLoop") or has("net/http.(*persistConn).writeLoop")))) as $p |
+			"\($p | n) \($p | map(select(.trace_id != null)) | n) \($p | map(select(.trace_id != null and .trace_id != $first)) | n) \($p | map(select(.inherited_trace_id != null)) | n) \($w | map(select(has("runtime.gcBgMarkWorker") and .trace_id != null)) | n)"')
+		if [ "$pool_other" -eq 0 ] && [ $((pool_traced * 100)) -le "$pool" ]; then
+			ok "$name: the client pool's readLoop and writeLoop under a trace in $pool_traced of $pool wall samples, the first request's"
+		else
+			not_ok "$name: the client pool's readLoop and writeLoop under a trace in $pool_traced of $pool wall samples ($pool_other of another trace than the first), need at most 1%, the first trace's"
+		fi
+		check_eq "$name: samples of the collector's workers under a trace" 0 "$gc_traced"
+		if [ "$source" = label ]; then
+			want=$(cat "$work/a.jsonl" | jq -s -r 'map(select(.inherited_trace_id != null and
+				any(.stacks[].frames[]; .func == "net/http.(*persistConn).readLoop"))) |
+				map(.inherited_trace_id) | unique | join(" ")')
+			if [ "$pool_inh" -gt 0 ] && [ "$want" = "${TRACES[0]}" ]; then
+				ok "$name: the pool's $pool_inh wall samples are inherited, from the first trace only"
+			else
+				not_ok "$name: the pool's inherited wall samples: $pool_inh, from '${want}' (want the first trace only)"
+			fi
+		fi
+		check_eq "$name: services named in the records" "checkout inventory" \
+			"$(cat "$work/a.jsonl" "$work/b.jsonl" | jq -r .service_name | sort -u | xargs)"
+		schema_verdict "$name: records" "$work/a.jsonl" "$work/b.jsonl"
+	done
+done
+
+# audit_verdict NAME LOG JSONL: main.auditOrder's samples by the request
+# whose times LOG gives: traced before its end, inherited after
+audit_verdict() {
+	local right wrong before after example
+	read -r right wrong before after example < <(jq -s -r -R --slurpfile recs "$3" '
+		[split("\n")[] | select(length > 0) | split(" ") | {t: .[0], s: (.[1] | tonumber), e: (.[2] | tonumber)}] as $req |
+		def us: (.[0:19] + "Z" | fromdateiso8601) * 1000000 + (.[20:26] | tonumber);
+		[$recs[] | select(.origin == "sampling") | (.start | us) as $st | . as $r | .stacks[] |
+		 select(any(.frames[]; .func == "main.auditOrder")) | .times_us[] | . + $st |
+		 {at: ., own: $r.trace_id, inh: $r.inherited_trace_id}] as $samples |
+		[$samples[] | . as $s | ($req | map(select(.s <= $s.at)) | last) as $q | select($q != null) |
+		 if $s.at < $q.e - 5000 then {ok: ($s.own == $q.t and $s.inh == null), side: "before"}
+		 elif $s.at > $q.e + 5000 then {ok: ($s.inh == $q.t and $s.own == null), side: "after"}
+		 else empty end] as $j |
+		"\($j | map(select(.ok)) | length) \($j | map(select(.ok | not)) | length) \($j | map(select(.side == "before")) | length) \($j | map(select(.side == "after")) | length) -"' "$2")
+	if [ "${before:-0}" -lt 20 ] || [ "${after:-0}" -lt 50 ]; then
+		not_ok "$1: too few main.auditOrder samples to judge: ${before:-0} before requests ended, ${after:-0} after"
+	else
+		share_verdict "$1: main.auditOrder's samples, traced before its request ended, inherited after" \
+			"$right" "$((right + wrong))" " ($before before, $after after)"
+	fi
+}
+
+for v in "${versions[@]}"; do
+	bin=$(go_build "$v" plain services) || continue
+	name="go$v audit"
+	start_service inventory "$work/inv.addr" -role inventory ||
+		{ not_ok "$name: inventory did not start"; continue; }
+	inv=$svc
+	start_service checkout "$work/co.addr" -role checkout -audit 200ms -log "$work/requests.log" \
+		-inventory "$(cat "$work/inv.addr")" ||
+		{ not_ok "$name: checkout did not start"; stop_all "$inv"; continue; }
+	co=$svc
+	if ! ctxprof_start "$work/audit.err" "$work/audit.jsonl" -p "$co" -F 499 -i 1; then
+		not_ok "$name: ctxprof-go did not start: $(tail -n 3 "$work/audit.err")"
+		stop_all "$co" "$inv"
+		continue
+	fi
+	"$bin" -role client -target "$(cat "$work/co.addr")" -n 24 -every 300ms \
+		-traces "$(IFS=,; echo "${TRACES[*]}")" 2>"$work/client.err"
+	sleep 0.5
+	ctxprof_stop
+	stop_all "$co" "$inv"
+	audit_verdict "$name" "$work/requests.log" "$work/audit.jsonl"
+done
+
+done_testing
