@@ -117,9 +117,9 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		/* a goroutine's own context wins over its thread's */
 		if (!tc)
 			tc = obi_ctx(w, pid_tgid);
-		/* labels it only inherited, from a request that is over */
-		if (owners && w->labels && labels_ended(l, tgid, w->labels, e->goid))
-			e->flags |= SAMPLE_F_LABELS_ENDED;
+		/* labels it only inherited, from a request that is over; or its own */
+		if (owners && w->labels)
+			e->flags |= labels_judge(l, tgid, w->labels, e->goid);
 	}
 	/*
 	 * The set this CPU sent last, at the same address, in the same GC
@@ -256,6 +256,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (t->exe_ino && BPF_CORE_READ(bprm, file, f_inode, i_ino) == t->exe_ino) {
 		/* where the runtime's variables are depends on the load address */
 		t->layout.gc_cycles = 0;
+		/* a new runtime: its label sets are judged once user space follows them again */
+		t->label_owners = 0;
 		__sync_fetch_and_add(&t->reexecs, 1);
 	} else
 		t->execed = 1;
@@ -301,7 +303,7 @@ int http_request(struct pt_regs *ctx)
 	if (cookie == GRPC_PROBE_STREAM)
 		return grpc_stream(ctx, l, &key);
 	if (cookie == HTTP_PROBE_END) {
-		set_goroutine_ctx(&key, NULL, false);
+		set_goroutine_ctx(&key, NULL, false, true);
 		return 0;
 	}
 	w = work_claim(&slot);
@@ -333,6 +335,7 @@ int label_set(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, slot;
 	__u64 g = GO_G(ctx), new = GO_ARG1(ctx), goid, old, trace = 0;
+	const __u8 *hex = NULL;
 	const struct target_info *t;
 	const struct go_layout *l;
 	struct sample_event *e;
@@ -343,26 +346,29 @@ int label_set(struct pt_regs *ctx)
 	if (!l || !g || read_user(&goid, sizeof(goid), g + l->g_goid) ||
 	    read_user(&old, sizeof(old), g + l->g_labels))
 		return 0;
-	if (new) {
-		w = work_claim(&slot);
-		if (!w) {
-			stat_inc(STAT_BUSY);
-			trace = TRACE_UNREAD;
-		} else {
-			e = &w->e;
-			e->nlabels = 0;
-			e->flags = 0;
-			e->labels_hash = 0;
-			e->trace_rank = MAX_TRACE_KEYS;
-			w->labels = new;
-			if (go_labels(w, l) < 0 || (e->flags & SAMPLE_F_READ_ERR))
-				trace = TRACE_UNREAD;
-			else
-				trace = labels_trace(w);
-			work_release(slot);
-		}
+	if (!new) {
+		owners_on_set(l, tgid, goid, g, old, new, 0, NULL);
+		return 0;
 	}
-	owners_on_set(l, tgid, goid, g, old, new, trace);
+	w = work_claim(&slot);
+	if (!w) {
+		stat_inc(STAT_BUSY);
+		owners_on_set(l, tgid, goid, g, old, new, TRACE_UNREAD, NULL);
+		return 0;
+	}
+	e = &w->e;
+	e->nlabels = 0;
+	e->flags = 0;
+	e->labels_hash = 0;
+	e->trace_rank = MAX_TRACE_KEYS;
+	w->labels = new;
+	if (go_labels(w, l) < 0 || (e->flags & SAMPLE_F_READ_ERR))
+		trace = TRACE_UNREAD;
+	else
+		trace = labels_trace(w, &hex);
+	/* the work slot holds the trace ID's digits until then */
+	owners_on_set(l, tgid, goid, g, old, new, trace, hex);
+	work_release(slot);
 	return 0;
 }
 
@@ -408,8 +414,8 @@ static __always_inline void event(struct pt_regs *regs, struct work *w, __u32 or
 	}
 	if (l && (go_walk(w, l, 1) < 0 || go_labels(w, l) < 0))
 		e->flags |= SAMPLE_F_READ_ERR;
-	else if (t && t->label_owners && w->labels && labels_ended(l, tgid, w->labels, e->goid))
-		e->flags |= SAMPLE_F_LABELS_ENDED;
+	else if (t && t->label_owners && w->labels)
+		e->flags |= labels_judge(l, tgid, w->labels, e->goid);
 	n = e->nlabels;
 	if (n > MAX_LABELS)
 		n = MAX_LABELS;

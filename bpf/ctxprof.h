@@ -211,6 +211,14 @@ struct go_label {
 #define SAMPLE_F_LABELS_ENDED (1U << 9)
 #define SAMPLE_F_CTX_CHILD (1U << 10)
 #define SAMPLE_F_CTX_ENDED (1U << 11)
+/*
+ * The goroutine set its labels itself: the request runs on it (a
+ * handler), where the others with its labels are goroutines it started.
+ * Said only where label sets are followed; a context's is !CTX_CHILD.
+ */
+#define SAMPLE_F_LABELS_OWN (1U << 12)
+/* the process's label sets are followed: the two flags above were asked */
+#define SAMPLE_F_LABELS_JUDGED (1U << 13)
 
 /*
  * One sample as it crosses the ring buffer. Only what was filled is sent:
@@ -373,6 +381,29 @@ static inline __u64 trace_hash(const __u64 *v)
 }
 
 /*
+ * A request's span, for its elapsed time: a goroutine took up a request
+ * (SPAN_BEGIN: a label set of a new epoch, a request's traceparent, an
+ * SDK span of another trace than its own) or left it (SPAN_END: its
+ * labels or context of another epoch, or none, from then on). An end
+ * names the goroutine and epoch of its begin. Requests whose end no probe
+ * sees (HTTP/2, grpc-go, a goroutine that exits holding its labels) have
+ * no span.
+ */
+#define SPAN_BEGIN 1
+#define SPAN_END 2
+#define SPAN_LABEL 3 /* source: a label set; else TRACE_CTX_HEADER or TRACE_CTX_OTEL */
+
+struct span_event {
+	__u64 time_ns; /* bpf_ktime_get_ns() */
+	__u64 goid;
+	__u64 epoch;
+	__u32 tgid;
+	__u16 kind; /* SPAN_BEGIN, SPAN_END */
+	__u16 source;
+	__u8 trace[TRACE_HEX_LEN]; /* SPAN_BEGIN: the trace ID, 32 hex digits */
+};
+
+/*
  * Go before 1.21: the goroutine starts the probe may still watch in this
  * second, per process. Each start costs the process a uprobe hit, whoever
  * starts it: past the budget user space detaches the probe until the next
@@ -486,6 +517,7 @@ enum ctxprof_stat {
 	STAT_UNKNOWN, /* its bit set, but not in the targets map */
 	STAT_HTTP_BARE, /* requests whose headers hold no traceparent */
 	STAT_OWNERS_FULL, /* label sets whose setter could not be kept: label_owners was full */
+	STAT_SPANS_LOST, /* --wall: requests' begins and ends lost to a full spans ring */
 	STAT_MAX,
 };
 

@@ -4,6 +4,7 @@
 #define __LIFETIME_BPF_H
 
 #include "go_walk.bpf.h"
+#include "spans.bpf.h"
 
 /*
  * {tgid, g.labels} -> the goroutine that made the set current. Entries
@@ -43,34 +44,40 @@ static __always_inline bool setter_holds(const struct go_layout *l, __u32 tgid,
 }
 
 /*
- * Are LABELS, which goroutine GOID of TGID holds, those of a request that
- * ended? True when no setter is known for them (it left them before this
- * sample), or their setter no longer serves the request, or the set they
- * were made from is over. Global: verified once.
+ * LABELS, which goroutine GOID of TGID holds: SAMPLE_F_LABELS_ENDED when
+ * they are those of a request that ended (no setter is known for them: it
+ * left them before this sample; or their setter no longer serves the
+ * request; or the set they were made from is over); else
+ * SAMPLE_F_LABELS_OWN when GOID set them itself, from no inherited set
+ * (the request runs on it), or 0 (a goroutine the request started).
+ * Global: verified once.
  */
-__noinline bool labels_ended(const struct go_layout *l, __u32 tgid, __u64 labels, __u64 goid)
+__noinline __u32 labels_judge(const struct go_layout *l, __u32 tgid, __u64 labels, __u64 goid)
 {
 	struct labels_key k = { .tgid = tgid };
 	const struct label_owner *p;
 	struct label_owner o;
+	__u32 own = 0;
 	int i;
 
 	if (!l)
-		return false;
+		return 0;
 	for (i = 0; i < MAX_OWNER_UP; i++) {
 		k.labels = labels;
 		p = bpf_map_lookup_elem(&label_owners, &k);
 		if (!p)
-			return true;
+			return SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_ENDED;
 		__builtin_memcpy(&o, p, sizeof(o));
 		if (o.goid != goid && !setter_holds(l, tgid, &o, labels))
-			return true;
+			return SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_ENDED;
+		if (!i && o.goid == goid && !o.up)
+			own = SAMPLE_F_LABELS_OWN;
 		if (!o.up)
-			return false;
+			break;
 		labels = o.up;
 		goid = 0;
 	}
-	return false;
+	return SAMPLE_F_LABELS_JUDGED | own;
 }
 
 /* The search of labels_trace: the event, and its most preferred trace key so far. */
@@ -99,9 +106,10 @@ static long rank_label(__u32 i, void *arg)
 /*
  * trace_hash() of the trace ID among W's event's labels: the most
  * preferred trace key present decides, as user space decides; 0 when that
- * key holds no 32 hex digits, or no trace key is present.
+ * key holds no 32 hex digits, or no trace key is present. *HEX gets its
+ * digits.
  */
-static __always_inline __u64 labels_trace(struct work *w)
+static __always_inline __u64 labels_trace(struct work *w, const __u8 **hex)
 {
 	struct trace_search ts = { .w = w, .rank = MAX_TRACE_KEYS };
 	const struct go_label *best;
@@ -112,19 +120,21 @@ static __always_inline __u64 labels_trace(struct work *w)
 	best = &w->e.labels[ts.best];
 	if (!value_is_hex(best))
 		return 0;
+	*hex = best->value;
 	return trace_hash((const __u64 *)best->value);
 }
 
 /*
  * Goroutine GOID (whose g is G) of TGID makes the set at NEW current, in
- * place of OLD; TRACE is the new set's trace_hash(). Leaving a set it made
- * for another trace ends that set's request; a set of the same trace
- * continues it. A set another goroutine made and still holds keeps its
- * setter: this one adopted it (SetGoroutineLabels with the request's
- * context), as an inheritor.
+ * place of OLD; TRACE is the new set's trace_hash(), HEX its trace ID's
+ * digits when read. Leaving a set it made for another trace ends that
+ * set's request; a set of the same trace continues it. A set another
+ * goroutine made and still holds keeps its setter: this one adopted it
+ * (SetGoroutineLabels with the request's context), as an inheritor.
  */
 static __always_inline void owners_on_set(const struct go_layout *l, __u32 tgid, __u64 goid,
-					  __u64 g, __u64 old, __u64 new, __u64 trace)
+					  __u64 g, __u64 old, __u64 new, __u64 trace,
+					  const __u8 *hex)
 {
 	struct labels_key k = { .tgid = tgid, .labels = old };
 	struct label_owner o = {}, rec = {};
@@ -141,6 +151,8 @@ static __always_inline void owners_on_set(const struct go_layout *l, __u32 tgid,
 			rec.up = o.up;
 		} else if (old != new) {
 			bpf_map_delete_elem(&label_owners, &k);
+			if (!o.up)
+				span_note(SPAN_END, tgid, goid, o.epoch, SPAN_LABEL, NULL);
 		}
 	} else if (had && trace && o.trace == trace) {
 		rec.up = old;
@@ -160,8 +172,12 @@ static __always_inline void owners_on_set(const struct go_layout *l, __u32 tgid,
 	rec.goid = goid;
 	rec.g = g;
 	rec.trace = trace;
-	if (!rec.epoch)
+	/* a request begins on this goroutine: its span, unless it is another's (up) */
+	if (!rec.epoch) {
 		rec.epoch = bpf_ktime_get_ns();
+		if (!rec.up && hex)
+			span_note(SPAN_BEGIN, tgid, goid, rec.epoch, SPAN_LABEL, hex);
+	}
 	if (bpf_map_update_elem(&label_owners, &k, &rec, BPF_ANY))
 		stat_inc(STAT_OWNERS_FULL);
 }

@@ -4,6 +4,7 @@
 #define __TRACEPARENT_BPF_H
 
 #include "go_walk.bpf.h"
+#include "spans.bpf.h"
 
 /* --trace-sources with neither traceparent nor otel-sdk: the sampler never looks */
 const volatile bool want_contexts = true;
@@ -337,23 +338,31 @@ static __always_inline bool same_trace(const struct trace_ctx *a, const struct t
 /*
  * C becomes KEY's goroutine's context; NULL: it has none from now on. A
  * new request is a new epoch; so is a span of another trace than the
- * goroutine's, where a span of the same one (NESTED) continues it.
+ * goroutine's, where a span of the same one (NESTED) continues it. The
+ * epoch that ends and the one that begins are spans (SPANS false: a
+ * request whose end no probe sees, a grpc stream's).
  */
 static __always_inline void set_goroutine_ctx(const struct goid_key *key, struct trace_ctx *c,
-					      bool nested)
+					      bool nested, bool spans)
 {
-	const struct trace_ctx *cur;
+	const struct trace_ctx *cur = bpf_map_lookup_elem(&trace_ctxs, key);
 
+	if (c) {
+		c->origin = 0;
+		c->epoch = nested && cur && same_trace(cur, c) ? cur->epoch : 0;
+	}
+	if (cur && (!c || !c->epoch))
+		span_note(SPAN_END, key->tgid, key->goid, cur->epoch, cur->source, NULL);
 	if (!c) {
 		bpf_map_delete_elem(&trace_ctxs, key);
 		return;
 	}
-	c->origin = 0;
-	c->epoch = 0;
-	if (nested && (cur = bpf_map_lookup_elem(&trace_ctxs, key)) && same_trace(cur, c))
-		c->epoch = cur->epoch;
-	if (!c->epoch)
+	if (!c->epoch) {
 		c->epoch = bpf_ktime_get_ns();
+		if (spans)
+			span_note(SPAN_BEGIN, key->tgid, key->goid, c->epoch, c->source,
+				  c->traceparent + 3);
+	}
 	bpf_map_update_elem(&trace_ctxs, key, c, BPF_ANY);
 }
 
@@ -421,11 +430,11 @@ static __always_inline int grpc_stream(struct pt_regs *ctx, const struct go_layo
 	if (!stream ||
 	    bpf_probe_read_user(&skey.stream_id, 4, (const void *)(stream + l->grpc.stream_id))) {
 		stat_inc(STAT_HTTP_ERR);
-		set_goroutine_ctx(key, NULL, false);
+		set_goroutine_ctx(key, NULL, false, true);
 		return -1;
 	}
 	c = bpf_map_lookup_elem(&grpc_streams, &skey);
-	set_goroutine_ctx(key, c, false);
+	set_goroutine_ctx(key, c, false, false);
 	if (c)
 		bpf_map_delete_elem(&grpc_streams, &skey);
 	return 0;
@@ -484,7 +493,7 @@ static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
 	if (read_span_ids(REG_SP(ctx) + l->otel.start_sc, l, ids))
 		return -1;
 	format_ctx(&wk->hw.ctx, ids, ids + 16, TRACE_CTX_OTEL);
-	set_goroutine_ctx(key, &wk->hw.ctx, true);
+	set_goroutine_ctx(key, &wk->hw.ctx, true, true);
 	return 0;
 }
 
@@ -513,11 +522,11 @@ static __always_inline int otel_end(struct pt_regs *ctx, struct work *wk,
 	if (read_span_ids(parent, l, ids) ||
 	    bpf_probe_read_user(&remote, 1, (const void *)(parent + l->otel.sc_remote)) ||
 	    !(w[0] | w[1]) || !w[2]) {
-		set_goroutine_ctx(key, NULL, false);
+		set_goroutine_ctx(key, NULL, false, true);
 		return 0;
 	}
 	format_ctx(&wk->hw.ctx, ids, ids + 16, remote ? TRACE_CTX_HEADER : TRACE_CTX_OTEL);
-	set_goroutine_ctx(key, &wk->hw.ctx, true);
+	set_goroutine_ctx(key, &wk->hw.ctx, true, true);
 	return 0;
 }
 
@@ -539,12 +548,12 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 	if (!req || bpf_probe_read_user(&hdr, 8, (const void *)(req + l->hdr.req_header)) ||
 	    find_traceparent(wk, l, hdr) < 0) {
 		stat_inc(STAT_HTTP_ERR);
-		set_goroutine_ctx(key, NULL, false);
+		set_goroutine_ctx(key, NULL, false, true);
 		return -1;
 	}
 	if (!wk->hw.found)
 		stat_inc(STAT_HTTP_BARE);
-	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL, false);
+	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL, false, true);
 	return 0;
 }
 

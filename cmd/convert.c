@@ -16,6 +16,8 @@
 #include "cmd/output/recset.h"
 #include "cmd/output/report.h"
 #include "cmd/output/speedscope.h"
+#include "cmd/util/hashmap.h"
+#include "cmd/util/strbuf.h"
 #include "convert.h"
 
 #define MAX_BAD_LINES 20
@@ -45,15 +47,17 @@ static int take(json_t *o, struct outputs *out, char *err, size_t errlen)
 
 static const char usage[] =
 	"Usage: ctxprof-go convert (--pprof FILE | -f [--folded-trace-root] [--folded-wall] |\n"
-	"                           --html FILE | --speedscope FILE) [INPUT]\n"
+	"                           --html FILE | --speedscope FILE) [INPUT...]\n"
 	"\n"
-	"Reads ctxprof-go's JSON lines from INPUT (default: stdin), for example a\n"
-	"jq selection of one trace, and writes them in another format. The result\n"
-	"is the same as the live options give for the same records. A line that is\n"
-	"not a ctxprof-go record stops it, with the line's number: nothing is\n"
-	"written, and no record is left out silently; a last line cut off before its\n"
-	"end (a crash, a full disk) is left out, and said so. Records are held to the\n"
-	"schema in ctxprof-go(8); a string over 1 MiB or a line over 1 GiB is refused.\n"
+	"Reads ctxprof-go's JSON lines from each INPUT (default: stdin), for example a\n"
+	"jq selection of one trace, or the records of several hosts, and writes them\n"
+	"in another format, as one. The result is the same as the live options give\n"
+	"for the same records. A line that is not a ctxprof-go record stops it, with\n"
+	"the file and line: nothing is written, and no record is left out silently;\n"
+	"a last line cut off before its end (a crash, a full disk) is left out, and\n"
+	"said so. A record that came already in an earlier INPUT (a file given twice)\n"
+	"is counted once, and said so. Records are held to the schema in\n"
+	"ctxprof-go(8); a string over 1 MiB or a line over 1 GiB is refused.\n"
 	"\n"
 	"      --pprof FILE           gzip-compressed profile.proto, for go tool pprof\n"
 	"  -f, --folded               comm;root;...;leaf COUNT lines (flame graphs)\n"
@@ -79,6 +83,7 @@ static const char usage[] =
 	"  go tool pprof -sample_index=wall -tagfocus=wait_reason='chan receive' -top trace.pb.gz\n"
 	"  ctxprof-go convert -f cpu.jsonl | flamegraph.pl > cpu.svg\n"
 	"  ctxprof-go convert --html report.html prof.jsonl; xdg-open report.html\n"
+	"  ctxprof-go convert --html request.html checkout.jsonl inventory.jsonl\n"
 	"  ctxprof-go convert --speedscope prof.speedscope.json prof.jsonl\n";
 
 /*
@@ -103,100 +108,69 @@ static bool json_lines(FILE *in, const char *name)
 	return false;
 }
 
-int convert__main(int argc, char **argv)
-{
-	enum { OPT_PPROF = 256, OPT_TRACE_ROOT, OPT_WALL, OPT_HTML, OPT_SPEEDSCOPE };
-	static const struct option opts[] = {
-		{ "pprof", required_argument, NULL, OPT_PPROF },
-		{ "html", required_argument, NULL, OPT_HTML },
-		{ "speedscope", required_argument, NULL, OPT_SPEEDSCOPE },
-		{ "folded", no_argument, NULL, 'f' },
-		{ "folded-trace-root", no_argument, NULL, OPT_TRACE_ROOT },
-		{ "folded-wall", no_argument, NULL, OPT_WALL },
-		{ "help", no_argument, NULL, 'h' },
-		{},
-	};
-	const char *pprof = NULL, *html = NULL, *speedscope = NULL, *input = "-", *name;
-	bool folded = false, trace_root = false, wall = false;
-	size_t len, bad = 0, good = 0, cut = 0, cut_len = 0;
-	const char *line;
-	char err[256];
-	struct jsonl *jl = NULL;
-	struct outputs out = {};
-	json_error_t jerr;
-	FILE *in = stdin;
-	json_t *rec;
-	int opt, n, ret = 1;
+/* The inputs read so far: each record's line, by hash, and the input it came in. */
+struct reading {
+	struct outputs out;
+	struct hashmap *seen; /* hash of a line -> index of its input + 1 */
+	size_t good; /* records taken, all inputs */
+	bool cut; /* a last line was cut off */
+	char **names; /* the inputs, by index */
+	size_t ninputs;
+};
 
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_PPROF:
-			pprof = optarg;
-			break;
-		case OPT_HTML:
-			html = optarg;
-			break;
-		case OPT_SPEEDSCOPE:
-			speedscope = optarg;
-			break;
-		case 'f':
-			folded = true;
-			break;
-		case OPT_TRACE_ROOT:
-			folded = trace_root = true;
-			break;
-		case OPT_WALL:
-			folded = wall = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			/* getopt said which option */
-			goto usage;
-		}
+/* NAME as messages say it */
+static const char *shown(const char *name)
+{
+	return strcmp(name, "-") ? name : "<stdin>";
+}
+
+/*
+ * Is LINE a record an earlier input held already (the same file read
+ * twice, or a copy)? Else it is kept as of input IDX.
+ */
+static bool seen_before(struct reading *rd, const char *line, size_t len, size_t idx,
+			size_t *from)
+{
+	uint64_t h = hash_bytes(line, len);
+	uintptr_t v = (uintptr_t)hashmap__get(rd->seen, &h, sizeof(h));
+
+	if (v && v - 1 != idx) {
+		*from = v - 1;
+		return true;
 	}
-	if (optind < argc)
-		input = argv[optind++];
-	if (optind < argc) {
-		fprintf(stderr, "convert: one INPUT at most: '%s' is a second\n", argv[optind]);
-		goto usage;
+	if (!v)
+		hashmap__add(rd->seen, &h, sizeof(h), (void *)(uintptr_t)(idx + 1));
+	return false;
+}
+
+/*
+ * The records of input IDX (NAME, "-" for stdin) into RD's output. 0, or
+ * -1 when it could not be read or held a line that is no record (said on
+ * stderr: the caller writes nothing then).
+ */
+static int read_input(struct reading *rd, size_t idx, const char *name)
+{
+	size_t len, bad = 0, cut = 0, cut_len = 0, dup = 0, good = 0, from = 0;
+	FILE *in = strcmp(name, "-") ? fopen(name, "r") : stdin;
+	struct jsonl *jl = NULL;
+	const char *line;
+	json_error_t jerr;
+	char err[256];
+	int n, ret = -1;
+	json_t *rec;
+
+	if (!in) {
+		fprintf(stderr, "failed to open %s: %s\n", name, strerror(errno));
+		return -1;
 	}
-	if (!pprof && !folded && !html && !speedscope) {
-		fprintf(stderr, "convert: no output format: give --pprof FILE, -f, --html FILE or "
-				"--speedscope FILE\n");
-		goto usage;
-	}
-	if (pprof && folded) {
-		fprintf(stderr, "convert: --pprof and -f (or --folded-*) both given: one format a run\n");
-		goto usage;
-	}
-	if (!!pprof + folded + !!html + !!speedscope > 1) {
-		fprintf(stderr, "convert: %s and %s both given: one format a run\n",
-			pprof ? "--pprof" : folded ? "-f" : "--html", speedscope ? "--speedscope" : "--html");
-		goto usage;
-	}
-	if (!strcmp(input, "-") && isatty(STDIN_FILENO)) {
-		fprintf(stderr, "convert reads the JSON lines ctxprof-go writes, from INPUT or a pipe, "
-				"and stdin is a terminal: give the file (ctxprof-go convert --html "
-				"report.html records.jsonl)\n");
-		goto usage;
-	}
-	if (strcmp(input, "-") && !(in = fopen(input, "r"))) {
-		fprintf(stderr, "failed to open %s: %s\n", input, strerror(errno));
-		return 1;
-	}
-	if (!json_lines(in, strcmp(input, "-") ? input : "<stdin>"))
+	if (!json_lines(in, shown(name)))
 		goto out;
-	if (pprof)
-		out.pp = pprof__new();
-	else if (folded)
-		out.fo = folded__new();
-	else
-		out.rs = recset__new();
-	jl = jsonl__new(in);
-	if ((!out.pp && !out.fo && !out.rs) || !jl) {
+	if (rd->out.rs && recset__input(rd->out.rs, strrchr(name, '/') ? strrchr(name, '/') + 1 :
+							      shown(name)) < 0) {
+		fprintf(stderr, "out of memory\n");
+		goto out;
+	}
+	if (!(jl = jsonl__new(in))) {
 		fprintf(stderr, "out of memory\n");
 		goto out;
 	}
@@ -213,81 +187,237 @@ int convert__main(int argc, char **argv)
 		}
 		if (!rec) {
 			snprintf(err, sizeof(err), "%s", jerr.text);
-		} else if (take(rec, &out, err, sizeof(err)) == 0) {
+		} else if (seen_before(rd, line, len - (line[len - 1] == '\n'), idx, &from)) {
+			dup++;
+			json_decref(rec);
+			continue;
+		} else if (take(rec, &rd->out, err, sizeof(err)) == 0) {
 			good++;
 			json_decref(rec);
 			continue;
 		}
 		json_decref(rec);
 		if (++bad <= MAX_BAD_LINES)
-			fprintf(stderr, "%s:%zu: %s\n", strcmp(input, "-") ? input : "<stdin>",
-				jsonl__lineno(jl), err);
+			fprintf(stderr, "%s:%zu: %s\n", shown(name), jsonl__lineno(jl), err);
 	}
 	if (n == -E2BIG || n == -EINVAL) {
 		/* a binary file, or a line no record comes near: read no further */
-		fprintf(stderr, "%s:%zu: %s; stopped reading, nothing written\n",
-			strcmp(input, "-") ? input : "<stdin>", jsonl__lineno(jl), err);
+		fprintf(stderr, "%s:%zu: %s; stopped reading, nothing written\n", shown(name),
+			jsonl__lineno(jl), err);
 		goto out;
 	}
 	if (n < 0) {
-		fprintf(stderr, "failed to read %s: %s\n", input, err);
+		fprintf(stderr, "failed to read %s: %s\n", shown(name), err);
 		goto out;
 	}
 	if (bad) {
-		fprintf(stderr, "%zu of %zu lines are not ctxprof-go records; nothing written\n", bad,
-			jsonl__lineno(jl));
+		fprintf(stderr, "%s: %zu of %zu lines are not ctxprof-go records; nothing written\n",
+			shown(name), bad, jsonl__lineno(jl));
 		goto out;
 	}
-	if (cut) {
+	if (cut)
 		fprintf(stderr, "ctxprof-go: %s:%zu: the last line is cut off (%zu bytes, no newline): %s\n",
-			strcmp(input, "-") ? input : "<stdin>", cut, cut_len,
-			good ? "left out; the lines before it are converted" : "no whole line to convert, nothing written");
-		if (!good)
-			goto out;
+			shown(name), cut, cut_len,
+			good		  ? "left out; the lines before it are converted" :
+			rd->ninputs > 1 ? "no whole line in it" :
+					  "no whole line to convert, nothing written");
+	rd->cut |= cut;
+	if (dup) {
+		fprintf(stderr, "ctxprof-go: %s: %zu record%s came already in %s (a file read twice?): "
+				"counted once\n",
+			shown(name), dup, dup == 1 ? "" : "s", shown(rd->names[from]));
+		if (rd->out.rs)
+			recset__duplicates(rd->out.rs, dup);
 	}
-	if (pprof) {
-		ret = pprof__write(out.pp, pprof);
-		if (ret) {
-			fprintf(stderr, "failed to write %s: %s\n", pprof, strerror(-ret));
-			ret = 1;
-			goto out;
+	rd->good += good;
+	ret = 0;
+out:
+	jsonl__free(jl);
+	if (in != stdin)
+		fclose(in);
+	return ret;
+}
+
+/* What the run asked for. */
+struct convert_args {
+	const char *pprof, *html, *speedscope;
+	bool folded, trace_root, wall;
+	char **inputs;
+	size_t ninputs;
+};
+
+/* ARGS from the command line; 0, or 2 after a usage error, or -1 after --help. */
+static int parse_args(int argc, char **argv, struct convert_args *a)
+{
+	enum { OPT_PPROF = 256, OPT_TRACE_ROOT, OPT_WALL, OPT_HTML, OPT_SPEEDSCOPE };
+	static const struct option opts[] = {
+		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "html", required_argument, NULL, OPT_HTML },
+		{ "speedscope", required_argument, NULL, OPT_SPEEDSCOPE },
+		{ "folded", no_argument, NULL, 'f' },
+		{ "folded-trace-root", no_argument, NULL, OPT_TRACE_ROOT },
+		{ "folded-wall", no_argument, NULL, OPT_WALL },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	static char *std_in[] = { "-" };
+	size_t i, j;
+	int opt;
+
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "fh", opts, NULL)) != -1) {
+		switch (opt) {
+		case OPT_PPROF:
+			a->pprof = optarg;
+			break;
+		case OPT_HTML:
+			a->html = optarg;
+			break;
+		case OPT_SPEEDSCOPE:
+			a->speedscope = optarg;
+			break;
+		case 'f':
+			a->folded = true;
+			break;
+		case OPT_TRACE_ROOT:
+			a->folded = a->trace_root = true;
+			break;
+		case OPT_WALL:
+			a->folded = a->wall = true;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return -1;
+		default:
+			/* getopt said which option */
+			return 2;
 		}
-		fprintf(stderr, "ctxprof-go: %zu records in %s\n", good, pprof);
-	} else if (html || speedscope) {
-		/* the page names its source: the file's name, not the directories above it */
-		name = strcmp(input, "-") ? strrchr(input, '/') : NULL;
-		name = name ? name + 1 : strcmp(input, "-") ? input : "<stdin>";
-		ret = html ? report__write(out.rs, html, name) : speedscope__write(out.rs, speedscope, name);
-		if (ret) {
-			fprintf(stderr, "failed to write %s: %s\n", html ?: speedscope, strerror(-ret));
-			ret = 1;
-			goto out;
+	}
+	a->inputs = optind < argc ? argv + optind : std_in;
+	a->ninputs = optind < argc ? (size_t)(argc - optind) : 1;
+	if (!a->pprof && !a->folded && !a->html && !a->speedscope) {
+		fprintf(stderr, "convert: no output format: give --pprof FILE, -f, --html FILE or "
+				"--speedscope FILE\n");
+		return 2;
+	}
+	if (a->pprof && a->folded) {
+		fprintf(stderr, "convert: --pprof and -f (or --folded-*) both given: one format a run\n");
+		return 2;
+	}
+	if (!!a->pprof + a->folded + !!a->html + !!a->speedscope > 1) {
+		fprintf(stderr, "convert: %s and %s both given: one format a run\n",
+			a->pprof ? "--pprof" : a->folded ? "-f" : "--html",
+			a->speedscope ? "--speedscope" : "--html");
+		return 2;
+	}
+	for (i = 0; i < a->ninputs; i++) {
+		for (j = 0; j < i; j++) {
+			if (!strcmp(a->inputs[i], "-") && !strcmp(a->inputs[j], "-")) {
+				fprintf(stderr, "convert: stdin (-) given twice\n");
+				return 2;
+			}
 		}
-		fprintf(stderr, "ctxprof-go: %zu records in %s\n", good, html ?: speedscope);
-		if (!recset__records(out.rs, &len) || !len)
-			fprintf(stderr, "ctxprof-go: no CPU or wall-clock record in %s: nothing to draw "
-					"(%llu event records are moments, not time)\n",
-				strcmp(input, "-") ? input : "<stdin>",
-				(unsigned long long)recset__events(out.rs));
-	} else if ((ret = folded__write(out.fo, stdout, trace_root, wall))) {
-		fprintf(stderr, "failed to write folded stacks to stdout: %s\n", strerror(-ret));
-		ret = 1;
+		if (!strcmp(a->inputs[i], "-") && isatty(STDIN_FILENO)) {
+			fprintf(stderr, "convert reads the JSON lines ctxprof-go writes, from INPUT or a "
+					"pipe, and stdin is a terminal: give the file (ctxprof-go convert "
+					"--html report.html records.jsonl)\n");
+			return 2;
+		}
+	}
+	return 0;
+}
+
+/* The page or file's name for its source: the inputs' names, not the directories above them. */
+static char *source_name(const struct convert_args *a)
+{
+	struct strbuf b = {};
+	const char *name;
+	size_t i;
+
+	for (i = 0; i < a->ninputs; i++) {
+		name = strrchr(a->inputs[i], '/') ? strrchr(a->inputs[i], '/') + 1 : shown(a->inputs[i]);
+		if (i)
+			strbuf__put(&b, ", ", 2);
+		strbuf__put(&b, name, strlen(name));
+	}
+	strbuf__put(&b, "", 1);
+	return b.oom ? (strbuf__free(&b), NULL) : b.p;
+}
+
+/* RD's records in the format A asks for; 0 or 1 (said on stderr). */
+static int write_output(const struct convert_args *a, struct reading *rd)
+{
+	const char *file = a->pprof ?: a->html ?: a->speedscope;
+	char *source = NULL;
+	size_t n;
+	int ret;
+
+	if (a->folded) {
+		ret = folded__write(rd->out.fo, stdout, a->trace_root, a->wall);
+		if (ret)
+			fprintf(stderr, "failed to write folded stacks to stdout: %s\n", strerror(-ret));
+		return ret ? 1 : 0;
+	}
+	if (a->pprof)
+		ret = pprof__write(rd->out.pp, a->pprof);
+	else if (!(source = source_name(a)))
+		ret = -ENOMEM;
+	else
+		ret = a->html ? report__write(rd->out.rs, a->html, source) :
+				speedscope__write(rd->out.rs, a->speedscope, source);
+	free(source);
+	if (ret) {
+		fprintf(stderr, "failed to write %s: %s\n", file, strerror(-ret));
+		return 1;
+	}
+	fprintf(stderr, "ctxprof-go: %zu records in %s\n", rd->good, file);
+	if (rd->out.rs && (!recset__records(rd->out.rs, &n) || !n))
+		fprintf(stderr, "ctxprof-go: no CPU or wall-clock record in the input: nothing to draw "
+				"(%llu event records are moments, not time)\n",
+			(unsigned long long)recset__events(rd->out.rs));
+	return 0;
+}
+
+int convert__main(int argc, char **argv)
+{
+	struct convert_args a = {};
+	struct reading rd = {};
+	size_t i;
+	int ret;
+
+	if ((ret = parse_args(argc, argv, &a)))
+		return ret < 0 ? 0 : (fprintf(stderr, "Try 'ctxprof-go convert --help'.\n"), 2);
+	rd.names = a.inputs;
+	rd.ninputs = a.ninputs;
+	if (a.pprof)
+		rd.out.pp = pprof__new();
+	else if (a.folded)
+		rd.out.fo = folded__new();
+	else
+		rd.out.rs = recset__new();
+	ret = 1;
+	if ((!rd.out.pp && !rd.out.fo && !rd.out.rs) || !(rd.seen = hashmap__new())) {
+		fprintf(stderr, "out of memory\n");
 		goto out;
 	}
-	ret = 0;
-	if (fclose(stdout) != 0) {
+	for (i = 0; i < a.ninputs; i++)
+		if (read_input(&rd, i, a.inputs[i]))
+			goto out;
+	/* a cut line and nothing else: what a crash left, not an empty recording */
+	if (rd.cut && !rd.good) {
+		if (a.ninputs > 1)
+			fprintf(stderr, "ctxprof-go: no whole line in the inputs, nothing written\n");
+		goto out;
+	}
+	ret = write_output(&a, &rd);
+	if (!ret && fclose(stdout) != 0) {
 		fprintf(stderr, "failed to write to stdout: %s\n", strerror(errno));
 		ret = 1;
 	}
 out:
-	jsonl__free(jl);
-	pprof__free(out.pp);
-	folded__free(out.fo);
-	recset__free(out.rs);
-	if (in && in != stdin)
-		fclose(in);
+	hashmap__free(rd.seen, NULL);
+	pprof__free(rd.out.pp);
+	folded__free(rd.out.fo);
+	recset__free(rd.out.rs);
 	return ret;
-usage:
-	fprintf(stderr, "Try 'ctxprof-go convert --help'.\n");
-	return 2;
 }

@@ -159,7 +159,8 @@ static const char usage[] =
 	"  jq 'select(.trace_id==\"4bf92f3577b34da6a3ce929d0e0e4736\")' cpu.jsonl\n"
 	"  jq 'select(.trace_source==\"traceparent\")|{trace_id,span_id,cpu_ns}' cpu.jsonl\n"
 	"  jq -s 'map(select(.origin==\"wall\"))|group_by(.wait_reason)|map({wait_reason:.[0].wait_reason,ms:(map(.wall_ns)|add/1e6)})' prof.jsonl\n"
-	"  jq -s 'group_by(.trace_id)|map({trace_id:.[0].trace_id,ms:(map(.cpu_ns)|add/1e6)})' cpu.jsonl\n";
+	"  jq -s 'map(select(.origin==\"sampling\"))|group_by(.trace_id)|map({trace_id:.[0].trace_id,ms:(map(.cpu_ns)|add/1e6)})' cpu.jsonl\n"
+	"  jq -s 'map(select(.origin==\"request\"))|group_by(.trace_id)|map({trace_id:.[0].trace_id,requests:(map(.samples)|add),elapsed_ms:(map(.elapsed_ns)|add/1e6)})' prof.jsonl\n";
 
 struct options {
 	pid_t pids[MAX_TARGETS];

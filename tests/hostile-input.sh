@@ -215,7 +215,7 @@ flag "unknown option '--frobnicate'" addr2line --frobnicate /bin/ls
 flag "second" addr2line /bin/ls /bin/ls
 flag "no output format" convert
 flag "both given" convert --pprof x.pb.gz -f
-flag "second" convert -f a b
+flag "stdin \(-\) given twice" convert -f - -
 flag "requires an argument" convert --pprof
 flag "unrecognized option '--frobnicate'" convert --frobnicate
 flag "unexpected argument 'frobnicate': neither a duration in seconds nor a subcommand" frobnicate

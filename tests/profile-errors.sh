@@ -170,8 +170,11 @@ if [ "$rc" = 2 ] && grep -q "^ctxprof-go: convert reads the JSON lines ctxprof-g
 else
 	not_ok "convert -f with no input, on a terminal: exit $rc: $out"
 fi
-refuses "convert with two inputs" 2 "^ctxprof-go: convert: one INPUT at most: 'b' is a second$" \
-	"$CTXPROF" convert -f a b
+refuses "convert with stdin twice" 2 "^ctxprof-go: convert: stdin \\(-\\) given twice$" \
+	"$CTXPROF" convert -f - -
+: >"$work/empty.jsonl"
+refuses "convert with a second input that is missing" 1 "^ctxprof-go: failed to open $work/nosuch.jsonl: No such file or directory$" \
+	"$CTXPROF" convert -f "$work/empty.jsonl" "$work/nosuch.jsonl"
 refuses "convert, an unknown flag, points at --help" 2 "^ctxprof-go: Try 'ctxprof-go convert --help'.$" \
 	"$CTXPROF" convert --frobnicate
 # a target that has exited but is not reaped yet (as one that exits while ctxprof-go starts)

@@ -448,3 +448,17 @@ httpserver_start() {
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
+
+# baseline_build REV LOG: builds ctxprof-go at REV into .output/bench/baseline-REV
+# (once; the benches measure this build against it) and prints its path
+baseline_build() {
+	local dir=$OUTPUT/bench/baseline-$1
+	if [ ! -x "$dir/ctxprof-go" ]; then
+		echo "# building ctxprof-go $1 into $dir (once)" >&2
+		rm -rf "$dir" && mkdir -p "$dir" &&
+			git -C "$TOP" archive "$1" | tar -x -C "$dir" &&
+			make -C "$dir" ctxprof-go >"$2" 2>&1 ||
+			{ echo "building ctxprof-go $1 failed: $(tail -n 3 "$2")" >&2; return 1; }
+	fi
+	echo "$dir/ctxprof-go"
+}

@@ -7,18 +7,27 @@
 # toolchain and trace source (labels set with pprof.Do; the traceparent
 # header alone, -labels=false), runs inventory and checkout, each recorded
 # by a ctxprof-go of its own with --wall into a file of its own, while a
-# client sends checkout requests one at a time under three trace IDs in
-# turn: every request is the same work, so the three traces' goroutine
-# time, summed over both files, is within 10% of each other's. The pool of
+# client sends checkout requests one at a time, the first under a trace
+# of its own (it dials the pool), then under three trace IDs in turn:
+# every request is the same work, so the three traces' goroutine time,
+# summed over both files, is within 10% of each other's. The pool of
 # checkout's http.Client (persistConn.readLoop and writeLoop, started by
 # the request that dialled and kept for the connection's life) carries a
-# trace ID only while that first request lives (at most 1% of its
-# samples, all the first trace's), the collector's workers never; with
-# labels, the pool's time is inherited (inherited_trace_id), and that is
-# the first trace's. Both services are named in the records. With labels
-# on the newest Go the client starts before the recordings (the pool's
-# labels were set before the probe: found by reading the goroutines),
-# otherwise after.
+# trace ID only while that first request lives (each such look taken
+# before the end checkout logged for it), the collector's workers never;
+# with labels, the pool's time is inherited (inherited_trace_id), and that
+# is the first request's. The three traces' elapsed time (their requests'
+# spans, origin request) is within 10% of each other's too, and the
+# request goroutine's commonest leaf in checkout's exit summary is where
+# it waited for inventory (net/http.(*persistConn).roundTrip), not the
+# connection reader's IO wait. Both services are named in the records.
+# With labels on the newest Go the client starts before the recordings
+# (the pool's labels were set before the probe: found by reading the
+# goroutines), otherwise after. For that one, the page of convert --html
+# of both files, seen in Chromium: every trace's CPU and goroutine time
+# summed over both, both services named, each one's CPU and pids on the
+# trace's page, its timeline's lanes grouped by service; the same page
+# with one file given twice: said, and counted once.
 #
 # Then a goroutine each checkout starts and does not wait for
 # (main.auditOrder, -audit 200ms), requests 300 ms apart: its samples
@@ -28,11 +37,14 @@
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
+. "$(dirname "$0")/browser-lib.sh"
 
 e2e_setup "request lifetime"
 
 TRACES=(4bf92f3577b34da6a3ce929d0e0e4736 0af7651916cd43dd8448eb211c80319c b7ad6b7169203331b7ad6b7169203331)
-SAMPLE_S=6
+# the client's first request, which dials the pool, under a trace of its own
+WARMUP=5c1a0000000000000000000000000001
+SAMPLE_S=8
 
 # start_service NAME OUT ARGS...: a testdata/services role in the background
 # (pid in $svc), named NAME by OTEL_SERVICE_NAME; true once it has printed
@@ -75,6 +87,25 @@ stop_all() {
 	wait "$@" 2>/dev/null
 }
 
+# report_pages NAME: the page of both files, and with a.jsonl given twice, in Chromium
+report_pages() {
+	local why
+	if ! why=$(browser_setup); then
+		not_ok "$1: the browser tests cannot run: $why"
+		return
+	fi
+	"$CTXPROF" convert --html "$work/two.html" "$work/a.jsonl" "$work/b.jsonl" 2>"$work/two.err"
+	check_eq "$1: convert --html of both files exits" 0 "$?"
+	browser_verdicts "$1 page" node "$TOP/tests/browser/report-check.js" services "$work/two.html" \
+		"$work/a.jsonl,$work/b.jsonl" "$OUTPUT/report" "$1"
+	"$CTXPROF" convert --html "$work/dup.html" "$work/a.jsonl" "$work/b.jsonl" "$work/a.jsonl" 2>"$work/dup.err"
+	check_eq "$1: convert of a file given twice says so" \
+		"ctxprof-go: $work/a.jsonl: $(grep -c . "$work/a.jsonl") records came already in $work/a.jsonl (a file read twice?): counted once" \
+		"$(grep 'came already' "$work/dup.err")"
+	browser_verdicts "$1 page, a file twice" node "$TOP/tests/browser/report-check.js" services "$work/dup.html" \
+		"$work/a.jsonl,$work/b.jsonl" "$OUTPUT/report" "$1 twice"
+}
+
 mapfile -t all < <(go_toolchains)
 versions=("${all[-1]}")
 [[ " ${all[*]} " == *" 1.19 "* ]] && versions+=(1.19)
@@ -90,11 +121,11 @@ for v in "${versions[@]}"; do
 			{ not_ok "$name: inventory did not start: $(cat "$work/inv.addr")"; continue; }
 		inv=$svc
 		start_service checkout "$work/co.addr" -role checkout -labels="$labels" \
-			-inventory "$(cat "$work/inv.addr")" ||
+			-log "$work/co.log" -inventory "$(cat "$work/inv.addr")" ||
 			{ not_ok "$name: checkout did not start: $(cat "$work/co.addr")"; stop_all "$inv"; continue; }
 		co=$svc
 		client() {
-			"$bin" -role client -target "$(cat "$work/co.addr")" \
+			"$bin" -role client -target "$(cat "$work/co.addr")" -first "$WARMUP" \
 				-traces "$(IFS=,; echo "${TRACES[*]}")" 2>"$work/client.err" &
 			cl=$!
 		}
@@ -122,32 +153,53 @@ for v in "${versions[@]}"; do
 		else
 			not_ok "$name: the three traces' goroutine time over both services: $each, not within 10%"
 		fi
-		# the pool and the collector: never under a trace
-		read -r pool pool_traced pool_other pool_inh gc_traced < <(cat "$work/a.jsonl" "$work/b.jsonl" |
-			jq -s -r --arg first "${TRACES[0]}" '
+		# the pool and the collector: never under a trace, but for the request that dialled
+		first_end=$(awk 'NR == 1 { print $3 }' "$work/co.log")
+		read -r pool pool_traced pool_late pool_inh gc_traced < <(cat "$work/a.jsonl" "$work/b.jsonl" |
+			jq -s -r --arg first "$WARMUP" --argjson until "${first_end:-0}" '
 			def has($f): any(.stacks[].frames[]; .func == $f);
 			def n: map(.samples) | add // 0;
+			def us: (.[0:19] + "Z" | fromdateiso8601) * 1000000 + (.[20:26] | tonumber);
 			map(select(.origin == "wall")) as $w |
 			($w | map(select(has("net/http.(*persistConn).readLoop") or has("net/http.(*persistConn).writeLoop")))) as $p |
-			"\($p | n) \($p | map(select(.trace_id != null)) | n) \($p | map(select(.trace_id != null and .trace_id != $first)) | n) \($p | map(select(.inherited_trace_id != null)) | n) \($w | map(select(has("runtime.gcBgMarkWorker") and .trace_id != null)) | n)"')
-		if [ "$pool_other" -eq 0 ] && [ $((pool_traced * 100)) -le "$pool" ]; then
-			ok "$name: the client pool's readLoop and writeLoop under a trace in $pool_traced of $pool wall samples, the first request's"
-		else
-			not_ok "$name: the client pool's readLoop and writeLoop under a trace in $pool_traced of $pool wall samples ($pool_other of another trace than the first), need at most 1%, the first trace's"
-		fi
+			($p | map(select(.trace_id != null))) as $t |
+			([$t[] | (.start | us) as $s | .trace_id as $id | .stacks[] | .times_us[] |
+			  select(. + $s > $until + 5000 or $id != $first)] | length) as $late |
+			"\($p | n) \($t | n) \($late) \($p | map(select(.inherited_trace_id != null)) | n) \($w | map(select(has("runtime.gcBgMarkWorker") and .trace_id != null)) | n)"')
+		check_eq "$name: looks at the client pool's readLoop and writeLoop under a trace after the request that dialled ended (of $pool_traced under a trace, $pool in all)" \
+			0 "$pool_late"
 		check_eq "$name: samples of the collector's workers under a trace" 0 "$gc_traced"
 		if [ "$source" = label ]; then
 			want=$(cat "$work/a.jsonl" | jq -s -r 'map(select(.inherited_trace_id != null and
 				any(.stacks[].frames[]; .func == "net/http.(*persistConn).readLoop"))) |
 				map(.inherited_trace_id) | unique | join(" ")')
-			if [ "$pool_inh" -gt 0 ] && [ "$want" = "${TRACES[0]}" ]; then
-				ok "$name: the pool's $pool_inh wall samples are inherited, from the first trace only"
+			if [ "${pool_inh:-0}" -gt 0 ] && [ "$want" = "$WARMUP" ]; then
+				ok "$name: the pool's $pool_inh wall samples are inherited, from the request that dialled only"
 			else
-				not_ok "$name: the pool's inherited wall samples: $pool_inh, from '${want}' (want the first trace only)"
+				not_ok "$name: the pool's inherited wall samples: ${pool_inh:-none}, from '${want}' (want the request that dialled only, $WARMUP)"
 			fi
 		fi
+		# elapsed: when each trace's requests were in flight, a request of both services once
+		read -r lo hi each < <(cat "$work/a.jsonl" "$work/b.jsonl" | jq -s -r --argjson t "$(printf '%s\n' "${TRACES[@]}" | jq -R . | jq -s .)" '
+			def us: (.[0:19] + "Z" | fromdateiso8601) * 1000000 + (.[20:26] | tonumber);
+			def union: sort_by(.[0]) | reduce .[] as $i ({n: 0, lo: null, hi: null};
+				if .hi == null or $i[0] > .hi then .n += (if .hi == null then 0 else .hi - .lo end) | .lo = $i[0] | .hi = $i[1]
+				else .hi = ([.hi, $i[1]] | max) end) | .n + (if .hi == null then 0 else .hi - .lo end);
+			map(select(.origin == "request")) as $q |
+			[$t[] as $id | [$q[] | select(.trace_id == $id) | (.start | us) as $s | .stacks[] |
+			  [.times_us, .durations_us] | transpose[] | [.[0] + $s, .[0] + $s + .[1]]] | union] as $e |
+			"\($e | min | floor) \($e | max | floor) \($e | map(. / 1000 | floor | tostring + " ms") | join(", "))"')
+		if [ "${lo:-0}" -gt 0 ] && [ $((hi * 100)) -le $((lo * 110)) ]; then
+			ok "$name: the three traces' elapsed time (their requests' spans) within 10%: $each"
+		else
+			not_ok "$name: the three traces' elapsed time: ${each:-none}, not within 10%"
+		fi
+		wait_leaf=$(sed -n '/the slowest traces of/,/inherited/p' "$work/a.err" | grep -E '^ctxprof-go: [0-9a-f]{32} ' |
+			awk '{ print $5 }' | sort | uniq -c | sort -rn | awk 'NR == 1 { print $2 }')
+		check_eq "$name: checkout's summary: the request goroutine's commonest leaf" "http.(*per..." "$wait_leaf"
 		check_eq "$name: services named in the records" "checkout inventory" \
 			"$(cat "$work/a.jsonl" "$work/b.jsonl" | jq -r .service_name | sort -u | xargs)"
+		[ "$first" = yes ] && report_pages "$name"
 		schema_verdict "$name: records" "$work/a.jsonl" "$work/b.jsonl"
 	done
 done

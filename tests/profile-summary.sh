@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# profile-summary.sh: the lines at exit name the costliest traces by CPU and by wall time, with their leaf; --quiet drops them.
+# profile-summary.sh: the lines at exit name the costliest traces by CPU and the slowest by elapsed time, with their leaf; --quiet drops them.
 #
 # testdata/traced (newest Go) burns CPU under five known trace IDs, each job
 # in its own function over main.spin, beside parked goroutines: ctxprof-go
 # -p PID --wall -d 4 as a user types it. On stderr: the CPU heading and five
 # lines, every trace ID one of the program's, the leaf of each but the
-# allocating one main.spin; the wall heading and its lines; every line at
-# most 80 columns; the CPU figures those of the records (jq over stdout, to
-# the hundredth of a second); stdout nothing but JSON records. With
-# --quiet, none of it.
+# allocating one main.spin; the elapsed heading and its lines, each with
+# its goroutine time; every line at most 80 columns; the CPU and goroutine
+# time figures those of the records (jq over stdout, to the hundredth of a
+# second); stdout nothing but JSON records. With --quiet, none of it.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -26,12 +26,12 @@ wait_exec "$pid"
 "$CTXPROF" -p "$pid" --wall -d 4 >"$work/out.jsonl" 2>"$work/err"
 check_eq "exit status" 0 "$?"
 sed -n '/costliest/,$p' "$work/err" | sed 's/^/# /'
-cpu=$(sed -n '/the costliest traces by CPU/,/the costliest traces by wall time/p' "$work/err" | grep -E '^ctxprof-go: [0-9a-f]{32} ')
-wall=$(sed -n '/the costliest traces by wall time/,$p' "$work/err" | grep -E '^ctxprof-go: [0-9a-f]{32} ')
+cpu=$(sed -n '/the costliest traces by CPU/,/the slowest traces of/p' "$work/err" | grep -E '^ctxprof-go: [0-9a-f]{32} ')
+wall=$(sed -n '/the slowest traces of/,$p' "$work/err" | grep -E '^ctxprof-go: [0-9a-f]{32} ')
 check_eq "the CPU heading" 1 "$(grep -c '^ctxprof-go: the costliest traces by CPU, of [0-9]*, with the commonest leaf:$' "$work/err")"
 check_eq "five lines of traces by CPU" 5 "$(grep -c . <<<"$cpu")"
-check_eq "the wall heading and five lines" "1 5" \
-	"$(grep -c '^ctxprof-go: the costliest traces by wall time, of [0-9]*, with the commonest leaf:$' "$work/err") $(grep -c . <<<"$wall")"
+check_eq "the elapsed heading and five lines" "1 5" \
+	"$(grep -c '^ctxprof-go: the slowest traces of [0-9]*: elapsed, goroutine time, commonest leaf:$' "$work/err") $(grep -c . <<<"$wall")"
 check_eq "every trace ID one of testdata/traced's" "" \
 	"$(awk '{ print $2 }' <<<"$cpu$wall" | while read -r t; do [[ " $ids" == *" $t "* ]] || echo "$t"; done)"
 check_eq "the leaf of each CPU line, the allocating job's aside, is main.spin" "" \
@@ -40,6 +40,12 @@ check_eq "its lines of at most 80 columns" "" "$(sed -n '/costliest/,$p' "$work/
 # the figures are the records': each line's seconds, and jq's sum of the trace's cpu_ns
 check_eq "the CPU figures are the records'" "" "$(awk '{ print $2, $3 }' <<<"$cpu" | while read -r t s; do
 	want=$(jq -s -r --arg t "$t" 'map(select(.trace_id == $t and .origin == "sampling") | .cpu_ns) | add / 1e9 | . * 100 | round / 100 |
+		tostring | if test("\\.") then . else . + ".0" end' "$work/out.jsonl")
+	awk -v a="${s%s}" -v b="$want" 'BEGIN { exit !(a - b < 0.006 && b - a < 0.006) }' || echo "$t: $s, records $want"
+done)"
+# goroutine time: each elapsed line's second figure, and jq's sum of the trace's wall_ns
+check_eq "the goroutine time figures are the records'" "" "$(awk '{ print $2, $4 }' <<<"$wall" | while read -r t s; do
+	want=$(jq -s -r --arg t "$t" 'map(select(.trace_id == $t and .origin == "wall") | .wall_ns) | add / 1e9 | . * 100 | round / 100 |
 		tostring | if test("\\.") then . else . + ".0" end' "$work/out.jsonl")
 	awk -v a="${s%s}" -v b="$want" 'BEGIN { exit !(a - b < 0.006 && b - a < 0.006) }' || echo "$t: $s, records $want"
 done)"

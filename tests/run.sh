@@ -123,6 +123,7 @@ run "profile: a request counts only while it lives; two services, one request" b
 run "profile: trace IDs from spans the OpenTelemetry Go SDK records, no labels" bash "$TOP/tests/profile-otel-sdk.sh"
 run "profile: trace IDs from OBI's traces_ctx_v1, either start order" bash "$TOP/tests/profile-obi.sh"
 run "profile: the costliest traces at exit, --quiet" bash "$TOP/tests/profile-summary.sh"
+run "every jq recipe shown to users, on a --wall recording" bash "$TOP/tests/recipes.sh"
 run "--all: Go processes that start during the run" bash "$TOP/tests/profile-all.sh"
 run "containers: container_id, pod_uid, ns_pid, --cgroup" bash "$TOP/tests/profile-containers.sh"
 run "custom traces: --pin, tail calls, --uprobe" bash "$TOP/tests/custom-traces.sh"

@@ -29,6 +29,7 @@ verdict(not errors, "speedscope file: valid against speedscope's file-format-sch
         + (": " + errors[0].message[:200] if errors else ""))
 
 # the records, per trace: CPU and wall time, samples, and how many carry their time
+INHERITED = "inherited, request ended"
 traces = {}
 order = []
 for line in open(jsonl, encoding="utf-8"):
@@ -37,10 +38,12 @@ for line in open(jsonl, encoding="utf-8"):
     r = json.loads(line)
     if r["origin"] not in ("sampling", "wall"):
         continue
-    t = traces.get(r["trace_id"])
+    # time a goroutine spent after its request ended is no trace's: a profile of its own
+    key = r["trace_id"] if r["trace_id"] is not None or not r.get("inherited_trace_id") else INHERITED
+    t = traces.get(key)
     if t is None:
-        t = traces[r["trace_id"]] = {"cpu": 0, "wall": 0, "first": r["start"], "cpu_samples": 0, "cpu_timed": 0}
-        order.append(r["trace_id"])
+        t = traces[key] = {"cpu": 0, "wall": 0, "first": r["start"], "cpu_samples": 0, "cpu_timed": 0}
+        order.append(key)
     t["first"] = min(t["first"], r["start"])
     if r["origin"] == "sampling":
         t["cpu"] += r["cpu_ns"]
@@ -64,14 +67,14 @@ if cpu_all:
     names.append("whole run · CPU")
     want[names[-1]] = cpu_all
 if wall_all:
-    names.append("whole run · wall clock")
+    names.append("whole run · goroutine time")
     want[names[-1]] = wall_all
 for k in ranked[:max_traces]:
     if traces[k]["cpu"]:
         names.append(name(k) + " · CPU")
         want[names[-1]] = traces[k]["cpu"]
     if traces[k]["wall"]:
-        names.append(name(k) + " · wall clock")
+        names.append(name(k) + " · goroutine time")
         want[names[-1]] = traces[k]["wall"]
 json.dump(names, open(names_out, "w", encoding="utf-8"))
 
@@ -112,11 +115,12 @@ for p in doc["profiles"]:
     else:
         total = sum(p["weights"])
         leaves = {frames[s[-1]]["name"].startswith("[") for s in p["samples"] if s}
-        if "wall clock" in p["name"]:
+        if "goroutine time" in p["name"]:
             verdict(leaves == {True}, "speedscope file: %s: every sample ends in its wait, [chan receive]" % p["name"])
     verdict(total == want[p["name"]], "speedscope file: %s: %d ns in all, the records' %d ns" % (p["name"], total, want[p["name"]]))
     if p["name"].endswith(" · CPU") and not p["name"].startswith("whole run"):
-        t = traces[None if p["name"].startswith("no trace ID") else p["name"].split(" ")[0]]
+        t = traces[None if p["name"].startswith("no trace ID") else INHERITED if p["name"].startswith(INHERITED)
+                   else p["name"].split(" ")[0]]
         timed = t["cpu_timed"] == t["cpu_samples"]
         verdict((p["type"] == "evented") == timed, "speedscope file: %s is %s: %d of %d samples have their time"
                 % (p["name"], p["type"], t["cpu_timed"], t["cpu_samples"]))

@@ -88,6 +88,9 @@ int folded__add(struct folded *f, const struct rec *r)
 	size_t i, j;
 	int root, ret;
 
+	/* a request's span has no stack */
+	if (r->origin == REC_REQUEST)
+		return 0;
 	for (i = 0; i < r->nstacks; i++) {
 		st = &r->stacks[i];
 		for (root = 0; root < 2; root++) {

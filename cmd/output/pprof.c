@@ -91,6 +91,9 @@ int pprof__add(struct pprof *c, const struct rec *r)
 	char pseudo[48];
 	size_t i, j, v;
 
+	/* a request's span is no sample: its time is on its trace's samples already */
+	if (r->origin == REC_REQUEST)
+		return 0;
 	if (!c->first_ns || r->start_ns < c->first_ns)
 		c->first_ns = r->start_ns;
 	if (r->end_ns > c->last_ns)
@@ -210,6 +213,10 @@ int pprof__write(struct pprof *c, const char *path)
 	uint64_t samples = str_index(c, "samples"), count = str_index(c, "count");
 	uint64_t cpu = str_index(c, "cpu"), nanos = str_index(c, "nanoseconds");
 	uint64_t wall = str_index(c, "wall");
+	/* what the wall sample type is: `go tool pprof -comments` shows it */
+	uint64_t note = str_index(c, "wall: goroutine time (--wall), each goroutine of a trace counted "
+				    "for the time it was seen in each state, added; not a trace's "
+				    "elapsed time, which its request records (origin request) give");
 	struct strbuf p = {}, sub = {}, sub2 = {};
 	const struct profdict_location *const *locs;
 	const struct profdict_function *funcs;
@@ -288,6 +295,7 @@ int pprof__write(struct pprof *c, const char *path)
 	pb_uint(&p, 10, c->last_ns > c->first_ns ? c->last_ns - c->first_ns : 0);
 	pb_value_type(&p, 11, cpu, nanos);
 	pb_uint(&p, 12, c->period);
+	pb_uint(&p, 13, note);
 	/* go tool pprof shows CPU unless told -sample_index=wall */
 	pb_uint(&p, 14, cpu);
 	if (p.oom || sub.oom || sub2.oom || profdict__oom(c->dict)) {

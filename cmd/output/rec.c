@@ -71,6 +71,8 @@ const char *rec_origin__name(enum rec_origin o)
 		return "custom";
 	case REC_UPROBE:
 		return "uprobe";
+	case REC_REQUEST:
+		return "request";
 	default:
 		return "sampling";
 	}
@@ -268,7 +270,7 @@ static void put_frame(struct strbuf *b, const struct rec_frame *f)
 }
 
 /* A sample's time after the record's start (never before it), its goid, its weight. */
-enum { TIME_US, TIME_GOID, TIME_WEIGHT };
+enum { TIME_US, TIME_GOID, TIME_WEIGHT, TIME_DURATION };
 
 static int64_t time_field(const struct rec_time *t, int field, int64_t start_us)
 {
@@ -280,6 +282,8 @@ static int64_t time_field(const struct rec_time *t, int field, int64_t start_us)
 		return us > 0 ? us : 0;
 	case TIME_GOID:
 		return (int64_t)(t->goid & INT64_MAX);
+	case TIME_DURATION:
+		return (int64_t)((t->weight & INT64_MAX) / 1000);
 	default:
 		return (int64_t)(t->weight & INT64_MAX);
 	}
@@ -287,22 +291,25 @@ static int64_t time_field(const struct rec_time *t, int field, int64_t start_us)
 
 /*
  * ST's times as times_us (after the record's start), goids and, for wall
- * records, weights: up to LEFT of them, which the record's stacks share.
+ * records, weights, for request records durations_us: up to LEFT of them,
+ * which the record's stacks share.
  */
 static void put_times(struct strbuf *b, const struct rec *r, const struct rec_stack *st,
 		      size_t *left)
 {
-	static const char *const keys[] = { ",\"times_us\":[", ",\"goids\":[", ",\"weights\":[" };
+	static const char *const keys[] = { ",\"times_us\":[", ",\"goids\":[", ",\"weights\":[",
+					    ",\"durations_us\":[" };
 	size_t i, n = st->ntimes < *left ? st->ntimes : *left;
-	int f, nfields = r->origin == REC_WALL ? 3 : 2;
+	int f, nfields = r->origin == REC_WALL || r->origin == REC_REQUEST ? 3 : 2, field;
 
 	*left -= n;
 	for (f = 0; f < nfields; f++) {
-		put_str(b, keys[f]);
+		field = f == 2 && r->origin == REC_REQUEST ? TIME_DURATION : f;
+		put_str(b, keys[field]);
 		for (i = 0; i < n; i++) {
 			if (i)
 				strbuf__put(b, ",", 1);
-			put_int(b, time_field(&st->times[i], f, r->start_ns / 1000));
+			put_int(b, time_field(&st->times[i], field, r->start_ns / 1000));
 		}
 		strbuf__put(b, "]", 1);
 	}
@@ -322,6 +329,8 @@ int rec__json(const struct rec *r, struct strbuf *b)
 	put_cstr(b, r->span_id);
 	put_key(b, "inherited_trace_id");
 	put_cstr(b, r->inherited_trace_id);
+	put_key(b, "request_goroutine");
+	put_str(b, r->role == REC_ROLE_REQUEST ? "true" : r->role == REC_ROLE_STARTED ? "false" : "null");
 	put_key(b, "labels");
 	put_labels(b, r);
 	put_key(b, "truncated");
@@ -358,6 +367,8 @@ int rec__json(const struct rec *r, struct strbuf *b)
 		put_fmt(b, "%" PRId64, r->cpu_ns);
 	else
 		put_str(b, "null");
+	if (r->origin == REC_REQUEST)
+		put_fmt(b, ",\"elapsed_ns\":%" PRId64, r->elapsed_ns);
 	if (r->origin == REC_WALL) {
 		put_fmt(b, ",\"wall_ns\":%" PRId64, r->wall_ns);
 		put_fmt(b, ",\"observed\":%" PRIu64, r->observed);
@@ -381,7 +392,7 @@ int rec__json(const struct rec *r, struct strbuf *b)
 			put_frame(b, &r->stacks[i].frames[j]);
 		}
 		strbuf__put(b, "]", 1);
-		if (r->origin == REC_SAMPLING || r->origin == REC_WALL)
+		if (r->origin == REC_SAMPLING || r->origin == REC_WALL || r->origin == REC_REQUEST)
 			put_times(b, r, &r->stacks[i], &left);
 		strbuf__put(b, "}", 1);
 	}
@@ -557,7 +568,8 @@ static const char *unknown_key(json_t *o, const char *const *keys)
 
 static bool parse_origin(const char *s, enum rec_origin *o)
 {
-	static const enum rec_origin all[] = { REC_SAMPLING, REC_WALL, REC_CUSTOM, REC_UPROBE };
+	static const enum rec_origin all[] = { REC_SAMPLING, REC_WALL, REC_CUSTOM, REC_UPROBE,
+					       REC_REQUEST };
 	size_t i;
 
 	if (!s)
@@ -642,15 +654,15 @@ static int parse_times(json_t *st, size_t i, struct rec *r, struct rec_stack *s,
 		       struct rec_time **t, char *err, size_t errlen)
 {
 	json_t *times = json_object_get(st, "times_us"), *goids = json_object_get(st, "goids");
-	json_t *weights = json_object_get(st, "weights");
-	bool wall = r->origin == REC_WALL;
+	json_t *weights = json_object_get(st, "weights"), *durations = json_object_get(st, "durations_us");
+	bool wall = r->origin == REC_WALL, request = r->origin == REC_REQUEST;
 	int64_t span_us = r->end_ns / 1000 - r->start_ns / 1000;
 	uint64_t sum = 0;
 	size_t j, n;
 
-	if (!times && !goids && !weights)
+	if (!times && !goids && !weights && !durations)
 		return 0;
-	if (r->origin != REC_SAMPLING && !wall)
+	if (r->origin != REC_SAMPLING && !wall && !request)
 		return fail("stack %zu: \"times_us\", \"goids\" or \"weights\" in a record of origin %s",
 			    i, rec_origin__name(r->origin));
 	n = json_array_size(times);
@@ -658,6 +670,11 @@ static int parse_times(json_t *st, size_t i, struct rec *r, struct rec_stack *s,
 	    (wall != !!weights) || (weights && (!json_is_array(weights) || json_array_size(weights) != n)))
 		return fail("stack %zu: \"times_us\" and \"goids\"%s are not arrays of one length", i,
 			    wall ? " and \"weights\"" : " (and no \"weights\": wall records only)");
+	if (request != !!durations || (durations && (!json_is_array(durations) ||
+						     json_array_size(durations) != n)))
+		return fail("stack %zu: \"durations_us\" %s", i,
+			    request ? "missing, or not an array as long as \"times_us\"" :
+				      "in a record that is no request's");
 	if (n > s->samples)
 		return fail("stack %zu: more times (%zu) than samples (%" PRIu64 ")", i, n, s->samples);
 	for (j = 0; j < n; j++) {
@@ -668,12 +685,17 @@ static int parse_times(json_t *st, size_t i, struct rec *r, struct rec_stack *s,
 			return fail("stack %zu: goids[%zu] is not an integer of at least 0", i, j);
 		if (weights && !int_in(json_array_get(weights, j), 1, INT64_MAX))
 			return fail("stack %zu: weights[%zu] is not an integer of at least 1", i, j);
+		if (durations && !int_in(json_array_get(durations, j), 0, span_us))
+			return fail("stack %zu: durations_us[%zu] is not an integer from 0 to the record's "
+				    "span (%" PRId64 ")", i, j, span_us);
 		(*t)[j] = (struct rec_time){
 			r->start_ns / 1000 * 1000 + json_integer_value(json_array_get(times, j)) * 1000,
 			json_integer_value(json_array_get(goids, j)),
-			weights ? (uint64_t)json_integer_value(json_array_get(weights, j)) : 1,
+			weights	  ? (uint64_t)json_integer_value(json_array_get(weights, j)) :
+			durations ? (uint64_t)json_integer_value(json_array_get(durations, j)) * 1000 :
+				    1,
 		};
-		sum += (*t)[j].weight;
+		sum += durations ? 1 : (*t)[j].weight;
 		if (sum > s->samples)
 			return fail("stack %zu: its weights add up to more than its samples (%" PRIu64 ")",
 				    i, s->samples);
@@ -686,7 +708,8 @@ static int parse_times(json_t *st, size_t i, struct rec *r, struct rec_stack *s,
 
 static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
 {
-	static const char *const stack_keys[] = { "samples", "frames", "times_us", "goids", "weights", NULL };
+	static const char *const stack_keys[] = { "samples", "frames", "times_us", "goids", "weights",
+						  "durations_us", NULL };
 	static const char *const frame_keys[] = { "func", "addr", "file", "line", "inlined", NULL };
 	json_t *stacks = json_object_get(o, "stacks"), *st, *frames, *f, *v;
 	const char *k;
@@ -842,6 +865,10 @@ static int check_origin_fields(json_t *o, enum rec_origin origin, char *err, siz
 		if (is_event && !json_object_get(o, event[i]))
 			return fail("\"%s\" missing (every event has it)", event[i]);
 	}
+	if ((origin == REC_REQUEST) != !!json_object_get(o, "elapsed_ns"))
+		return fail(origin == REC_REQUEST ? "\"elapsed_ns\" missing (every request record has it)" :
+						    "\"elapsed_ns\" in a record of origin %s (request records only)",
+			    rec_origin__name(origin));
 	return 0;
 }
 
@@ -877,8 +904,8 @@ static int parse_event(json_t *o, struct rec *r, char *err, size_t errlen)
 int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
 {
 	static const char *const keys[] = {
-		"trace_id", "trace_source", "span_id", "inherited_trace_id", "labels", "truncated",
-		"more_labels", "pid",
+		"trace_id", "trace_source", "span_id", "inherited_trace_id", "request_goroutine", "labels",
+		"truncated", "more_labels", "pid", "elapsed_ns",
 		"comm", "service_name", "container_id", "pod_uid", "ns_pid", "origin", "state", "wait_reason",
 		"wall_ns", "observed", "samples", "cpu_ns", "start", "end", "stacks", "mappings",
 		"context", "tid", "goid", NULL,
@@ -929,14 +956,19 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	if (r->trace_id && r->inherited_trace_id)
 		return fail("\"trace_id\" and \"inherited_trace_id\" both set: a trace is a "
 			    "goroutine's own or inherited, not both");
+	/* absent from the records of releases before it */
+	v = json_object_get(o, "request_goroutine");
+	if (v && !json_is_boolean(v) && !json_is_null(v))
+		return fail("\"request_goroutine\" is neither true, false nor null");
+	r->role = json_is_true(v) ? REC_ROLE_REQUEST : json_is_false(v) ? REC_ROLE_STARTED : REC_ROLE_NONE;
 	v = json_object_get(o, "trace_source");
 	r->trace_source = json_string_value(v);
 	for (i = 0; r->trace_source && sources[i] && strcmp(sources[i], r->trace_source); i++)
 		;
 	if (!null_or(v, r->trace_source && sources[i]))
-		return fail("\"trace_source\" missing or not label, traceparent, otel-sdk or null");
+		return fail("\"trace_source\" missing or not label, traceparent, otel-sdk, obi or null");
 	if (!parse_origin(json_string_value(json_object_get(o, "origin")), &r->origin))
-		return fail("\"origin\" missing or not sampling, wall, custom or uprobe");
+		return fail("\"origin\" missing or not sampling, wall, custom, uprobe or request");
 	if ((ret = check_origin_fields(o, r->origin, err, errlen)))
 		return ret;
 	/* CPU time is the samples' only for CPU samples: the others have none */
@@ -978,6 +1010,12 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	r->ns_pid = json_integer_value(v);
 	if ((r->origin == REC_CUSTOM || r->origin == REC_UPROBE) && (ret = parse_event(o, r, err, errlen)))
 		return ret;
+	if (r->origin == REC_REQUEST) {
+		v = json_object_get(o, "elapsed_ns");
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || !r->trace_id)
+			return fail("a request record without \"elapsed_ns\" (at least 0) or a \"trace_id\"");
+		r->elapsed_ns = json_integer_value(v);
+	}
 	if ((ret = parse_labels(o, r, m, err, errlen)) || (ret = parse_stacks(o, r, m, err, errlen)) ||
 	    (ret = parse_mappings(o, r, m, err, errlen)))
 		return ret;

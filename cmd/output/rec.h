@@ -19,11 +19,15 @@ struct rec_frame {
 	bool inlined;
 };
 
-/* One sample of a stack, or one look of --wall at a goroutine: the records' times_us, goids, weights. */
+/*
+ * One sample of a stack, or one look of --wall at a goroutine, or one
+ * request: the records' times_us, goids, weights (durations_us).
+ */
 struct rec_time {
-	int64_t ns; /* CLOCK_REALTIME */
+	int64_t ns; /* CLOCK_REALTIME; a request's start */
 	uint64_t goid; /* 0: none (a CPU sample outside any goroutine) */
-	uint64_t weight; /* the samples it counts: 1, or the snapshots a wall look counts */
+	/* the samples it counts: 1, or the snapshots a wall look counts; a request's duration in ns */
+	uint64_t weight;
 };
 
 /*
@@ -58,6 +62,18 @@ enum rec_origin {
 	REC_WALL,
 	REC_CUSTOM,
 	REC_UPROBE,
+	REC_REQUEST, /* the spans of a trace's requests: their starts, goroutines and durations */
+};
+
+/*
+ * A record's request_goroutine: whether the goroutine is the one its
+ * request runs on (it set its labels, or serves the request), or one the
+ * request started; null when not known, or without a trace ID.
+ */
+enum rec_role {
+	REC_ROLE_NONE, /* null */
+	REC_ROLE_REQUEST, /* true */
+	REC_ROLE_STARTED, /* false */
 };
 
 struct rec {
@@ -67,6 +83,8 @@ struct rec {
 	 * (trace_id is then null); NULL: null
 	 */
 	const char *inherited_trace_id;
+	/* request_goroutine: null, true or false */
+	enum rec_role role;
 	const struct rec_label *labels;
 	size_t nlabels;
 	bool more_labels;
@@ -81,6 +99,7 @@ struct rec {
 	uint64_t samples;
 	int64_t cpu_ns; /* < 0: null (events, wall records) */
 	int64_t wall_ns; /* REC_WALL only */
+	int64_t elapsed_ns; /* REC_REQUEST only: its requests' durations, added */
 	uint64_t observed; /* REC_WALL only: the looks behind samples */
 	const char *state, *wait_reason; /* REC_WALL only; wait_reason NULL: null */
 	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
@@ -95,7 +114,7 @@ struct rec {
 	uint64_t goid;
 };
 
-/* "sampling", "wall", "custom", "uprobe" */
+/* "sampling", "wall", "custom", "uprobe", "request" */
 const char *rec_origin__name(enum rec_origin o);
 
 /*

@@ -23,9 +23,13 @@ struct recset {
 	struct vec recs; /* struct recset_rec */
 	struct hashmap *trace_ids; /* trace_id string index -> trace index + 1 */
 	struct vec traces; /* struct recset_trace */
+	struct vec requests; /* struct recset_request */
 	uint64_t events;
 	int64_t cpu_period, wall_period;
 	struct strbuf tmp, valid;
+	char **inputs; /* names of the inputs so far; the last one is the current */
+	size_t ninputs;
+	uint64_t duplicates;
 };
 
 struct recset *recset__new(void)
@@ -39,6 +43,7 @@ struct recset *recset__new(void)
 	rs->frames.size = sizeof(struct recset_frame);
 	rs->recs.size = sizeof(struct recset_rec);
 	rs->traces.size = sizeof(struct recset_trace);
+	rs->requests.size = sizeof(struct recset_request);
 	rs->strs.ids = hashmap__new();
 	rs->labelsets.ids = hashmap__new();
 	rs->frame_ids = hashmap__new();
@@ -77,6 +82,10 @@ void recset__free(struct recset *rs)
 	free(rs->frames.items);
 	free(rs->recs.items);
 	free(rs->traces.items);
+	free(rs->requests.items);
+	for (i = 0; i < rs->ninputs; i++)
+		free(rs->inputs[i]);
+	free(rs->inputs);
 	hashmap__free(rs->frame_ids, NULL);
 	hashmap__free(rs->trace_ids, NULL);
 	strbuf__free(&rs->tmp);
@@ -228,6 +237,38 @@ static struct recset_stack *copy_stacks(struct recset *rs, const struct rec *r, 
 	return st;
 }
 
+/* A request record's requests, each a span of its trace. */
+static int add_requests(struct recset *rs, const struct rec *r)
+{
+	int32_t id, service;
+	struct recset_request *q;
+	struct recset_trace *t;
+	bool oom = false;
+	uint32_t trace;
+	size_t i, j;
+
+	id = intern_cstr(rs, r->trace_id, &oom);
+	service = r->service_name ? intern_cstr(rs, r->service_name, &oom) :
+				    intern_bytes(rs, r->comm, r->comm_len, &oom);
+	if (oom || id < 0 || !(t = trace_of(rs, id, &trace)))
+		return -ENOMEM;
+	for (i = 0; i < r->nstacks; i++) {
+		for (j = 0; j < r->stacks[i].ntimes; j++) {
+			const struct rec_time *tm = &r->stacks[i].times[j];
+
+			if (!(q = vec__push(&rs->requests)))
+				return -ENOMEM;
+			*q = (struct recset_request){ trace, rs->ninputs ? rs->ninputs - 1 : 0, r->pid,
+						      service, tm->goid, tm->ns, (int64_t)tm->weight };
+		}
+	}
+	if (r->start_ns < t->first_ns)
+		t->first_ns = r->start_ns;
+	if (r->end_ns > t->last_ns)
+		t->last_ns = r->end_ns;
+	return 0;
+}
+
 int recset__add(struct recset *rs, const struct rec *r)
 {
 	struct recset_rec *k;
@@ -235,6 +276,8 @@ int recset__add(struct recset *rs, const struct rec *r)
 	uint64_t nf, nt;
 	bool oom = false;
 
+	if (r->origin == REC_REQUEST)
+		return add_requests(rs, r);
 	if (r->origin != REC_SAMPLING && r->origin != REC_WALL) {
 		rs->events++;
 		return 0;
@@ -244,7 +287,11 @@ int recset__add(struct recset *rs, const struct rec *r)
 		return -ENOMEM;
 	*k = (struct recset_rec){
 		.trace_id = intern_cstr(rs, r->trace_id, &oom),
-		.trace_source = intern_cstr(rs, r->trace_id ? r->trace_source : NULL, &oom),
+		.trace_source = intern_cstr(rs, r->trace_id || r->inherited_trace_id ? r->trace_source :
+										   NULL, &oom),
+		.inherited = intern_cstr(rs, r->trace_id ? NULL : r->inherited_trace_id, &oom),
+		.role = r->role,
+		.input = rs->ninputs ? rs->ninputs - 1 : 0,
 		.span_id = intern_cstr(rs, r->span_id, &oom),
 		.comm = intern_bytes(rs, r->comm, r->comm_len, &oom),
 		.service = intern_cstr(rs, r->service_name, &oom),
@@ -266,7 +313,10 @@ int recset__add(struct recset *rs, const struct rec *r)
 		oom = true;
 	else
 		k->labels = strtab__intern(&rs->labelsets, rs->tmp.p, rs->tmp.n);
-	if (oom || k->labels < 0 || !(t = trace_of(rs, k->trace_id, &k->trace)) ||
+	if (oom || k->labels < 0 ||
+	    !(t = trace_of(rs, k->trace_id >= 0 ? k->trace_id : k->inherited >= 0 ? RECSET_INHERITED :
+										  RECSET_NO_TRACE,
+			   &k->trace)) ||
 	    !(k->stacks = copy_stacks(rs, r, &nf, &nt))) {
 		rs->recs.n--;
 		return -ENOMEM;
@@ -317,6 +367,40 @@ const struct recset_trace *recset__traces(const struct recset *rs, size_t *n)
 {
 	*n = rs->traces.n;
 	return rs->traces.items;
+}
+
+int recset__input(struct recset *rs, const char *name)
+{
+	char **grown = realloc(rs->inputs, (rs->ninputs + 1) * sizeof(*grown));
+
+	if (!grown)
+		return -ENOMEM;
+	rs->inputs = grown;
+	if (!(rs->inputs[rs->ninputs] = strdup(name)))
+		return -ENOMEM;
+	return rs->ninputs++;
+}
+
+const char *const *recset__inputs(const struct recset *rs, size_t *n)
+{
+	*n = rs->ninputs;
+	return (const char *const *)rs->inputs;
+}
+
+void recset__duplicates(struct recset *rs, uint64_t n)
+{
+	rs->duplicates += n;
+}
+
+uint64_t recset__duplicate_count(const struct recset *rs)
+{
+	return rs->duplicates;
+}
+
+const struct recset_request *recset__requests(const struct recset *rs, size_t *n)
+{
+	*n = rs->requests.n;
+	return rs->requests.items;
 }
 
 uint64_t recset__events(const struct recset *rs)

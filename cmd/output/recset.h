@@ -34,6 +34,9 @@ struct recset_stack {
 /* A sampling or wall record. Strings are indices, -1 for null. */
 struct recset_rec {
 	int32_t trace_id, trace_source, span_id, comm, service, container_id, pod_uid;
+	int32_t inherited; /* inherited_trace_id */
+	enum rec_role role; /* request_goroutine */
+	uint32_t input; /* which input it came from (recset__input), 0 for the first */
 	int32_t labels; /* the label set: recset__labelsets()'s index */
 	int32_t state, wait_reason; /* wall records */
 	uint32_t pid;
@@ -46,22 +49,49 @@ struct recset_rec {
 	const struct recset_stack *stacks;
 };
 
-/* The records of one trace ID (one, too, for those without). */
+/* A trace's ID in recset_trace: the samples without one, those a goroutine only inherited. */
+#define RECSET_NO_TRACE (-1)
+#define RECSET_INHERITED (-2)
+
+/*
+ * The records of one trace ID (one, too, for those without, and one for
+ * the time goroutines spent after their request ended: inherited).
+ */
 struct recset_trace {
-	int32_t trace_id; /* string, -1: the samples without a trace ID */
+	int32_t trace_id; /* string, or RECSET_NO_TRACE, RECSET_INHERITED */
 	int64_t cpu_ns, wall_ns, first_ns, last_ns;
 	uint64_t frames, times; /* what its stacks hold */
 	bool full; /* chosen by recset__choose */
+};
+
+/* One request of a trace, from a request record: when it was in flight, and on which goroutine. */
+struct recset_request {
+	uint32_t trace; /* recset__traces()'s index */
+	uint32_t input, pid;
+	int32_t service; /* string: as the report names services (service_name, else comm) */
+	uint64_t goid;
+	int64_t start_ns, dur_ns;
 };
 
 struct recset *recset__new(void);
 void recset__free(struct recset *rs);
 
 /*
- * Copies R, a sampling or wall record (event records are counted and left
- * out). 0 or -ENOMEM.
+ * Copies R, a sampling or wall record, or a request record's requests
+ * (event records are counted and left out). 0 or -ENOMEM.
  */
 int recset__add(struct recset *rs, const struct rec *r);
+
+/*
+ * The records added from now on come from the input NAME (a file, on its
+ * host's clock): its index, or -ENOMEM. Without a call, one unnamed input.
+ */
+int recset__input(struct recset *rs, const char *name);
+/* The inputs' names, in order. */
+const char *const *recset__inputs(const struct recset *rs, size_t *n);
+/* N records that came again in a later input (a file read twice) were left out: said on the page. */
+void recset__duplicates(struct recset *rs, uint64_t n);
+uint64_t recset__duplicate_count(const struct recset *rs);
 
 const struct recset_str *recset__strings(const struct recset *rs, size_t *n);
 /* Label sets, each the JSON object of a record's labels (rec__json_labels), once. */
@@ -69,6 +99,8 @@ const struct recset_str *recset__labelsets(const struct recset *rs, size_t *n);
 const struct recset_frame *recset__frames(const struct recset *rs, size_t *n);
 const struct recset_rec *recset__records(const struct recset *rs, size_t *n);
 const struct recset_trace *recset__traces(const struct recset *rs, size_t *n);
+/* Every request of every trace, from the request records recset__add took. */
+const struct recset_request *recset__requests(const struct recset *rs, size_t *n);
 /* Event records (custom, uprobe) that recset__add left out. */
 uint64_t recset__events(const struct recset *rs);
 /* The CPU and wall time of one sample, from the records (0 when none had it). */

@@ -116,10 +116,10 @@ static void put_other_group(const void *key, size_t len, void *value, void *ctx)
 
 /* The names of a record's and a stack's positions: the page's JSON holds rows, not objects */
 static const char record_fields[] =
-	"[\"trace_id\",\"trace_source\",\"span_id\",\"labels\",\"pid\",\"comm\",\"service_name\","
-	"\"container_id\","
+	"[\"trace_id\",\"trace_source\",\"span_id\",\"inherited_trace_id\",\"labels\",\"pid\","
+	"\"comm\",\"service_name\",\"container_id\","
 	"\"pod_uid\",\"origin\",\"state\",\"wait_reason\",\"samples\",\"cpu_ns\",\"wall_ns\","
-	"\"start_us\",\"end_us\",\"full\",\"stacks\"]";
+	"\"start_us\",\"end_us\",\"input\",\"request_goroutine\",\"full\",\"stacks\"]";
 static const char stack_fields[] = "[\"samples\",\"frames\",\"times_us\",\"goids\",\"weights\"]";
 
 /*
@@ -176,10 +176,10 @@ static void put_stack(struct strbuf *b, const struct recset_rec *r, const struct
 static void put_record(struct strbuf *b, const struct recset_rec *r, bool full, int64_t base_us)
 {
 	const int64_t row[] = {
-		r->trace_id, r->trace_source, r->span_id, r->labels, r->pid, r->comm, r->service,
-		r->container_id, r->pod_uid, r->origin == REC_SAMPLING ? 0 : 1, r->state,
+		r->trace_id, r->trace_source, r->span_id, r->inherited, r->labels, r->pid, r->comm,
+		r->service, r->container_id, r->pod_uid, r->origin == REC_SAMPLING ? 0 : 1, r->state,
 		r->wait_reason, (int64_t)r->samples, r->cpu_ns, r->wall_ns,
-		r->start_ns / 1000 - base_us, r->end_ns / 1000 - base_us, full,
+		r->start_ns / 1000 - base_us, r->end_ns / 1000 - base_us, r->input, r->role, full,
 	};
 	uint32_t i;
 
@@ -195,6 +195,101 @@ static void put_record(struct strbuf *b, const struct recset_rec *r, bool full, 
 		put_stack(b, r, &r->stacks[i]);
 	}
 	jsonw__raw(b, "]]");
+}
+
+static int by_trace_start(const void *pa, const void *pb)
+{
+	const struct recset_request *a = *(void *const *)pa, *b = *(void *const *)pb;
+
+	if (a->trace != b->trace)
+		return a->trace < b->trace ? -1 : 1;
+	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
+/*
+ * Each trace's elapsed time, [trace, ns, requests] rows: the time its
+ * requests were in flight in any service, a request seen in two services
+ * (or by two sources) counted once. Each service's clock is its host's.
+ */
+static void put_elapsed(struct strbuf *b, const struct recset_trace *traces,
+			const struct recset_request *q, size_t n)
+{
+	const struct recset_request **o = malloc((n + 1) * sizeof(*o));
+	int64_t lo = 0, hi = 0, ns = 0;
+	size_t i, count = 0, rows = 0;
+
+	jsonw__raw(b, ",\"elapsed\":[");
+	for (i = 0; o && i < n; i++)
+		o[i] = &q[i];
+	if (o)
+		qsort(o, n, sizeof(*o), by_trace_start);
+	for (i = 0; o && i <= n; i++) {
+		if (i < n && i && o[i]->trace == o[i - 1]->trace) {
+			if (o[i]->start_ns > hi) {
+				ns += hi - lo;
+				lo = o[i]->start_ns;
+			}
+			if (o[i]->start_ns + o[i]->dur_ns > hi)
+				hi = o[i]->start_ns + o[i]->dur_ns;
+			count++;
+			continue;
+		}
+		if (i) {
+			jsonw__raw(b, rows++ ? ",[" : "[");
+			jsonw__i64(b, traces[o[i - 1]->trace].trace_id);
+			jsonw__raw(b, ",");
+			jsonw__i64(b, ns + hi - lo);
+			jsonw__raw(b, ",");
+			jsonw__i64(b, count);
+			jsonw__raw(b, "]");
+		}
+		if (i < n) {
+			lo = o[i]->start_ns;
+			hi = lo + o[i]->dur_ns;
+			ns = 0;
+			count = 1;
+		}
+	}
+	jsonw__raw(b, "]");
+	if (!o)
+		b->oom = true;
+	free(o);
+}
+
+/*
+ * Every request of the traces in full, as rows [trace, input, pid,
+ * service, goid, start_us, dur_us] (the trace as the records' trace_id),
+ * up to REPORT_MAX_REQUESTS: past it the rest are counted, and each
+ * trace's elapsed time is from its first sample to its last.
+ */
+static void put_requests(struct strbuf *b, struct recset *rs, const struct recset_trace *traces,
+			 int64_t base_us)
+{
+	const struct recset_request *q = NULL;
+	size_t i, n = 0, put = 0;
+
+	q = recset__requests(rs, &n);
+	jsonw__raw(b, ",\"request_fields\":[\"trace_id\",\"input\",\"pid\",\"service\",\"goid\","
+		      "\"start_us\",\"dur_us\"],\"requests\":[");
+	for (i = 0; i < n; i++) {
+		const int64_t row[] = { traces[q[i].trace].trace_id, q[i].input, q[i].pid, q[i].service,
+					(int64_t)(q[i].goid & INT64_MAX),
+					q[i].start_ns / 1000 - base_us, q[i].dur_ns / 1000 };
+		size_t j;
+
+		if (!traces[q[i].trace].full || put >= REPORT_MAX_REQUESTS)
+			continue;
+		jsonw__raw(b, put++ ? ",[" : "[");
+		for (j = 0; j < sizeof(row) / sizeof(row[0]); j++) {
+			if (j)
+				jsonw__raw(b, ",");
+			jsonw__i64(b, row[j]);
+		}
+		jsonw__raw(b, "]");
+	}
+	jsonw__raw(b, "],\"requests_left_out\":");
+	jsonw__i64(b, (int64_t)(n - put));
+	put_elapsed(b, traces, q, n);
 }
 
 /* Digits grouped by thousands, as the page says its limits. */
@@ -220,7 +315,8 @@ static int put_data(struct strbuf *b, struct recset *rs, const char *source)
 	const struct recset_trace *traces;
 	const struct recset_rec *recs;
 	struct others o = { .b = b };
-	size_t i, nstrs, nsets, nframes, ntraces, nrecs, full;
+	size_t i, nstrs, nsets, nframes, ntraces, nrecs, full, ninputs;
+	const char *const *inputs;
 	char rule[256], n1[32], n2[32];
 	struct timespec now;
 	int64_t base_us = 0;
@@ -254,6 +350,17 @@ static int put_data(struct strbuf *b, struct recset *rs, const char *source)
 	jsonw__cstr(b, rule);
 	jsonw__raw(b, ",\"events\":");
 	jsonw__i64(b, recset__events(rs));
+	jsonw__raw(b, ",\"duplicates\":");
+	jsonw__i64(b, recset__duplicate_count(rs));
+	/* the files the records came from, each on its host's clock */
+	inputs = recset__inputs(rs, &ninputs);
+	jsonw__raw(b, ",\"inputs\":[");
+	for (i = 0; i < ninputs; i++) {
+		if (i)
+			jsonw__raw(b, ",");
+		jsonw__cstr(b, inputs[i]);
+	}
+	jsonw__raw(b, "]");
 	jsonw__raw(b, ",\"strings\":[");
 	for (i = 0; i < nstrs; i++) {
 		if (i)
@@ -300,7 +407,9 @@ static int put_data(struct strbuf *b, struct recset *rs, const char *source)
 	}
 	jsonw__raw(b, "],\"others\":[");
 	hashmap__foreach(o.groups, put_other_group, &o);
-	jsonw__raw(b, "]}");
+	jsonw__raw(b, "]");
+	put_requests(b, rs, traces, base_us);
+	jsonw__raw(b, "}");
 	hashmap__free(o.groups, other_group__free);
 	return o.err ? o.err : b->oom ? -ENOMEM : 0;
 }

@@ -14,6 +14,8 @@
 #define REPORT_MAX_TRACES 500
 #define REPORT_MAX_FRAMES 1000000
 #define REPORT_MAX_TIMES 1000000
+/* requests drawn on the traces' timelines: each trace's elapsed time counts them all */
+#define REPORT_MAX_REQUESTS 200000
 
 /*
  * Writes RS as a page to PATH (created 0600, or truncated): the records as

@@ -82,7 +82,9 @@ static int32_t wait_frame(struct writer *w, const struct recset_rec *r)
 
 static const char *trace_name(const struct writer *w, const struct recset_trace *t)
 {
-	return t->trace_id >= 0 ? w->strs[t->trace_id].s : "no trace ID";
+	return t->trace_id >= 0			   ? w->strs[t->trace_id].s :
+	       t->trace_id == RECSET_INHERITED ? "inherited, request ended" :
+						 "no trace ID";
 }
 
 /* W's stack: OUTER frames, then ST's from the root, then the wait of wall record R. */
@@ -187,7 +189,7 @@ static int whole_run(struct writer *w, bool wall, const uint32_t *order)
 	}
 	if (!total)
 		return 0;
-	start_profile(w, "sampled", "whole run", wall ? "wall clock" : "CPU");
+	start_profile(w, "sampled", "whole run", wall ? "goroutine time" : "CPU");
 	end_sampled(w, total);
 	return 0;
 }
@@ -345,7 +347,7 @@ static int trace_profiles(struct writer *w, uint32_t t)
 			return -ENOMEM;
 		ret = !n ? 0 :
 		      !wall && !untimed ? evented(w, name, s, n) :
-					  sampled(w, name, wall ? "wall clock" : "CPU", s, n);
+					  sampled(w, name, wall ? "goroutine time" : "CPU", s, n);
 		free(s);
 		if (ret)
 			return ret;

@@ -20,10 +20,78 @@ struct leaf {
 	uint64_t ns;
 };
 
+/*
+ * Times in flight, [start, end) each, in order and apart: a request seen
+ * in two services, or as a span of two sources, is one time. Past
+ * MAX_SPANS the two nearest are merged, the gap between them counted.
+ */
+#define MAX_SPANS 512
+
+struct spans {
+	int64_t (*iv)[2];
+	uint32_t n, cap;
+};
+
+/* [LO, HI) into S, merged with what it overlaps. -ENOMEM. */
+static int spans__add(struct spans *s, int64_t lo, int64_t hi)
+{
+	uint32_t i, j, best = 0;
+	void *p;
+
+	if (hi <= lo)
+		return 0;
+	/* the first that ends at or after LO, and those it overlaps */
+	for (i = 0; i < s->n && s->iv[i][1] < lo; i++)
+		;
+	for (j = i; j < s->n && s->iv[j][0] <= hi; j++) {
+		lo = s->iv[j][0] < lo ? s->iv[j][0] : lo;
+		hi = s->iv[j][1] > hi ? s->iv[j][1] : hi;
+	}
+	if (j == i) {
+		if (s->n == s->cap) {
+			if (!(p = realloc(s->iv, (s->cap ? 2 * s->cap : 4) * sizeof(*s->iv))))
+				return -ENOMEM;
+			s->iv = p;
+			s->cap = s->cap ? 2 * s->cap : 4;
+		}
+		memmove(s->iv + i + 1, s->iv + i, (s->n - i) * sizeof(*s->iv));
+		s->n++;
+		j = i + 1;
+	}
+	s->iv[i][0] = lo;
+	s->iv[i][1] = hi;
+	memmove(s->iv + i + 1, s->iv + j, (s->n - j) * sizeof(*s->iv));
+	s->n -= j - i - 1;
+	if (s->n <= MAX_SPANS)
+		return 0;
+	for (i = 1; i + 1 < s->n; i++)
+		if (s->iv[i + 1][0] - s->iv[i][1] < s->iv[best + 1][0] - s->iv[best][1])
+			best = i;
+	s->iv[best][1] = s->iv[best + 1][1];
+	memmove(s->iv + best + 1, s->iv + best + 2, (s->n - best - 2) * sizeof(*s->iv));
+	s->n--;
+	return 0;
+}
+
+static uint64_t spans__total(const struct spans *s)
+{
+	uint64_t ns = 0;
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		ns += s->iv[i][1] - s->iv[i][0];
+	return ns;
+}
+
 struct trace_cost {
 	char id[ID_LEN + 1];
-	uint64_t ns[2]; /* CPU, wall */
+	uint64_t ns[2]; /* CPU, goroutine time (--wall) */
+	/* the request goroutine's CPU leaves, and the waits of the goroutine its request runs on */
 	struct leaf leaves[2][LEAVES];
+	uint64_t started_ns; /* goroutine time of the goroutines its requests started */
+	/* when its requests were in flight: their spans, merged where they overlap */
+	struct spans spans;
+	int64_t first_ns, last_ns; /* its samples' first and last */
 };
 
 struct summary {
@@ -60,6 +128,8 @@ void summary__free(struct summary *s)
 		return;
 	for (i = 0; i < s->names.n; i++)
 		free(((char **)s->names.items)[i]);
+	for (i = 0; i < s->traces.n; i++)
+		free(((struct trace_cost *)s->traces.items)[i].spans.iv);
 	free(s->names.items);
 	free(s->traces.items);
 	hashmap__free(s->by_id, NULL);
@@ -113,6 +183,8 @@ static int drop_half(struct summary *s)
 	if (!(s->by_id = hashmap__new()))
 		return -ENOMEM;
 	s->dropped += s->traces.n - keep;
+	for (i = keep; i < s->traces.n; i++)
+		free(t[i].spans.iv);
 	s->traces.n = keep;
 	for (i = 0; i < keep; i++)
 		if (hashmap__add(s->by_id, t[i].id, ID_LEN, (void *)(uintptr_t)(i + 1)))
@@ -134,6 +206,8 @@ static struct trace_cost *trace_of(struct summary *s, const char *id)
 		return NULL;
 	memset(t, 0, sizeof(*t));
 	memcpy(t->id, id, ID_LEN);
+	t->first_ns = INT64_MAX;
+	t->last_ns = INT64_MIN;
 	if (hashmap__add(s->by_id, id, ID_LEN, (void *)(uintptr_t)s->traces.n)) {
 		s->traces.n--;
 		return NULL;
@@ -175,6 +249,26 @@ static const char *leaf_of(const struct rec_stack *st, int wall)
 	return st->nframes && st->frames[0].func ? st->frames[0].func : "?";
 }
 
+/* A request record: the spans of its trace's requests. */
+static int add_requests(struct summary *s, const struct rec *r)
+{
+	struct trace_cost *t;
+	size_t i, j;
+
+	const struct rec_time *tm;
+
+	if (!r->trace_id || strlen(r->trace_id) != ID_LEN || !(t = trace_of(s, r->trace_id)))
+		return r->trace_id ? -ENOMEM : 0;
+	for (i = 0; i < r->nstacks; i++) {
+		for (j = 0; j < r->stacks[i].ntimes; j++) {
+			tm = &r->stacks[i].times[j];
+			if (spans__add(&t->spans, tm->ns, tm->ns + (int64_t)tm->weight))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
 int summary__add(struct summary *s, const struct rec *r)
 {
 	int kind = r->origin == REC_WALL;
@@ -183,6 +277,8 @@ int summary__add(struct summary *s, const struct rec *r)
 	uint32_t func;
 	size_t i;
 
+	if (r->origin == REC_REQUEST)
+		return add_requests(s, r);
 	if (total > 0 && r->inherited_trace_id &&
 	    (r->origin == REC_SAMPLING || r->origin == REC_WALL))
 		s->inherited[kind] += total;
@@ -192,6 +288,15 @@ int summary__add(struct summary *s, const struct rec *r)
 	if (!(t = trace_of(s, r->trace_id)))
 		return -ENOMEM;
 	t->ns[kind] += total;
+	if (r->start_ns < t->first_ns)
+		t->first_ns = r->start_ns;
+	if (r->end_ns > t->last_ns)
+		t->last_ns = r->end_ns;
+	/* the waits that describe a request: its own goroutine's; the others' apart */
+	if (kind && r->role == REC_ROLE_STARTED) {
+		t->started_ns += total;
+		return 0;
+	}
 	for (i = 0; i < r->nstacks; i++) {
 		const struct rec_stack *st = &r->stacks[i];
 		const char *leaf = leaf_of(st, kind);
@@ -207,10 +312,29 @@ int summary__add(struct summary *s, const struct rec *r)
 	return 0;
 }
 
+/*
+ * T's elapsed time: the time its requests were in flight, else from its
+ * first sample to its last (*SPANNED false).
+ */
+static uint64_t elapsed(const struct trace_cost *t, bool *spanned)
+{
+	*spanned = t->spans.n > 0;
+	if (*spanned)
+		return spans__total(&t->spans);
+	return t->last_ns > t->first_ns ? (uint64_t)(t->last_ns - t->first_ns) : 0;
+}
+
+/* kind 2: elapsed time */
+static uint64_t cost_of(const struct trace_cost *t, int kind)
+{
+	bool spanned;
+
+	return kind < 2 ? t->ns[kind] : elapsed(t, &spanned);
+}
+
 static int by_kind(const void *a, const void *b, void *kind)
 {
-	uint64_t x = ((const struct trace_cost *)a)->ns[*(int *)kind];
-	uint64_t y = ((const struct trace_cost *)b)->ns[*(int *)kind];
+	uint64_t x = cost_of(a, *(int *)kind), y = cost_of(b, *(int *)kind);
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -254,33 +378,77 @@ static void print_leaf(const struct summary *s, const struct trace_cost *t, int 
 		fputs("(no stack)\n", f);
 		return;
 	}
-	snprintf(share, sizeof(share), " (%.0f%%)", 100.0 * top->ns / t->ns[kind]);
+	/* a wait's share of the request goroutine's time: the others' is apart */
+	snprintf(share, sizeof(share), " (%.0f%%)",
+		 100.0 * top->ns / (kind ? t->ns[1] - t->started_ns : t->ns[0]));
 	fprintf(f, "%s%s\n",
 		shorten(((char **)s->names.items)[top->func - 1], buf, sizeof(buf),
 			room - (int)strlen(share)),
 		share);
 }
 
-static void print_kind(const struct summary *s, struct trace_cost *sorted, int kind, FILE *f, int n,
-		       int width)
+static void print_cpu(const struct summary *s, struct trace_cost *sorted, FILE *f, int n,
+		      int width)
 {
-	static const char *const what[] = { "CPU", "wall time" };
+	int kind = 0, used;
 	size_t i, with = 0;
 	char cost[24];
-	int used;
 
 	qsort_r(sorted, s->traces.n, sizeof(*sorted), by_kind, &kind);
-	for (i = 0; i < s->traces.n && sorted[i].ns[kind]; i++)
+	for (i = 0; i < s->traces.n && sorted[i].ns[0]; i++)
 		with++;
 	if (!with)
 		return;
-	fprintf(f, "the costliest traces by %s, of %zu%s, with the commonest leaf:\n", what[kind],
-		with, s->dropped ? " kept" : "");
+	fprintf(f, "the costliest traces by CPU, of %zu%s, with the commonest leaf:\n", with,
+		s->dropped ? " kept" : "");
 	for (i = 0; i < with && i < (size_t)n; i++) {
-		snprintf(cost, sizeof(cost), "%.2fs", sorted[i].ns[kind] / 1e9);
+		snprintf(cost, sizeof(cost), "%.2fs", sorted[i].ns[0] / 1e9);
 		used = fprintf(f, "%s %7s ", sorted[i].id, cost);
-		print_leaf(s, &sorted[i], kind, f, width - used);
+		print_leaf(s, &sorted[i], 0, f, width - used);
 	}
+}
+
+/*
+ * The slowest traces by elapsed time (~: from the first sample to the
+ * last, no request span known), with their goroutine time (every
+ * goroutine of theirs, added) and the commonest leaf of the goroutine
+ * their request runs on, running or waiting; or, without --wall, their
+ * CPU and its commonest leaf.
+ */
+static void print_elapsed(const struct summary *s, struct trace_cost *sorted, FILE *f, int n,
+			  int width, bool wall)
+{
+	char took[24], cost[24];
+	int kind = 2, used;
+	size_t i, with = 0;
+	bool spanned;
+
+	qsort_r(sorted, s->traces.n, sizeof(*sorted), by_kind, &kind);
+	for (i = 0; i < s->traces.n && (elapsed(&sorted[i], &spanned) || sorted[i].ns[wall]); i++)
+		with++;
+	if (!with)
+		return;
+	fprintf(f, "the slowest traces of %zu%s: elapsed, %s:\n", with,
+		s->dropped ? " kept" : "", wall ? "goroutine time, commonest leaf" : "CPU, commonest leaf");
+	for (i = 0; i < with && i < (size_t)n; i++) {
+		uint64_t e = elapsed(&sorted[i], &spanned);
+
+		snprintf(took, sizeof(took), "%s%.2fs", spanned ? "" : "~", e / 1e9);
+		snprintf(cost, sizeof(cost), "%.2fs", sorted[i].ns[wall] / 1e9);
+		used = fprintf(f, "%s %7s %7s ", sorted[i].id, took, cost);
+		print_leaf(s, &sorted[i], wall, f, width - used);
+	}
+}
+
+static bool any_wall(const struct summary *s)
+{
+	const struct trace_cost *t = s->traces.items;
+	size_t i;
+
+	for (i = 0; i < s->traces.n; i++)
+		if (t[i].ns[1] || t[i].started_ns)
+			return true;
+	return false;
 }
 
 void summary__print(const struct summary *s, FILE *f, int n, int width)
@@ -294,11 +462,10 @@ void summary__print(const struct summary *s, FILE *f, int n, int width)
 	if (!sorted)
 		return;
 	memcpy(sorted, s->traces.items, s->traces.n * sizeof(*sorted));
-	print_kind(s, sorted, 0, f, n, width);
-	print_kind(s, sorted, 1, f, n, width);
+	print_cpu(s, sorted, f, n, width);
+	print_elapsed(s, sorted, f, n, width, any_wall(s));
 	free(sorted);
 	if (s->inherited[0] || s->inherited[1])
-		fprintf(f, "inherited, request ended: %.2fs of CPU, %.2fs of goroutine time, "
-			   "in goroutines that outlived their trace's request (inherited_trace_id)\n",
+		fprintf(f, "inherited, request ended: %.2fs CPU, %.2fs goroutine time\n",
 			s->inherited[0] / 1e9, s->inherited[1] / 1e9);
 }

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/util/clock.h"
 #include "cmd/util/hashmap.h"
+#include "cmd/util/vec.h"
 #include "aggregate.h"
 #include "goid_stacks.h"
 #include "counted.h"
@@ -45,6 +47,34 @@ struct aggregate {
 	struct rec_builder *build;
 	/* --wall: the goroutines' latest CPU stacks, for those found running */
 	struct goid_stacks *running;
+	/* requests begun and not yet ended: {tgid, goid, epoch} -> struct open_span */
+	struct hashmap *open_spans;
+	/* requests ended since the last flush, struct ended_span each: counted there */
+	struct vec ended;
+	/*
+	 * The traces the profile has, {pid, trace ID} -> the flush that last
+	 * counted a sample of theirs: only their requests are written
+	 */
+	struct hashmap *sampled;
+	uintptr_t flushes;
+};
+
+/* A trace's requests are written while a sample of it came within this many flushes */
+#define SAMPLED_FLUSHES 3
+
+/* A request begun on a goroutine, until it ends. */
+struct open_span {
+	uint64_t start_ns;
+	uint64_t key[3]; /* tgid, goid, epoch: its key */
+	uint8_t trace[TRACE_ID_LEN];
+	uint32_t source; /* SPAN_LABEL, TRACE_CTX_* */
+};
+
+/* A request that ended, until the flush counts it (or not: its trace has no sample). */
+struct ended_span {
+	uint64_t start_ns, end_ns, goid;
+	uint32_t pid, source;
+	uint8_t trace[TRACE_ID_LEN];
 };
 
 void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json)
@@ -232,8 +262,12 @@ struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns)
 	a->cpus = hashmap__new();
 	a->reasons = hashmap__new();
 	a->pids = hashmap__new();
+	a->open_spans = hashmap__new();
+	a->ended.size = sizeof(struct ended_span);
+	a->sampled = hashmap__new();
 	a->build = rec_builder__new();
-	if (!a->records || !a->cpus || !a->reasons || !a->pids || !a->build) {
+	if (!a->records || !a->cpus || !a->reasons || !a->pids || !a->open_spans || !a->sampled ||
+	    !a->build) {
 		aggregate__free(a);
 		return NULL;
 	}
@@ -248,6 +282,9 @@ void aggregate__free(struct aggregate *a)
 	hashmap__free(a->cpus, free);
 	hashmap__free(a->reasons, free);
 	hashmap__free(a->pids, free);
+	hashmap__free(a->open_spans, free);
+	free(a->ended.items);
+	hashmap__free(a->sampled, NULL);
 	strbuf__free(&a->line);
 	rec_builder__free(a->build);
 	goid_stacks__free(a->running);
@@ -286,7 +323,7 @@ static size_t counted_key(const struct counted *r, uint8_t *buf)
 	memcpy(p + 12, &r->wall, 4);
 	p += 16;
 	/* a traceparent's or a span's IDs are no label: they tell records apart on their own */
-	if (r->flags & COUNTED_F_CONTEXT) {
+	if (r->flags & (COUNTED_F_CONTEXT | COUNTED_F_REQUEST)) {
 		memcpy(p, r->trace_id, TRACE_ID_LEN);
 		memcpy(p + TRACE_ID_LEN, r->span_id, SPAN_ID_LEN);
 		p += TRACE_ID_LEN + SPAN_ID_LEN;
@@ -414,6 +451,14 @@ static void judge_request(struct aggregate *a, const struct sample_event *e, str
 	}
 	if (e->flags & (ctx ? SAMPLE_F_CTX_ENDED : SAMPLE_F_LABELS_ENDED))
 		r->flags |= COUNTED_F_INHERITED;
+	/* the goroutine its request runs on, or one the request started */
+	else if (ctx)
+		r->flags |= COUNTED_F_ROLE |
+			    ((r->flags & COUNTED_F_OBI) || !(e->flags & SAMPLE_F_CTX_CHILD) ?
+				     COUNTED_F_OWN :
+				     0);
+	else if (e->flags & SAMPLE_F_LABELS_JUDGED)
+		r->flags |= COUNTED_F_ROLE | (e->flags & SAMPLE_F_LABELS_OWN ? COUNTED_F_OWN : 0);
 }
 
 /*
@@ -677,6 +722,165 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	return 0;
 }
 
+/* The trace ID's 32 hex digits into 16 bytes; false when they are no trace ID. */
+static bool pack_trace(const uint8_t *hex, uint8_t out[TRACE_ID_LEN])
+{
+	struct go_label l = { .value_len = TRACE_HEX_LEN };
+	uint8_t span[SPAN_ID_LEN];
+	const char *const key[] = { "t" };
+	const struct trace_keys keys = { key, 1, NULL, 0 };
+
+	memcpy(l.key, "t", 1);
+	l.key_len = 1;
+	memcpy(l.value, hex, TRACE_HEX_LEN);
+	return trace_ids__from_labels(&l, 1, &keys, out, span) & TRACE_IDS_TRACE;
+}
+
+/* The request record of PID's trace TRACE from SOURCE; NULL when out of memory. */
+static struct counted *request_record(struct aggregate *a, uint32_t pid, const uint8_t *trace,
+				      uint32_t source)
+{
+	uint8_t key[MAX_COUNTED_KEY];
+	struct counted tmp = {}, *r;
+	size_t klen;
+
+	tmp.pid = pid;
+	tmp.flags = COUNTED_F_TRACE | COUNTED_F_REQUEST | COUNTED_F_ROLE | COUNTED_F_OWN |
+		    (source == TRACE_CTX_HEADER ? COUNTED_F_TRACEPARENT :
+		     source == TRACE_CTX_OTEL	? COUNTED_F_OTEL :
+						  0);
+	memcpy(tmp.trace_id, trace, TRACE_ID_LEN);
+	klen = counted_key(&tmp, key);
+	if ((r = hashmap__get(a->records, key, klen)))
+		return r;
+	/* as every record: room for its labels only (it has none) */
+	if (!(r = malloc(offsetof(struct counted, labels) + tmp.nlabels * sizeof(tmp.labels[0]))))
+		return NULL;
+	memcpy(r, &tmp, offsetof(struct counted, labels));
+	r->first_ns = UINT64_MAX;
+	r->stacks = hashmap__new();
+	if (!r->stacks || hashmap__add(a->records, key, klen, r)) {
+		counted__free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Open spans are forgotten when no end came for this long: a request no probe sees end */
+#define SPAN_MAX_NS (300 * NSEC_PER_SEC)
+
+/* The keys of the spans begun before BEFORE. */
+struct span_sweep {
+	uint64_t before;
+	struct vec gone; /* uint64_t[3] each */
+};
+
+static void old_span(const void *key, size_t len, void *value, void *ctx)
+{
+	const struct open_span *sp = value;
+	struct span_sweep *sw = ctx;
+	uint64_t *k;
+
+	(void)key;
+	(void)len;
+	if (sp->start_ns < sw->before && (k = vec__push(&sw->gone)))
+		memcpy(k, sp->key, sizeof(sp->key));
+}
+
+int aggregate__add_span(struct aggregate *a, const void *data, size_t size)
+{
+	const struct span_event *e = data;
+	uint64_t key[3] = { e->tgid, e->goid, e->epoch };
+	struct ended_span *d;
+	struct open_span *sp;
+
+	if (size < sizeof(*e) || (e->kind != SPAN_BEGIN && e->kind != SPAN_END)) {
+		a->stats.malformed++;
+		return -EINVAL;
+	}
+	if (e->kind == SPAN_BEGIN) {
+		if (hashmap__get(a->open_spans, key, sizeof(key)) || !(sp = calloc(1, sizeof(*sp))))
+			return 0;
+		sp->start_ns = e->time_ns;
+		memcpy(sp->key, key, sizeof(key));
+		sp->source = e->source;
+		if (!pack_trace(e->trace, sp->trace) ||
+		    hashmap__add(a->open_spans, key, sizeof(key), sp)) {
+			free(sp);
+			return 0;
+		}
+		return 0;
+	}
+	/* an end without its begin: a request that began before the recording */
+	if (!(sp = hashmap__del(a->open_spans, key, sizeof(key))))
+		return 0;
+	/* a record each only at the flush, for the traces sampled: most are not */
+	d = vec__push(&a->ended);
+	if (d) {
+		*d = (struct ended_span){ sp->start_ns, e->time_ns, e->goid, e->tgid, sp->source };
+		memcpy(d->trace, sp->trace, TRACE_ID_LEN);
+		a->stats.requests++;
+	}
+	free(sp);
+	return d ? 0 : -ENOMEM;
+}
+
+/* The requests ended since the last flush, into their request records: those of sampled traces. */
+static int count_requests(struct aggregate *a)
+{
+	const struct ended_span *d = a->ended.items;
+	uint8_t key[4 + TRACE_ID_LEN];
+	struct counted_stack *cs;
+	struct counted *r;
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; i < a->ended.n && !ret; i++, d++) {
+		memcpy(key, &d->pid, 4);
+		memcpy(key + 4, d->trace, TRACE_ID_LEN);
+		/* the requests of a trace no sample has: no record, nothing lost */
+		if (!hashmap__get(a->sampled, key, sizeof(key))) {
+			a->stats.requests_unsampled++;
+			continue;
+		}
+		r = request_record(a, d->pid, d->trace, d->source);
+		cs = r ? hashmap__get(r->stacks, "", 0) : NULL;
+		if (r && !cs && (cs = calloc(1, sizeof(*cs))) && hashmap__add(r->stacks, "", 0, cs)) {
+			free(cs);
+			cs = NULL;
+		}
+		if (!cs) {
+			ret = -ENOMEM;
+			break;
+		}
+		cs->count++;
+		r->samples++;
+		r->elapsed_ns += d->end_ns - d->start_ns;
+		if (d->start_ns < r->first_ns)
+			r->first_ns = d->start_ns;
+		if (d->end_ns > r->last_ns)
+			r->last_ns = d->end_ns;
+		keep_time(a, cs, false, d->start_ns, d->goid, d->end_ns - d->start_ns);
+	}
+	a->ended.n = 0;
+	return ret;
+}
+
+/* Spans begun long ago whose end no probe saw (HTTP/2, grpc-go): forgotten. */
+static void forget_old_spans(struct aggregate *a, uint64_t now)
+{
+	struct span_sweep sw = { .before = now - SPAN_MAX_NS, .gone.size = 3 * sizeof(uint64_t) };
+	uint64_t *k = NULL;
+	size_t i;
+
+	if (now < SPAN_MAX_NS)
+		return;
+	hashmap__foreach(a->open_spans, old_span, &sw);
+	for (i = 0, k = sw.gone.items; i < sw.gone.n; i++, k += 3)
+		free(hashmap__del(a->open_spans, k, 3 * sizeof(uint64_t)));
+	free(sw.gone.items);
+}
+
 void aggregate__release_slot(struct aggregate *a, struct agg_slot *slot)
 {
 	if (slot->gen == a->gen) {
@@ -885,9 +1089,62 @@ static void start_over(struct aggregate *a, struct counted *r, bool idle)
 	}
 	free(st.keys);
 	free(st.lens);
-	r->samples = r->observed = 0;
+	r->samples = r->observed = r->elapsed_ns = 0;
 	r->first_ns = UINT64_MAX;
 	r->last_ns = 0;
+}
+
+/* {pid, trace ID}: the key of a.sampled */
+static size_t sampled_key(const struct counted *r, uint8_t key[4 + TRACE_ID_LEN])
+{
+	memcpy(key, &r->pid, 4);
+	memcpy(key + 4, r->trace_id, TRACE_ID_LEN);
+	return 4 + TRACE_ID_LEN;
+}
+
+struct stale {
+	uintptr_t before;
+	struct vec keys; /* uint8_t[4 + TRACE_ID_LEN] each */
+};
+
+static void stale_one(const void *key, size_t len, void *value, void *ctx)
+{
+	struct stale *st = ctx;
+	void *k;
+
+	if ((uintptr_t)value < st->before && (k = vec__push(&st->keys)))
+		memcpy(k, key, len);
+}
+
+/*
+ * The traces this flush has samples of, marked; those without any for
+ * long, forgotten. A request record is written only for a trace the
+ * profile has: a service's every request would be a record otherwise.
+ */
+static void mark_sampled(struct aggregate *a, const struct collect *all)
+{
+	struct stale st = { .before = a->flushes - SAMPLED_FLUSHES, .keys.size = 4 + TRACE_ID_LEN };
+	uint8_t key[4 + TRACE_ID_LEN];
+	size_t i, len;
+
+	a->flushes++;
+	for (i = 0; i < all->n; i++) {
+		const struct counted *r = all->items[i];
+
+		if (!r->samples || (r->flags & (COUNTED_F_TRACE | COUNTED_F_INHERITED | COUNTED_F_REQUEST)) !=
+					   COUNTED_F_TRACE)
+			continue;
+		len = sampled_key(r, key);
+		if (hashmap__get(a->sampled, key, len))
+			hashmap__del(a->sampled, key, len);
+		hashmap__add(a->sampled, key, len, (void *)a->flushes);
+	}
+	if (a->flushes <= SAMPLED_FLUSHES)
+		return;
+	hashmap__foreach(a->sampled, stale_one, &st);
+	for (i = 0; i < st.keys.n; i++)
+		hashmap__del(a->sampled, (uint8_t *)st.keys.items + i * st.keys.size, st.keys.size);
+	free(st.keys.items);
 }
 
 int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void *ctx)
@@ -900,6 +1157,13 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 
 	a->times_left[0] = a->max_times[0];
 	a->times_left[1] = a->max_times[1];
+	forget_old_spans(a, now_ns(CLOCK_MONOTONIC));
+	collect(a->records, &all);
+	if (!all.items)
+		return -ENOMEM;
+	mark_sampled(a, &all);
+	ret = count_requests(a);
+	free(all.items);
 	collect(a->records, &all);
 	if (!all.items)
 		return -ENOMEM;

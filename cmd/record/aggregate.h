@@ -79,6 +79,15 @@ void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool 
 int aggregate__add(struct aggregate *a, const void *data, size_t size);
 
 /*
+ * A request's span begins or ends (struct span_event): an end whose begin
+ * came counts the request into its trace's request record (origin
+ * request), which a flush writes when the trace has samples in the
+ * profile (within the last few flushes). 0, -EINVAL for a malformed
+ * event, -ENOMEM.
+ */
+int aggregate__add_span(struct aggregate *a, const void *data, size_t size);
+
+/*
  * Keeps when each sample was taken, and of which goroutine, for records'
  * rec_stack.times (the records' times_us, OTLP's per-sample times), up to
  * MAX_CPU CPU samples and MAX_WALL wall looks an interval; 0: none (the
@@ -169,6 +178,8 @@ struct agg_stats {
 	uint64_t wall_samples; /* --wall: goroutines counted, snapshot by snapshot */
 	uint64_t wall_running; /* --wall: goroutines looked at while running, a CPU's */
 	uint64_t wall_running_framed; /* of those, given the stack of a CPU sample of theirs */
+	uint64_t requests; /* requests whose span began and ended */
+	uint64_t requests_unsampled; /* of them, of traces without samples: not written */
 };
 void aggregate__stats(const struct aggregate *a, struct agg_stats *out);
 

@@ -23,6 +23,17 @@
  * written as inherited_trace_id, not as the trace's
  */
 #define COUNTED_F_INHERITED (1U << 21)
+/*
+ * Whether the goroutine is the one its request runs on (it set its labels
+ * itself, or serves the request), with COUNTED_F_ROLE when that is known
+ */
+#define COUNTED_F_ROLE (1U << 22)
+#define COUNTED_F_OWN (1U << 23)
+/*
+ * A request record: the spans of a trace's requests, each one's start, its
+ * goroutine and its duration (struct counted_time's weight) in its stack
+ */
+#define COUNTED_F_REQUEST (1U << 24)
 
 struct counted {
 	uint32_t pid;
@@ -34,6 +45,7 @@ struct counted {
 	uint32_t refs; /* agg_slots that point at it: it is kept while they do */
 	uint64_t samples;
 	uint64_t observed; /* ORIGIN_WALL: the goroutine looks behind samples, each counting its weight */
+	uint64_t elapsed_ns; /* COUNTED_F_REQUEST: its requests' durations, added */
 	uint64_t first_ns, last_ns;
 	struct hashmap *stacks; /* frames (u64 array) -> struct counted_stack */
 	/* sorted by key, then value; last, so that a record kept has room for its NLABELS only */

@@ -19,9 +19,19 @@ struct setter {
 	bool ok;
 };
 
+/*
+ * Looking a set up costs a system call; copying the map walks every bucket
+ * of its MAX_LABEL_OWNERS, whatever it holds: a snapshot looks up this
+ * many sets one by one, then copies the rest at once.
+ */
+#define LAZY_LOOKUPS 256
+
 struct owners {
-	struct hashmap *sets; /* struct labels_key -> struct label_owner */
+	struct hashmap *sets; /* struct labels_key -> struct label_owner (epoch 0: none) */
 	struct hashmap *setters; /* {pid, g} -> struct setter */
+	int fd; /* label_owners, when looked up set by set (owners__follow) */
+	bool whole; /* sets is a copy of the whole map: a set not in it has no entry */
+	size_t lookups;
 };
 
 struct owners *owners__new(void)
@@ -84,6 +94,25 @@ int owners__read(struct owners *o, int fd)
 	hashmap__free(o->setters, free);
 	o->sets = sets;
 	o->setters = setters;
+	o->whole = true;
+	return 0;
+}
+
+int owners__follow(struct owners *o, int fd)
+{
+	struct hashmap *sets, *setters;
+
+	if (!(sets = hashmap__new()) || !(setters = hashmap__new())) {
+		hashmap__free(sets, NULL);
+		return -ENOMEM;
+	}
+	hashmap__free(o->sets, free);
+	hashmap__free(o->setters, free);
+	o->sets = sets;
+	o->setters = setters;
+	o->fd = fd;
+	o->whole = false;
+	o->lookups = 0;
 	return 0;
 }
 
@@ -112,11 +141,27 @@ static const struct setter *setter_of(struct owners *o, pid_t pid, const struct 
 	return s;
 }
 
-static const struct label_owner *owner_of(const struct owners *o, pid_t pid, uint64_t labels)
+static const struct label_owner *owner_of(struct owners *o, pid_t pid, uint64_t labels)
 {
 	struct labels_key k = { .tgid = pid, .labels = labels };
+	struct label_owner *v = hashmap__get(o->sets, &k, sizeof(k));
 
-	return hashmap__get(o->sets, &k, sizeof(k));
+	if (!v && !o->whole) {
+		if (o->lookups++ >= LAZY_LOOKUPS) {
+			/* a copy failed leaves the sets not read as having no entry */
+			owners__read(o, o->fd);
+			o->whole = true;
+			v = hashmap__get(o->sets, &k, sizeof(k));
+		} else if ((v = calloc(1, sizeof(*v)))) {
+			if (bpf_map_lookup_elem(o->fd, &k, v))
+				memset(v, 0, sizeof(*v));
+			if (hashmap__add(o->sets, &k, sizeof(k), v)) {
+				free(v);
+				v = NULL;
+			}
+		}
+	}
+	return v && v->epoch ? v : NULL;
 }
 
 /* As the sampler's setter_holds: does OW's goroutine still serve the request of the set at LABELS? */
@@ -138,49 +183,65 @@ static bool setter_holds(struct owners *o, pid_t pid, const struct go_layout *l,
 	return cur && cur->goid == ow->goid && cur->epoch == ow->epoch;
 }
 
-bool owners__ended(struct owners *o, pid_t pid, const struct go_layout *l, uint64_t labels,
-		   uint64_t goid)
+uint32_t owners__judge(struct owners *o, pid_t pid, const struct go_layout *l, uint64_t labels,
+		       uint64_t goid)
 {
 	const struct label_owner *ow;
+	uint32_t own = 0;
 	int i;
 
 	for (i = 0; i < MAX_OWNER_UP; i++) {
 		if (!(ow = owner_of(o, pid, labels)))
-			return true;
+			return SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_ENDED;
 		if (ow->goid != goid && !setter_holds(o, pid, l, ow, labels))
-			return true;
+			return SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_ENDED;
+		if (!i && ow->goid == goid && !ow->up)
+			own = SAMPLE_F_LABELS_OWN;
 		if (!ow->up)
-			return false;
+			break;
 		labels = ow->up;
 		goid = 0;
 	}
-	return false;
+	return SAMPLE_F_LABELS_JUDGED | own;
+}
+
+/* Keys to act on once a map walk is done: a walk cannot change its map. */
+struct key_list {
+	struct labels_key *keys;
+	size_t n, cap;
+};
+
+/* Appends K; on ENOMEM the key is left out, to be seen by the next walk. */
+static void key_list__push(struct key_list *l, const struct labels_key *k)
+{
+	struct labels_key *grown;
+
+	if (l->n == l->cap) {
+		grown = realloc(l->keys, (l->cap ? 2 * l->cap : 16) * sizeof(*grown));
+		if (!grown)
+			return;
+		l->keys = grown;
+		l->cap = l->cap ? 2 * l->cap : 16;
+	}
+	l->keys[l->n++] = *k;
 }
 
 struct sweep {
 	struct owners *o;
 	pid_t pid;
 	const struct go_layout *l;
-	struct labels_key *gone;
-	size_t n, cap;
+	struct key_list gone;
 };
 
 static void sweep_one(const void *key, size_t len, void *value, void *ctx)
 {
 	const struct labels_key *k = key;
 	struct sweep *sw = ctx;
-	struct labels_key *grown;
 
-	if (k->tgid != (__u32)sw->pid || setter_holds(sw->o, sw->pid, sw->l, value, k->labels))
+	if (k->tgid != (__u32)sw->pid || !((const struct label_owner *)value)->epoch ||
+	    setter_holds(sw->o, sw->pid, sw->l, value, k->labels))
 		return;
-	if (sw->n == sw->cap) {
-		grown = realloc(sw->gone, (sw->cap ? 2 * sw->cap : 64) * sizeof(*grown));
-		if (!grown)
-			return;
-		sw->gone = grown;
-		sw->cap = sw->cap ? 2 * sw->cap : 64;
-	}
-	sw->gone[sw->n++] = *k;
+	key_list__push(&sw->gone, k);
 }
 
 size_t owners__sweep(struct owners *o, int fd, pid_t pid, const struct go_layout *l)
@@ -189,9 +250,9 @@ size_t owners__sweep(struct owners *o, int fd, pid_t pid, const struct go_layout
 	size_t i, n = 0;
 
 	hashmap__foreach(o->sets, sweep_one, &sw);
-	for (i = 0; i < sw.n; i++)
-		n += bpf_map_delete_elem(fd, &sw.gone[i]) == 0;
-	free(sw.gone);
+	for (i = 0; i < sw.gone.n; i++)
+		n += bpf_map_delete_elem(fd, &sw.gone.keys[i]) == 0;
+	free(sw.gone.keys);
 	return n;
 }
 
@@ -210,8 +271,7 @@ int owners__add(int fd, pid_t pid, const struct owner_found *found, size_t n)
 
 struct unknown {
 	pid_t pid;
-	struct labels_key *keys;
-	size_t n, cap;
+	struct key_list l;
 };
 
 static void unknown_one(const void *key, size_t len, void *value, void *ctx)
@@ -219,19 +279,10 @@ static void unknown_one(const void *key, size_t len, void *value, void *ctx)
 	const struct label_owner *ow = value;
 	const struct labels_key *k = key;
 	struct unknown *u = ctx;
-	struct labels_key *grown;
 
 	(void)len;
-	if (k->tgid != (__u32)u->pid || ow->goid)
-		return;
-	if (u->n == u->cap) {
-		grown = realloc(u->keys, (u->cap ? 2 * u->cap : 16) * sizeof(*grown));
-		if (!grown)
-			return;
-		u->keys = grown;
-		u->cap = u->cap ? 2 * u->cap : 16;
-	}
-	u->keys[u->n++] = *k;
+	if (k->tgid == (__u32)u->pid && ow->epoch && !ow->goid)
+		key_list__push(&u->l, k);
 }
 
 size_t owners__unknown(const struct owners *o, pid_t pid)
@@ -239,27 +290,26 @@ size_t owners__unknown(const struct owners *o, pid_t pid)
 	struct unknown u = { .pid = pid };
 
 	hashmap__foreach(o->sets, unknown_one, &u);
-	free(u.keys);
-	return u.n;
+	free(u.l.keys);
+	return u.l.n;
 }
 
-int owners__settle(struct owners *o, int fd, pid_t pid, const struct owner_found *found, size_t n,
-		   bool last)
+int owners__settle(struct owners *o, int fd, pid_t pid, const struct owner_found *found, size_t n)
 {
 	struct unknown u = { .pid = pid };
 	const struct owner_found *f;
 	size_t i, j;
 
 	hashmap__foreach(o->sets, unknown_one, &u);
-	for (i = 0; i < u.n; i++) {
+	for (i = 0; i < u.l.n; i++) {
 		for (j = 0, f = NULL; j < n && !f; j++)
-			f = found[j].labels == u.keys[i].labels ? &found[j] : NULL;
+			f = found[j].labels == u.l.keys[i].labels ? &found[j] : NULL;
 		if (f && f->rec.goid)
-			bpf_map_update_elem(fd, &u.keys[i], &f->rec, BPF_EXIST);
-		else if (!f || last)
-			bpf_map_delete_elem(fd, &u.keys[i]);
+			bpf_map_update_elem(fd, &u.l.keys[i], &f->rec, BPF_EXIST);
+		else if (!f)
+			bpf_map_delete_elem(fd, &u.l.keys[i]);
 	}
-	free(u.keys);
+	free(u.l.keys);
 	return 0;
 }
 
@@ -273,6 +323,7 @@ struct held_set {
 struct scan {
 	const struct trace_keys *keys;
 	uint64_t do_lo, do_hi; /* runtime/pprof.Do's code, in the process */
+	uint64_t exit_lo, exit_hi; /* runtime.goexit's: a stack read to its end */
 	struct hashmap *sets; /* labels -> struct held_set */
 	uint64_t epoch;
 	int err;
@@ -324,6 +375,10 @@ static int scan_held(void *ctx, const struct wall_held *h)
 			hs->rec.g = h->g;
 		}
 	}
+	/* a stack not read to its end (too deep, unreadable) tells nothing: as if it ran */
+	if (!hs->rec.goid && (!h->nframes || h->frames[h->nframes - 1] - 1 < sc->exit_lo ||
+			      h->frames[h->nframes - 1] - 1 >= sc->exit_hi))
+		hs->running = true;
 	return 0;
 }
 
@@ -358,6 +413,10 @@ int owners__scan(pid_t pid, const struct go_binary *gb, uint64_t bias,
 		return -ENOENT;
 	sc.do_lo = fn.entry + bias;
 	sc.do_hi = fn.end + bias;
+	if (gopclntab__find(pcln, "runtime.goexit", &fn) != 0)
+		return -ENOENT;
+	sc.exit_lo = fn.entry + bias;
+	sc.exit_hi = fn.end + bias;
 	if (!(sc.sets = hashmap__new()))
 		return -ENOMEM;
 	/*

@@ -25,17 +25,24 @@ void owners__free(struct owners *o); /* accepts NULL */
 
 /* Copies the kernel's map FD afresh, in batches. 0, or -errno when it could not be read. */
 int owners__read(struct owners *o, int fd);
+/*
+ * Forgets the last copy: from now on FD's sets are looked up as judged,
+ * each once, and past a few hundred copied whole. 0 or -ENOMEM.
+ */
+int owners__follow(struct owners *o, int fd);
 /* Entries in the last copy. */
 size_t owners__size(const struct owners *o);
 
 /*
- * Are LABELS, which goroutine GOID of PID holds, those of a request that
- * ended, by the last copy? L gives where a g keeps its goid and labels.
- * The rule of the sampler's labels_ended (bpf/lifetime.bpf.h): no owner
- * known, or its setter has left the request, or the set it came from has.
+ * LABELS, which goroutine GOID of PID holds, by the last copy, as the
+ * sampler's labels_judge (bpf/lifetime.bpf.h) says: SAMPLE_F_LABELS_JUDGED
+ * and SAMPLE_F_LABELS_ENDED when their request ended (no owner known, or
+ * its setter left the request, or the set it came from did), else
+ * SAMPLE_F_LABELS_OWN when GOID set them itself, or neither. L gives
+ * where a g keeps its goid and labels.
  */
-bool owners__ended(struct owners *o, pid_t pid, const struct go_layout *l, uint64_t labels,
-		   uint64_t goid);
+uint32_t owners__judge(struct owners *o, pid_t pid, const struct go_layout *l, uint64_t labels,
+		       uint64_t goid);
 
 /*
  * Deletes from FD the entries of PID, in the last copy, whose setter no
@@ -78,9 +85,8 @@ size_t owners__unknown(const struct owners *o, pid_t pid);
  * PID's sets whose setter was not known, by what a later owners__scan
  * FOUND: given their setter in FD; deleted (their request counts as
  * ended) when neither a goroutine in pprof.Do nor one on a CPU holds them
- * any more, or, LAST, when they are still not known. 0.
+ * any more; else still not known (live). 0.
  */
-int owners__settle(struct owners *o, int fd, pid_t pid, const struct owner_found *found, size_t n,
-		   bool last);
+int owners__settle(struct owners *o, int fd, pid_t pid, const struct owner_found *found, size_t n);
 
 #endif /* __OWNERS_H */

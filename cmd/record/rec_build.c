@@ -227,7 +227,7 @@ static int build_stacks(struct rec_builder *b, const struct counted *c, const st
 		};
 	}
 	for (i = 0; i < l.n; i++) {
-		b->stacks[i].frames = b->frames + (uintptr_t)b->stacks[i].frames;
+		b->stacks[i].frames = b->stacks[i].nframes ? b->frames + (uintptr_t)b->stacks[i].frames : NULL;
 		b->stacks[i].times = b->stacks[i].ntimes ? b->times + (uintptr_t)b->stacks[i].times : NULL;
 	}
 	if (b->nmaps)
@@ -313,7 +313,14 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 	if (t->container)
 		out->ns_pid = t->container->ns_pid;
 	out->samples = c->samples;
-	out->cpu_ns = c->wall ? -1 : (int64_t)(c->samples * clk->period_ns);
+	out->cpu_ns = c->wall || (c->flags & COUNTED_F_REQUEST) ? -1 :
+							     (int64_t)(c->samples * clk->period_ns);
+	if ((c->flags & (COUNTED_F_ROLE | COUNTED_F_INHERITED)) == COUNTED_F_ROLE)
+		out->role = c->flags & COUNTED_F_OWN ? REC_ROLE_REQUEST : REC_ROLE_STARTED;
+	if (c->flags & COUNTED_F_REQUEST) {
+		out->origin = REC_REQUEST;
+		out->elapsed_ns = c->elapsed_ns;
+	}
 	if (c->wall) {
 		out->origin = REC_WALL;
 		out->wall_ns = c->samples * clk->wall_period_ns;

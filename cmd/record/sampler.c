@@ -122,12 +122,15 @@ static int configure(struct sampler *s)
 	s->skel->rodata->user_va_mask = user_va__mask();
 	s->skel->rodata->sigreturn_off = objfile__vdso_symbol("__kernel_rt_sigreturn");
 #endif
+	s->skel->rodata->want_spans = c->sampling && c->wall;
 	s->skel->rodata->want_contexts =
 		c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT | 1U << TRACE_SOURCE_OTEL_SDK);
 	err = share_obi_map(s);
 	if (err)
 		return err;
 	bpf_map__set_max_entries(s->skel->maps.events, s->ncpus);
+	if (!s->skel->rodata->want_spans)
+		bpf_map__set_max_entries(s->skel->maps.spans, getpagesize());
 	/* one entry per target in each */
 	bpf_map__set_max_entries(s->skel->maps.targets, max_targets);
 	bpf_map__set_max_entries(s->skel->maps.frame_sizes, max_targets);

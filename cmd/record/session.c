@@ -202,6 +202,16 @@ static int spawn_note(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* A request's span begins or ends: its trace's request record counts it. */
+static int span_note(void *ctx, void *data, size_t size)
+{
+	struct session *s = ctx;
+
+	if (aggregate__add_span(s->agg, data, size) == -ENOMEM)
+		session__fail(s, -ENOMEM, "count a request");
+	return 0;
+}
+
 static void spawn_tick(struct target *t, void *ctx)
 {
 	target__spawn_tick(t);
@@ -433,6 +443,11 @@ struct session *session__new(const struct session_config *cfg)
 	if (ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.spawn_notes), spawn_note, s)) {
 		err = -errno;
 		fprintf(stderr, "failed to read the goroutine-start probe's notes: %s\n", strerror(-err));
+		goto fail;
+	}
+	if (ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.spans), span_note, s)) {
+		err = -errno;
+		fprintf(stderr, "failed to read the requests' spans: %s\n", strerror(-err));
 		goto fail;
 	}
 	err = create_targets(s);

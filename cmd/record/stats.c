@@ -334,6 +334,18 @@ void stats__print(const struct stats_view *v, bool so_far)
 			(unsigned long long)ps.lost);
 	if (v->cfg->wall)
 		print_wall_stats(v);
+	/* --wall: the requests behind each trace's elapsed time */
+	if (v->cfg->wall && v->cfg->sampling)
+		fprintf(stderr,
+			"ctxprof-go: requests: %llu ended, %llu of them of traces never sampled (not "
+			"written); %llu begins or ends lost (ring buffer full)\n",
+			(unsigned long long)st.requests, (unsigned long long)st.requests_unsampled,
+			(unsigned long long)totals[STAT_SPANS_LOST]);
+	if (totals[STAT_OWNERS_FULL])
+		fprintf(stderr,
+			"ctxprof-go: %llu label sets made while label_owners was full: their samples "
+			"count as inherited from a request that ended\n",
+			(unsigned long long)totals[STAT_OWNERS_FULL]);
 	if (v->cfg->otlp)
 		print_otlp_stats(v);
 	if (totals[STAT_EXECED])

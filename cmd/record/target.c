@@ -54,7 +54,6 @@ struct target {
 	/* where its goroutines' labels are set: who set each set (owners.h); NULL for none */
 	struct bpf_link *label_link;
 	bool labels_followed; /* and the sets made before it are known */
-	uint64_t labels_since_ns; /* since when (CLOCK_MONOTONIC) */
 	struct go_layout layout; /* as in the targets map */
 	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
@@ -681,7 +680,6 @@ bool target__follow_labels(struct target *t, bool quiet)
 				"pprof.Do or on a CPU now\n",
 			(int)t->pid, t->comm, found.n);
 	t->labels_followed = true;
-	t->labels_since_ns = now_ns(CLOCK_MONOTONIC);
 	return true;
 }
 
@@ -695,9 +693,6 @@ static int scan_labels(struct target *t, struct vec *found)
 	return owners__scan(t->pid, t->gb, bias, &t->env->keys, found);
 }
 
-/* a set made before the probe whose setter stays unknown this long counts as ended */
-#define UNKNOWN_SETTER_NS (10 * NSEC_PER_SEC)
-
 size_t target__sweep_owners(struct target *t, struct owners *copy)
 {
 	struct vec found = { .size = sizeof(struct owner_found) };
@@ -707,8 +702,7 @@ size_t target__sweep_owners(struct target *t, struct owners *copy)
 		return 0;
 	/* sets whose setter ran when looked for: looked for again */
 	if (owners__unknown(copy, t->pid) && !scan_labels(t, &found))
-		owners__settle(copy, fd, t->pid, found.items, found.n,
-			       now_ns(CLOCK_MONOTONIC) - t->labels_since_ns > UNKNOWN_SETTER_NS);
+		owners__settle(copy, fd, t->pid, found.items, found.n);
 	free(found.items);
 	return owners__sweep(copy, fd, t->pid, &t->layout);
 }
@@ -1012,6 +1006,14 @@ void target__reexec(struct target *t, struct target_info *info)
 	/* a new image: none of its string pages are mapped yet */
 	target__map_strings(t);
 	target_layout(t, info);
+	t->layout = info->layout;
+	/*
+	 * Its probes were the old image's (an exec from another thread than
+	 * the first ends the task they followed), and so were its label sets
+	 */
+	target__detach_probes(t);
+	target__attach_probes(t, true);
+	info->label_owners = target__follow_labels(t, true);
 }
 
 int target__retire(struct target *t)

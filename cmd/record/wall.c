@@ -26,6 +26,11 @@
 #define CHUNK 16
 /* a parked goroutine's frames, from its saved SP up: deeper ones lose their outer frames */
 #define STACK_READ (32 * 1024)
+/*
+ * wall_reader__scan looks for pprof.Do, near the stack's far end: it reads
+ * a stack whole, up to this
+ */
+#define SCAN_STACK_READ (1024 * 1024)
 /* the members read lie in a g's first bytes; a layout past this is refused */
 #define MAX_G_READ 1024
 
@@ -121,7 +126,10 @@ struct wall_reader {
 	uint64_t strs[MAX_LABELS][2];
 	/* the labels' strings, the stack and the g again: one read */
 	struct iovec slocal[2 * MAX_LABELS + 2], sremote[2 * MAX_LABELS + 2];
-	uint8_t stack[STACK_READ];
+	uint8_t *stack; /* stack_room, or in wall_reader__scan deep */
+	size_t stack_cap;
+	uint8_t *deep; /* SCAN_STACK_READ bytes, for scans */
+	uint8_t stack_room[STACK_READ];
 };
 
 static int mem_read(const struct wall_reader *r, void *dst, size_t len, uint64_t addr)
@@ -231,6 +239,7 @@ void wall_reader__free(struct wall_reader *r)
 	free(r->snaps);
 	free(r->tbuf);
 	free(r->wbuf);
+	free(r->deep);
 	free(r);
 }
 
@@ -258,6 +267,8 @@ struct wall_reader *wall_reader__new(pid_t pid, const struct go_binary *gb, uint
 		return NULL;
 	}
 	r->win_len = w->g_read;
+	r->stack = r->stack_room;
+	r->stack_cap = STACK_READ;
 	return r;
 }
 
@@ -455,14 +466,16 @@ static uint64_t add_context(struct wall_reader *r, struct sample_event *e, const
 	struct trace_ctx tc;
 	struct go_label *lb;
 
-	if (s->labels && lk->labels_ended && lk->labels_ended(lk->ctx, r->pid, s->labels, s->goid))
-		e->flags |= SAMPLE_F_LABELS_ENDED;
+	const uint32_t judged = SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_ENDED | SAMPLE_F_LABELS_OWN;
+
+	if (s->labels && lk->labels_judge)
+		e->flags |= lk->labels_judge(lk->ctx, r->pid, s->labels, s->goid);
 	if (!lk->context || !lk->context(lk->ctx, r->pid, s->goid, s->parent, &tc, &flags))
-		return e->flags & SAMPLE_F_LABELS_ENDED;
+		return e->flags & judged;
 	e->flags |= flags;
 	if (e->nlabels >= MAX_LABELS) {
 		e->flags |= SAMPLE_F_LABELS_CUT;
-		return e->flags & SAMPLE_F_LABELS_ENDED;
+		return e->flags & judged;
 	}
 	lb = &e->labels[e->nlabels++];
 	memset(lb, 0, sizeof(*lb));
@@ -478,8 +491,7 @@ static uint64_t add_context(struct wall_reader *r, struct sample_event *e, const
 	e->flags |= SAMPLE_F_TRACEPARENT;
 	/* odd, with a context; the flags that judge its request apart */
 	return (hash_bytes(lb, sizeof(*lb)) ^
-		(uint64_t)(e->flags & (SAMPLE_F_CTX_CHILD | SAMPLE_F_CTX_ENDED |
-				       SAMPLE_F_LABELS_ENDED)) << 32) |
+		(uint64_t)(e->flags & (SAMPLE_F_CTX_CHILD | SAMPLE_F_CTX_ENDED | judged)) << 32) |
 	       1;
 }
 
@@ -559,7 +571,7 @@ static void walk_start(const struct wall_reader *r, const struct gsnap *s, uint3
 	if (w->pc && w->sp >= s->lo && w->sp < s->hi) {
 		/* arm64's frame record, saved FP then LR, starts 8 bytes below SP */
 		w->base = r->link_register && w->sp - 8 >= s->lo ? w->sp - 8 : w->sp;
-		w->len = s->hi - w->base < STACK_READ ? s->hi - w->base : STACK_READ;
+		w->len = s->hi - w->base < r->stack_cap ? s->hi - w->base : r->stack_cap;
 	}
 }
 
@@ -1237,9 +1249,16 @@ int wall_reader__scan(struct wall_reader *r, wall_held_fn fn, void *ctx)
 		return -EBUSY;
 	if ((ret = read_allgs(r, 0, &n)))
 		return ret;
+	if (!r->deep && !(r->deep = malloc(SCAN_STACK_READ)))
+		return -ENOMEM;
+	r->stack = r->deep;
+	r->stack_cap = SCAN_STACK_READ;
 	b->nio = b->off = 0;
 	ret = visit_span(r, b, 0, n, &v);
-	return ret ?: visit_batch(r, b, &v);
+	ret = ret ?: visit_batch(r, b, &v);
+	r->stack = r->stack_room;
+	r->stack_cap = STACK_READ;
+	return ret;
 }
 
 uint32_t wall_reader__goroutines(const struct wall_reader *r)

@@ -27,8 +27,11 @@ struct wall_lookup {
 	 */
 	bool (*context)(void *ctx, uint32_t tgid, uint64_t goid, uint64_t parent,
 			struct trace_ctx *out, uint32_t *flags);
-	/* Are LABELS, which GOID holds, those of a request that ended (labels_ended)? */
-	bool (*labels_ended)(void *ctx, uint32_t tgid, uint64_t labels, uint64_t goid);
+	/*
+	 * LABELS, which GOID holds: SAMPLE_F_LABELS_ENDED, SAMPLE_F_LABELS_OWN
+	 * or 0, as the sampler's labels_judge says
+	 */
+	uint32_t (*labels_judge)(void *ctx, uint32_t tgid, uint64_t labels, uint64_t goid);
 	void *ctx;
 };
 

@@ -122,13 +122,14 @@ static bool wall_context(void *ctx, uint32_t tgid, uint64_t goid, uint64_t paren
 	return true;
 }
 
-static bool wall_labels_ended(void *ctx, uint32_t tgid, uint64_t labels, uint64_t goid)
+static uint32_t wall_labels_judge(void *ctx, uint32_t tgid, uint64_t labels, uint64_t goid)
 {
 	struct wall_snap *w = ctx;
 	struct target *t = targets__find(w->ts, tgid);
 
-	return t && target__follows_labels(t) &&
-	       owners__ended(w->owners, tgid, target__go_layout(t), labels, goid);
+	return t && target__follows_labels(t) ?
+		       owners__judge(w->owners, tgid, target__go_layout(t), labels, goid) :
+		       0;
 }
 
 static void has_probes(struct target *t, void *ctx)
@@ -190,8 +191,8 @@ static void snapshot_contexts(struct wall_snap *w)
 	any = false;
 	targets__foreach(w->ts, follows_labels, &any);
 	if (any && (w->owners || (w->owners = owners__new())) &&
-	    !owners__read(w->owners, bpf_map__fd(w->skel->maps.label_owners)))
-		w->lookup.labels_ended = wall_labels_ended;
+	    !owners__follow(w->owners, bpf_map__fd(w->skel->maps.label_owners)))
+		w->lookup.labels_judge = wall_labels_judge;
 }
 
 struct round {

@@ -57,6 +57,19 @@ function parseTime(s) {
 	return ms * 1000 + parseInt(s.slice(20, 26), 10);
 }
 
+const INHERITED = 'inherited, request ended';
+
+/* A trace row's name on the page, what a filter for it types, and its row's data-trace. */
+function nameOf(t) {
+	return t.kind === 'trace' ? t.id : t.kind === 'inherited' ? INHERITED : 'no trace ID';
+}
+function filterOf(t) {
+	return t.kind === 'trace' ? t.id : t.kind === 'inherited' ? 'inherited' : 'no trace';
+}
+function dataOf(t) {
+	return t.kind === 'trace' ? t.id : t.kind === 'inherited' ? 'inherited' : '';
+}
+
 /* The JSON lines, read independently of the page: per trace, its CPU and wall time and its samples. */
 function readRecords(file) {
 	const traces = new Map();
@@ -66,9 +79,15 @@ function readRecords(file) {
 		const r = JSON.parse(line);
 		if (r.origin !== 'sampling' && r.origin !== 'wall')
 			continue;
-		const key = r.trace_id;
+		if (r.origin === 'request') {
+			/* a request's span: the trace's elapsed time, in the page's own test */
+			continue;
+		}
+		/* the time of goroutines whose request had ended is a row of its own, no trace's */
+		const key = r.trace_id !== null ? r.trace_id : r.inherited_trace_id ? INHERITED : null;
 		if (!traces.has(key))
-			traces.set(key, { id: key, cpu: 0, wall: 0, cpuSamples: 0, records: [], waits: new Map(), services: new Set() });
+			traces.set(key, { id: key === INHERITED ? null : key, kind: key === INHERITED ? 'inherited' : key === null ? 'none' : 'trace',
+				cpu: 0, wall: 0, cpuSamples: 0, records: [], waits: new Map(), services: new Set() });
 		const t = traces.get(key);
 		t.records.push(r);
 		/* the page names a service as its records do, by service_name, else by comm */
@@ -134,12 +153,12 @@ async function setInput(page, sel, text) {
 	await page.type(sel, text);
 }
 
-/* the row a filter for ID leaves, as the table draws it */
-async function rowFor(page, id) {
-	await setInput(page, '#filter', id === null ? 'no trace' : id);
+/* the row a filter for trace T leaves, as the table draws it */
+async function rowFor(page, t) {
+	await setInput(page, '#filter', filterOf(t));
 	return page.evaluate((id) => {
 		const rows = Array.from(document.querySelectorAll('#tbody .tr'));
-		const r = rows.find((x) => x.dataset.trace === (id === null ? '' : id));
+		const r = rows.find((x) => x.dataset.trace === id);
 		if (!r)
 			return { rows: rows.length };
 		const cell = (c) => r.querySelector('[data-col="' + c + '"]');
@@ -153,7 +172,7 @@ async function rowFor(page, id) {
 			barPx: Array.from(cell('wall').querySelectorAll('.bar span')).reduce((s, e) => s + e.getBoundingClientRect().width, 0),
 			cut: cut.map((e) => '"' + e.textContent + '" in ' + (e.closest('[data-col]') || e).dataset.col),
 		};
-	}, id);
+	}, dataOf(t));
 }
 
 /* shares of the graph's width: named frames (not the zoomed one's ancestors), and the root */
@@ -209,10 +228,10 @@ async function timelineView(page) {
 }
 
 async function checkTrace(page, t, shots, name, first) {
-	const label = t.id === null ? 'no trace ID' : t.id.slice(0, 8) + '…';
-	await setInput(page, '#filter', t.id === null ? 'no trace' : t.id);
+	const label = t.kind === 'trace' ? t.id.slice(0, 8) + '…' : nameOf(t);
+	await setInput(page, '#filter', filterOf(t));
 	await page.click('#tbody .tr');
-	await page.waitForFunction((id) => document.getElementById('trace-title').textContent === id, {}, t.id === null ? 'no trace ID' : t.id);
+	await page.waitForFunction((id) => document.getElementById('trace-title').textContent === id, {}, nameOf(t));
 	const cpuRecs = t.records.filter((r) => r.origin === 'sampling');
 	const wallRecs = t.records.filter((r) => r.origin === 'wall');
 	/* CPU flame graph: each named function's share of the width, against its samples */
@@ -262,10 +281,12 @@ async function checkTrace(page, t, shots, name, first) {
 	ok(+tl.marks === marks.length && +tl.samples === timed && +tl.untimed === samples - timed,
 		name + ' ' + label + ': the timeline holds ' + tl.marks + ' marks for ' + tl.samples + ' samples (' + tl.untimed +
 		' untimed); the records: ' + marks.length + ' times for ' + timed + ' samples of ' + samples);
+	/* every lane in the order drawn (a request's goroutine without samples too), and those with samples */
 	const lanes = tl.lanes ? tl.lanes.split(',') : [];
+	const marked = tl.marked ? tl.marked.split(',') : [];
 	const goids = new Set(marks.map((m) => m.lane));
-	ok(lanes.length === goids.size && lanes.every((g) => goids.has(g)),
-		name + ' ' + label + ': one lane per goroutine of each process (' + lanes.length + ': ' + lanes.slice(0, 6).join(',') + ')');
+	ok(marked.length === goids.size && marked.every((g) => goids.has(g)),
+		name + ' ' + label + ': one lane per goroutine of each process (' + marked.length + ': ' + marked.slice(0, 6).join(',') + ')');
 	/* hover a few samples that stand alone: the tooltip names their time and leaf */
 	const picks = [];
 	for (const cpu of [true, false]) {
@@ -365,8 +386,8 @@ async function pageMode(file, jsonl, shots, name) {
 	const count = await page.$eval('#filter-count', (e) => e.textContent);
 	ok(count === traces.size + ' trace' + (traces.size === 1 ? '' : 's'), name + ': the table counts ' + count + ' for ' + traces.size + ' trace IDs in the records');
 	for (const t of traces.values()) {
-		const label = t.id === null ? 'no trace ID' : t.id;
-		const row = await rowFor(page, t.id);
+		const label = nameOf(t);
+		const row = await rowFor(page, t);
 		if (!ok(row.cpu !== undefined, name + ': a row for ' + label + ' (' + row.rows + ' rows shown)'))
 			continue;
 		const cpu = parseDuration(row.cpu), wall = parseDuration(row.wall);
@@ -415,7 +436,7 @@ async function pageMode(file, jsonl, shots, name) {
 	if (first) {
 		const k = Object.keys(first.records[0].labels).find((k) => !/trace/.test(k));
 		const v = first.records[0].labels[k];
-		const want = Array.from(traces.values()).filter((t) => t.records.some((r) => r.labels[k] === v)).map((t) => (t.id === null ? '' : t.id)).sort();
+		const want = Array.from(traces.values()).filter((t) => t.records.some((r) => r.labels[k] === v)).map(dataOf).sort();
 		await setInput(page, '#filter', k + '=' + v);
 		const got = (await page.$$eval('#tbody .tr', (rs) => rs.map((r) => r.dataset.trace))).sort();
 		ok(JSON.stringify(got) === JSON.stringify(want), name + ': the filter ' + k + '=' + v + ' keeps ' + got.length + ' rows, the traces with that label: ' + want.length);
@@ -428,11 +449,11 @@ async function pageMode(file, jsonl, shots, name) {
 	/* the whole run, by trace */
 	await page.click('#tab-run');
 	await page.waitForSelector('#flame-run .frame');
-	const ids = ordered.filter((t) => t.cpu > 0).map((t) => (t.id === null ? 'no trace ID' : t.id));
+	const ids = ordered.filter((t) => t.cpu > 0).map(nameOf);
 	const got = await flameShares(page, '#flame-run', ids);
 	const total = ordered.reduce((s, t) => s + t.cpu, 0);
 	for (const t of ordered.filter((t) => t.cpu > 0)) {
-		const id = t.id === null ? 'no trace ID' : t.id;
+		const id = nameOf(t);
 		const share = got.names[id].px / got.root;
 		ok(Math.abs(share - t.cpu / total) <= 0.01 + 2 / got.root,
 			name + ': whole run, ' + id.slice(0, 8) + ' holds ' + (100 * share).toFixed(2) + '% of the width, ' + (100 * t.cpu / total).toFixed(2) + '% of the CPU');
@@ -626,6 +647,83 @@ async function timingMode(file) {
 }
 
 /* One trace's view, as the README shows it: the window scrolled to the trace. */
+/*
+ * A page converted from the records of two services, each recorded into a
+ * file of its own (FILES, comma-separated): every trace's CPU summed over
+ * both, both services named, a trace's facts per service, its timeline's
+ * lanes grouped by service under a lane that names each, and the time
+ * goroutines kept after their request ended in a row of its own.
+ */
+async function servicesMode(file, files, shots, name) {
+	const traces = new Map();
+	for (const f of files.split(','))
+		for (const [k, t] of readRecords(f)) {
+			const all = traces.get(k);
+			if (!all) {
+				traces.set(k, t);
+				continue;
+			}
+			all.cpu += t.cpu;
+			all.wall += t.wall;
+			all.records.push(...t.records);
+			t.services.forEach((v) => all.services.add(v));
+		}
+	const browser = await launch();
+	const { page, seen } = await openPage(browser, 1400, 1000);
+	await load(page, file);
+	const note = await page.$eval('#cut', (e) => (e.hidden ? '' : e.textContent));
+	ok(files.split(',').every((f) => note.includes(path.basename(f))), name + ': the page names its files: "' + note + '"');
+	for (const t of traces.values()) {
+		const row = await rowFor(page, t);
+		const label = nameOf(t);
+		if (!ok(row.cpu !== undefined, name + ': a row for ' + label))
+			continue;
+		const cpu = parseDuration(row.cpu), wall = parseDuration(row.wall);
+		ok(within(cpu, t.cpu, 0.01) && within(wall, t.wall, 0.01),
+			name + ': ' + label + ': CPU "' + row.cpu + '", goroutine time "' + row.wall + '", the sums over both files: ' +
+			(t.cpu / 1e6).toFixed(1) + ' ms and ' + (t.wall / 1e6).toFixed(1) + ' ms');
+		const services = Array.from(t.services).sort().join(', ');
+		ok(row.service === services, name + ': ' + label + ': the services "' + row.service + '", as the records name them: "' + services + '"');
+		if (t.kind !== 'trace')
+			continue;
+		await setInput(page, '#filter', filterOf(t));
+		await page.click('#tbody .tr');
+		await page.waitForFunction((id) => document.getElementById('trace-title').textContent === id, {}, nameOf(t));
+		const facts = await page.$eval('#trace-facts', (dl) => {
+			const dd = Array.from(dl.querySelectorAll('dd')).find((d) => d.dataset.services);
+			return dd ? JSON.parse(dd.dataset.services) : [];
+		});
+		for (const sv of Array.from(t.services).sort()) {
+			const f = facts.find((x) => x.name === sv);
+			const want = t.records.filter((r) => (r.service_name || r.comm) === sv && r.origin === 'sampling').reduce((a, r) => a + r.cpu_ns, 0);
+			const pids = Array.from(new Set(t.records.filter((r) => (r.service_name || r.comm) === sv).map((r) => r.pid))).sort();
+			ok(f && within(f.cpu, want, 0.001) && JSON.stringify(f.pids.sort()) === JSON.stringify(pids) && f.elapsed > 0,
+				name + ' ' + label.slice(0, 8) + '…: ' + sv + ': CPU ' + (f ? (f.cpu / 1e6).toFixed(2) : '?') + ' ms (records ' + (want / 1e6).toFixed(2) +
+				'), pids ' + (f ? f.pids.join(',') : '?') + ' (records ' + pids.join(',') + '), elapsed ' + (f && f.elapsed ? (f.elapsed / 1e6).toFixed(1) + ' ms' : 'none'));
+		}
+		const groups = JSON.parse(await page.$eval('#timeline-canvas', (c) => c.dataset.groups || '[]'));
+		const heads = groups.filter((g) => g.startsWith('#')).map((g) => g.slice(1));
+		/* each service's lanes in one block, right under the lane that names it */
+		let block = true, cur = null;
+		const done = new Set();
+		for (const g of groups) {
+			if (g.startsWith('#')) {
+				if (done.has(g.slice(1)))
+					block = false;
+				cur = g.slice(1);
+				done.add(cur);
+			} else if (g !== cur) {
+				block = false;
+			}
+		}
+		ok(JSON.stringify(heads.slice().sort()) === JSON.stringify(Array.from(t.services).sort()) && block,
+			name + ' ' + label.slice(0, 8) + '…: the timeline\'s lanes grouped by service, under ' + heads.join(', ') + ' (' + groups.length + ' lanes)');
+	}
+	await page.screenshot({ path: path.join(shots, name + '-services.png'), fullPage: true });
+	cleanLoad(seen, file, name);
+	await browser.close();
+}
+
 async function shotMode(file, trace, out) {
 	const browser = await launch();
 	const { page } = await openPage(browser, 1280, 900);
@@ -654,6 +752,8 @@ async function shotMode(file, trace, out) {
 			await timingMode(a[0]);
 		else if (mode === 'shot')
 			await shotMode(a[0], a[1], a[2]);
+		else if (mode === 'services')
+			await servicesMode(a[0], a[1], a[2], a[3]);
 		else
 			throw new Error('unknown mode ' + mode);
 	} catch (e) {

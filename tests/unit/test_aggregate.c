@@ -317,11 +317,14 @@ static void test_traceparent(void)
 
 /*
  * A goroutine with a trace label (LABELS) or a request's traceparent (not
- * LABELS), flagged by the sampler with FLAGS: the trace is its own
- * (trace_id) or one it only inherited (inherited_trace_id, no trace_id or
- * span_id), as WANT_OWN says; and the two land in records apart.
+ * LABELS), flagged by the sampler with FLAGS, after one without them: the
+ * trace is still the request's (trace_id) or one it only inherited
+ * (inherited_trace_id, no trace_id or span_id), as WANT_OWN says, and
+ * its request_goroutine is ROLE ("null", "true", "false"); the two land
+ * in WANT_RECORDS records: apart, unless the flags judge them alike.
  */
-static void expect_lifetime(const char *what, bool labels, uint32_t flags, bool want_own)
+static void expect_lifetime(const char *what, bool labels, uint32_t flags, bool want_own,
+			    const char *role, size_t want_records)
 {
 	struct aggregate *a = aggregate__new(PERIOD, 0);
 	uint32_t base = SAMPLE_F_CURG | (labels ? 0 : SAMPLE_F_TRACEPARENT);
@@ -333,6 +336,7 @@ static void expect_lifetime(const char *what, bool labels, uint32_t flags, bool 
 	memset(buf, 0, sizeof(buf));
 	for (i = 0; i < 2; i++) {
 		e = event(0, 1 + i, base | (i ? flags : 0), 2);
+		e->time_ns = 1000 + 1000 * i;
 		label(e, 0, "route", 5, "/pay", 4);
 		if (labels)
 			label(e, 1, "otel.traceid", 12, TRACE, 32);
@@ -342,13 +346,17 @@ static void expect_lifetime(const char *what, bool labels, uint32_t flags, bool 
 	}
 	aggregate__stats(a, &st);
 	all = flush(a);
-	check_int(desc("%s: the request's own sample and this one apart", what), want_own ? 1 : 2,
-		  json_array_size(all));
+	check_int(desc("%s: records", what), want_records, json_array_size(all));
+	/* the second sample's: the record that ends the latest */
 	json_array_foreach(all, i, r) {
-		if (json_integer_value(json_object_get(r, "samples")) == 2 ||
-		    json_is_null(json_object_get(r, "trace_id")))
+		if (!strcmp(json_string_value(json_object_get(r, "end")) ?: "",
+			    "1970-01-01T00:00:00.000002Z"))
 			break;
 	}
+	check_str(desc("%s: request_goroutine", what), role,
+		  json_is_true(json_object_get(r, "request_goroutine"))	 ? "true" :
+		  json_is_false(json_object_get(r, "request_goroutine")) ? "false" :
+									  "null");
 	check_field(what, r, "trace_id", want_own ? TRACE : NULL);
 	check_field(what, r, "inherited_trace_id", want_own ? NULL : TRACE);
 	check_field(what, r, "trace_source", labels ? "label" : "traceparent");
@@ -363,16 +371,114 @@ static void expect_lifetime(const char *what, bool labels, uint32_t flags, bool 
 
 static void test_lifetime(void)
 {
-	expect_lifetime("labels whose setter left them", true, SAMPLE_F_LABELS_ENDED, false);
+	/* the first sample's: labels not judged (null), a context its own (true) */
+	expect_lifetime("labels whose setter left them", true,
+			SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_ENDED, false, "null", 2);
 	expect_lifetime("a context whose request ended", false,
-			SAMPLE_F_CTX_CHILD | SAMPLE_F_CTX_ENDED, false);
+			SAMPLE_F_CTX_CHILD | SAMPLE_F_CTX_ENDED, false, "null", 2);
 	expect_lifetime("a live request's context, taken from the starter", false,
-			SAMPLE_F_CTX_CHILD, true);
+			SAMPLE_F_CTX_CHILD, true, "false", 2);
+	expect_lifetime("labels their goroutine set itself", true,
+			SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_OWN, true, "true", 2);
+	expect_lifetime("labels of a live request, inherited", true, SAMPLE_F_LABELS_JUDGED, true,
+			"false", 2);
 	/* the flag judges the source that gave the trace ID, no other */
 	expect_lifetime("ended labels, the trace from a live context", false,
-			SAMPLE_F_LABELS_ENDED, true);
+			SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_ENDED, true, "true", 1);
 	expect_lifetime("a context that ended, the trace from live labels", true,
-			SAMPLE_F_CTX_ENDED, true);
+			SAMPLE_F_CTX_ENDED, true, "null", 1);
+}
+
+/* A request's span begins or ends, as the kernel says it. */
+static void span(struct aggregate *a, uint32_t kind, uint64_t goid, uint64_t epoch, uint64_t ns,
+		 uint32_t source)
+{
+	struct span_event e = { .time_ns = ns, .goid = goid, .epoch = epoch, .tgid = 4242,
+				.kind = kind, .source = source };
+
+	memcpy(e.trace, TRACE, TRACE_HEX_LEN);
+	check_int(desc("span %u of goroutine %llu taken", kind, (unsigned long long)goid), 0,
+		  aggregate__add_span(a, &e, sizeof(e)));
+}
+
+/* Three requests of one trace: two label sets on goroutine 17, a header on 23. */
+static void three_requests(struct aggregate *a)
+{
+	span(a, SPAN_BEGIN, 17, 1, 1000000, SPAN_LABEL);
+	span(a, SPAN_END, 17, 1, 26000000, SPAN_LABEL);
+	span(a, SPAN_BEGIN, 17, 2, 30000000, SPAN_LABEL);
+	span(a, SPAN_END, 17, 2, 40000000, SPAN_LABEL);
+	span(a, SPAN_BEGIN, 23, 3, 2000000, TRACE_CTX_HEADER);
+	span(a, SPAN_END, 23, 3, 12000000, TRACE_CTX_HEADER);
+}
+
+/*
+ * Requests' spans: a begin and its end are one request of the trace's
+ * request record, its start, goroutine and duration; an end without its
+ * begin (a request from before the recording) and a begin not ended yet
+ * count nothing; each source's record is its own; and they are written
+ * only for a trace the profile has samples of.
+ */
+static void test_requests(void)
+{
+	struct aggregate *a = aggregate__new(PERIOD, 0);
+	struct sample_event *e;
+	char line[256];
+	json_t *all, *r, *st;
+	struct agg_stats stats;
+	size_t i;
+
+	aggregate__keep_times(a, 100, 100);
+	span(a, SPAN_END, 19, 7, 5000000, SPAN_LABEL);
+	span(a, SPAN_BEGIN, 21, 9, 5000000, SPAN_LABEL);
+	three_requests(a);
+	aggregate__stats(a, &stats);
+	check_int("requests ended: those whose begin came", 3, stats.requests);
+	check_int("... and no CPU sample counted", 0, stats.samples);
+	all = flush(a);
+	check_int("no record of the requests of a trace the profile has no sample of", 0,
+		  json_array_size(all));
+	json_decref(all);
+	aggregate__stats(a, &stats);
+	check_int("... and they are said", 3, stats.requests_unsampled);
+	three_requests(a);
+	memset(buf, 0, sizeof(buf));
+	e = event(0, 1, SAMPLE_F_CURG, 1);
+	label(e, 0, "otel.traceid", 12, TRACE, 32);
+	aggregate__add(a, (uint8_t *)e, size_of(e));
+	all = flush(a);
+	check_int("with a sample of the trace: its record and a request record per trace source", 3,
+		  json_array_size(all));
+	json_array_foreach(all, i, r) {
+		const char *src = json_string_value(json_object_get(r, "trace_source"));
+
+		if (strcmp(json_string_value(json_object_get(r, "origin")) ?: "", "request"))
+			continue;
+
+		char *times, *goids, *durations;
+		const char *want;
+
+		st = json_array_get(json_object_get(r, "stacks"), 0);
+		times = json_dumps(json_object_get(st, "times_us"), JSON_COMPACT);
+		goids = json_dumps(json_object_get(st, "goids"), JSON_COMPACT);
+		durations = json_dumps(json_object_get(st, "durations_us"), JSON_COMPACT);
+		snprintf(line, sizeof(line), "%s: %s %lld %lld %s %s %s", src,
+			 json_string_value(json_object_get(r, "origin")),
+			 json_integer_value(json_object_get(r, "samples")),
+			 json_integer_value(json_object_get(r, "elapsed_ns")), times, goids, durations);
+		free(times);
+		free(goids);
+		free(durations);
+		want = !strcmp(src, "label") ? "label: request 2 35000000 [0,29000] [17,17] [25000,10000]" :
+					       "traceparent: request 1 10000000 [0] [23] [10000]";
+		check(!strcmp(line, want),
+		      desc("the %s record: origin, requests, elapsed, starts, goroutines, durations", src),
+		      want, line);
+		check_field(src, r, "trace_id", TRACE);
+		check(json_is_null(json_object_get(r, "cpu_ns")), desc("%s: no CPU", src), "null", "a number");
+	}
+	json_decref(all);
+	aggregate__free(a);
 }
 
 /* An integer array of a record's first stack, as "1,2,3". */
@@ -467,5 +573,6 @@ int main(void)
 	test_conventions();
 	test_traceparent();
 	test_lifetime();
+	test_requests();
 	return tap_done();
 }

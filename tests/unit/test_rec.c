@@ -21,7 +21,7 @@
  */
 static const char wall_running[] =
 	"{\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"trace_source\":\"label\","
-	"\"span_id\":null,\"inherited_trace_id\":null,"
+	"\"span_id\":null,\"inherited_trace_id\":null,\"request_goroutine\":null,"
 	"\"labels\":{\"otel.traceid\":\"4bf92f3577b34da6a3ce929d0e0e4736\"},"
 	"\"truncated\":[],\"more_labels\":false,\"pid\":4242,\"comm\":\"api\",\"service_name\":\"checkout\","
 	"\"container_id\":null,"
@@ -229,6 +229,55 @@ static void test_inherited(void)
 	json_decref(o);
 }
 
+/* A request record: read, checked and written back as it was; one that breaks its rules refused. */
+static void test_request(void)
+{
+	static const char line[] =
+		"{\"trace_id\":\"4bf92f3577b34da6a3ce929d0e0e4736\",\"trace_source\":\"label\","
+		"\"span_id\":null,\"inherited_trace_id\":null,\"request_goroutine\":true,\"labels\":{},"
+		"\"truncated\":[],\"more_labels\":false,\"pid\":4242,\"comm\":\"api\","
+		"\"service_name\":\"checkout\",\"container_id\":null,\"pod_uid\":null,\"ns_pid\":null,"
+		"\"origin\":\"request\",\"samples\":2,\"cpu_ns\":null,\"elapsed_ns\":35000000,"
+		"\"start\":\"2026-11-26T12:00:00.000000Z\",\"end\":\"2026-11-26T12:00:00.040000Z\","
+		"\"stacks\":[{\"samples\":2,\"frames\":[],\"times_us\":[0,29000],\"goids\":[17,17],"
+		"\"durations_us\":[25000,10000]}],\"mappings\":[]}\n";
+	json_t *o = json_loads(line, 0, NULL), *bad;
+	struct rec_mem mem = {};
+	struct strbuf b = {};
+	char err[256];
+	struct rec r;
+
+	check_int("a request record is a record", 0, rec__from_json(o, &r, &mem, err, sizeof(err)));
+	check_int("... its elapsed time", 35000000, r.elapsed_ns);
+	check_int("... its second request's duration, in ns", 10000000,
+		  r.nstacks && r.stacks[0].ntimes == 2 ? (long long)r.stacks[0].times[1].weight : -1);
+	rec__json(&r, &b);
+	strbuf__put(&b, "", 1);
+	check_str("... written back as it was", line, b.p);
+	rec_mem__free(&mem);
+	bad = json_deep_copy(o);
+	json_object_del(bad, "elapsed_ns");
+	check_int("one without elapsed_ns is refused", -EINVAL,
+		  rec__from_json(bad, &r, &mem, err, sizeof(err)));
+	rec_mem__free(&mem);
+	json_decref(bad);
+	bad = json_deep_copy(o);
+	json_object_set_new(json_array_get(json_object_get(bad, "stacks"), 0), "durations_us",
+			    json_pack("[i]", 1));
+	check_int("one with fewer durations than times is refused", -EINVAL,
+		  rec__from_json(bad, &r, &mem, err, sizeof(err)));
+	rec_mem__free(&mem);
+	json_decref(bad);
+	bad = json_loads(wall_running, 0, NULL);
+	json_object_set_new(bad, "elapsed_ns", json_integer(1));
+	check_int("a wall record with elapsed_ns is refused", -EINVAL,
+		  rec__from_json(bad, &r, &mem, err, sizeof(err)));
+	rec_mem__free(&mem);
+	json_decref(bad);
+	strbuf__free(&b);
+	json_decref(o);
+}
+
 int main(void)
 {
 	test_jsonl_lines();
@@ -237,5 +286,6 @@ int main(void)
 	test_no_frames();
 	test_nul_key();
 	test_inherited();
+	test_request();
 	return tap_done();
 }

@@ -271,9 +271,9 @@ static void test_speedscope(void)
 		const char *name = json_string_value(json_object_get(p, "name"));
 		const char *type = json_string_value(json_object_get(p, "type"));
 		long long want = !strcmp(name, "whole run · CPU") ? 23 * PERIOD :
-				 !strcmp(name, "whole run · wall clock") ? 80 * PERIOD :
+				 !strcmp(name, "whole run · goroutine time") ? 80 * PERIOD :
 				 !strcmp(name, "aaaa0000000000000000000000000001 · CPU") ? 10 * PERIOD :
-				 !strcmp(name, "aaaa0000000000000000000000000001 · wall clock") ? 80 * PERIOD :
+				 !strcmp(name, "aaaa0000000000000000000000000001 · goroutine time") ? 80 * PERIOD :
 				 !strcmp(name, "bbbb0000000000000000000000000002 · CPU") ? 8 * PERIOD :
 				 !strcmp(name, "no trace ID · CPU") ? 5 * PERIOD : -1;
 		long long got = !strcmp(type, "evented") ? evented_total(p, &nested) : sampled_total(p);

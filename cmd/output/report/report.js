@@ -41,6 +41,10 @@
 	const LABELS = D.labelsets;
 	const FRAMES = D.frames;
 	const NO_TRACE = 'no trace ID';
+	/* the time goroutines spent after the request they inherited a trace from had ended */
+	const INHERITED = 'inherited, request ended';
+	/* the files the records came from: more than one, a request seen from several hosts */
+	const INPUTS = D.inputs && D.inputs.length ? D.inputs : [D.source];
 
 	/* ---- small helpers ---- */
 
@@ -50,6 +54,30 @@
 
 	function str(i) {
 		return i === undefined || i === null || i < 0 ? null : S[i];
+	}
+
+	/* the time some of REQUESTS was in flight, in ns: a request counted once where they overlap */
+	function inFlight(requests) {
+		const iv = requests.map((q) => [q.start_us, q.start_us + q.dur_us]).sort((a, b) => a[0] - b[0]);
+		let us = 0, lo = -Infinity, hi = -Infinity;
+		for (const [a, b] of iv) {
+			if (a > hi) {
+				if (hi > lo)
+					us += hi - lo;
+				lo = a;
+			}
+			hi = Math.max(hi, b);
+		}
+		if (hi > lo)
+			us += hi - lo;
+		return us * 1000;
+	}
+
+	/* elapsed, as the table and the facts say it: "~" when no request's span is known */
+	function fmtElapsed(t) {
+		if (!t.elapsed)
+			return '–';
+		return (t.spanned ? '' : '~') + fmtNs(t.elapsed);
 	}
 
 	/* a record's service: as its SDK names it (service_name), else the process's comm */
@@ -123,6 +151,8 @@
 	/* ---- colours: CPU, each state and wait reason; frames by package ---- */
 
 	const CPU_COLOR = '#e8590c';
+	/* a request in flight, on the timeline */
+	const SPAN_COLOR = '#1f2933';
 	/* a Map: a wait reason is whatever the binary names it, "constructor" too */
 	const WAIT_COLORS = new Map([
 		['running', '#f59f00'],
@@ -170,6 +200,8 @@
 			return '#a5d8ff';
 		if (node.kind === 'comm')
 			return '#d0bfff';
+		if (node.kind === 'role')
+			return node.name === ROLES[1] ? '#ffd8a8' : '#e9ecef';
 		if (node.kind === 'root')
 			return '#dee2e6';
 		const pkg = packageOf(node.name);
@@ -183,18 +215,27 @@
 
 	/* ---- the model: one row per trace ID ---- */
 
-	const traces = new Map(); /* trace_id string index (-1: none) -> trace */
+	const traces = new Map(); /* trace_id string index (-1: none, -2: inherited) -> trace */
 	let allFirst = Infinity, allLast = -Infinity, allCpu = 0, allWall = 0;
 	const allPids = new Set();
 
+	/* a process, as the lanes and the counts know it: its pid on its input's host */
+	function procKey(r) {
+		return INPUTS.length > 1 ? r.input + ':' + r.pid : String(r.pid);
+	}
+
 	for (let i = 0; i < D.records.length; i++) {
 		const r = D.records[i];
-		let t = traces.get(r.trace_id);
+		const key = r.trace_id >= 0 ? r.trace_id : r.inherited_trace_id >= 0 ? -2 : -1;
+		let t = traces.get(key);
 		if (!t) {
 			t = {
-				key: r.trace_id,
+				key,
 				id: str(r.trace_id),
+				kind: key >= 0 ? 'trace' : key === -2 ? 'inherited' : 'none',
+				name: key >= 0 ? str(r.trace_id) : key === -2 ? INHERITED : NO_TRACE,
 				comms: new Set(),
+				services: new Map(),
 				pids: new Set(),
 				cpu: 0,
 				wall: 0,
@@ -207,22 +248,31 @@
 				full: r.full,
 				labelsets: new Set(),
 			};
-			traces.set(r.trace_id, t);
+			traces.set(key, t);
 		}
 		t.records.push(r);
 		t.comms.add(serviceOf(r));
 		t.pids.add(r.pid);
 		t.labelsets.add(r.labels);
-		allPids.add(r.pid);
+		allPids.add(procKey(r));
+		/* per service: what the trace cost there, and in which processes */
+		let sv = t.services.get(serviceOf(r));
+		if (!sv) {
+			sv = { name: serviceOf(r), pids: new Set(), cpu: 0, wall: 0 };
+			t.services.set(sv.name, sv);
+		}
+		sv.pids.add(r.pid);
 		if (r.origin === 'sampling') {
 			t.cpu += r.cpu_ns;
 			t.cpuSamples += r.samples;
+			sv.cpu += r.cpu_ns;
 			allCpu += r.cpu_ns;
 		} else {
 			const cat = category(r);
 			t.wall += r.wall_ns;
 			t.wallSamples += r.samples;
 			t.waits.set(cat, (t.waits.get(cat) || 0) + r.wall_ns);
+			sv.wall += r.wall_ns;
 			allWall += r.wall_ns;
 		}
 		t.first = Math.min(t.first, r.start_us);
@@ -230,13 +280,41 @@
 		allFirst = Math.min(allFirst, r.start_us);
 		allLast = Math.max(allLast, r.end_us);
 	}
+	/* the requests: when each was in flight, on which goroutine, in which service */
+	const RQ = D.request_fields || [];
+	for (const row of D.requests || []) {
+		const q = {};
+		for (let i = 0; i < RQ.length; i++)
+			q[RQ[i]] = row[i];
+		q.start_us += D.time_base_us;
+		const t = traces.get(q.trace_id);
+		if (!t)
+			continue;
+		(t.requests || (t.requests = [])).push(q);
+		const sv = t.services.get(str(q.service));
+		if (sv)
+			(sv.requests || (sv.requests = [])).push(q);
+	}
+	for (const [key, ns, n] of D.elapsed || []) {
+		const t = traces.get(key);
+		if (t) {
+			t.elapsed = ns;
+			t.nrequests = n;
+		}
+	}
 	const rows = Array.from(traces.values());
+	for (const t of rows) {
+		/* no request's span known: from the trace's first sample to its last */
+		t.spanned = t.elapsed !== undefined;
+		if (!t.spanned)
+			t.elapsed = t.kind === 'trace' ? Math.max(0, t.last - t.first) * 1000 : 0;
+	}
 	let maxWall = 0;
 	/* the traced rows are the ones compared: the untraced one, most often far longer, is drawn apart */
 	for (const t of rows) {
 		t.service = Array.from(t.comms).sort().join(', ');
 		t.pidList = Array.from(t.pids).sort((a, b) => a - b);
-		if (t.id !== null)
+		if (t.kind === 'trace')
 			maxWall = Math.max(maxWall, t.wall);
 	}
 
@@ -523,11 +601,11 @@
 					for (let i = 0; i < times.length; i++) {
 						const end = r.start_us + times[i];
 						const w = st.weights ? st.weights[i] : 1;
-						/* goids are per process: a lane is a process's goroutine */
-						const goid = st.goids[i], key = r.pid + ':' + goid;
+						/* goids are per process: a lane is a process's goroutine (a pid per host) */
+						const goid = st.goids[i], key = procKey(r) + ':' + goid;
 						let lane = laneOf.get(key);
 						if (!lane) {
-							lane = { key, pid: r.pid, goid, first: end, marks: [] };
+							lane = { key, pid: r.pid, goid, first: end, marks: [], service: serviceOf(r) };
 							laneOf.set(key, lane);
 						}
 						lane.first = Math.min(lane.first, end);
@@ -540,8 +618,45 @@
 					untimed += st.samples - timed;
 				}
 			}
-			this.lanes = Array.from(laneOf.values()).sort((a, b) => a.first - b.first || a.pid - b.pid || a.goid - b.goid);
-			this.pids = new Set(this.lanes.map((l) => l.pid)).size;
+			/* each request in flight, on the lane of the goroutine it ran on */
+			let spans = 0;
+			for (const q of trace.requests || []) {
+				const key = (INPUTS.length > 1 ? q.input + ':' + q.pid : String(q.pid)) + ':' + q.goid;
+				let lane = laneOf.get(key);
+				if (!lane) {
+					lane = { key, pid: q.pid, goid: q.goid, first: q.start_us, marks: [], service: str(q.service) };
+					laneOf.set(key, lane);
+				}
+				(lane.spans || (lane.spans = [])).push(q);
+				lane.first = Math.min(lane.first, q.start_us);
+				spans++;
+			}
+			this.spans = spans;
+			const lanes = Array.from(laneOf.values());
+			this.pids = new Set(lanes.map((l) => l.pid)).size;
+			/*
+			 * a request seen in several services: their lanes grouped by
+			 * service, each group under a lane that names it (its samples
+			 * on its own host's clock)
+			 */
+			const services = new Set(lanes.map((l) => l.service));
+			const firstOf = new Map();
+			for (const l of lanes)
+				firstOf.set(l.service, Math.min(firstOf.get(l.service) ?? Infinity, l.first));
+			lanes.sort((a, b) => (services.size > 1 ? firstOf.get(a.service) - firstOf.get(b.service) || a.service.localeCompare(b.service) : 0) ||
+				a.first - b.first || a.pid - b.pid || a.goid - b.goid);
+			this.lanes = [];
+			for (const l of lanes) {
+				if (services.size > 1 && (!this.lanes.length || this.lanes[this.lanes.length - 1].service !== l.service)) {
+					const sv = trace.services.get(l.service);
+					this.lanes.push({ header: true, key: 'service:' + l.service, service: l.service, marks: [],
+						text: l.service + ' · CPU ' + fmtNs(sv ? sv.cpu : 0) +
+							(sv && sv.requests ? ' · elapsed ' + fmtNs(inFlight(sv.requests)) : '') +
+							(D.wall_period_ns ? ' · goroutine time ' + fmtNs(sv ? sv.wall : 0) : '') +
+							' · pid ' + (sv ? Array.from(sv.pids).sort((a, b) => a - b).join(', ') : '') });
+				}
+				this.lanes.push(l);
+			}
 			this.lanes.forEach((l, i) => {
 				l.index = i;
 				l.marks.sort((a, b) => a.t1 - b.t1);
@@ -556,7 +671,11 @@
 				t0 = Math.min(t0, m.t0);
 				t1 = Math.max(t1, m.t1);
 			}
-			if (!marks.length) {
+			for (const q of trace.requests || []) {
+				t0 = Math.min(t0, q.start_us);
+				t1 = Math.max(t1, q.start_us + q.dur_us);
+			}
+			if (!marks.length && !spans) {
 				t0 = trace.first;
 				t1 = trace.last;
 			}
@@ -615,6 +734,15 @@
 			g.clip();
 			for (let i = first; i < last; i++) {
 				const l = this.lanes[i], y = yOf(i);
+				if (l.header) {
+					g.fillStyle = '#e9ecef';
+					g.fillRect(0, y, W, LANE_H);
+					g.fillStyle = '#1f2933';
+					g.font = 'bold 11px "DejaVu Sans", "Liberation Sans", Arial, sans-serif';
+					g.fillText(l.text, 6, y + 15);
+					g.font = '11px "DejaVu Sans", "Liberation Sans", Arial, sans-serif';
+					continue;
+				}
 				g.fillStyle = i % 2 ? '#f8f9fa' : '#ffffff';
 				g.fillRect(0, y, W, LANE_H);
 				g.fillStyle = '#5f6b7a';
@@ -655,6 +783,14 @@
 				}
 				flush(runs[0], y + 2);
 				flush(runs[1], y + 11);
+				/* a request in flight on this goroutine: a line along the lane's middle */
+				for (const q of this.lanes[i].spans || []) {
+					if (q.start_us + q.dur_us < this.v0 || q.start_us > this.v1)
+						continue;
+					const x0 = Math.max(LABEL_W, this.xOf(q.start_us, W)), x1 = this.xOf(q.start_us + q.dur_us, W);
+					g.fillStyle = SPAN_COLOR;
+					g.fillRect(x0, y + 9, Math.max(1, x1 - x0), 2);
+				}
 			}
 			g.restore();
 			if (!this.lanes.length) {
@@ -694,7 +830,12 @@
 			ds.laneHeight = LANE_H;
 			ds.axisHeight = AXIS_H;
 			ds.top = top;
-			ds.lanes = this.lanes.map((l) => l.key).join(',');
+			/* every lane in order (headers as #service), and those with samples */
+			ds.lanes = this.lanes.map((l) => (l.header ? '#' + l.service : l.key)).join(',');
+			ds.marked = this.lanes.filter((l) => !l.header && l.marks.length).map((l) => l.key).join(',');
+			ds.spans = this.spans;
+			/* each lane's service, headers too: a test can see the groups */
+			ds.groups = JSON.stringify(this.lanes.map((l) => (l.header ? '#' : '') + l.service));
 		}
 
 		/* the mark under the pointer: its lane and half, then the one it is on, else the nearest within 3 px */
@@ -705,7 +846,7 @@
 			if (x < LABEL_W || y < AXIS_H)
 				return null;
 			const lane = Math.floor((y - AXIS_H + top) / LANE_H);
-			if (lane < 0 || lane >= this.lanes.length)
+			if (lane < 0 || lane >= this.lanes.length || this.lanes[lane].header)
 				return null;
 			const cpu = (y - AXIS_H + top) % LANE_H < 11;
 			const W = rect.width;
@@ -767,6 +908,8 @@
 
 		/* a goroutine: what it runs (its outermost function of its own), and what it was seen doing */
 		describeLane(l) {
+			if (l.header)
+				return [['t', l.text], ['', INPUTS.length > 1 ? 'its samples on its own host\'s clock' : '']].filter((p) => p[1]);
 			let cpu = 0, looks = 0, deepest = null;
 			for (const m of l.marks) {
 				if (m.cpu)
@@ -803,11 +946,12 @@
 	/* ---- the traces table ---- */
 
 	const COLUMNS = [
-		{ key: 'id', title: 'Trace ID', cls: 'id', sort: (a, b) => (a.id === null) - (b.id === null) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0) },
+		{ key: 'id', title: 'Trace ID', cls: 'id', sort: (a, b) => (a.id === null) - (b.id === null) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) },
 		{ key: 'service', title: 'Service', sort: (a, b) => a.service.localeCompare(b.service) },
 		{ key: 'pid', title: 'PID', cls: 'num', sort: (a, b) => a.pidList[0] - b.pidList[0] },
 		{ key: 'cpu', title: 'CPU', cls: 'num', sort: (a, b) => a.cpu - b.cpu },
-		{ key: 'wall', title: 'Wall clock', sort: (a, b) => a.wall - b.wall },
+		{ key: 'elapsed', title: 'Elapsed', cls: 'num', sort: (a, b) => a.elapsed - b.elapsed },
+		{ key: 'wall', title: 'Goroutine time', sort: (a, b) => a.wall - b.wall },
 		{ key: 'first', title: 'First (UTC)', cls: 'num', sort: (a, b) => a.first - b.first },
 		{ key: 'last', title: 'Last (UTC)', cls: 'num', sort: (a, b) => a.last - b.last },
 	];
@@ -829,7 +973,7 @@
 					sortDesc = !sortDesc;
 				else {
 					sortCol = c.key;
-					sortDesc = c.key === 'cpu' || c.key === 'wall';
+					sortDesc = c.key === 'cpu' || c.key === 'wall' || c.key === 'elapsed';
 				}
 				headers();
 				refilter();
@@ -850,7 +994,7 @@
 			return false;
 		}
 		const p = q.toLowerCase();
-		return t.id !== null ? t.id.startsWith(p) : NO_TRACE.toLowerCase().startsWith(p);
+		return t.name.toLowerCase().startsWith(p);
 	}
 
 	function refilter() {
@@ -873,11 +1017,12 @@
 		const num = el('span', 'num', t.wall ? fmtNs(t.wall) : '–');
 		num.dataset.ns = t.wall;
 		cell.appendChild(num);
-		const apart = t.id === null;
+		const apart = t.kind !== 'trace';
 		const bar = el('span', 'bar' + (apart ? ' apart' : ''));
 		const waits = Array.from(t.waits.entries()).sort((a, b) => b[1] - a[1]);
 		const scale = apart ? t.wall : maxWall;
-		const lines = apart ? ['Goroutines without a trace ID: on a scale of their own, not the traces\'.'] : [];
+		const lines = !apart ? [] : t.kind === 'none' ? ['Goroutines without a trace ID: on a scale of their own, not the traces\'.'] :
+			['Goroutines that outlived the request they inherited a trace from: on a scale of their own, not the traces\'.'];
 		for (const [cat, ns] of waits) {
 			const s = el('span');
 			s.style.width = (scale ? (100 * ns) / scale : 0) + '%';
@@ -911,13 +1056,14 @@
 			const tr = el('div', 'tr' + (t === selected ? ' selected' : ''));
 			tr.setAttribute('role', 'row');
 			tr.style.top = i * ROW_H + 'px';
-			tr.dataset.trace = t.id === null ? '' : t.id;
+			tr.dataset.trace = t.kind === 'trace' ? t.id : t.kind === 'inherited' ? 'inherited' : '';
 			tr._trace = t;
 			const cells = [
-				el('div', 'td id' + (t.id === null ? ' none' : ''), t.id === null ? NO_TRACE : t.id),
+				el('div', 'td id' + (t.kind !== 'trace' ? ' none' : ''), t.name),
 				el('div', 'td', t.service),
 				el('div', 'td num', t.pidList.length > 1 ? t.pidList[0] + ' +' + (t.pidList.length - 1) : String(t.pidList[0])),
 				el('div', 'td num', t.cpu ? fmtNs(t.cpu) : '–'),
+				el('div', 'td num', fmtElapsed(t)),
 				el('div', 'td'),
 				el('div', 'td num', fmtClock(t.first)),
 				el('div', 'td num', fmtClock(t.last)),
@@ -930,7 +1076,10 @@
 			cells[1].title = t.service;
 			cells[2].title = t.pidList.join(', ');
 			cells[3].dataset.ns = t.cpu;
-			cells[4].appendChild(wallBar(t));
+			cells[4].dataset.ns = t.elapsed;
+			cells[4].title = t.spanned ? 'in flight ' + fmtNs(t.elapsed) + ', ' + plural(t.nrequests, 'request') :
+				'no request\'s span known: from the trace\'s first sample to its last';
+			cells[5].appendChild(wallBar(t));
 			cells.forEach((c, k) => {
 				c.setAttribute('role', 'cell');
 				c.dataset.col = COLUMNS[k].key;
@@ -952,23 +1101,42 @@
 		dl.appendChild(el('dd', '', value));
 	}
 
+	/*
+	 * Where a wall stack goes: the waits that describe a request are its
+	 * own goroutine's (the one that set the labels, or serves it); those
+	 * of the goroutines it started are apart, each under a node of its own
+	 */
+	const ROLES = ['', 'the request\'s goroutine', 'goroutines it started'];
+
+	function wallRoot(wall, r, byRole) {
+		return byRole && r.request_goroutine ? child(wall, ROLES[r.request_goroutine], 'role') : wall;
+	}
+
 	/* the trace's flame graphs, from its stacks, or from the samples between two times */
 	function traceTrees(t, range) {
-		const cpu = newNode(t.id || NO_TRACE, 'root', null);
-		const wall = newNode(t.id || NO_TRACE, 'root', null);
+		const cpu = newNode(t.name, 'root', null);
+		const wall = newNode(t.name, 'root', null);
+		const byRole = t.records.some((r) => r.origin === 'wall' && r.request_goroutine);
 		if (range) {
 			for (const m of timeline.marks) {
 				if (m.t1 < range[0] || m.t1 > range[1])
 					continue;
-				addStack(m.cpu ? cpu : wall, m.stack.frames, (m.t1 - m.t0) * 1000, m.cpu ? null : '[' + m.cat + ']');
+				const value = (m.t1 - m.t0) * 1000;
+				if (!m.cpu && byRole && m.rec.request_goroutine)
+					wall.value += value;
+				addStack(m.cpu ? cpu : wallRoot(wall, m.rec, byRole), m.stack.frames, value, m.cpu ? null : '[' + m.cat + ']');
 			}
 			return [cpu, wall];
 		}
 		for (const r of t.records) {
 			const sampling = r.origin === 'sampling';
 			const per = (sampling ? r.cpu_ns : r.wall_ns) / r.samples;
-			for (const st of r.stacks)
-				addStack(sampling ? cpu : wall, st.frames, st.samples * per, sampling ? null : '[' + category(r) + ']');
+			for (const st of r.stacks) {
+				const into = sampling ? cpu : wallRoot(wall, r, byRole);
+				if (into !== wall && into !== cpu)
+					wall.value += st.samples * per;
+				addStack(into, st.frames, st.samples * per, sampling ? null : '[' + category(r) + ']');
+			}
 		}
 		return [cpu, wall];
 	}
@@ -995,7 +1163,7 @@
 			return;
 		}
 		panel.hidden = false;
-		$('trace-title').textContent = t.id === null ? NO_TRACE : t.id;
+		$('trace-title').textContent = t.name;
 		const dl = $('trace-facts');
 		dl.replaceChildren();
 		const services = new Map();
@@ -1010,15 +1178,31 @@
 			if (r.span_id >= 0)
 				spans.add(str(r.span_id));
 		}
-		fact(dl, 'Service', Array.from(services.entries()).map(([c, p]) => c + ' (pid ' + Array.from(p).join(', ') + ')').join(', '));
+		if (t.services.size > 1) {
+			/* a request seen in several services: what it cost in each */
+			const list = Array.from(t.services.values()).sort((a, b) => a.name.localeCompare(b.name));
+			fact(dl, 'Services', list.map((v) =>
+				v.name + ' (pid ' + Array.from(v.pids).sort((a, b) => a - b).join(', ') + '): CPU ' + fmtNs(v.cpu) +
+				(v.requests ? ', elapsed ' + fmtNs(inFlight(v.requests)) : '') +
+				(D.wall_period_ns ? ', goroutine time ' + fmtNs(v.wall) : '')).join('; '));
+			$('trace-facts').lastChild.dataset.services = JSON.stringify(list.map((v) =>
+				({ name: v.name, cpu: v.cpu, wall: v.wall, elapsed: v.requests ? inFlight(v.requests) : null, pids: Array.from(v.pids) })));
+		} else {
+			fact(dl, 'Service', Array.from(services.entries()).map(([c, p]) => c + ' (pid ' + Array.from(p).join(', ') + ')').join(', '));
+		}
 		if (sources.size)
 			fact(dl, 'Trace source', Array.from(sources).join(', '));
 		if (spans.size)
 			fact(dl, 'Spans', Array.from(spans).slice(0, 8).join(', ') + (spans.size > 8 ? ', … (' + spans.size + ')' : ''));
 		fact(dl, 'Time', fmtDate(t.first) + ' ' + fmtClock(t.first) + ' – ' + fmtClock(t.last) + ' UTC (' + fmtNs((t.last - t.first) * 1000) + ')');
 		fact(dl, 'CPU', t.cpu ? fmtNs(t.cpu) + ' (' + plural(t.cpuSamples, 'sample') + ')' : 'none sampled');
+		if (t.kind === 'trace')
+			fact(dl, 'Elapsed', !t.elapsed ? 'not known' : t.spanned ?
+				fmtNs(t.elapsed) + ' in flight: ' + plural(t.nrequests, 'request span') + (t.services.size > 1 ? ' in ' + t.services.size + ' services' : '') + ', where they overlap counted once' :
+				'~' + fmtNs(t.elapsed) + ': no request\'s span known, from its first sample to its last');
 		const waits = Array.from(t.waits.entries()).sort((a, b) => b[1] - a[1]);
-		fact(dl, 'Wall clock', t.wall ? fmtNs(t.wall) + ': ' + waits.map(([c, ns]) => c + ' ' + fmtNs(ns)).join(', ') : 'none sampled');
+		fact(dl, 'Goroutine time', t.wall ? fmtNs(t.wall) + ' (every goroutine\'s, added): ' +
+			waits.map(([c, ns]) => c + ' ' + fmtNs(ns)).join(', ') : 'none sampled');
 		/* every label the trace's goroutines carried, each key=value once */
 		const box = $('trace-labels');
 		box.replaceChildren();
@@ -1040,7 +1224,7 @@
 		timeline.set(t);
 		$('pinned').hidden = true;
 		drawTrees(t, null);
-		const h = '#trace=' + (t.id === null ? 'none' : t.id);
+		const h = '#trace=' + (t.kind === 'trace' ? t.id : t.kind);
 		if (location.hash !== h)
 			history.replaceState(null, '', h);
 		if (scroll)
@@ -1048,7 +1232,7 @@
 	}
 
 	function searchResult(p, a, b) {
-		$('search-result').textContent = p ? 'matched: ' + (a === null ? '–' : pct(a)) + ' of CPU, ' + (b === null ? '–' : pct(b)) + ' of the wall clock' : '';
+		$('search-result').textContent = p ? 'matched: ' + (a === null ? '–' : pct(a)) + ' of CPU, ' + (b === null ? '–' : pct(b)) + ' of the goroutine time' : '';
 	}
 
 	function search() {
@@ -1073,7 +1257,7 @@
 		for (const t of rows) {
 			if (!t.full)
 				continue;
-			const tn = child(root, t.id === null ? NO_TRACE : t.id, 'trace');
+			const tn = child(root, t.name, 'trace');
 			tn.trace = t;
 			for (const r of t.records) {
 				if ((r.origin === 'wall') !== wall)
@@ -1151,7 +1335,7 @@
 			['CPU ' + fmtNs(allCpu), ''],
 		];
 		if (allWall)
-			parts.push(['wall clock ' + fmtNs(allWall), ' (goroutine time)']);
+			parts.push(['goroutine time ' + fmtNs(allWall), ' (--wall: every goroutine\'s, added)']);
 		if (rows.length)
 			parts.push([fmtDate(allFirst) + ' ' + fmtClock(allFirst) + ' – ' + fmtClock(allLast) + ' UTC', '']);
 		parts.forEach(([b, rest], i) => {
@@ -1166,6 +1350,10 @@
 			notes.push('Every trace is in the table; ' + D.cut_rule + '. The other ' + plural(D.traces_total - D.traces_full, 'trace') + ' show their totals, and their samples are in the whole run as "other traces".');
 		if (D.events)
 			notes.push(plural(D.events, 'event record') + ' (custom traces, uprobes) are moments, not time: they are not drawn.');
+		if (INPUTS.length > 1)
+			notes.push('The records of ' + INPUTS.length + ' files (' + INPUTS.join(', ') + '), each service\'s times on its own host\'s clock.');
+		if (D.duplicates)
+			notes.push(plural(D.duplicates, 'record') + ' came in two files (one read twice?): each is counted once.');
 		if (notes.length) {
 			$('cut').hidden = false;
 			$('cut').textContent = notes.join(' ');
@@ -1177,7 +1365,7 @@
 		if (!m)
 			return false;
 		const id = decodeURIComponent(m[1]);
-		const t = rows.find((r) => (id === 'none' ? r.id === null : r.id === id));
+		const t = rows.find((r) => (r.kind === 'trace' ? r.id === id : r.kind === id));
 		if (t)
 			select(t, false);
 		return !!t;
