@@ -84,6 +84,10 @@
 #    200 and 400 Go processes, --all -i 10 --otlp --metrics-addr for 60 s: its CPU
 #    to start and then as a share of a core, and its peak RSS, from which
 #    the manifest's requests and limits come. No sample may be lost.
+# 13. A request's lifetime (tests/bench/lifetime.sh): a server at 1,000
+#    requests a second, each in pprof.Do, under the build before requests
+#    had a lifetime and under this one, with -p and with --wall: this
+#    build's extra CPU (server and ctxprof-go) <= 1% of a core in each.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -907,4 +911,7 @@ bash "$TOP/tests/bench/convert.sh" || status=1
 # 12. the agent as the DaemonSet runs it: its own script, which also runs alone
 N=200 bash "$TOP/tests/bench/agent.sh" || status=1
 N=400 bash "$TOP/tests/bench/agent.sh" || status=1
+
+# 13. a request's lifetime: its own script, which also runs alone
+bash "$TOP/tests/bench/lifetime.sh" || status=1
 exit $status

@@ -77,14 +77,7 @@ awk -v s="$samples" -v b="$bytes" -v gs="$gsamples" -v gb="$gbytes" -v p="$(stat
 
 # before and after: the baseline's build, once, from git
 base=${OTLP_BASELINE:-68d3d5c}
-bdir=$OUTPUT/bench/baseline-$base
-if [ ! -x "$bdir/ctxprof-go" ]; then
-	echo "# building ctxprof-go $base into $bdir (once)" >&2
-	rm -rf "$bdir" && mkdir -p "$bdir" &&
-		git -C "$TOP" archive "$base" | tar -x -C "$bdir" &&
-		make -C "$bdir" ctxprof-go >"$work/baseline-build.log" 2>&1 ||
-		{ echo "otlp bench: building $base failed: $(tail -n 3 "$work/baseline-build.log")" >&2; exit 1; }
-fi
+base_bin=$(baseline_build "$base" "$work/baseline-build.log") || exit 1
 conv=$(go_build "$v" plain conventions)
 mkfifo "$work/conv.in"
 "$conv" -requests -workers 2 -burn 5ms <"$work/conv.in" >/dev/null 2>&1 &
@@ -104,7 +97,7 @@ printf 'bytes a sample before (%s) and after, 11 s at 999 Hz, 3 rounds taking tu
 for r in 1 2 3; do
 	for w in traced:$tp requests:$cp; do
 		for z in none gzip; do
-			b=$(per_sample "$bdir/ctxprof-go" "${w#*:}" "$z")
+			b=$(per_sample "$base_bin" "${w#*:}" "$z")
 			a=$(per_sample "$CTXPROF" "${w#*:}" "$z")
 			echo "${w%%:*} $z $b $a" >>"$work/ba"
 		done
