@@ -790,12 +790,35 @@ static void find_spawn_probe(struct go_binary *gb)
  */
 static void find_label_probe(struct go_binary *gb)
 {
+	static const uint8_t amd64_check[] = { 0x49, 0x3b, 0x66, 0x10 }; /* CMPQ SP, 16(R14) */
 	struct gopclntab_func fn;
+	const uint8_t *code;
+	uint32_t w[3];
+	uint64_t at;
 
 	gb->label_probe = -1;
-	if (gb->sets_labels && gb->pcln &&
-	    gopclntab__find(gb->pcln, "runtime/pprof.runtime_setProfLabel", &fn) == 0)
-		gb->label_probe = elf_image__file_offset(gb->img, fn.entry);
+	if (!gb->sets_labels || !gb->pcln ||
+	    gopclntab__find(gb->pcln, "runtime/pprof.runtime_setProfLabel", &fn) != 0)
+		return;
+	at = fn.entry;
+	/*
+	 * Two hits a pprof.Do: the first instruction, a compare, would be
+	 * stepped out of line, a second trap. The branch of the stack check
+	 * after it the kernel emulates, and there the registers are still
+	 * the entry's (the argument, g); a stack that must grow comes back
+	 * to the entry and through the branch again, the same set again.
+	 */
+	code = fn.end - fn.entry >= 12 ? elf_image__at(gb->img, fn.entry, 12) : NULL;
+	if (code && gb->arm64) {
+		memcpy(w, code, sizeof(w));
+		/* MOVD 16(R28), R16; CMP R16, RSP; BLS */
+		if (w[0] == 0xf9400b90 && w[1] == 0xeb3063ff && (w[2] & 0xff00001f) == 0x54000009)
+			at += 8;
+	} else if (code && !memcmp(code, amd64_check, sizeof(amd64_check)) &&
+		   (code[4] == 0x76 || (code[4] == 0x0f && code[5] == 0x86))) {
+		at += 4; /* JBE */
+	}
+	gb->label_probe = elf_image__file_offset(gb->img, at);
 }
 
 /*
