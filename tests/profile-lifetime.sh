@@ -94,16 +94,17 @@ report_pages() {
 		not_ok "$1: the browser tests cannot run: $why"
 		return
 	fi
+	mkdir -p "$OUTPUT/report-lifetime"
 	"$CTXPROF" convert --html "$work/two.html" "$work/a.jsonl" "$work/b.jsonl" 2>"$work/two.err"
 	check_eq "$1: convert --html of both files exits" 0 "$?"
 	browser_verdicts "$1 page" node "$TOP/tests/browser/report-check.js" services "$work/two.html" \
-		"$work/a.jsonl,$work/b.jsonl" "$OUTPUT/report" "$1"
+		"$work/a.jsonl,$work/b.jsonl" "$OUTPUT/report-lifetime" "$1"
 	"$CTXPROF" convert --html "$work/dup.html" "$work/a.jsonl" "$work/b.jsonl" "$work/a.jsonl" 2>"$work/dup.err"
 	check_eq "$1: convert of a file given twice says so" \
 		"ctxprof-go: $work/a.jsonl: $(grep -c . "$work/a.jsonl") records came already in $work/a.jsonl (a file read twice?): counted once" \
 		"$(grep 'came already' "$work/dup.err")"
 	browser_verdicts "$1 page, a file twice" node "$TOP/tests/browser/report-check.js" services "$work/dup.html" \
-		"$work/a.jsonl,$work/b.jsonl" "$OUTPUT/report" "$1 twice"
+		"$work/a.jsonl,$work/b.jsonl" "$OUTPUT/report-lifetime" "$1 twice"
 }
 
 mapfile -t all < <(go_toolchains)
