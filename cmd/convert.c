@@ -153,7 +153,7 @@ static int read_input(struct reading *rd, size_t idx, const char *name)
 	size_t len, bad = 0, cut = 0, cut_len = 0, dup = 0, good = 0, from = 0;
 	FILE *in = strcmp(name, "-") ? fopen(name, "r") : stdin;
 	struct jsonl *jl = NULL;
-	const char *line;
+	const char *line, *base;
 	json_error_t jerr;
 	char err[256];
 	int n, ret = -1;
@@ -165,8 +165,9 @@ static int read_input(struct reading *rd, size_t idx, const char *name)
 	}
 	if (!json_lines(in, shown(name)))
 		goto out;
-	if (rd->out.rs && recset__input(rd->out.rs, strrchr(name, '/') ? strrchr(name, '/') + 1 :
-							      shown(name)) < 0) {
+	/* the page names an input by its file's name */
+	base = strrchr(name, '/');
+	if (rd->out.rs && recset__input(rd->out.rs, base ? base + 1 : shown(name)) < 0) {
 		fprintf(stderr, "out of memory\n");
 		goto out;
 	}

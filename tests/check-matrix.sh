@@ -6,13 +6,13 @@
 # pie, cgo (C __thread variables ahead of runtime.tlsg) and cgo-stripped.
 # Expected values come from outside ctxprof-go: the version from the
 # toolchain's own `go version`, offsets from llvm-dwarfdump (for stripped
-# builds, from their unstripped twin) and from design.md's table, the TLS slot
+# builds, from their unstripped twin) and from runtime_facts' table, the TLS slot
 # from readelf/nm arithmetic or objdump's disassembly of runtime.stackcheck.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-# design.md, "Go runtime facts": g.m m.curg g.labels g.goid labels
-design_facts() {
+# the Go runtime's offsets, by release, from its runtime2.go: g.m m.curg g.labels g.goid labels
+runtime_facts() {
 	case $1 in
 	1.19) echo "48 192 360 152 map" ;;
 	1.21 | 1.22) echo "48 192 344 152 map" ;;
@@ -101,10 +101,10 @@ verify() { # verify VERSION VARIANT BIN TWIN
 	got=$(j '[.offsets["g.m","m.curg","g.labels","g.goid"]] | map(tostring) | join(" ")')
 	check_eq "$name g.m m.curg g.labels g.goid (llvm-dwarfdump)" "$want" "$got"
 
-	facts=$(design_facts "$v")
+	facts=$(runtime_facts "$v")
 	if [ -n "$facts" ]; then
 		read -ra f <<<"$facts"
-		check_eq "$name offsets and labels layout (design.md)" \
+		check_eq "$name offsets and labels layout (runtime_facts)" \
 			"${f[0]} ${f[1]} ${f[2]} ${f[3]} ${f[4]}" "$got $(j .labels_layout)"
 	fi
 
@@ -191,7 +191,7 @@ done
 # members. It must still be supported, with the release's labels layout.
 for v in $versions; do
 	bin=$(go_build "$v" plain leafy) || { not_ok "go$v leafy: build failed"; continue; }
-	read -r want_layout < <(design_facts "$v" | awk '{ print $5 }')
+	read -r want_layout < <(runtime_facts "$v" | awk '{ print $5 }')
 	got=$("$CTXPROF" check --json "$bin" |
 		jq -r '"\(.supported) \(.source) \(.labels_layout) \(.sets_labels) \(.offsets["label.size"] // .offsets["bucket.size"])"')
 	check_eq "go$v leafy (runtime/pprof linked, no labels): supported, DWARF, the release's labels layout" \

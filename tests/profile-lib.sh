@@ -444,6 +444,17 @@ httpserver_start() {
 	[ -n "$srv_http" ]
 }
 
+# wait_line FILE ERE TENTHS: true once a line of FILE matches ERE, within
+# TENTHS tenths of a second
+wait_line() {
+	local i
+	for ((i = 0; i < $3; i++)); do
+		grep -qE -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # free_port: a TCP port on 127.0.0.1 that nothing listens on now
 free_port() {
 	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

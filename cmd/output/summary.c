@@ -86,7 +86,7 @@ static uint64_t spans__total(const struct spans *s)
 struct trace_cost {
 	char id[ID_LEN + 1];
 	uint64_t ns[2]; /* CPU, goroutine time (--wall) */
-	/* the request goroutine's CPU leaves, and the waits of the goroutine its request runs on */
+	/* the leaves of its CPU, and of the goroutine time of the goroutine its request runs on */
 	struct leaf leaves[2][LEAVES];
 	uint64_t started_ns; /* goroutine time of the goroutines its requests started */
 	/* when its requests were in flight: their spans, merged where they overlap */
@@ -252,13 +252,14 @@ static const char *leaf_of(const struct rec_stack *st, int wall)
 /* A request record: the spans of its trace's requests. */
 static int add_requests(struct summary *s, const struct rec *r)
 {
+	const struct rec_time *tm;
 	struct trace_cost *t;
 	size_t i, j;
 
-	const struct rec_time *tm;
-
-	if (!r->trace_id || strlen(r->trace_id) != ID_LEN || !(t = trace_of(s, r->trace_id)))
-		return r->trace_id ? -ENOMEM : 0;
+	if (!r->trace_id || strlen(r->trace_id) != ID_LEN)
+		return 0;
+	if (!(t = trace_of(s, r->trace_id)))
+		return -ENOMEM;
 	for (i = 0; i < r->nstacks; i++) {
 		for (j = 0; j < r->stacks[i].ntimes; j++) {
 			tm = &r->stacks[i].times[j];
@@ -292,7 +293,7 @@ int summary__add(struct summary *s, const struct rec *r)
 		t->first_ns = r->start_ns;
 	if (r->end_ns > t->last_ns)
 		t->last_ns = r->end_ns;
-	/* the waits that describe a request: its own goroutine's; the others' apart */
+	/* the leaves that describe a request: its own goroutine's; the others' time apart */
 	if (kind && r->role == REC_ROLE_STARTED) {
 		t->started_ns += total;
 		return 0;

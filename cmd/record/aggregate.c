@@ -70,6 +70,16 @@ struct open_span {
 	uint32_t source; /* SPAN_LABEL, TRACE_CTX_* */
 };
 
+/* {pid, trace ID}: the key of a.sampled */
+#define SAMPLED_KEY (4 + TRACE_ID_LEN)
+
+static size_t sampled_key(uint32_t pid, const uint8_t *trace, uint8_t key[SAMPLED_KEY])
+{
+	memcpy(key, &pid, 4);
+	memcpy(key + 4, trace, TRACE_ID_LEN);
+	return SAMPLED_KEY;
+}
+
 /* A request that ended, until the flush counts it (or not: its trace has no sample). */
 struct ended_span {
 	uint64_t start_ns, end_ns, goid;
@@ -722,20 +732,6 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	return 0;
 }
 
-/* The trace ID's 32 hex digits into 16 bytes; false when they are no trace ID. */
-static bool pack_trace(const uint8_t *hex, uint8_t out[TRACE_ID_LEN])
-{
-	struct go_label l = { .value_len = TRACE_HEX_LEN };
-	uint8_t span[SPAN_ID_LEN];
-	const char *const key[] = { "t" };
-	const struct trace_keys keys = { key, 1, NULL, 0 };
-
-	memcpy(l.key, "t", 1);
-	l.key_len = 1;
-	memcpy(l.value, hex, TRACE_HEX_LEN);
-	return trace_ids__from_labels(&l, 1, &keys, out, span) & TRACE_IDS_TRACE;
-}
-
 /* The request record of PID's trace TRACE from SOURCE; NULL when out of memory. */
 static struct counted *request_record(struct aggregate *a, uint32_t pid, const uint8_t *trace,
 				      uint32_t source)
@@ -804,7 +800,7 @@ int aggregate__add_span(struct aggregate *a, const void *data, size_t size)
 		sp->start_ns = e->time_ns;
 		memcpy(sp->key, key, sizeof(key));
 		sp->source = e->source;
-		if (!pack_trace(e->trace, sp->trace) ||
+		if (!trace_ids__pack_hex(e->trace, TRACE_ID_LEN, sp->trace) ||
 		    hashmap__add(a->open_spans, key, sizeof(key), sp)) {
 			free(sp);
 			return 0;
@@ -829,17 +825,15 @@ int aggregate__add_span(struct aggregate *a, const void *data, size_t size)
 static int count_requests(struct aggregate *a)
 {
 	const struct ended_span *d = a->ended.items;
-	uint8_t key[4 + TRACE_ID_LEN];
+	uint8_t key[SAMPLED_KEY];
 	struct counted_stack *cs;
 	struct counted *r;
 	size_t i;
 	int ret = 0;
 
 	for (i = 0; i < a->ended.n && !ret; i++, d++) {
-		memcpy(key, &d->pid, 4);
-		memcpy(key + 4, d->trace, TRACE_ID_LEN);
 		/* the requests of a trace no sample has: no record, nothing lost */
-		if (!hashmap__get(a->sampled, key, sizeof(key))) {
+		if (!hashmap__get(a->sampled, key, sampled_key(d->pid, d->trace, key))) {
 			a->stats.requests_unsampled++;
 			continue;
 		}
@@ -1094,17 +1088,9 @@ static void start_over(struct aggregate *a, struct counted *r, bool idle)
 	r->last_ns = 0;
 }
 
-/* {pid, trace ID}: the key of a.sampled */
-static size_t sampled_key(const struct counted *r, uint8_t key[4 + TRACE_ID_LEN])
-{
-	memcpy(key, &r->pid, 4);
-	memcpy(key + 4, r->trace_id, TRACE_ID_LEN);
-	return 4 + TRACE_ID_LEN;
-}
-
 struct stale {
 	uintptr_t before;
-	struct vec keys; /* uint8_t[4 + TRACE_ID_LEN] each */
+	struct vec keys; /* uint8_t[SAMPLED_KEY] each */
 };
 
 static void stale_one(const void *key, size_t len, void *value, void *ctx)
@@ -1116,29 +1102,36 @@ static void stale_one(const void *key, size_t len, void *value, void *ctx)
 		memcpy(k, key, len);
 }
 
+/* A record with samples of a live trace this interval: its trace is marked sampled. */
+static void mark_one(const void *k, size_t klen, void *value, void *ctx)
+{
+	const struct counted *r = value;
+	struct aggregate *a = ctx;
+	uint8_t key[SAMPLED_KEY];
+	size_t len;
+
+	(void)k;
+	(void)klen;
+	if (!r->samples || (r->flags & (COUNTED_F_TRACE | COUNTED_F_INHERITED | COUNTED_F_REQUEST)) !=
+				   COUNTED_F_TRACE)
+		return;
+	len = sampled_key(r->pid, r->trace_id, key);
+	hashmap__del(a->sampled, key, len);
+	hashmap__add(a->sampled, key, len, (void *)a->flushes);
+}
+
 /*
  * The traces this flush has samples of, marked; those without any for
  * long, forgotten. A request record is written only for a trace the
  * profile has: a service's every request would be a record otherwise.
  */
-static void mark_sampled(struct aggregate *a, const struct collect *all)
+static void mark_sampled(struct aggregate *a)
 {
-	struct stale st = { .before = a->flushes - SAMPLED_FLUSHES, .keys.size = 4 + TRACE_ID_LEN };
-	uint8_t key[4 + TRACE_ID_LEN];
-	size_t i, len;
+	struct stale st = { .before = a->flushes - SAMPLED_FLUSHES, .keys.size = SAMPLED_KEY };
+	size_t i;
 
 	a->flushes++;
-	for (i = 0; i < all->n; i++) {
-		const struct counted *r = all->items[i];
-
-		if (!r->samples || (r->flags & (COUNTED_F_TRACE | COUNTED_F_INHERITED | COUNTED_F_REQUEST)) !=
-					   COUNTED_F_TRACE)
-			continue;
-		len = sampled_key(r, key);
-		if (hashmap__get(a->sampled, key, len))
-			hashmap__del(a->sampled, key, len);
-		hashmap__add(a->sampled, key, len, (void *)a->flushes);
-	}
+	hashmap__foreach(a->records, mark_one, a);
 	if (a->flushes <= SAMPLED_FLUSHES)
 		return;
 	hashmap__foreach(a->sampled, stale_one, &st);
@@ -1158,12 +1151,8 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	a->times_left[0] = a->max_times[0];
 	a->times_left[1] = a->max_times[1];
 	forget_old_spans(a, now_ns(CLOCK_MONOTONIC));
-	collect(a->records, &all);
-	if (!all.items)
-		return -ENOMEM;
-	mark_sampled(a, &all);
+	mark_sampled(a);
 	ret = count_requests(a);
-	free(all.items);
 	collect(a->records, &all);
 	if (!all.items)
 		return -ENOMEM;

@@ -25,7 +25,7 @@ typedef bool (*agg_lookup_fn)(void *ctx, uint32_t pid, uint64_t time_ns, struct 
 struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns);
 void aggregate__free(struct aggregate *a);
 
-/* The label keys design.md names, in order of preference: the first one present decides. */
+/* Tracers' label keys (README, trace sources), most preferred first: the first present decides. */
 #define AGG_DEFAULT_TRACE_KEYS "otel.traceid", "otel_traceid", "trace_id", "trace id"
 #define AGG_DEFAULT_SPAN_KEYS "span_id", "otel.spanid", "span id"
 /* Labels that hold IDs no record field carries: Datadog's ID of the local root span */

@@ -9,7 +9,7 @@
 struct ctxprof_bpf;
 struct bpf_link;
 
-/* Pin names under --pin DIR: a contract with other people's loaders (design.md). */
+/* Pin names under --pin DIR: a contract with other people's loaders (README, custom traces). */
 #define PIN_PROG "custom__generic"
 #define PIN_MAP "custom_context_map"
 

@@ -35,18 +35,6 @@ void rec_builder__free(struct rec_builder *b)
 	free(b);
 }
 
-static void hex(const uint8_t *b, size_t n, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		out[2 * i] = digits[b[i] >> 4];
-		out[2 * i + 1] = digits[b[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* One counted stack of a record: its addresses, as the hashmap keeps them. */
 struct stack_out {
 	const uint64_t *pcs;
@@ -276,7 +264,7 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 
 	memset(out, 0, sizeof(*out));
 	if (c->flags & COUNTED_F_TRACE) {
-		hex(c->trace_id, TRACE_ID_LEN, b->trace);
+		trace_ids__hex(c->trace_id, TRACE_ID_LEN, b->trace);
 		/* a request that ended: not its time, but findable by its ID */
 		if (c->flags & COUNTED_F_INHERITED)
 			out->inherited_trace_id = b->trace;
@@ -288,7 +276,7 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 									       "label";
 	}
 	if ((c->flags & (COUNTED_F_SPAN | COUNTED_F_INHERITED)) == COUNTED_F_SPAN) {
-		hex(c->span_id, SPAN_ID_LEN, b->span);
+		trace_ids__hex(c->span_id, SPAN_ID_LEN, b->span);
 		out->span_id = b->span;
 	}
 	for (i = 0; i < c->nlabels; i++) {

@@ -15,22 +15,37 @@ static int hexval(uint8_t c)
 	return -1;
 }
 
-/* Packs a value of exactly 2 * NBYTES hex digits into OUT; false on anything else. */
-static bool pack_hex(const struct go_label *l, uint8_t *out, size_t nbytes)
+bool trace_ids__pack_hex(const uint8_t *digits, size_t nbytes, uint8_t *out)
 {
 	size_t i;
 	int hi, lo;
 
-	if (l->value_len != 2 * nbytes)
-		return false;
 	for (i = 0; i < nbytes; i++) {
-		hi = hexval(l->value[2 * i]);
-		lo = hexval(l->value[2 * i + 1]);
+		hi = hexval(digits[2 * i]);
+		lo = hexval(digits[2 * i + 1]);
 		if (hi < 0 || lo < 0)
 			return false;
 		out[i] = hi << 4 | lo;
 	}
 	return true;
+}
+
+void trace_ids__hex(const uint8_t *b, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[2 * n] = '\0';
+}
+
+/* Packs a value of exactly 2 * NBYTES hex digits into OUT; false on anything else. */
+static bool pack_hex(const struct go_label *l, uint8_t *out, size_t nbytes)
+{
+	return l->value_len == 2 * nbytes && trace_ids__pack_hex(l->value, nbytes, out);
 }
 
 /*

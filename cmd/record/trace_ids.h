@@ -35,6 +35,12 @@ unsigned int trace_ids__from_labels(const struct go_label *labels, uint32_t n,
 				    const struct trace_keys *keys, uint8_t trace[TRACE_ID_LEN],
 				    uint8_t span[SPAN_ID_LEN]);
 
+/* 2 * NBYTES hex digits at DIGITS (either case) packed into OUT; false on anything else. */
+bool trace_ids__pack_hex(const uint8_t *digits, size_t nbytes, uint8_t *out);
+
+/* N bytes as 2 * N lowercase hex digits and a NUL, into OUT. */
+void trace_ids__hex(const uint8_t *b, size_t n, char *out);
+
 /*
  * A W3C traceparent, "VV-<32 hex trace ID>-<16 hex parent span ID>-FF", in
  * L's value: its IDs into TRACE and SPAN. False for what W3C Trace Context

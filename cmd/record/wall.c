@@ -462,11 +462,10 @@ static int read_labels_map(struct wall_reader *r, struct sample_event *e, uint64
 static uint64_t add_context(struct wall_reader *r, struct sample_event *e, const struct gsnap *s,
 			    const struct wall_lookup *lk)
 {
+	const uint32_t judged = SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_ENDED | SAMPLE_F_LABELS_OWN;
 	uint32_t flags = 0;
 	struct trace_ctx tc;
 	struct go_label *lb;
-
-	const uint32_t judged = SAMPLE_F_LABELS_JUDGED | SAMPLE_F_LABELS_ENDED | SAMPLE_F_LABELS_OWN;
 
 	if (s->labels && lk->labels_judge)
 		e->flags |= lk->labels_judge(lk->ctx, r->pid, s->labels, s->goid);

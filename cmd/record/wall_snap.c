@@ -9,6 +9,7 @@
 #include "bpf/ctxprof.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/hashmap.h"
+#include "cmd/util/map_copy.h"
 #include "ctxprof.skel.h"
 #include "owners.h"
 #include "target.h"
@@ -142,32 +143,6 @@ static void follows_labels(struct target *t, void *ctx)
 	*(bool *)ctx |= target__follows_labels(t);
 }
 
-/* Copies the entries of map FD into M. */
-static void snapshot_map(struct hashmap *m, int fd)
-{
-	struct goid_key keys[256];
-	struct trace_ctx vals[256], *c;
-	__u32 n, i;
-	void *in = NULL;
-	__u64 out;
-	int ret;
-
-	do {
-		n = sizeof(keys) / sizeof(keys[0]);
-		ret = bpf_map_lookup_batch(fd, in, &out, keys, vals, &n, NULL);
-		if (ret && errno != ENOENT)
-			return;
-		for (i = 0; i < n; i++) {
-			if (hashmap__get(m, &keys[i], sizeof(keys[i])) || !(c = malloc(sizeof(*c))))
-				continue;
-			*c = vals[i];
-			if (hashmap__add(m, &keys[i], sizeof(keys[i]), c))
-				free(c);
-		}
-		in = &out;
-	} while (!ret);
-}
-
 /*
  * The traceparent and otel-sdk contexts, and who set the label sets,
  * read in batches once per snapshot: thousands of goroutines then look
@@ -184,8 +159,11 @@ static void snapshot_contexts(struct wall_snap *w)
 	w->lookup = (struct wall_lookup){ .ctx = w };
 	targets__foreach(w->ts, has_probes, &any);
 	if (any && (w->ctxs = hashmap__new()) && (w->copies = hashmap__new())) {
-		snapshot_map(w->ctxs, bpf_map__fd(w->skel->maps.trace_ctxs));
-		snapshot_map(w->copies, bpf_map__fd(w->skel->maps.spawn_ctxs));
+		/* a map not read leaves its goroutines without a context this snapshot */
+		map_copy(bpf_map__fd(w->skel->maps.trace_ctxs), w->ctxs, sizeof(struct goid_key),
+			 sizeof(struct trace_ctx));
+		map_copy(bpf_map__fd(w->skel->maps.spawn_ctxs), w->copies, sizeof(struct goid_key),
+			 sizeof(struct trace_ctx));
 		w->lookup.context = wall_context;
 	}
 	any = false;

@@ -30,7 +30,7 @@ bin=$(go_build "$v" plain services)
 load_bin=$(go_build "$v" plain httpload)
 "$bin" -role checkout -burn 50us -litter=false >"$work/co.addr" 2>&1 &
 srv=$!
-for _ in $(seq 100); do grep -q '^http://' "$work/co.addr" && break; sleep 0.1; done
+wait_line "$work/co.addr" '^http://' 100 || { echo "lifetime bench: checkout did not start" >&2; exit 1; }
 url=$(head -n 1 "$work/co.addr")/checkout
 srv_cpu() { cat /proc/"$srv"/task/*/schedstat | awk '{ t += $1 } END { printf "%.0f", t }'; }
 hits() { bpftool prog show -j | jq -r '[.[] | select(.name == "label_set")][0] // {} | "\(.run_cnt // 0) \(.run_time_ns // 0)"'; }
