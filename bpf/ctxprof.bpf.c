@@ -324,17 +324,13 @@ int http_request(struct pt_regs *ctx)
 }
 
 /*
- * runtime/pprof.SetGoroutineLabels, at its call of the runtime
- * (runtime_setProfLabel, which every release has and never inlines): the
- * goroutine in R14 (arm64: R28) makes the set in the first argument
- * register its labels. Which goroutine set a set tells the goroutines
- * that only inherited it once the setter has left it.
+ * Goroutine G makes the set at NEW its labels, in place of the one it
+ * holds. NESTED: a pprof.Do's set, whose restore is not seen.
  */
-SEC("uprobe")
-int label_set(struct pt_regs *ctx)
+static __noinline int take_labels(__u64 g, __u64 new, bool nested)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, slot;
-	__u64 g = GO_G(ctx), new = GO_ARG1(ctx), goid, old, trace = 0;
+	__u64 goid, old, trace = 0;
 	const __u8 *hex = NULL;
 	const struct target_info *t;
 	const struct go_layout *l;
@@ -347,13 +343,13 @@ int label_set(struct pt_regs *ctx)
 	    read_user(&old, sizeof(old), g + l->g_labels))
 		return 0;
 	if (!new) {
-		owners_on_set(l, tgid, goid, g, old, new, 0, NULL);
+		owners_on_set(l, tgid, goid, g, old, new, 0, NULL, nested);
 		return 0;
 	}
 	w = work_claim(&slot);
 	if (!w) {
 		stat_inc(STAT_BUSY);
-		owners_on_set(l, tgid, goid, g, old, new, TRACE_UNREAD, NULL);
+		owners_on_set(l, tgid, goid, g, old, new, TRACE_UNREAD, NULL, nested);
 		return 0;
 	}
 	e = &w->e;
@@ -367,14 +363,51 @@ int label_set(struct pt_regs *ctx)
 	else
 		trace = labels_trace(w, &hex);
 	/* the work slot holds the trace ID's digits until then */
-	owners_on_set(l, tgid, goid, g, old, new, trace, hex);
+	owners_on_set(l, tgid, goid, g, old, new, trace, hex, nested);
 	work_release(slot);
 	return 0;
 }
 
 /*
+ * The runtime's runtime_setProfLabel, where pprof.SetGoroutineLabels (and
+ * so pprof.Do) ends, which every release has and never inlines; at the
+ * branch of its stack check where there is one (go_binary.c): the
+ * goroutine in R14 (arm64: R28) makes the set in the first argument
+ * register its labels. Which goroutine set a set tells the goroutines
+ * that only inherited it once the setter has left it.
+ */
+SEC("uprobe")
+int label_set(struct pt_regs *ctx)
+{
+	return take_labels(GO_G(ctx), GO_ARG1(ctx), false);
+}
+
+/*
+ * context.valueCtx is {Context; key, val any}: val's data word, where
+ * pprof.WithLabels keeps the *labelMap that becomes g.labels.
+ */
+#define VALUE_CTX_VAL_DATA 40
+
+/*
+ * pprof.Do's own call of SetGoroutineLabels, a call the kernel emulates,
+ * in a program that sets labels no other way (go_binary.c): one hit a
+ * pprof.Do where label_set takes two. The context in the second argument
+ * register is WithLabels' *valueCtx. Do's restore is not seen: the
+ * setter's g tells when it left the set, and user space deletes its entry.
+ */
+SEC("uprobe")
+int label_do(struct pt_regs *ctx)
+{
+	__u64 new;
+
+	if (read_user(&new, sizeof(new), GO_ARG2(ctx) + VALUE_CTX_VAL_DATA))
+		return 0;
+	return take_labels(GO_G(ctx), new, true);
+}
+
+/*
  * Custom traces: another eBPF program stores a context value here and
- * tail-calls custom__generic. Names and types are a contract (design.md).
+ * tail-calls custom__generic. Names and types are a contract (README, custom traces).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -358,6 +358,12 @@ struct label_owner {
 	 * request this one lives no longer than; 0 for none.
 	 */
 	__u64 up;
+	/*
+	 * The set of another trace its setter left for this one, nested
+	 * (pprof.Do inside pprof.Do), when the return to it is not seen
+	 * (label_do): that set's setter still serves it underneath; 0 for none.
+	 */
+	__u64 under;
 };
 
 #define TRACE_UNREAD 2ULL

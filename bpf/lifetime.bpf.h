@@ -21,8 +21,8 @@ struct {
 
 /*
  * Does O's goroutine still hold the set at LABELS, or another set it made
- * for the same request? Its g tells: a g that exited and was reused has
- * another goid, and one that exited has no labels.
+ * for the same request, or one nested in it? Its g tells: a g that exited
+ * and was reused has another goid, and one that exited has no labels.
  */
 static __always_inline bool setter_holds(const struct go_layout *l, __u32 tgid,
 					 const struct label_owner *o, __u64 labels)
@@ -40,7 +40,7 @@ static __always_inline bool setter_holds(const struct go_layout *l, __u32 tgid,
 		return true;
 	k.labels = held;
 	cur = bpf_map_lookup_elem(&label_owners, &k);
-	return cur && cur->goid == o->goid && cur->epoch == o->epoch;
+	return cur && cur->goid == o->goid && (cur->epoch == o->epoch || cur->under == labels);
 }
 
 /*
@@ -131,10 +131,13 @@ static __always_inline __u64 labels_trace(struct work *w, const __u8 **hex)
  * set's request; a set of the same trace continues it. A set another
  * goroutine made and still holds keeps its setter: this one adopted it
  * (SetGoroutineLabels with the request's context), as an inheritor.
+ * NESTED: only pprof.Do's set is seen, not its restore, so a set left
+ * for another trace is one the goroutine comes back to (under), and
+ * user space deletes it once its setter holds it no longer.
  */
 static __always_inline void owners_on_set(const struct go_layout *l, __u32 tgid, __u64 goid,
 					  __u64 g, __u64 old, __u64 new, __u64 trace,
-					  const __u8 *hex)
+					  const __u8 *hex, bool nested)
 {
 	struct labels_key k = { .tgid = tgid, .labels = old };
 	struct label_owner o = {}, rec = {};
@@ -149,6 +152,9 @@ static __always_inline void owners_on_set(const struct go_layout *l, __u32 tgid,
 		if (trace && o.trace == trace) {
 			rec.epoch = o.epoch;
 			rec.up = o.up;
+			rec.under = o.under;
+		} else if (nested) {
+			rec.under = old;
 		} else if (old != new) {
 			bpf_map_delete_elem(&label_owners, &k);
 			if (!o.up)
@@ -163,7 +169,8 @@ static __always_inline void owners_on_set(const struct go_layout *l, __u32 tgid,
 	if (!trace || !new)
 		return;
 	k.labels = new;
-	p = bpf_map_lookup_elem(&label_owners, &k);
+	/* pprof.Do's set is new, made by WithLabels right before: no one holds it */
+	p = nested ? NULL : bpf_map_lookup_elem(&label_owners, &k);
 	if (p && p->goid != goid) {
 		__builtin_memcpy(&o, p, sizeof(o));
 		if (setter_holds(l, tgid, &o, new))

@@ -110,6 +110,18 @@ static const char *header_map_name(__u32 map)
 	return map == GO_MAP_HMAP ? "hmap" : map == GO_MAP_SWISS ? "swiss" : NULL;
 }
 
+/*
+ * Where ctxprof-go sees label sets made: "pprof.Do" (its set only, one hit
+ * a request: the program sets labels no other way), "runtime_setProfLabel"
+ * (every set, and --wall always), or none.
+ */
+static const char *label_probe_name(const struct go_binary *gb)
+{
+	if (go_binary__do_probe(gb) >= 0)
+		return "pprof.Do";
+	return go_binary__label_probe(gb) >= 0 ? "runtime_setProfLabel" : NULL;
+}
+
 /* "a b c" as ["a", "b", "c"] */
 static json_t *words_json(const char *words)
 {
@@ -242,6 +254,7 @@ static json_t *report_json(const struct go_binary *gb)
 	json_object_set_new(o, "labels_layout", str_or_null(ok ? go_labels_layout__name(l.labels_layout) : NULL));
 	json_object_set_new(o, "offsets", ok ? offsets_json(&l, go_binary__md_gofunc(gb)) : json_null());
 	json_object_set_new(o, "sets_labels", json_boolean(go_binary__sets_labels(gb)));
+	json_object_set_new(o, "label_probe", str_or_null(label_probe_name(gb)));
 	json_object_set_new(o, "header_map", str_or_null(ok ? header_map_name(l.hdr.map) : NULL));
 	json_object_set_new(o, "trace_sources", sources_json(gb));
 	json_object_set_new(o, "module_members", module_members_json(gb));
@@ -262,6 +275,7 @@ static json_t *io_error_json(const char *path, const char *err)
 			      "labels_layout", "offsets", "sets_labels", 0, "header_map",
 			      "trace_sources");
 
+	json_object_set_new(o, "label_probe", json_null());
 	json_object_set_new(o, "module_members", json_array());
 	json_object_set_new(o, "wall", json_pack("{s:b, s:s}", "supported", 0, "reason", err));
 	json_object_set_new(o, "problems", json_pack("[s]", err));

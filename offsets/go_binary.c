@@ -57,6 +57,8 @@ struct go_binary {
 	bool spawn_probe; /* one of them gives new goroutines their creator's context */
 	/* runtime/pprof.runtime_setProfLabel's entry, as a file offset; -1 when it has none */
 	long label_probe;
+	/* pprof.Do's call that makes its set current, as a file offset; -1 when not alone */
+	long do_probe;
 	/* the module members the grpc-go and otel-sdk layouts came from, for check */
 	struct go_module_member members[MAX_MODULE_MEMBERS];
 	size_t nmembers;
@@ -821,6 +823,106 @@ static void find_label_probe(struct go_binary *gb)
 	gb->label_probe = elf_image__file_offset(gb->img, at);
 }
 
+/* Some data word holds ENTRY: a function value of it, called where no call instruction shows. */
+static bool func_value(const struct go_binary *gb, uint64_t entry)
+{
+	const uint8_t *p;
+	GElf_Phdr ph;
+	size_t i, n;
+	uint64_t w;
+
+	if (elf_image__relative_places(gb->img, entry, NULL, 0))
+		return true;
+	if (elf_getphdrnum(elf_image__elf(gb->img), &n) != 0)
+		return true;
+	for (i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf_image__elf(gb->img), i, &ph) || ph.p_type != PT_LOAD ||
+		    (ph.p_flags & PF_X) || !ph.p_filesz)
+			continue;
+		if (!(p = elf_image__at(gb->img, ph.p_vaddr, ph.p_filesz)))
+			return true;
+		for (size_t at = (8 - ph.p_vaddr % 8) % 8; at + 8 <= ph.p_filesz; at += 8) {
+			memcpy(&w, p + at, 8);
+			if (w == entry)
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * The calls of SetGoroutineLabels and runtime_setProfLabel in FN: true
+ * when each is one pprof.Do's labels take (SetGoroutineLabels' own,
+ * Do's deferred restore, Do's set, once, kept in *AT).
+ */
+static bool label_calls(const struct go_binary *gb, const struct gopclntab_func *fn,
+			uint64_t set, uint64_t rt, uint64_t doer, uint64_t *at)
+{
+	size_t i, len, n = fn->end - fn->entry;
+	const uint8_t *code = elf_image__at(gb->img, fn->entry, n);
+	uint64_t pc;
+	bool to_set;
+
+	if (!code)
+		return fn->end <= fn->entry;
+	/* each 0xe8 byte on amd64: a false match only costs the second hit */
+	for (i = 0; i < n; i += gb->arm64 ? 4 : 1) {
+		if (!gb->arm64) {
+			const uint8_t *e8 = memchr(code + i, 0xe8, n - i);
+
+			if (!e8)
+				break;
+			i = e8 - code;
+		}
+		pc = fn->entry + i;
+		to_set = calls(code, i, n, pc, set, gb->arm64, &len);
+		if (!to_set && !calls(code, i, n, pc, rt, gb->arm64, &len))
+			continue;
+		if (fn->entry == set && !to_set)
+			continue;
+		if (fn->entry == doer && to_set && !*at) {
+			*at = pc;
+			continue;
+		}
+		if (to_set && (!strcmp(fn->name, "runtime/pprof.Do.deferwrap1") ||
+			       !strcmp(fn->name, "runtime/pprof.Do.func1")))
+			continue;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * One hit a pprof.Do, not two: pprof.Do calls SetGoroutineLabels to make
+ * its set current, and again, deferred, to restore the one before. The
+ * first call alone shows the set, and the setter's g tells later that it
+ * left it. That holds only when pprof.Do is the only way the program sets
+ * labels: no other call of SetGoroutineLabels or of runtime_setProfLabel
+ * (a tracer's own SetGoroutineLabels, a PGO-inlined one), and neither
+ * taken as a function value. Otherwise the set probe sees every set.
+ */
+static void find_do_probe(struct go_binary *gb)
+{
+	struct gopclntab_func doer, set, rt, fn;
+	uint64_t at = 0;
+	size_t i, n;
+
+	gb->do_probe = -1;
+	if (gb->label_probe < 0 || gopclntab__find(gb->pcln, "runtime/pprof.Do", &doer) != 0 ||
+	    gopclntab__find(gb->pcln, "runtime/pprof.SetGoroutineLabels", &set) != 0 ||
+	    gopclntab__find(gb->pcln, "runtime/pprof.runtime_setProfLabel", &rt) != 0)
+		return;
+	n = gopclntab__nfunc(gb->pcln);
+	for (i = 0; i < n; i++) {
+		if (gopclntab__func(gb->pcln, i, &fn) != 0 ||
+		    !label_calls(gb, &fn, set.entry, rt.entry, doer.entry, &at))
+			return;
+	}
+	if (!at || func_value(gb, set.entry) || func_value(gb, rt.entry))
+		return;
+	gb->do_probe = elf_image__file_offset(gb->img, at);
+}
+
 /*
  * The traceparent source: the servers the binary links, each with its
  * layout and probes. One that cannot be read is a warning when another can.
@@ -1224,6 +1326,7 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 		return NULL;
 	}
 	gb->label_probe = -1;
+	gb->do_probe = -1;
 	gb->img = elf_image__open(path, ierr, sizeof(ierr));
 	if (!gb->img) {
 		if (errno != ENOEXEC && errno != EINVAL) {
@@ -1284,6 +1387,7 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	gb->sets_labels = has_func(gb, "runtime/pprof.Do") ||
 			  has_func(gb, "runtime/pprof.SetGoroutineLabels");
 	find_label_probe(gb);
+	find_do_probe(gb);
 	gb->serves_http = has_func(gb, http_funcs[0].name);
 	/*
 	 * A program can link grpc-go's server methods without ever making a
@@ -1494,6 +1598,11 @@ size_t go_binary__module_members(const struct go_binary *gb,
 long go_binary__label_probe(const struct go_binary *gb)
 {
 	return go_binary__supported(gb) && gb->label_probe >= 0 ? gb->label_probe : -1;
+}
+
+long go_binary__do_probe(const struct go_binary *gb)
+{
+	return go_binary__label_probe(gb) >= 0 ? gb->do_probe : -1;
 }
 
 bool go_binary__spawn_probe(const struct go_binary *gb)

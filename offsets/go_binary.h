@@ -115,6 +115,12 @@ size_t go_binary__trace_probes(const struct go_binary *gb, const struct go_trace
  * function in its table.
  */
 long go_binary__label_probe(const struct go_binary *gb);
+/*
+ * pprof.Do's call that makes its set current, as a file offset to probe
+ * in place of go_binary__label_probe() when only sets matter, not their
+ * ends; -1 when the program sets labels in another way too.
+ */
+long go_binary__do_probe(const struct go_binary *gb);
 /* Whether a probe gives the goroutines a goroutine starts its context (Go before 1.21). */
 bool go_binary__spawn_probe(const struct go_binary *gb);
 /* The module members GB's grpc-go and otel-sdk layouts came from (DWARF or the table). */

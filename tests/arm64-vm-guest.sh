@@ -6,7 +6,8 @@
 # and httpserver19 (the traceparent source, Go 1.19's goroutine-start
 # probe), otelroot (the otel-sdk source), report_trace (a C program, for
 # --uprobe), leafy (frameless leaves), clocky (the vDSO), bigframes-*
-# (deep frames, Duff's device, system calls) and waitkinds (--wall). Each
+# (deep frames, Duff's device, system calls), waitkinds (--wall) and
+# services (a request's lifetime, nested pprof.Do). Each
 # step leaves its output, stderr and exit status in /out; the host judges
 # them.
 out=/out
@@ -152,6 +153,28 @@ timed() {
 	echo $? >$out/$step.rc
 	echo "$step $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
 }
+
+# label sets seen at pprof.Do's call alone, a pprof.Do nested in each request
+/t/services -role checkout -burn 200ms -nest 1500ms -litter=false >$out/nest.addr 2>&1 &
+co=$!
+echo "$co services" >>$out/pids
+i=0
+while [ $i -lt 300 ] && ! grep -q '^http://' $out/nest.addr; do
+	sleep 0.1
+	i=$((i + 1))
+done
+t0=$(cut -d' ' -f1 /proc/uptime)
+ctxprof-go -p $co -F 199 -v -o $out/nest.jsonl 2>$out/nest.err &
+cp=$!
+if started $out/nest.err $cp; then
+	/t/services -role client -target "$(head -n 1 $out/nest.addr)" -n 3 \
+		-traces 4bf92f3577b34da6a3ce929d0e0e4736 >/dev/null 2>&1
+fi
+kill -INT $cp
+wait $cp
+echo $? >$out/nest.rc
+echo "nest $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+kill $co
 
 # frameless leaves: their callers come back from LR (the leaf repair)
 /t/leafy -d 600s -workers 1 >/dev/null 2>&1 &

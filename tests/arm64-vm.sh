@@ -32,6 +32,12 @@
 #   and on report_trace, a C program that exits right after its five
 #   calls (x0): every record has the argument, traceDo's trace ID for
 #   Go, and the caller next (from LR: the probe is at the entry);
+# - services' checkout (newest toolchain), three requests under one trace,
+#   each with a pprof.Do of another trace inside it (-nest): the label
+#   probe takes one hit a pprof.Do (the BL in pprof.Do, second argument
+#   R1), and 99% of each function's samples carry their trace: the
+#   request's before, beside (main.keepOrder) and after the nested one,
+#   the nested trace in it;
 # - leafy (newest toolchain): samples in its frameless leaves (main.spinLeaf,
 #   runtime.memclrNoHeapPointers) show a true caller next in 99%: the
 #   return address LR held, put back through .gopclntab's SP deltas;
@@ -82,7 +88,7 @@ vm_prepare || { not_ok "the arm64 kernel and busybox could not be fetched"; done
 cp "$TOP/tests/arm64-vm-guest.sh" "$stage/test.sh"
 oldest=$(go_toolchains | head -n 1)
 newest=$(go_toolchains | tail -n 1)
-for prog in httpserver otelroot leafy clocky waitkinds; do
+for prog in httpserver otelroot leafy clocky waitkinds services; do
 	bin=$(go_build "$newest" arm64 "$prog") || { not_ok "go$newest arm64 $prog: build failed"; continue; }
 	cp "$bin" "$stage/t/$prog"
 done
@@ -337,5 +343,20 @@ while read -r kind trace func share; do
 	wall_kind_verdicts "arm64 --wall" "$kind" "$func" "$share" 0.15 sync.Mutex.Lock "$t"
 done < <(jq -r '"\(.kind) \(.trace_id) \(.wait_func) \(.cpu_share)"' "$res/kinds" 2>/dev/null)
 [ -s "$res/kinds" ] || not_ok "waitkinds reported nothing: $(head -c 300 "$res/kinds.err" 2>/dev/null)"
+# pprof.Do's set alone: a request's set outlives the nested one
+check_eq "ctxprof-go -p services: exit status" 0 "$(cat "$res/nest.rc" 2>/dev/null)"
+check_eq "arm64 services: -v says one hit a pprof.Do" 1 \
+	"$(grep -c "label sets followed (pprof.Do's set, one hit a request)" "$res/nest.err" 2>/dev/null)"
+nest=4bf92f3577b34da6a3ce929d0e0e4736
+for fn in main.priceCart main.keepOrder main.nestedWork main.packOrder; do
+	want=$nest
+	[ "$fn" = main.nestedWork ] && want=${nest:16}${nest:0:16}
+	read -r right total < <(jq -s -r --arg f "$fn" --arg t "$want" '
+		[.[] | select(.origin == "sampling") as $r | $r.stacks[] |
+		 select(any(.frames[]; .func == $f)) | {t: $r.trace_id, n: .samples}] |
+		"\(map(select(.t == $t)) | map(.n) | add // 0) \(map(.n) | add // 0)"' "$res/nest.jsonl" 2>/dev/null)
+	part_verdict "arm64 services, nested pprof.Do" "${right:-0}" "${total:-0}" 20 \
+		"$fn's samples carry trace $want" ""
+done
 echo "# arm64 machine test: $((SECONDS - start)) s in all"
 done_testing

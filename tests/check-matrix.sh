@@ -4,6 +4,8 @@
 #
 # Builds: testdata/traced with each toolchain as plain, stripped (-ldflags=-s -w),
 # pie, cgo (C __thread variables ahead of runtime.tlsg) and cgo-stripped.
+# Then testdata/waitkinds, which sets labels with pprof.Do alone, plain,
+# stripped and PIE: the label probe goes on pprof.Do's set (label_probe).
 # Expected values come from outside ctxprof-go: the version from the
 # toolchain's own `go version`, offsets from llvm-dwarfdump (for stripped
 # builds, from their unstripped twin) and from runtime_facts' table, the TLS slot
@@ -164,6 +166,8 @@ verify() { # verify VERSION VARIANT BIN TWIN
 	check_eq "$name pie" "$([ "$var" = pie ] && echo true || echo false)" "$(j .pie)"
 	check_eq "$name cgo" "$(case $var in cgo*) echo true ;; *) echo false ;; esac)" "$(j .cgo)"
 	check_eq "$name sets_labels" true "$(j .sets_labels)"
+	# it calls SetGoroutineLabels itself: every set is probed
+	check_eq "$name label_probe" runtime_setProfLabel "$(j .label_probe)"
 	if [ -n "${CTXPROF_SAN:-}" ]; then
 		check_eq "$name ASan/UBSan build agrees" "$json" "$("$CTXPROF_SAN" check --json "$bin" 2>&1)"
 	fi
@@ -183,6 +187,17 @@ for v in $versions; do
 		*) twin=$bin ;;
 		esac
 		verify "$v" "$var" "$bin" "$twin"
+	done
+done
+
+# A program that sets labels with pprof.Do alone (testdata/waitkinds):
+# the label probe takes pprof.Do's set, one hit a request, found through
+# .gopclntab in stripped builds, and through the relocations in PIE ones.
+for v in $versions; do
+	for var in plain stripped pie; do
+		bin=$(go_build "$v" "$var" waitkinds) || { not_ok "go$v $var waitkinds: build failed"; continue; }
+		check_eq "go$v $var waitkinds (pprof.Do alone) label_probe" pprof.Do \
+			"$("$CTXPROF" check --json "$bin" | jq -r .label_probe)"
 	done
 done
 

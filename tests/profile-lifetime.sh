@@ -34,6 +34,13 @@
 # before the request ended (the times checkout logs) carry the trace ID,
 # those after it inherited_trace_id and no trace ID (a sample within 5 ms
 # of the end is not judged).
+#
+# Last, with -p alone (the probe sees pprof.Do's sets, not its restores:
+# check says label_probe pprof.Do; runtime_setProfLabel for
+# testdata/traced, which calls SetGoroutineLabels), each request runs
+# 1.5 s under another trace in a pprof.Do inside its own (-nest): the
+# samples of its work before, beside and after it carry its trace, the
+# nested work's the nested trace.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -50,16 +57,12 @@ SAMPLE_S=8
 # (pid in $svc), named NAME by OTEL_SERVICE_NAME; true once it has printed
 # its address into OUT
 start_service() {
-	local name=$1 out=$2 i
+	local name=$1 out=$2
 	shift 2
 	: >"$out"
 	OTEL_SERVICE_NAME=$name "$bin" "$@" >"$out" 2>&1 &
 	svc=$!
-	for i in $(seq 300); do
-		grep -q '^http://' "$out" && return 0
-		sleep 0.1
-	done
-	return 1
+	wait_line "$out" '^http://' 300
 }
 
 # record_both ARGS...: one ctxprof-go on checkout ($co) into $work/a.jsonl,
@@ -250,5 +253,51 @@ for v in "${versions[@]}"; do
 	stop_all "$co" "$inv"
 	audit_verdict "$name" "$work/requests.log" "$work/audit.jsonl"
 done
+
+# fn_share FILE FUNC TRACE: "RIGHT TOTAL", FUNC's samples in FILE, and those with trace ID TRACE
+fn_share() {
+	jq -s -r --arg f "$2" --arg t "$3" '
+		[.[] | select(.origin == "sampling") as $r | $r.stacks[] |
+		 select(any(.frames[]; .func == $f)) | {t: $r.trace_id, n: .samples}] |
+		"\(map(select(.t == $t)) | map(.n) | add // 0) \(map(.n) | add // 0)"' "$1"
+}
+
+# A pprof.Do of another trace inside the request's (-nest): the probe sees
+# pprof.Do's sets alone, not its restores. The request's set outlives the
+# once-a-second sweep that runs while the nested one is held: its work
+# after the nested Do (main.packOrder), and a goroutine it started just
+# before (main.keepOrder), are the request's; the nested work its own.
+nest_trace=${TRACES[0]}
+for v in "${versions[@]}"; do
+	bin=$(go_build "$v" plain services) || continue
+	name="go$v nested pprof.Do"
+	check_eq "$name: check says one probe hit a pprof.Do" pprof.Do \
+		"$("$CTXPROF" check --json "$bin" | jq -r .label_probe)"
+	start_service checkout "$work/co.addr" -role checkout -burn 400ms -nest 1500ms -litter=false ||
+		{ not_ok "$name: checkout did not start"; continue; }
+	co=$svc
+	if ! ctxprof_start "$work/nest.err" "$work/nest.jsonl" -p "$co" -F 499 -v; then
+		not_ok "$name: ctxprof-go did not start: $(tail -n 3 "$work/nest.err")"
+		stop_all "$co"
+		continue
+	fi
+	"$bin" -role client -target "$(cat "$work/co.addr")" -n 3 -traces "$nest_trace" 2>"$work/client.err"
+	ctxprof_stop
+	stop_all "$co"
+	check_eq "$name: -v says where label sets are seen" 1 \
+		"$(grep -c "label sets followed (pprof.Do's set, one hit a request)" "$work/nest.err")"
+	for fn in main.priceCart main.keepOrder main.nestedWork main.packOrder; do
+		want=$nest_trace
+		[ "$fn" = main.nestedWork ] && want=${nest_trace:16}${nest_trace:0:16}
+		read -r right total < <(fn_share "$work/nest.jsonl" "$fn" "$want")
+		if [ "${total:-0}" -lt 20 ]; then
+			not_ok "$name: too few $fn samples to judge: ${total:-0}"
+		else
+			share_verdict "$name: $fn's samples carry trace $want" "$right" "$total" ""
+		fi
+	done
+done
+check_eq "testdata/traced (SetGoroutineLabels): check says every set is probed" runtime_setProfLabel \
+	"$("$CTXPROF" check --json "$(go_build "${versions[0]}" plain traced)" | jq -r .label_probe)"
 
 done_testing

@@ -7,6 +7,7 @@
 
 #include "cmd/util/clock.h"
 #include "cmd/util/hashmap.h"
+#include "cmd/util/map_copy.h"
 #include "cmd/util/procfs.h"
 #include "cmd/util/vec.h"
 #include "offsets/gopclntab.h"
@@ -31,6 +32,12 @@ struct owners {
 	struct hashmap *setters; /* {pid, g} -> struct setter */
 	int fd; /* label_owners, when looked up set by set (owners__follow) */
 	bool whole; /* sets is a copy of the whole map: a set not in it has no entry */
+	/*
+	 * A sweep: a set not in the copy is looked up, once, so that a set
+	 * made since (a nested pprof.Do's) does not pass for one with none.
+	 */
+	bool sweeping;
+	struct label_owner fresh; /* what that lookup found: the copy is being walked */
 	size_t lookups;
 };
 
@@ -61,35 +68,19 @@ size_t owners__size(const struct owners *o)
 
 int owners__read(struct owners *o, int fd)
 {
-	struct labels_key keys[256], out;
-	struct label_owner vals[256], *v;
 	struct hashmap *sets, *setters;
-	void *in = NULL;
-	__u32 n, i;
 	int ret;
 
 	if (!(sets = hashmap__new()) || !(setters = hashmap__new())) {
 		hashmap__free(sets, NULL);
 		return -ENOMEM;
 	}
-	do {
-		n = sizeof(keys) / sizeof(keys[0]);
-		ret = bpf_map_lookup_batch(fd, in, &out, keys, vals, &n, NULL);
-		if (ret && errno != ENOENT) {
-			ret = -errno;
-			hashmap__free(sets, free);
-			hashmap__free(setters, free);
-			return ret;
-		}
-		for (i = 0; i < n; i++) {
-			if (hashmap__get(sets, &keys[i], sizeof(keys[i])) || !(v = malloc(sizeof(*v))))
-				continue;
-			*v = vals[i];
-			if (hashmap__add(sets, &keys[i], sizeof(keys[i]), v))
-				free(v);
-		}
-		in = &out;
-	} while (!ret);
+	ret = map_copy(fd, sets, sizeof(struct labels_key), sizeof(struct label_owner));
+	if (ret) {
+		hashmap__free(sets, free);
+		hashmap__free(setters, free);
+		return ret;
+	}
 	hashmap__free(o->sets, free);
 	hashmap__free(o->setters, free);
 	o->sets = sets;
@@ -146,7 +137,11 @@ static const struct label_owner *owner_of(struct owners *o, pid_t pid, uint64_t 
 	struct labels_key k = { .tgid = pid, .labels = labels };
 	struct label_owner *v = hashmap__get(o->sets, &k, sizeof(k));
 
-	if (!v && !o->whole) {
+	if (!v && o->sweeping) {
+		if (bpf_map_lookup_elem(o->fd, &k, &o->fresh))
+			return NULL;
+		v = &o->fresh;
+	} else if (!v && !o->whole) {
 		if (o->lookups++ >= LAZY_LOOKUPS) {
 			/* a copy failed leaves the sets not read as having no entry */
 			owners__read(o, o->fd);
@@ -180,7 +175,7 @@ static bool setter_holds(struct owners *o, pid_t pid, const struct go_layout *l,
 	if (s->labels == labels)
 		return true;
 	cur = owner_of(o, pid, s->labels);
-	return cur && cur->goid == ow->goid && cur->epoch == ow->epoch;
+	return cur && cur->goid == ow->goid && (cur->epoch == ow->epoch || cur->under == labels);
 }
 
 uint32_t owners__judge(struct owners *o, pid_t pid, const struct go_layout *l, uint64_t labels,
@@ -249,9 +244,28 @@ size_t owners__sweep(struct owners *o, int fd, pid_t pid, const struct go_layout
 	struct sweep sw = { .o = o, .pid = pid, .l = l };
 	size_t i, n = 0;
 
+	o->fd = fd;
+	o->sweeping = true;
 	hashmap__foreach(o->sets, sweep_one, &sw);
-	for (i = 0; i < sw.gone.n; i++)
-		n += bpf_map_delete_elem(fd, &sw.gone.keys[i]) == 0;
+	o->sweeping = false;
+	/*
+	 * With pprof.Do's sets probed alone, every request leaves its entry
+	 * here: deleted in batches, a batch stopping at a key gone already
+	 */
+	for (i = 0; i < sw.gone.n;) {
+		__u32 done = sw.gone.n - i;
+
+		if (!bpf_map_delete_batch(fd, &sw.gone.keys[i], &done, NULL)) {
+			n += done;
+			break;
+		}
+		n += done;
+		i += done;
+		if (errno == ENOENT)
+			i++;
+		else if (i < sw.gone.n)
+			n += bpf_map_delete_elem(fd, &sw.gone.keys[i++]) == 0;
+	}
 	free(sw.gone.keys);
 	return n;
 }
@@ -332,16 +346,13 @@ struct scan {
 /* The trace_hash() the kernel gives a set whose labels hold TRACE, as 32 lowercase hex digits. */
 static uint64_t hash_of(const uint8_t trace[TRACE_ID_LEN])
 {
-	static const char hex[] = "0123456789abcdef";
-	__u64 words[4];
-	char *c = (char *)words;
-	int i;
+	union {
+		__u64 words[TRACE_HEX_LEN / 8 + 1];
+		char hex[TRACE_HEX_LEN + 8];
+	} u;
 
-	for (i = 0; i < TRACE_ID_LEN; i++) {
-		c[2 * i] = hex[trace[i] >> 4];
-		c[2 * i + 1] = hex[trace[i] & 15];
-	}
-	return trace_hash(words);
+	trace_ids__hex(trace, TRACE_ID_LEN, u.hex);
+	return trace_hash(u.words);
 }
 
 static int scan_held(void *ctx, const struct wall_held *h)

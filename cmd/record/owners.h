@@ -47,7 +47,8 @@ uint32_t owners__judge(struct owners *o, pid_t pid, const struct go_layout *l, u
 /*
  * Deletes from FD the entries of PID, in the last copy, whose setter no
  * longer holds them (it exited, or left without the probe seeing it:
- * a nested set, a set of another process that exited). Returns how many.
+ * pprof.Do's restore where label_do alone is attached, a nested set, a
+ * set of another process that exited). Returns how many.
  */
 size_t owners__sweep(struct owners *o, int fd, pid_t pid, const struct go_layout *l);
 

@@ -143,6 +143,8 @@ static int configure(struct sampler *s)
 								     1U << TRACE_SOURCE_OTEL_SDK)));
 	bpf_program__set_autoload(s->skel->progs.label_set,
 				  c->sampling && (c->trace_sources & (1U << TRACE_SOURCE_LABEL)));
+	bpf_program__set_autoload(s->skel->progs.label_do, c->sampling && !c->wall &&
+				  (c->trace_sources & (1U << TRACE_SOURCE_LABEL)));
 	bpf_program__set_autoload(s->skel->progs.uprobe_event, c->nuprobes > 0);
 	bpf_program__set_autoload(s->skel->progs.custom__generic, c->pin_dir != NULL);
 	return 0;

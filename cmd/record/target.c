@@ -245,7 +245,7 @@ static int refuse_unsupported(const struct target *t, bool quiet)
 }
 
 /* T's layout for the sampler; a PIE's addresses moved to where it is loaded. */
-static void target_layout(const struct target *t, struct target_info *info)
+static void target_layout(struct target *t, struct target_info *info)
 {
 	struct go_layout *l = &info->layout;
 	uint64_t bias = 0;
@@ -261,6 +261,7 @@ static void target_layout(const struct target *t, struct target_info *info)
 		l->frame_text = t->frames->ft->text + bias;
 		l->frame_slots = t->frames->ft->slots;
 	}
+	t->layout = *l;
 }
 
 /*
@@ -366,7 +367,6 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 	if (!ret) {
 		find_frames(t, quiet);
 		target_layout(t, info);
-		t->layout = info->layout;
 		say_layout(t, info, quiet);
 		info->exe_ino = t->exe_st.st_ino;
 		if (env->wall)
@@ -642,22 +642,27 @@ bool target__follow_labels(struct target *t, bool quiet)
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	const struct target_env *env = t->env;
 	struct vec found = { .size = sizeof(struct owner_found) };
-	long off = go_binary__label_probe(t->gb);
+	long off = go_binary__label_probe(t->gb), at_do = go_binary__do_probe(t->gb);
+	/* --wall's request spans need each set's end, which only label_set sees */
+	bool one_hit = at_do >= 0 && !env->wall;
 	char exe[64];
 	int err;
 
 	if (off < 0 || !env->sampling || !(env->trace_sources & (1U << TRACE_SOURCE_LABEL)))
 		return false;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
-	t->label_link = bpf_program__attach_uprobe_opts(env->skel->progs.label_set, t->pid, exe, off,
-							&opts);
+	t->label_link = bpf_program__attach_uprobe_opts(
+		one_hit ? env->skel->progs.label_do : env->skel->progs.label_set, t->pid, exe,
+		one_hit ? at_do : off, &opts);
 	if (!t->label_link) {
 		err = -errno;
 		if (!quiet || env->verbose)
-			fprintf(stderr, "pid %d (%s): warning: failed to attach to "
-					"runtime/pprof.runtime_setProfLabel: %s; goroutines that "
-					"inherit a request's labels count as it even once it ends\n",
-				(int)t->pid, t->comm, strerror(-err));
+			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+					"goroutines that inherit a request's labels count as it "
+					"even once it ends\n",
+				(int)t->pid, t->comm,
+				one_hit ? "runtime/pprof.Do" : "runtime/pprof.runtime_setProfLabel",
+				strerror(-err));
 		return false;
 	}
 	err = scan_labels(t, &found);
@@ -676,9 +681,12 @@ bool target__follow_labels(struct target *t, bool quiet)
 		return false;
 	}
 	if (env->verbose)
-		fprintf(stderr, "pid %d (%s): label sets followed; %zu with a trace ID held in "
-				"pprof.Do or on a CPU now\n",
-			(int)t->pid, t->comm, found.n);
+		fprintf(stderr, "pid %d (%s): label sets followed (%s); %zu with a trace ID "
+				"held in pprof.Do or on a CPU now\n",
+			(int)t->pid, t->comm,
+			one_hit ? "pprof.Do's set, one hit a request" :
+				  "every set, at runtime_setProfLabel",
+			found.n);
 	t->labels_followed = true;
 	return true;
 }
@@ -1006,7 +1014,6 @@ void target__reexec(struct target *t, struct target_info *info)
 	/* a new image: none of its string pages are mapped yet */
 	target__map_strings(t);
 	target_layout(t, info);
-	t->layout = info->layout;
 	/*
 	 * Its probes were the old image's (an exec from another thread than
 	 * the first ends the task they followed), and so were its label sets

@@ -12,6 +12,9 @@
 // main.holdStock. Handlers leave garbage behind, so that the collector's
 // workers run. With -audit D, each checkout starts main.auditOrder and
 // does not wait for it: it burns CPU until D after the request ended.
+// With -nest D, each checkout burns D in main.nestedWork under another
+// trace (its trace ID's halves swapped), in a pprof.Do inside the request's,
+// while main.keepOrder, which the request started just before, burns too.
 // With -log FILE, checkout writes "TRACE START END" a line, each request's
 // times in microseconds of the Unix clock, when its labels were set and
 // left. The client sends -n requests (0: until killed) to -target, one at
@@ -94,6 +97,36 @@ func auditOrder(ended <-chan time.Time, d time.Duration) {
 	}
 }
 
+// nestedWork runs under a trace of its own, in a pprof.Do inside the request's.
+//
+//go:noinline
+func nestedWork(d time.Duration) { sink += spin(d, 0x2545f4914f6cdd1d) }
+
+// keepOrder burns CPU under the request's labels until done is closed.
+//
+//go:noinline
+func keepOrder(done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		default:
+			sink += spin(time.Millisecond, 0x9fb21c651e98df25)
+		}
+	}
+}
+
+// nested runs nestedWork for d under another trace (trace's halves swapped),
+// while a goroutine the request started before it keeps burning.
+func nested(ctx context.Context, trace string, d time.Duration) {
+	done := make(chan struct{})
+	go keepOrder(done)
+	pprof.Do(ctx, pprof.Labels("otel.traceid", trace[16:]+trace[:16]), func(context.Context) {
+		nestedWork(d)
+	})
+	close(done)
+}
+
 // litter leaves garbage behind, so that the collector runs every few requests.
 func litter() {
 	gmu.Lock()
@@ -136,6 +169,7 @@ type checkout struct {
 	litter    bool
 	burn      time.Duration
 	audit     time.Duration
+	nest      time.Duration
 	log       io.Writer
 	logmu     sync.Mutex
 }
@@ -150,6 +184,9 @@ func (c *checkout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if c.audit > 0 {
 			ended = make(chan time.Time, 1)
 			go auditOrder(ended, c.audit)
+		}
+		if c.nest > 0 && len(trace) == 32 {
+			nested(ctx, trace, c.nest)
 		}
 		if c.inventory != "" {
 			req, _ := http.NewRequestWithContext(ctx, "GET", c.inventory+"/stock", nil)
@@ -243,13 +280,14 @@ func main() {
 	burn := flag.Duration("burn", 4*time.Millisecond, "CPU a request burns in each service")
 	wait := flag.Duration("wait", 8*time.Millisecond, "inventory: how long a request waits")
 	audit := flag.Duration("audit", 0, "checkout: a goroutine each request leaves running this long after it")
+	nest := flag.Duration("nest", 0, "checkout: burn this long under another trace, in a pprof.Do inside the request's")
 	logf := flag.String("log", "", "checkout: a file for each request's trace and times")
 	flag.Parse()
 
 	switch *role {
 	case "checkout":
 		c := &checkout{client: &http.Client{}, inventory: *inv, labels: *labels, burn: *burn,
-			audit: *audit, litter: *garbage}
+			audit: *audit, nest: *nest, litter: *garbage}
 		if *logf != "" {
 			f, err := os.Create(*logf)
 			if err != nil {

@@ -12,9 +12,10 @@
 # the requests' spans). Each load's cost is the server's CPU (its threads'
 # schedstat: the traps and programs run on them) plus ctxprof-go's own
 # (/proc/PID/stat); this build's over the baseline's in the same mode, as
-# a share of one core, must be <= 1%. Printed too: label_set's hits a
-# request and its BPF time a hit (kernel.bpf_stats_enabled), and the
-# requests this build counted with --wall (origin request).
+# a share of one core, must be <= 1%. Printed too: the label probe's hits
+# a request with -p (label_do, at pprof.Do's set alone) and its BPF time a
+# hit (kernel.bpf_stats_enabled), and the requests this build counted with
+# --wall (origin request).
 # Runs alone too: bash tests/bench/lifetime.sh (after make bench's build).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
@@ -33,7 +34,8 @@ srv=$!
 wait_line "$work/co.addr" '^http://' 100 || { echo "lifetime bench: checkout did not start" >&2; exit 1; }
 url=$(head -n 1 "$work/co.addr")/checkout
 srv_cpu() { cat /proc/"$srv"/task/*/schedstat | awk '{ t += $1 } END { printf "%.0f", t }'; }
-hits() { bpftool prog show -j | jq -r '[.[] | select(.name == "label_set")][0] // {} | "\(.run_cnt // 0) \(.run_time_ns // 0)"'; }
+# the label probe's runs and BPF time: label_do (-p, one a pprof.Do) or label_set (--wall)
+hits() { bpftool prog show -j | jq -r '[.[] | select(.name == "label_set" or .name == "label_do")] | "\(map(.run_cnt // 0) | add // 0) \(map(.run_time_ns // 0) | add // 0)"'; }
 
 # one_load KIND: "SERVER_NS AGENT_NS REQUESTS HITS HIT_NS" of a 10 s load, ctxprof-go as KIND says
 one_load() {
@@ -78,7 +80,7 @@ for ((r = 1; r <= ${ROUNDS13:-5}; r++)); do
 	read -r s_basew a_basew _ _ _ <<<"${of[basew]}"
 	read -r s_thisw a_thisw _ _ _ <<<"${of[thisw]}"
 	echo "$s_none $s_base $a_base $s_this $a_this $n_this $h_this $t_this $s_basew $a_basew $s_thisw $a_thisw" >>"$work/rounds"
-	printf 'round %d: server + ctxprof-go CPU (ms): %d without it; -p: %d + %d with %s, %d + %d with this build; --wall: %d + %d, %d + %d (%d requests, %d label_set hits, %.0f ns each)\n' \
+	printf 'round %d: server + ctxprof-go CPU (ms): %d without it; -p: %d + %d with %s, %d + %d with this build; --wall: %d + %d, %d + %d (%d requests, %d label probe hits, %.0f ns each)\n' \
 		"$r" $((s_none / 1000000)) $((s_base / 1000000)) $((a_base / 1000000)) "$base" \
 		$((s_this / 1000000)) $((a_this / 1000000)) $((s_basew / 1000000)) $((a_basew / 1000000)) \
 		$((s_thisw / 1000000)) $((a_thisw / 1000000)) "$n_this" "$h_this" \
@@ -89,10 +91,10 @@ median() { sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] 
 extra=$(awk '{ printf "%.3f\n", 100 * (($4 + $5) - ($2 + $3)) / 10e9 }' "$work/rounds" | median)
 extra_wall=$(awk '{ printf "%.3f\n", 100 * (($11 + $12) - ($9 + $10)) / 10e9 }' "$work/rounds" | median)
 hits_req=$(awk '{ printf "%.2f\n", $6 ? $7 / $6 : 0 }' "$work/rounds" | median)
-# the extra CPU (-p) per label_set hit: a hit's trap and its program, against the bare trap of section 7
+# the extra CPU (-p) per label probe hit: a hit's trap and its program, against the bare trap of section 7
 us_hit=$(awk '{ printf "%.1f\n", $7 ? (($4 + $5) - ($2 + $3)) / $7 / 1000 : 0 }' "$work/rounds" | median)
 ns_hit=$(awk '{ printf "%.0f\n", $7 ? $8 / $7 : 0 }' "$work/rounds" | median)
 counted=$(jq -s 'map(select(.origin == "request") | .samples) | add // 0' "$work/thisw.jsonl")
-printf 'requests'"'"' lifetimes: %s%% of a core over %s with -p, %s%% with -p --wall (server and ctxprof-go, median of rounds; each must be <= 1); label_set %s hits a request, %s us of extra CPU a hit (-p), %s ns of it BPF; the last --wall load'"'"'s records count %s requests\n' \
+printf 'requests'"'"' lifetimes: %s%% of a core over %s with -p, %s%% with -p --wall (server and ctxprof-go, median of rounds; each must be <= 1); with -p, the label probe %s hits a request, %s us of extra CPU a hit (-p), %s ns of it BPF; the last --wall load'"'"'s records count %s requests\n' \
 	"$extra" "$base" "$extra_wall" "$hits_req" "$us_hit" "$ns_hit" "$counted"
 awk -v e="$extra" -v w="$extra_wall" 'BEGIN { exit !(e <= 1 && w <= 1) }'
