@@ -91,7 +91,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 	__u32 tgid = pid_tgid >> 32, zero = 0, n;
 	const struct trace_ctx *tc = NULL;
 	struct last_labels *last;
-	bool repeat, known;
+	bool repeat, known, ended;
 	__u64 wakeup;
 	void *ring;
 	long len;
@@ -140,9 +140,13 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	}
+	/* --traced-only: a trace only inherited, from a request that ended, is none */
+	ended = tc ? (e->flags & SAMPLE_F_CTX_ENDED) &&
+			     (!(e->flags & SAMPLE_F_TRACE) || (e->flags & SAMPLE_F_LABELS_ENDED)) :
+		     !!(e->flags & SAMPLE_F_LABELS_ENDED);
 	if (tc && !(e->flags & SAMPLE_F_READ_ERR))
 		add_traceparent(e, tc);
-	if (traced_only && !(e->flags & SAMPLE_F_TRACE)) {
+	if (traced_only && (!(e->flags & SAMPLE_F_TRACE) || ended)) {
 		stat_inc(STAT_FILTERED);
 		return;
 	}

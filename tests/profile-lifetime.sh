@@ -35,6 +35,8 @@
 # those after it inherited_trace_id and no trace ID (a sample within 5 ms
 # of the end is not judged).
 #
+# With --traced-only, none of those inherited samples is written.
+#
 # Last, with -p alone (the probe sees pprof.Do's sets, not its restores:
 # check says label_probe pprof.Do; runtime_setProfLabel for
 # testdata/traced, which calls SetGoroutineLabels), each request runs
@@ -253,6 +255,30 @@ for v in "${versions[@]}"; do
 	stop_all "$co" "$inv"
 	audit_verdict "$name" "$work/requests.log" "$work/audit.jsonl"
 done
+
+# --traced-only: a trace only inherited, from a request that ended, is none
+v=${versions[0]}
+bin=$(go_build "$v" plain services)
+name="go$v audit --traced-only"
+if start_service checkout "$work/co.addr" -role checkout -audit 200ms -litter=false; then
+	co=$svc
+	if ctxprof_start "$work/only.err" "$work/only.jsonl" -p "$co" -F 499 --traced-only; then
+		"$bin" -role client -target "$(cat "$work/co.addr")" -n 12 -every 300ms \
+			-traces "$(IFS=,; echo "${TRACES[*]}")" 2>"$work/client.err"
+		ctxprof_stop
+		read -r nulls traced < <(jq -s -r '"\(map(select(.origin == "sampling" and .trace_id == null)) | length) \(map(select(.trace_id != null)) | length)"' "$work/only.jsonl")
+		if [ "${nulls:-1}" -eq 0 ] && [ "${traced:-0}" -gt 0 ]; then
+			ok "$name: $traced records, none without a trace ID (the audit's time after its request is dropped)"
+		else
+			not_ok "$name: ${nulls:-?} records without a trace ID, ${traced:-0} with"
+		fi
+	else
+		not_ok "$name: ctxprof-go did not start: $(tail -n 3 "$work/only.err")"
+	fi
+	stop_all "$co"
+else
+	not_ok "$name: checkout did not start"
+fi
 
 # fn_share FILE FUNC TRACE: "RIGHT TOTAL", FUNC's samples in FILE, and those with trace ID TRACE
 fn_share() {
