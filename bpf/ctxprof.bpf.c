@@ -242,6 +242,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 }
 
 /*
+ * Execs of targets, counted: user space, which reads this page every
+ * round, looks for the target that exec'd only when it changed.
+ */
+__u64 target_execs SEC(".data.target_execs");
+
+/*
  * A target that execs runs another program from then on: its layout no
  * longer applies. Marked at once, in the exec itself, so that no sample
  * of the new program is read with it.
@@ -265,6 +271,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		__sync_fetch_and_add(&t->reexecs, 1);
 	} else
 		t->execed = 1;
+	__sync_fetch_and_add(&target_execs, 1);
 	return 0;
 }
 

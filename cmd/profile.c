@@ -1031,13 +1031,10 @@ static void resolve_threads(struct options *o)
 /* -p's processes, each of which must be a target; --all's, those that can be. */
 static int add_targets(struct session *s, const struct options *o)
 {
-	int i, err;
+	int err = session__add_targets(s, o->pids, o->npids);
 
-	for (i = 0; i < o->npids; i++) {
-		err = session__add_target(s, o->pids[i]);
-		if (err)
-			return err;
-	}
+	if (err)
+		return err;
 	if (o->all)
 		session__discover(s);
 	return 0;

@@ -88,6 +88,9 @@
 #    requests a second, each in pprof.Do, under the build before requests
 #    had a lifetime and under this one, with -p and with --wall: this
 #    build's extra CPU (server and ctxprof-go) <= 1% of a core in each.
+# 14. Start-up with 200 busy targets (tests/bench/startup.sh), this build
+#    against the last before the rings were read while targets are added:
+#    time to ready, CPU by then, samples lost (none allowed), time to exit.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -914,4 +917,7 @@ N=400 bash "$TOP/tests/bench/agent.sh" || status=1
 
 # 13. a request's lifetime: its own script, which also runs alone
 bash "$TOP/tests/bench/lifetime.sh" || status=1
+
+# 14. start-up with 200 busy targets against the build before: its own script, which also runs alone
+bash "$TOP/tests/bench/startup.sh" || status=1
 exit $status

@@ -12,6 +12,12 @@
 # 2. --ring-kib 4 (one page per CPU) under four busy targets: samples are
 #    lost, and the statistics line says how many; nothing else fails, and
 #    the records still hold every sample that arrived.
+# 3. One step of adding a target made slow on purpose: testdata/parked
+#    with 200,000 goroutines, a third inside pprof.Do, whose label sets are
+#    read when it is added (seconds), after a busy testdata/traced, both in
+#    one -p, with rings of 64 KiB (a few hundred ms of samples): none is
+#    lost meanwhile, the rings were read while the loop was busy adding
+#    (-v), and -v said how far the add was and how long it took.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -86,6 +92,36 @@ fi
 check_eq "--all over the $N: records hold every counted sample" same "$(records_hold_stats "$work/all.jsonl" "$work/all.err")"
 kill "${pids[@]}" 2>/dev/null
 wait 2>/dev/null
+
+# a step of the add that takes seconds: the rings are read meanwhile
+if parked=$(go_build "$v" plain parked); then
+	"$parked" -parked 200000 -d 600s >/dev/null 2>"$work/parked.err" &
+	pk=$!
+	wait_line "$work/parked.err" '^parked: pid' 1200 || not_ok "parked did not start: $(head -c 200 "$work/parked.err")"
+	"$bin" -d 600s -workers 1 2>/dev/null &
+	busy=$!
+	"$CTXPROF" -p "$busy,$pk" -F 999 --ring-kib 64 -v -d 2 -o "$work/slow.jsonl" 2>"$work/slow.err"
+	rc=$?
+	kill "$busy" "$pk" 2>/dev/null
+	wait "$busy" "$pk" 2>/dev/null
+	lost=$(sed -n 's/.*lost \([0-9]*\) (ring buffer full).*/\1/p' "$work/slow.err")
+	reads=$(sed -n 's/.*the rings were read \([0-9]*\) times while the loop was busy.*/\1/p' "$work/slow.err")
+	took=$(sed -n 's/.*2 targets added in \([0-9.]*\) s$/\1/p' "$work/slow.err")
+	if [ "$rc" -eq 0 ] && [ "${lost:-x}" = 0 ] && [ "${reads:-0}" -ge 10 ] && [ -n "$took" ]; then
+		ok "a target that takes ${took} s to add (200,000 goroutines' label sets read), rings of 64 KiB: none lost, the rings read $reads times meanwhile"
+	else
+		not_ok "a target slow to add: exit $rc, lost ${lost:-?}, rings read ${reads:-0} times while busy, added in ${took:-?} s; $(tail -n 4 "$work/slow.err" | tr '\n' ' ')"
+	fi
+	if grep -q '^ctxprof-go: adding 2 targets: [12] ready$' "$work/slow.err"; then
+		ok "a target slow to add: -v says how far the add is: $(grep -m 1 '^ctxprof-go: adding 2 targets' "$work/slow.err")"
+	else
+		not_ok "a target slow to add: -v says nothing of how far the add is"
+	fi
+	check_eq "a target slow to add: records hold every counted sample" same \
+		"$(records_hold_stats "$work/slow.jsonl" "$work/slow.err")"
+else
+	not_ok "go$v: build of testdata/parked failed"
+fi
 
 pids=()
 for ((i = 0; i < 4; i++)); do

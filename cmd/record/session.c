@@ -20,6 +20,7 @@
 #include "aggregate.h"
 #include "processes.h"
 #include "profiles.h"
+#include "ring_keeper.h"
 #include "sampler.h"
 #include "session.h"
 #include "stats.h"
@@ -32,6 +33,18 @@
 #define SUMMARY_TRACES 5
 /* time spent reading rings before the loop looks at the clock, signals and targets */
 #define READ_BUDGET_NS (200 * 1000000ULL)
+/*
+ * The rings are read at least this often, by a thread of their own while
+ * the loop is busy (adding a target that takes long): a ring of 256 KiB
+ * holds some 0.2 s of a CPU's samples at 999 Hz, so a step of the loop
+ * that takes longer cannot lose them. What the thread keeps meanwhile is
+ * held in memory, up to KEEP_MAX_BYTES.
+ */
+#define KEEP_PERIOD_NS (20 * 1000000ULL)
+#define KEEP_MAX_BYTES (64UL << 20)
+
+/* The rings a kept event came from, for its replay. */
+enum ring_kind { RING_SAMPLES, RING_SPAWN_NOTES, RING_SPANS };
 /* time spent describing new targets before the rings are read again */
 #define DESCRIBE_BUDGET_NS (20 * 1000000ULL)
 
@@ -40,6 +53,7 @@ struct session {
 	struct sampler *sampler;
 	struct ctxprof_bpf *skel; /* the sampler's */
 	struct ring_buffer *rb; /* the sampler's rings */
+	struct ring_keeper *keeper; /* reads them while the loop cannot */
 	struct profiles *profiles; /* --pprof, -f, --html, --otlp and the summary */
 	struct metrics_http *metrics; /* --metrics-addr */
 	struct aggregate *agg;
@@ -168,6 +182,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 	struct session *s = ctx;
 	int ret;
 
+	if (ring_keeper__keeping())
+		return ring_keeper__keep(s->keeper, RING_SAMPLES, data, size), 0;
 	if (size >= offsetof(struct sample_event, labels) && e->origin != ORIGIN_SAMPLING) {
 		ret = aggregate__write_event(s->agg, data, size, s->out, lookup_target, s);
 		if (ret && ret != -EINVAL)
@@ -193,6 +209,8 @@ static int spawn_note(void *ctx, void *data, size_t size)
 	struct target *t;
 	__u32 tgid;
 
+	if (ring_keeper__keeping())
+		return ring_keeper__keep(s->keeper, RING_SPAWN_NOTES, data, size), 0;
 	if (size < sizeof(tgid) || !s->targets)
 		return 0;
 	memcpy(&tgid, data, sizeof(tgid));
@@ -207,6 +225,8 @@ static int span_note(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
 
+	if (ring_keeper__keeping())
+		return ring_keeper__keep(s->keeper, RING_SPANS, data, size), 0;
 	if (aggregate__add_span(s->agg, data, size) == -ENOMEM)
 		session__fail(s, -ENOMEM, "count a request");
 	return 0;
@@ -225,6 +245,34 @@ static bool reader_gone(FILE *f)
 	return poll(&pfd, 1, 0) == 1 && pfd.revents & (POLLERR | POLLHUP);
 }
 
+/* An event the keeper read while the loop could not, as its ring's callback takes it. */
+static int replay(void *ctx, uint32_t kind, void *data, size_t size)
+{
+	struct session *s = ctx;
+
+	switch (kind) {
+	case RING_SAMPLES:
+		return handle_event(s, data, size);
+	case RING_SPAWN_NOTES:
+		return spawn_note(s, data, size);
+	default:
+		return span_note(s, data, size);
+	}
+}
+
+/*
+ * The loop reads the rings between these; what the keeper read meanwhile
+ * comes first, whatever the read budget (it is out of the rings already).
+ */
+static void rings_enter(struct session *s)
+{
+	uint64_t until = s->read_until_ns;
+
+	s->read_until_ns = UINT64_MAX;
+	ring_keeper__enter(s->keeper, replay, s);
+	s->read_until_ns = until;
+}
+
 /* Reads the rings between records of a long flush, within the usual budget. */
 static void read_rings(void *ctx)
 {
@@ -232,8 +280,10 @@ static void read_rings(void *ctx)
 
 	if (s->fail || !s->reading)
 		return;
+	rings_enter(s);
 	s->read_until_ns = now_ns(CLOCK_MONOTONIC) + READ_BUDGET_NS;
 	ring_buffer__consume(s->rb);
+	ring_keeper__leave(s->keeper);
 }
 
 /* Events go out as they come: a reader on a pipe sees them within a poll. */
@@ -393,7 +443,7 @@ static int create_targets(struct session *s)
 			.wall = c->wall,
 			.verbose = c->verbose,
 		},
-		.rb = s->rb,
+		.read_rings = read_rings,
 		.all = c->all,
 		.per_task = sampler__per_task(s->sampler),
 		.cgroup_dir = sampler__take_cgroup_dir(s->sampler),
@@ -450,6 +500,12 @@ struct session *session__new(const struct session_config *cfg)
 		fprintf(stderr, "failed to read the requests' spans: %s\n", strerror(-err));
 		goto fail;
 	}
+	s->keeper = ring_keeper__new(s->rb, KEEP_PERIOD_NS, KEEP_MAX_BYTES);
+	if (!s->keeper) {
+		err = -errno;
+		fprintf(stderr, "failed to start the rings' reader: %s\n", strerror(-err));
+		goto fail;
+	}
 	err = create_targets(s);
 	if (err)
 		goto fail;
@@ -476,6 +532,7 @@ void session__free(struct session *s)
 	if (!s)
 		return;
 	stop_probes(s);
+	ring_keeper__free(s->keeper);
 	wall_snap__free(s->wall);
 	/* their probes and events go before the programs they run */
 	targets__free(s->targets);
@@ -489,9 +546,9 @@ void session__free(struct session *s)
 	free(s);
 }
 
-int session__add_target(struct session *s, pid_t pid)
+int session__add_targets(struct session *s, const pid_t *pids, int n)
 {
-	return targets__add(s->targets, pid);
+	return targets__add_all(s->targets, pids, n);
 }
 
 void session__remove_target(struct session *s, pid_t pid, const char *why)
@@ -527,6 +584,7 @@ static struct stats_view stats_view(const struct session *s)
 
 	if (s->wall)
 		v.wall = wall_snap__stats(s->wall, &v.wall_cpu_ns);
+	ring_keeper__stats(s->keeper, &v.kept);
 	profiles__otlp_totals(s->profiles, &v.otlp);
 	return v;
 }
@@ -591,10 +649,14 @@ static int drain(struct session *s)
 
 	s->reading = false;
 	stop_probes(s);
-	/* the probes are gone: what is in the rings is all there is */
+	/* the probes are gone: what is in the rings, and what the keeper kept, is all there is */
+	ring_keeper__stop(s->keeper);
 	s->read_until_ns = UINT64_MAX;
-	if (!s->fail)
+	if (!s->fail) {
+		rings_enter(s);
 		ring_buffer__consume(s->rb);
+		ring_keeper__leave(s->keeper);
+	}
 	flush_events(s);
 	/* targets that ended in the last moments: the statistics count them as gone */
 	targets__reap(s->targets);
@@ -758,12 +820,14 @@ static bool read_events(struct session *s, struct run_clock *rc)
 	/* rounded up: a timeout of 0 would spin through the loop until the snapshot */
 	if (rc->next_wall && (rc->next_wall - now + 999999) / 1000000 < (uint64_t)timeout)
 		timeout = (rc->next_wall - now + 999999) / 1000000;
+	rings_enter(s);
 	s->read_until_ns = now + READ_BUDGET_NS;
 	err = ring_buffer__poll(s->rb, timeout);
 	/* every event before this moment is read below, unless the budget ran out */
 	rc->consumed = now_ns(CLOCK_MONOTONIC);
 	if (err >= 0)
 		err = ring_buffer__consume(s->rb);
+	ring_keeper__leave(s->keeper);
 	if (s->fail)
 		return false;
 	if (err == -EAGAIN) {

@@ -20,11 +20,12 @@ struct session *session__new(const struct session_config *cfg);
 void session__free(struct session *s);
 
 /*
- * Checks PID as `check` does and starts sampling it: its layout into the
- * kernel's targets map, its mappings read now. -errno with a message on
- * stderr naming the process and the reason.
+ * Checks each of the N PIDS as `check` does and starts sampling it: its
+ * layout into the kernel's targets map, its mappings read now. -errno
+ * with a message on stderr naming the first process that failed and the
+ * reason. With -v, a long add says how far it is once a second.
  */
-int session__add_target(struct session *s, pid_t pid);
+int session__add_targets(struct session *s, const pid_t *pids, int n);
 /* Stops sampling PID; WHY ("exited", ...) goes into a note on stderr. */
 void session__remove_target(struct session *s, pid_t pid, const char *why);
 /* Targets being sampled now. */

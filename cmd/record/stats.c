@@ -233,6 +233,7 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	value(&b, "samples_lost_total", "{cause=\"cpu_busy\"}", totals[STAT_BUSY]);
 	value(&b, "samples_lost_total", "{cause=\"exec\"}", totals[STAT_EXECED]);
 	value(&b, "samples_lost_total", "{cause=\"malformed\"}", st.malformed);
+	value(&b, "samples_lost_total", "{cause=\"loop_busy\"}", v->kept.lost);
 	metric(&b, "samples_filtered_total", "counter", "Samples without a trace ID dropped by --traced-only.");
 	value(&b, "samples_filtered_total", "", totals[STAT_FILTERED]);
 	metric(&b, "label_read_errors_total", "counter", "Samples whose goroutine labels could not be read.");
@@ -353,4 +354,15 @@ void stats__print(const struct stats_view *v, bool so_far)
 			"ctxprof-go: %llu samples dropped from targets that no longer ran their Go "
 			"program (an exec, or the end of an exit)\n",
 			(unsigned long long)totals[STAT_EXECED]);
+	if (v->kept.lost)
+		fprintf(stderr,
+			"ctxprof-go: %llu samples and events lost: read while the loop was busy, "
+			"with %llu MiB held already\n",
+			(unsigned long long)v->kept.lost, (unsigned long long)(v->kept.max_bytes >> 20));
+	if (v->cfg->verbose && v->kept.reads)
+		fprintf(stderr,
+			"ctxprof-go: the rings were read %llu times while the loop was busy elsewhere: "
+			"%llu samples and events held for it, %.1f MiB at most\n",
+			(unsigned long long)v->kept.reads, (unsigned long long)v->kept.kept,
+			v->kept.max_bytes / 1048576.0);
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cmd/output/otlp_export.h"
+#include "ring_keeper.h"
 
 struct aggregate;
 struct metrics_http;
@@ -30,6 +31,7 @@ struct stats_view {
 	uint64_t write_cpu_ns, flushes; /* and in writing records, over FLUSHES flushes */
 	struct otlp_export_stats otlp; /* --otlp's totals so far */
 	struct otlp *encoder; /* --otlp's, for what it left out; or NULL */
+	struct ring_keeper_stats kept; /* the rings read while the loop was busy */
 };
 
 /* The statistics lines on stderr: at exit, and on SIGUSR1 (SO_FAR). Lines about what did not happen are left out. */

@@ -997,6 +997,11 @@ void target__warn_unsampled(struct target *t)
 	fputc('\n', stderr);
 }
 
+int target__pidfd(const struct target *t)
+{
+	return t->pidfd;
+}
+
 bool target__exited(struct target *t)
 {
 	struct pollfd pfd = { .fd = t->pidfd, .events = POLLIN };

@@ -127,6 +127,8 @@ void target__warn_unsampled(struct target *t);
 
 /* Has the process exited? While it has not, its CPU time is noted. */
 bool target__exited(struct target *t);
+/* The pidfd that is readable once the process has exited. */
+int target__pidfd(const struct target *t);
 /* Execs of its own file seen so far (target_info.reexecs). */
 __u32 target__reexecs(const struct target *t);
 /*

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
@@ -39,6 +40,18 @@ struct targets {
 	/* label_owners as last read for a sweep, and when the next one is due */
 	struct owners *owners;
 	uint64_t next_sweep;
+	/*
+	 * The targets' pidfds, which say at once which exited; -1 when none
+	 * could be made (each is polled every round then). The rest of the
+	 * reaping (execs, the CPU time each used) is done once a second.
+	 */
+	int epfd;
+	uint64_t next_check, execs_seen; /* and the kernel's count of targets' execs then */
+	/* -v: a long add says how far it is, once a second */
+	struct {
+		int total, from; /* TOTAL targets to add (0: not known), nadded at its start */
+		uint64_t start, next;
+	} adding;
 };
 
 /* An executable file, as this process sees it: the key of what it was found to be. */
@@ -76,6 +89,7 @@ struct targets *targets__new(const struct targets_config *cfg)
 		return NULL;
 	}
 	ts->cfg = *cfg;
+	ts->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ts->set = hashmap__new();
 	ts->verdicts = hashmap__new();
 	ts->cfg.env.frame_tables = hashmap__new();
@@ -102,6 +116,8 @@ void targets__free(struct targets *ts)
 	free(ts->bit_refs);
 	owners__free(ts->owners);
 	free(ts->cfg.cgroup_dir);
+	if (ts->epfd >= 0)
+		close(ts->epfd);
 	free(ts);
 }
 
@@ -291,6 +307,13 @@ static int add_target(struct targets *ts, pid_t pid, bool quiet)
 	}
 	ts->nadded++;
 	ts->npending += target__pending(t);
+	/* closing the pidfd, when the target goes, takes it out of the set */
+	if (ts->epfd >= 0 &&
+	    epoll_ctl(ts->epfd, EPOLL_CTL_ADD, target__pidfd(t),
+		      &(struct epoll_event){ .events = EPOLLIN, .data.u32 = (uint32_t)pid })) {
+		close(ts->epfd);
+		ts->epfd = -1;
+	}
 	target__attach_probes(t, quiet);
 	follow_labels(ts, t, quiet);
 	if (quiet && ts->cfg.env.verbose)
@@ -304,9 +327,55 @@ static int add_target(struct targets *ts, pid_t pid, bool quiet)
 	return 0;
 }
 
-int targets__add(struct targets *ts, pid_t pid)
+/* -v: an add of many targets begins; TOTAL of them, or 0 when not known (--all) */
+static void adding_begin(struct targets *ts, int total)
 {
-	return add_target(ts, pid, false);
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	ts->adding.total = total;
+	ts->adding.from = ts->nadded;
+	ts->adding.start = now;
+	ts->adding.next = now + NSEC_PER_SEC;
+}
+
+/* ...and goes on: how many are ready, once a second */
+static void adding_progress(struct targets *ts)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+	if (!ts->cfg.env.verbose || !ts->adding.start || now < ts->adding.next)
+		return;
+	ts->adding.next = now + NSEC_PER_SEC;
+	if (ts->adding.total)
+		fprintf(stderr, "ctxprof-go: adding %d targets: %d ready\n", ts->adding.total,
+			ts->nadded - ts->adding.from);
+	else
+		fprintf(stderr, "ctxprof-go: adding Go processes: %d ready\n",
+			ts->nadded - ts->adding.from);
+}
+
+/* ...and ends: said when it took a second or more */
+static void adding_end(struct targets *ts)
+{
+	uint64_t took = now_ns(CLOCK_MONOTONIC) - ts->adding.start;
+
+	if (ts->cfg.env.verbose && took >= NSEC_PER_SEC)
+		fprintf(stderr, "ctxprof-go: %d targets added in %.1f s\n",
+			ts->nadded - ts->adding.from, took / 1e9);
+	ts->adding.start = 0;
+}
+
+int targets__add_all(struct targets *ts, const pid_t *pids, int n)
+{
+	int i, ret = 0;
+
+	adding_begin(ts, n);
+	for (i = 0; i < n && !ret; i++) {
+		ret = add_target(ts, pids[i], false);
+		adding_progress(ts);
+	}
+	adding_end(ts);
+	return ret;
 }
 
 void targets__remove(struct targets *ts, pid_t pid, const char *why)
@@ -541,13 +610,16 @@ void targets__discover(struct targets *ts)
 		fprintf(stderr, "ctxprof-go: cannot list /proc: %s\n", strerror(errno));
 		return;
 	}
+	adding_begin(ts, 0);
 	while ((de = readdir(proc))) {
 		pid = strtol(de->d_name, &end, 10);
 		if (*end || pid <= 0)
 			continue;
 		consider(ts, pid);
+		adding_progress(ts);
 	}
 	closedir(proc);
+	adding_end(ts);
 }
 
 void targets__on_exec(void *ctx, pid_t pid)
@@ -626,9 +698,23 @@ static void reexeced(struct targets *ts, pid_t pid)
 	fail(ts, target__restart_wall(t), "read goroutines");
 }
 
+/* The targets whose pidfds say they exited, into R (room for every target). */
+static void exited_now(struct targets *ts, struct reap *r)
+{
+	struct epoll_event ev[64];
+	int n, i;
+
+	do {
+		n = epoll_wait(ts->epfd, ev, 64, 0);
+		for (i = 0; i < n && r->nexited < (size_t)hashmap__size(ts->set); i++)
+			r->exited[r->nexited++] = (pid_t)ev[i].data.u32;
+	} while (n == 64 && r->nexited < (size_t)hashmap__size(ts->set));
+}
+
 void targets__reap(struct targets *ts)
 {
 	size_t n = hashmap__size(ts->set), i;
+	uint64_t now = now_ns(CLOCK_MONOTONIC), execs;
 	struct reap r = { .ts = ts };
 
 	if (!n)
@@ -636,10 +722,23 @@ void targets__reap(struct targets *ts)
 	r.exited = calloc(n, sizeof(pid_t));
 	r.execed = calloc(n, sizeof(pid_t));
 	r.reexeced = calloc(n, sizeof(pid_t));
-	if (r.exited && r.execed && r.reexeced)
+	/*
+	 * Every round, the exits, from the pidfds at once; every target
+	 * (three system calls each) once a second, for the CPU time it used,
+	 * and at once when the kernel counted an exec of one
+	 */
+	execs = __atomic_load_n(&ts->cfg.env.skel->data_target_execs->target_execs, __ATOMIC_RELAXED);
+	if (!r.exited || !r.execed || !r.reexeced)
+		;
+	else if (ts->epfd < 0 || now >= ts->next_check || execs != ts->execs_seen) {
+		ts->next_check = now + NSEC_PER_SEC;
+		ts->execs_seen = execs;
 		targets__foreach(ts, check_one, &r);
+	} else {
+		exited_now(ts, &r);
+	}
 	if (r.nexited || r.nexeced)
-		ring_buffer__consume(ts->cfg.rb);
+		ts->cfg.read_rings(ts->cfg.ctx);
 	for (i = 0; i < r.nexited; i++)
 		targets__remove(ts, r.exited[i], "exited");
 	for (i = 0; i < r.nexeced; i++)

@@ -10,12 +10,12 @@
 #include "target.h"
 
 struct otlp_process;
-struct ring_buffer;
 struct targets;
 
 struct targets_config {
 	struct target_env env; /* its frame_tables are the set's own */
-	struct ring_buffer *rb; /* read before targets that ended go: their last samples */
+	/* reads the rings, before targets that ended go: their last samples (with CTX) */
+	void (*read_rings)(void *ctx);
 	bool all; /* --all: processes that exec are what they now run */
 	bool per_task; /* --pid: the cpu-clock events follow each target's threads */
 	char *cgroup_dir; /* --cgroup's path below its cgroup2 mount, or NULL; the set's from then on */
@@ -30,11 +30,12 @@ struct targets *targets__new(const struct targets_config *cfg);
 void targets__free(struct targets *ts);
 
 /*
- * Checks PID as `check` does and starts sampling it: its layout into the
- * kernel's targets map, its mappings read now. -errno with a message on
- * stderr naming the process and the reason.
+ * Checks each of the N PIDS as `check` does and starts sampling it: its
+ * layout into the kernel's targets map, its mappings read now. -errno
+ * with a message on stderr naming the first process that failed and the
+ * reason. With -v, a long add says how far it is once a second.
  */
-int targets__add(struct targets *ts, pid_t pid);
+int targets__add_all(struct targets *ts, const pid_t *pids, int n);
 /* Stops sampling PID; WHY ("exited", ...) goes into a note on stderr. */
 void targets__remove(struct targets *ts, pid_t pid, const char *why);
 /* NULL when PID is not a target. */
