@@ -140,10 +140,12 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		e->flags |= SAMPLE_F_READ_ERR;
 		stat_inc(STAT_READ_ERR);
 	}
-	/* --traced-only: a trace only inherited, from a request that ended, is none */
-	ended = tc ? (e->flags & SAMPLE_F_CTX_ENDED) &&
-			     (!(e->flags & SAMPLE_F_TRACE) || (e->flags & SAMPLE_F_LABELS_ENDED)) :
-		     !!(e->flags & SAMPLE_F_LABELS_ENDED);
+	/*
+	 * --traced-only: a trace only inherited, from a request that ended, is
+	 * none; the labels' trace, when they hold one, is the sample's
+	 */
+	ended = e->flags & SAMPLE_F_TRACE ? !!(e->flags & SAMPLE_F_LABELS_ENDED) :
+					    tc && (e->flags & SAMPLE_F_CTX_ENDED);
 	if (tc && !(e->flags & SAMPLE_F_READ_ERR))
 		add_traceparent(e, tc);
 	if (traced_only && (!(e->flags & SAMPLE_F_TRACE) || ended)) {
