@@ -147,13 +147,16 @@ sink_refusals() {
 
 # many_labels SAMPLES_JSONL PID: testdata/traced's twelve-label job (eleven
 # k labels and its trace) at the sink, for PID: sets $nres (the resource
-# attributes of PID), $fit (the labels the budget of 25 leaves: 25 - $nres -
+# attributes of PID, once described), $fit (the labels the budget of 25 leaves: 25 - $nres -
 # 3), $want (the first $fit k labels by key, space-separated) and $got (the
 # k labels its samples carry, one line a distinct set)
 many_labels() {
-	nres=$(jq -s --arg p "$2" 'map(select(.resource["process.pid"] == $p)) | .[0].resource | length' "$1")
+	# the process as described: a request sent before --all described it has fewer
+	# resource attributes, and its samples more labels in the same budget
+	nres=$(jq -s --arg p "$2" 'map(select(.resource["process.pid"] == $p) | .resource | length) | max // 0' "$1")
 	fit=$((25 - nres - 3))
 	want=$(printf 'k%s\n' 0 1 2 3 4 5 6 7 8 9 10 | sort | head -n "$fit" | tr '\n' ' ' | sed 's/ $//')
-	got=$(jq -r --arg p "$2" 'select(.resource["process.pid"] == $p and .trace_id == "7e2c5a6f0f4d5e8a9b3c4d5e6f708192")
+	got=$(jq -r --arg p "$2" --argjson n "$nres" 'select(.resource["process.pid"] == $p and (.resource | length) == $n
+		and .trace_id == "7e2c5a6f0f4d5e8a9b3c4d5e6f708192")
 		| .attributes | keys | map(select(startswith("k"))) | join(" ")' "$1" | sort -u)
 }
