@@ -698,17 +698,19 @@ static void reexeced(struct targets *ts, pid_t pid)
 	fail(ts, target__restart_wall(t), "read goroutines");
 }
 
-/* The targets whose pidfds say they exited, into R (room for every target). */
+/*
+ * The targets whose pidfds say they exited, into R (room for every
+ * target), 64 a round: a pidfd stays readable until its target goes, so
+ * asking again in the same round would only name the same ones.
+ */
 static void exited_now(struct targets *ts, struct reap *r)
 {
 	struct epoll_event ev[64];
 	int n, i;
 
-	do {
-		n = epoll_wait(ts->epfd, ev, 64, 0);
-		for (i = 0; i < n && r->nexited < (size_t)hashmap__size(ts->set); i++)
-			r->exited[r->nexited++] = (pid_t)ev[i].data.u32;
-	} while (n == 64 && r->nexited < (size_t)hashmap__size(ts->set));
+	n = epoll_wait(ts->epfd, ev, 64, 0);
+	for (i = 0; i < n && r->nexited < (size_t)hashmap__size(ts->set); i++)
+		r->exited[r->nexited++] = (pid_t)ev[i].data.u32;
 }
 
 void targets__reap(struct targets *ts)
