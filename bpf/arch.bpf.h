@@ -20,6 +20,8 @@
 #define REG_IP(r) ((r)->ip)
 #define REG_SP(r) ((r)->sp)
 #define REG_FP(r) ((r)->bp)
+/* at a function's entry the call's return address is at SP (traceparent.bpf.h) */
+#define RETURN_AT_SP 1
 /* the TLS block's base: Go's g sits at a negative offset from it (variant II) */
 #define TASK_TLS_BASE(t) ((t)->thread.fsbase)
 /* amd64's Go always keeps g in TLS too: no need for its register (R14) */
@@ -62,6 +64,8 @@
 #define REG_IP(r) ((r)->pc)
 #define REG_SP(r) ((r)->sp)
 #define REG_FP(r) ((r)->regs[29])
+/* the return address is in LR at a function's entry, and the callee stores it where its frame says */
+#define RETURN_AT_SP 0
 /* tpidr_el0 as the task last set it (variant I: the TLS block follows it) */
 #define TASK_TLS_BASE(t) ((t)->thread.uw.tp_value)
 /* Go keeps g in R28, and in TLS as well only for C code's sake (cgo) */

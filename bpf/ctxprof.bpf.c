@@ -113,7 +113,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 			stat_inc(STAT_NO_G);
 		else if (!w->curg)
 			stat_inc(STAT_NO_CURG);
-		tc = sampled_ctx(l, tgid, w->curg, e->goid, &e->flags);
+		tc = sampled_ctx(l, tgid, w->curg, e->goid, sample_user_sp(ctx), &e->flags);
 		/* a goroutine's own context wins over its thread's */
 		if (!tc)
 			tc = obi_ctx(w, pid_tgid);

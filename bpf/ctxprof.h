@@ -424,7 +424,8 @@ struct trace_ctx {
 	__u8 traceparent[TRACEPARENT_LEN + 1]; /* "00-TRACE-SPAN-01" for a span of the SDK */
 	__u8 span_id[8]; /* TRACE_CTX_OTEL: the span's ID, by which its End is known */
 	__u32 source; /* TRACE_CTX_* */
-	__u32 __pad;
+	/* with RET: how far below its goroutine's stack top the handler's frame begins */
+	__u32 depth;
 	/*
 	 * Which request: a number no other request of the goroutine that
 	 * serves it has (bpf_ktime_get_ns() when it began). A nested span of
@@ -437,6 +438,15 @@ struct trace_ctx {
 	 * is, live while that goroutine's context has the same epoch.
 	 */
 	__u64 origin;
+	/*
+	 * A request whose end no probe sees (amd64, without --wall): the
+	 * handler's return address, which its call pushed at DEPTH below the
+	 * top of G's stack. The request lives while that word holds it: once
+	 * the handler returns, the caller's next call writes its own there.
+	 * 0: its end is probed, or it has none.
+	 */
+	__u64 ret;
+	__u64 g;
 };
 
 #define TRACE_CTX_HEADER 0 /* a request's traceparent header */

@@ -8,6 +8,16 @@
 
 /* --trace-sources with neither traceparent nor otel-sdk: the sampler never looks */
 const volatile bool want_contexts = true;
+/*
+ * An HTTP/1.1 request's end is probed ((*response).finishRequest): --wall's
+ * spans need their ends, and arm64 keeps no return address where a later
+ * call surely overwrites it. Otherwise the sampler asks the handler's
+ * frame whether it returned (handler_state).
+ */
+const volatile bool request_ends = true;
+
+/* runtime.g begins with its stack {lo, hi} (go_dwarf.c checks) */
+#define G_STACK_HI 8
 
 /* {tgid, goid} -> the request's traceparent; user space sizes it */
 struct {
@@ -323,6 +333,62 @@ static __always_inline int goroutine_key(struct pt_regs *ctx, const struct go_la
 	return !g || bpf_probe_read_user(&key->goid, 8, (const void *)(g + l->g_goid)) ? -1 : 0;
 }
 
+/* Where a request's handler is, as handler_state sees it */
+enum handler_state {
+	HANDLER_IN, /* still serving it, or not watched */
+	HANDLER_AT, /* entering or leaving: no request of its own just now */
+	HANDLER_LEFT, /* returned: the request is over */
+};
+
+/*
+ * Has the handler of C, a request whose end no probe sees, returned? G is
+ * the goroutine that serves it; SP, when it runs on this CPU, the user
+ * stack pointer. Stack growth moves a stack whole, so the frame keeps its
+ * distance from the top. Once the handler has returned, the caller's next
+ * call pushes its own return address there. Until that call, the
+ * caller's SP lies above it; so does the next request's, until the probe
+ * at its handler's entry has run (it traps there, and the call pushed the
+ * same address again), and the handler's last instruction's: those few
+ * samples go without a request, rather than with the one before. A word
+ * that cannot be read ends the request too.
+ */
+static __always_inline enum handler_state handler_state(const struct trace_ctx *c, __u64 g,
+							__u64 sp)
+{
+	__u64 hi, word, at;
+
+	if (!c->ret)
+		return HANDLER_IN;
+	if (read_user(&hi, sizeof(hi), g + G_STACK_HI))
+		return HANDLER_LEFT;
+	at = hi - c->depth;
+	if (sp >= at && sp < hi)
+		return HANDLER_AT;
+	return read_user(&word, sizeof(word), at) || word != c->ret ? HANDLER_LEFT : HANDLER_IN;
+}
+
+/*
+ * Watches the handler's frame of the request in C, which the probe at
+ * the handler's entry found (SP at the return address, g in its
+ * register): unless its end is probed.
+ */
+static __always_inline void watch_handler(struct pt_regs *ctx, struct trace_ctx *c)
+{
+	__u64 sp = REG_SP(ctx), g = GO_G(ctx), hi;
+
+	c->ret = 0;
+	c->g = 0;
+	c->depth = 0;
+	if (!RETURN_AT_SP || request_ends ||
+	    read_user(&hi, sizeof(hi), g + G_STACK_HI) || hi <= sp || hi - sp > 0xffffffffULL ||
+	    read_user(&c->ret, sizeof(c->ret), sp)) {
+		c->ret = 0;
+		return;
+	}
+	c->g = g;
+	c->depth = hi - sp;
+}
+
 /* Do A and B name the same trace? Their 32 hex digits, after "00-". */
 static __always_inline bool same_trace(const struct trace_ctx *a, const struct trace_ctx *b)
 {
@@ -366,13 +432,27 @@ static __always_inline void set_goroutine_ctx(const struct goid_key *key, struct
 	bpf_map_update_elem(&trace_ctxs, key, c, BPF_ANY);
 }
 
+/*
+ * Has the handler of O, goroutine GOID's own request, returned? Its g may
+ * serve another goroutine by now (Go reuses them): then it has.
+ */
+static __always_inline bool origin_left(const struct go_layout *l, const struct trace_ctx *o,
+					__u64 goid)
+{
+	__u64 now;
+
+	return read_user(&now, sizeof(now), o->g + l->g_goid) || now != goid ||
+	       handler_state(o, o->g, 0) != HANDLER_IN;
+}
+
 /* Has the request of C, a context taken from the goroutine that started one, ended there? */
-static __always_inline bool ctx_ended(__u32 tgid, const struct trace_ctx *c)
+static __always_inline bool ctx_ended(const struct go_layout *l, __u32 tgid,
+				      const struct trace_ctx *c)
 {
 	struct goid_key key = { .tgid = tgid, .goid = c->origin };
 	const struct trace_ctx *o = bpf_map_lookup_elem(&trace_ctxs, &key);
 
-	return !o || o->epoch != c->epoch;
+	return !o || o->epoch != c->epoch || (o->ret && origin_left(l, o, c->origin));
 }
 
 /*
@@ -399,6 +479,9 @@ static __always_inline int spawn(struct pt_regs *ctx, const struct go_layout *l,
 	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))
 		return -1;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
+	/* a request whose handler returned starts nothing (the next one's reader) */
+	if (c && handler_state(c, curg, 0) != HANDLER_IN)
+		return 0;
 	if (c) {
 		__builtin_memcpy(&copy, c, sizeof(copy));
 		/* its own: the child's lives as long as the starter serves this request */
@@ -471,6 +554,9 @@ static __always_inline void format_ctx(struct trace_ctx *c, const __u8 *trace, c
 	c->traceparent[54] = '1';
 	c->traceparent[55] = 0;
 	c->source = source;
+	c->ret = 0;
+	c->g = 0;
+	c->depth = 0;
 }
 
 /* A trace.SpanContext's trace ID and span ID, at SC, into IDS[0..16) and IDS[16..24). */
@@ -553,6 +639,8 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 	}
 	if (!wk->hw.found)
 		stat_inc(STAT_HTTP_BARE);
+	else
+		watch_handler(ctx, &wk->hw.ctx);
 	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL, false, true);
 	return 0;
 }
@@ -596,10 +684,12 @@ __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c
  * before Go 1.21) or, on Go >= 1.21, that goroutine's own (one level: a
  * handler's goroutines), which it keeps from then on, as spawn would have
  * given it: once that goroutine has moved on, the request it was started
- * for is over. FLAGS get SAMPLE_F_CTX_CHILD and SAMPLE_F_CTX_ENDED.
+ * for is over. SP, the sample's user stack pointer, tells a handler that
+ * has just returned. FLAGS get SAMPLE_F_CTX_CHILD and SAMPLE_F_CTX_ENDED.
  */
 static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layout *l, __u32 tgid,
-							    __u64 curg, __u64 goid, __u32 *flags)
+							    __u64 curg, __u64 goid, __u64 sp,
+							    __u32 *flags)
 {
 	struct goid_key key = { .tgid = tgid, .goid = goid };
 	const struct trace_ctx *c;
@@ -609,12 +699,23 @@ static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layou
 	if (!want_contexts || (!l->hdr.map && !l->grpc.ok && !l->otel.ok) || !curg)
 		return NULL;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
-	if (c)
-		return c;
+	if (c) {
+		switch (handler_state(c, curg, sp)) {
+		case HANDLER_IN:
+			return c;
+		case HANDLER_LEFT:
+			/* the goroutine serves none until its next request */
+			bpf_map_delete_elem(&trace_ctxs, &key);
+			return NULL;
+		default:
+			/* perhaps in the trap of the next request's probe, after its program */
+			return NULL;
+		}
+	}
 	c = bpf_map_lookup_elem(&spawn_ctxs, &key);
 	if (c) {
 		*flags |= SAMPLE_F_CTX_CHILD;
-		if (ctx_ended(tgid, c))
+		if (ctx_ended(l, tgid, c))
 			*flags |= SAMPLE_F_CTX_ENDED;
 		return c;
 	}
@@ -623,7 +724,7 @@ static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layou
 		return NULL;
 	key.goid = parent;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
-	if (!c)
+	if (!c || (c->ret && origin_left(l, c, parent)))
 		return NULL;
 	*flags |= SAMPLE_F_CTX_CHILD;
 	__builtin_memcpy(&copy, c, sizeof(copy));

@@ -537,6 +537,17 @@ static __always_inline __u64 probed_ip(struct task_struct *task, __u64 ip)
 	return BPF_CORE_READ(ut, vaddr) + (ip - xol < MAX_INSN_BYTES ? ip - xol : 0);
 }
 
+/* A perf sample's user SP: its own, or the task's when the CPU was in the kernel. */
+static __always_inline __u64 sample_user_sp(struct bpf_perf_event_data *ctx)
+{
+	struct pt_regs *regs;
+
+	if (PERF_USER_MODE(ctx))
+		return REG_SP(&ctx->regs);
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return BPF_CORE_READ(regs, sp);
+}
+
 /*
  * walk_user_stack for a perf sample: its registers, or the task's user
  * registers when the CPU was in the kernel.

@@ -474,6 +474,32 @@ static const char *header_problem(const struct go_header_layout *h)
 }
 
 /*
+ * Where to probe FN: its first instruction, a compare, the kernel steps
+ * out of line, a second trap. The branch of the stack check after it the
+ * kernel emulates, and there the registers are still the entry's (the
+ * arguments, g, SP); a stack that must grow comes back to the entry and
+ * through the branch again, with the same arguments.
+ */
+static uint64_t probe_pc(const struct go_binary *gb, const struct gopclntab_func *fn)
+{
+	static const uint8_t amd64_check[] = { 0x49, 0x3b, 0x66, 0x10 }; /* CMPQ SP, 16(R14) */
+	const uint8_t *code;
+	uint32_t w[3];
+
+	code = fn->end - fn->entry >= 12 ? elf_image__at(gb->img, fn->entry, 12) : NULL;
+	if (code && gb->arm64) {
+		memcpy(w, code, sizeof(w));
+		/* MOVD 16(R28), R16; CMP R16, RSP; BLS */
+		if (w[0] == 0xf9400b90 && w[1] == 0xeb3063ff && (w[2] & 0xff00001f) == 0x54000009)
+			return fn->entry + 8;
+	} else if (code && !memcmp(code, amd64_check, sizeof(amd64_check)) &&
+		   (code[4] == 0x76 || (code[4] == 0x0f && code[5] == 0x86))) {
+		return fn->entry + 4; /* JBE */
+	}
+	return fn->entry;
+}
+
+/*
  * The functions whose entry the traceparent source probes, found by name in
  * .gopclntab (stripping keeps it). Go's register ABI: a method's receiver
  * comes first, then its arguments, in RAX, RBX, RCX, RDI, ...; an
@@ -529,7 +555,7 @@ static const char *add_probes(struct go_binary *gb, const struct probe_func *fun
 			snprintf(buf, len, "no %s in the function table", funcs[i].name);
 			goto undo;
 		}
-		off = elf_image__file_offset(gb->img, fn.entry);
+		off = elf_image__file_offset(gb->img, probe_pc(gb, &fn));
 		if (off < 0 || gb->nprobes >= MAX_TRACE_PROBES) {
 			snprintf(buf, len, "%s is not in a loaded segment", funcs[i].name);
 			goto undo;
@@ -792,35 +818,13 @@ static void find_spawn_probe(struct go_binary *gb)
  */
 static void find_label_probe(struct go_binary *gb)
 {
-	static const uint8_t amd64_check[] = { 0x49, 0x3b, 0x66, 0x10 }; /* CMPQ SP, 16(R14) */
 	struct gopclntab_func fn;
-	const uint8_t *code;
-	uint32_t w[3];
-	uint64_t at;
 
 	gb->label_probe = -1;
 	if (!gb->sets_labels || !gb->pcln ||
 	    gopclntab__find(gb->pcln, "runtime/pprof.runtime_setProfLabel", &fn) != 0)
 		return;
-	at = fn.entry;
-	/*
-	 * Two hits a pprof.Do: the first instruction, a compare, would be
-	 * stepped out of line, a second trap. The branch of the stack check
-	 * after it the kernel emulates, and there the registers are still
-	 * the entry's (the argument, g); a stack that must grow comes back
-	 * to the entry and through the branch again, the same set again.
-	 */
-	code = fn.end - fn.entry >= 12 ? elf_image__at(gb->img, fn.entry, 12) : NULL;
-	if (code && gb->arm64) {
-		memcpy(w, code, sizeof(w));
-		/* MOVD 16(R28), R16; CMP R16, RSP; BLS */
-		if (w[0] == 0xf9400b90 && w[1] == 0xeb3063ff && (w[2] & 0xff00001f) == 0x54000009)
-			at += 8;
-	} else if (code && !memcmp(code, amd64_check, sizeof(amd64_check)) &&
-		   (code[4] == 0x76 || (code[4] == 0x0f && code[5] == 0x86))) {
-		at += 4; /* JBE */
-	}
-	gb->label_probe = elf_image__file_offset(gb->img, at);
+	gb->label_probe = elf_image__file_offset(gb->img, probe_pc(gb, &fn));
 }
 
 /* Some data word holds ENTRY: a function value of it, called where no call instruction shows. */

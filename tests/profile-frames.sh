@@ -19,11 +19,13 @@
 #    newest, plain) with the traceparent source on (the default), flooded
 #    with small requests by testdata/httpload while sampled at 999 Hz, for
 #    4 s and on until 30 samples lie at the entry of a probed function
-#    (net/http.serverHandler.ServeHTTP, (*response).finishRequest): the
-#    kernel steps the probed instruction out of line, in the [uprobes]
-#    page. Per server: no frame's address lies in its [uprobes] mapping and
-#    none is bare; at least 99% of the samples at a probed entry have
-#    net/http.(*conn).serve as the next frame, the probed function's caller.
+#    (net/http.serverHandler.ServeHTTP, whose stack check's branch the
+#    kernel emulates; (*response).finishRequest with --wall): most are in
+#    the probe's trap; an instruction the kernel cannot emulate it steps
+#    out of line, in the [uprobes] page. Per server: no frame's address
+#    lies in its [uprobes] mapping and none is bare; at least 99% of the
+#    samples at a probed entry have net/http.(*conn).serve as the next
+#    frame, the probed function's caller.
 # 3. --wall at the stack-growth check: clocky (Go 1.19 and the newest,
 #    plain, and the newest stripped) read at 97 Hz for 5 s and on until each
 #    has 50 goroutine samples parked at a function's entry, where

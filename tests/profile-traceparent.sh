@@ -210,4 +210,40 @@ for pid in "${pids[@]}"; do
 		not_ok "$name: requests whose child goroutine's samples carry their trace ID: $(get child_traces) of $nsent (< 90%, ${parent_goid[$pid]})"
 	fi
 done
+
+# 2. A request ends with its handler: keep-alive connections, requests
+#    back to back, each with 40 headers more, which the connection's
+#    goroutine parses before the next handler runs
+load_bin=$(go_build "${versions[-1]}" plain httpload) || { not_ok "httpload: build failed"; done_testing; }
+# IN_CONN_JQ: samples of the connection's goroutine outside any handler,
+# and those inside one: "OUTSIDE OUTSIDE_TRACED INSIDE INSIDE_TRACED". A
+# sample in serverHandler.ServeHTTP itself is neither: its first
+# instructions, and the probe's trap, come before the request is taken up.
+IN_CONN_JQ='[.[] | .trace_id as $t | .stacks[] | [.frames[].func] as $f |
+	select(($f | index("net/http.(*conn).serve")) and $f[0] != "net/http.serverHandler.ServeHTTP") |
+	{in: ($f | index("net/http.serverHandler.ServeHTTP") != null), t: $t, n: .samples}] |
+	"\(map(select(.in | not) | .n) | add // 0) \(map(select((.in | not) and .t != null) | .n) | add // 0) \(map(select(.in) | .n) | add // 0) \(map(select(.in and .t != null) | .n) | add // 0)"'
+enough_between() {
+	local out
+	read -r out _ < <(jq -s -r "$IN_CONN_JQ" "$1" 2>/dev/null)
+	[ "${out:-0}" -ge 100 ]
+}
+for pid in "${pids[@]}"; do
+	[ "${kind_of[$pid]}" = http ] && [[ ${name_of[$pid]} == *" plain "* ]] || continue
+	name=${name_of[$pid]}
+	"$load_bin" -url "http://${port_of[$pid]}/small" -c 4 -d 600s -headers 40 >/dev/null 2>"$work/load.err" &
+	load=$!
+	sample_until 3 120 enough_between "$work/err" "$work/ka.jsonl" -p "$pid" -F 999
+	check_eq "$name keep-alive: ctxprof-go exits" 0 "$?"
+	kill "$load" 2>/dev/null
+	wait "$load" 2>/dev/null
+	read -r out out_traced inside inside_traced < <(jq -s -r "$IN_CONN_JQ" "$work/ka.jsonl")
+	check_eq "$name keep-alive: samples of a connection's goroutine outside its handlers (of $out) with a trace ID" \
+		0 "$out_traced"
+	if [ "$inside" -gt 0 ] && [ $((inside_traced * 100)) -ge $((inside * 99)) ]; then
+		ok "$name keep-alive: samples inside a handler with a trace ID: $inside_traced of $inside (>= 99%)"
+	else
+		not_ok "$name keep-alive: samples inside a handler with a trace ID: $inside_traced of $inside (< 99%)"
+	fi
+done
 done_testing

@@ -123,6 +123,9 @@ static int configure(struct sampler *s)
 	s->skel->rodata->sigreturn_off = objfile__vdso_symbol("__kernel_rt_sigreturn");
 #endif
 	s->skel->rodata->want_spans = c->sampling && c->wall;
+#if defined(__x86_64__)
+	s->skel->rodata->request_ends = c->wall;
+#endif
 	s->skel->rodata->want_contexts =
 		c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT | 1U << TRACE_SOURCE_OTEL_SDK);
 	err = share_obi_map(s);
@@ -403,6 +406,11 @@ struct ctxprof_bpf *sampler__skel(const struct sampler *s)
 bool sampler__per_task(const struct sampler *s)
 {
 	return s->per_task;
+}
+
+bool sampler__request_ends(const struct sampler *s)
+{
+	return s->skel->rodata->request_ends;
 }
 
 int sampler__nevents(const struct sampler *s)

@@ -40,6 +40,11 @@ void sampler__stop(struct sampler *s);
 
 /* --pid: the cpu-clock events follow the targets' threads. */
 bool sampler__per_task(const struct sampler *s);
+/*
+ * An HTTP/1.1 request's end is probed, not told by its handler's frame:
+ * --wall's spans need ends, and arm64 keeps no return address at SP.
+ */
+bool sampler__request_ends(const struct sampler *s);
 /* The CPUs sampled on: what "on N CPUs" counts. */
 int sampler__nevents(const struct sampler *s);
 /* --cgroup's path below its cgroup2 mount, for the caller to free; NULL without. */

@@ -441,6 +441,7 @@ static int create_targets(struct session *s)
 			.sampling = c->sampling,
 			.traced_only = c->traced_only,
 			.wall = c->wall,
+			.request_ends = sampler__request_ends(s->sampler),
 			.verbose = c->verbose,
 		},
 		.read_rings = read_rings,

@@ -589,7 +589,8 @@ void target__attach_probes(struct target *t, bool quiet)
 			spawn = &probes[i];
 			continue;
 		}
-		if (!(env->trace_sources & (1U << probes[i].source)))
+		if (!(env->trace_sources & (1U << probes[i].source)) ||
+		    (probes[i].cookie == HTTP_PROBE_END && !env->request_ends))
 			continue;
 		opts.bpf_cookie = probes[i].cookie;
 		link = bpf_program__attach_uprobe_opts(env->skel->progs.http_request, t->pid, exe,

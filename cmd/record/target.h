@@ -34,6 +34,8 @@ struct target_env {
 	struct trace_keys keys; /* the labels that hold trace and span IDs */
 	unsigned int max_starts; /* Go < 1.21: goroutine starts watched a second, at most */
 	bool sampling, traced_only, wall, verbose;
+	/* an HTTP/1.1 request's end is probed, not told by its handler's frame */
+	bool request_ends;
 };
 
 /*

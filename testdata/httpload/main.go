@@ -2,7 +2,9 @@
 // httpload: keeps an HTTP/1.1 server saturated (or at a set rate) for a while, each request with a traceparent of its own, and prints the rate.
 //
 // -c connections (keep-alive) send GET -url back to back for -d, or with
-// -rate R, R requests a second in all, each connection at its share. Prints
+// -rate R, R requests a second in all, each connection at its share; with
+// -headers N, each request carries N more headers, which the server parses
+// on the connection's goroutine before the request's handler runs. Prints
 // "requests N seconds S rps R" on stdout; any failed request is an error
 // (exit 1): a rate that counts failures would flatter the server.
 package main
@@ -23,6 +25,7 @@ func main() {
 	conns := flag.Int("c", 8, "connections, each with one request in flight")
 	dur := flag.Duration("d", 5*time.Second, "how long to send")
 	rate := flag.Float64("rate", 0, "requests a second in all (0: as fast as answered)")
+	extra := flag.Int("headers", 0, "more headers in each request")
 	flag.Parse()
 	if *url == "" {
 		fmt.Fprintln(os.Stderr, "httpload: -url is required")
@@ -51,6 +54,9 @@ func main() {
 				}
 				req, _ := http.NewRequest("GET", *url, nil)
 				req.Header.Set("traceparent", fmt.Sprintf("00-%016x%016x-%016x-01", c+1, i+1, i+1))
+				for h := 0; h < *extra; h++ {
+					req.Header.Set(fmt.Sprintf("X-Pad-%d", h), "padding")
+				}
 				resp, err := client.Do(req)
 				if err != nil {
 					failed.Add(1)
