@@ -113,7 +113,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 			stat_inc(STAT_NO_G);
 		else if (!w->curg)
 			stat_inc(STAT_NO_CURG);
-		tc = sampled_ctx(l, tgid, w->curg, e->goid, sample_user_sp(ctx), &e->flags);
+		tc = sampled_ctx(w, l, tgid, w->curg, e->goid, sample_user_sp(ctx), &e->flags);
 		/* a goroutine's own context wins over its thread's */
 		if (!tc)
 			tc = obi_ctx(w, pid_tgid);
@@ -287,13 +287,17 @@ SEC("uprobe")
 int http_request(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, slot;
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 raw = bpf_get_attach_cookie(ctx);
+	__u32 cookie = PROBE_KIND(raw);
 	const struct target_info *t;
 	const struct go_layout *l;
 	struct goid_key key;
 	struct work *w;
 	bool ready;
 
+	/* the commonest hit, and the cheapest: what it needs is in its cookie */
+	if ((cookie == HTTP_PROBE_REQ_RDI || cookie == HTTP_PROBE_REQ_RCX) && !want_spans)
+		return http_begin_lazy(ctx, tgid, cookie, raw >> PROBE_GOID_SHIFT);
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	l = t ? target_layout(t) : NULL;
 	if (!l)
@@ -316,7 +320,10 @@ int http_request(struct pt_regs *ctx)
 	if (cookie == GRPC_PROBE_STREAM)
 		return grpc_stream(ctx, l, &key);
 	if (cookie == HTTP_PROBE_END) {
-		set_goroutine_ctx(&key, NULL, false, true);
+		if (want_spans)
+			set_goroutine_ctx(&key, NULL, false, true);
+		else
+			http_end_lazy(&key);
 		return 0;
 	}
 	w = work_claim(&slot);

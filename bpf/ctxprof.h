@@ -428,8 +428,10 @@ struct trace_ctx {
 	__u32 depth;
 	/*
 	 * Which request: a number no other request of the goroutine that
-	 * serves it has (bpf_ktime_get_ns() when it began). A nested span of
-	 * the same trace keeps its request's.
+	 * serves it has (bpf_ktime_get_ns() when it began, EPOCH_STATE clear).
+	 * A nested span of the same trace keeps its request's. Its low bits
+	 * (EPOCH_STATE) say whether the request's header is read yet; while
+	 * it is rewritten in place, 0.
 	 */
 	__u64 epoch;
 	/*
@@ -447,7 +449,15 @@ struct trace_ctx {
 	 */
 	__u64 ret;
 	__u64 g;
+	/* EPOCH_PENDING: the *http.Request whose header is still to be read */
+	__u64 req;
 };
+
+/* An epoch's state bits */
+#define EPOCH_STATE 3ULL
+#define EPOCH_READ 0 /* the context is whole */
+#define EPOCH_PENDING 1 /* the request's header is read when a sample first needs it */
+#define EPOCH_NONE 2 /* no context: its header held no traceparent, or it ended */
 
 #define TRACE_CTX_HEADER 0 /* a request's traceparent header */
 #define TRACE_CTX_OTEL 1 /* a span the OpenTelemetry Go SDK records in the process */
@@ -467,6 +477,13 @@ struct obi_ctx_info {
 #define OBI_MAP_ENTRIES (1 << 14)
 
 /* The register a probed function takes its *http.Request in: the attach cookie. */
+/*
+ * The traceparent probes' cookies: the kind below, in the low 32 bits; a
+ * request's start also has g.goid's offset above them, so that without
+ * spans it needs no look at its target (http_begin_lazy).
+ */
+#define PROBE_KIND(cookie) ((__u32)(cookie))
+#define PROBE_GOID_SHIFT 32
 #define HTTP_PROBE_REQ_RDI 1 /* net/http.serverHandler.ServeHTTP(sh, rw, req) */
 #define HTTP_PROBE_REQ_RCX 2 /* x/net/http2.(*serverConn).runHandler(sc, rw, req, handler) */
 #define HTTP_PROBE_END 3 /* net/http.(*response).finishRequest: the request is done */

@@ -16,6 +16,17 @@ const volatile bool want_contexts = true;
  */
 const volatile bool request_ends = true;
 
+/* the epoch of E, without its state */
+static __always_inline __u64 epoch_of(__u64 e)
+{
+	return e & ~EPOCH_STATE;
+}
+
+static __always_inline __u64 epoch_state(__u64 e)
+{
+	return e & EPOCH_STATE;
+}
+
 /* runtime.g begins with its stack {lo, hi} (go_dwarf.c checks) */
 #define G_STACK_HI 8
 
@@ -415,7 +426,10 @@ static __always_inline void set_goroutine_ctx(const struct goid_key *key, struct
 
 	if (c) {
 		c->origin = 0;
-		c->epoch = nested && cur && same_trace(cur, c) ? cur->epoch : 0;
+		c->epoch = nested && cur && epoch_state(cur->epoch) == EPOCH_READ &&
+					   same_trace(cur, c) ?
+				   cur->epoch :
+				   0;
 	}
 	if (cur && (!c || !c->epoch))
 		span_note(SPAN_END, key->tgid, key->goid, cur->epoch, cur->source, NULL);
@@ -424,12 +438,98 @@ static __always_inline void set_goroutine_ctx(const struct goid_key *key, struct
 		return;
 	}
 	if (!c->epoch) {
-		c->epoch = bpf_ktime_get_ns();
+		c->epoch = epoch_of(bpf_ktime_get_ns());
 		if (spans)
 			span_note(SPAN_BEGIN, key->tgid, key->goid, c->epoch, c->source,
 				  c->traceparent + 3);
 	}
 	bpf_map_update_elem(&trace_ctxs, key, c, BPF_ANY);
+}
+
+/* The traceparent of request REQ into WK->hw (found: hw.found); -1 when its header cannot be read. */
+static __always_inline int read_request(struct work *wk, const struct go_layout *l, __u64 req)
+{
+	__u64 hdr;
+
+	wk->hw.found = 0;
+	if (!req || read_user(&hdr, sizeof(hdr), req + l->hdr.req_header))
+		return -1;
+	return find_traceparent(wk, l, hdr) < 0 ? -1 : 0;
+}
+
+/*
+ * C, a goroutine's own context, is a request whose header is still to be
+ * read: it is read now, on that goroutine's CPU, so that nothing else
+ * writes C meanwhile but a child's mark that it has none. The bytes go in
+ * before the state that says they are there. True when C has a
+ * traceparent now.
+ */
+static __always_inline bool resolve_own(struct work *wk, const struct go_layout *l,
+					struct trace_ctx *c)
+{
+	__u64 e = c->epoch;
+
+	if (epoch_state(e) != EPOCH_PENDING)
+		return epoch_state(e) == EPOCH_READ;
+	if (read_request(wk, l, c->req) < 0) {
+		stat_inc(STAT_HTTP_ERR);
+		__sync_val_compare_and_swap(&c->epoch, e, epoch_of(e) | EPOCH_NONE);
+		return false;
+	}
+	if (!wk->hw.found) {
+		if (__sync_val_compare_and_swap(&c->epoch, e, epoch_of(e) | EPOCH_NONE) == e)
+			stat_inc(STAT_HTTP_BARE);
+		return false;
+	}
+	__builtin_memcpy(c->traceparent, wk->hw.ctx.traceparent, sizeof(c->traceparent));
+	c->source = TRACE_CTX_HEADER;
+	return __sync_val_compare_and_swap(&c->epoch, e, epoch_of(e)) == e;
+}
+
+/*
+ * COPY, a context a child took while its request's header was unread,
+ * whose request still lives (the caller checked): read it into the copy.
+ * OWNER, when known, is the request's own context: a header without one
+ * marks it, once, so that the request counts once as bare.
+ */
+static __always_inline bool resolve_copy(struct work *wk, const struct go_layout *l,
+					 struct trace_ctx *copy, struct trace_ctx *owner)
+{
+	__u64 e = copy->epoch;
+
+	if (read_request(wk, l, copy->req) < 0) {
+		stat_inc(STAT_HTTP_ERR);
+		return false;
+	}
+	if (!wk->hw.found) {
+		if (owner && __sync_val_compare_and_swap(&owner->epoch, e,
+							 epoch_of(e) | EPOCH_NONE) == e)
+			stat_inc(STAT_HTTP_BARE);
+		return false;
+	}
+	__builtin_memcpy(copy->traceparent, wk->hw.ctx.traceparent, sizeof(copy->traceparent));
+	copy->source = TRACE_CTX_HEADER;
+	copy->epoch = epoch_of(e);
+	return true;
+}
+
+/* resolve_own with a work slot of its own; true when C has a traceparent. */
+static __always_inline bool resolve_here(const struct go_layout *l, struct trace_ctx *c)
+{
+	struct work *w;
+	__u32 slot;
+	bool found;
+
+	if (epoch_state(c->epoch) != EPOCH_PENDING)
+		return epoch_state(c->epoch) == EPOCH_READ;
+	w = work_claim(&slot);
+	if (!w) {
+		stat_inc(STAT_BUSY);
+		return false;
+	}
+	found = resolve_own(w, l, c);
+	work_release(slot);
+	return found;
 }
 
 /*
@@ -452,7 +552,14 @@ static __always_inline bool ctx_ended(const struct go_layout *l, __u32 tgid,
 	struct goid_key key = { .tgid = tgid, .goid = c->origin };
 	const struct trace_ctx *o = bpf_map_lookup_elem(&trace_ctxs, &key);
 
-	return !o || o->epoch != c->epoch || (o->ret && origin_left(l, o, c->origin));
+	__u64 e;
+
+	if (!o)
+		return true;
+	/* read again after the frame: the origin may rewrite O for its next request meanwhile */
+	e = o->epoch;
+	return epoch_of(e) != epoch_of(c->epoch) || epoch_state(e) == EPOCH_NONE ||
+	       (o->ret && origin_left(l, o, c->origin)) || o->epoch != e;
 }
 
 /*
@@ -468,7 +575,7 @@ static __always_inline int spawn(struct pt_regs *ctx, const struct go_layout *l,
 	struct goid_key key = { .tgid = tgid };
 	__u64 g = GO_G(ctx), newg = GO_ARG2(ctx), m, curg;
 	struct spawn_budget *b;
-	const struct trace_ctx *c;
+	struct trace_ctx *c;
 	struct trace_ctx copy;
 
 	b = bpf_map_lookup_elem(&spawn_budgets, &tgid);
@@ -482,6 +589,9 @@ static __always_inline int spawn(struct pt_regs *ctx, const struct go_layout *l,
 	/* a request whose handler returned starts nothing (the next one's reader) */
 	if (c && handler_state(c, curg, 0) != HANDLER_IN)
 		return 0;
+	/* the child gets the trace ID itself: this is the starter's CPU, where its request is read */
+	if (c && !resolve_here(l, c))
+		c = NULL;
 	if (c) {
 		__builtin_memcpy(&copy, c, sizeof(copy));
 		/* its own: the child's lives as long as the starter serves this request */
@@ -574,8 +684,12 @@ static __always_inline int read_span_ids(__u64 sc, const struct go_layout *l, __
 static __always_inline int otel_start(struct pt_regs *ctx, struct work *wk,
 				      const struct go_layout *l, const struct goid_key *key)
 {
+	struct trace_ctx *cur = bpf_map_lookup_elem(&trace_ctxs, key);
 	__u8 ids[24];
 
+	/* a span of the request the goroutine serves continues it: its header is read first */
+	if (cur)
+		resolve_own(wk, l, cur);
 	if (read_span_ids(REG_SP(ctx) + l->otel.start_sc, l, ids))
 		return -1;
 	format_ctx(&wk->hw.ctx, ids, ids + 16, TRACE_CTX_OTEL);
@@ -625,7 +739,7 @@ static __always_inline int otel_end(struct pt_regs *ctx, struct work *wk,
 static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 				      const struct go_layout *l, const struct goid_key *key)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 cookie = PROBE_KIND(bpf_get_attach_cookie(ctx));
 	/* both read: the context allows no computed offsets */
 	__u64 rcx = GO_ARG3(ctx), rdi = GO_ARG4(ctx), req, hdr;
 
@@ -643,6 +757,53 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 		watch_handler(ctx, &wk->hw.ctx);
 	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL, false, true);
 	return 0;
+}
+
+/*
+ * The same, when no span needs the request's trace ID as it begins: its
+ * header is read when a sample first needs it (resolve_own, resolve_copy),
+ * and most requests are never sampled. A connection's next request
+ * rewrites its goroutine's element in place, its epoch 0 meanwhile for
+ * readers on other CPUs; a goroutine without one gets one.
+ */
+static __always_inline int http_begin_lazy(struct pt_regs *ctx, __u32 tgid, __u32 cookie,
+					   __u64 goid_off)
+{
+	__u64 rcx = GO_ARG3(ctx), rdi = GO_ARG4(ctx), req, g = GO_G(ctx);
+	struct goid_key key = { .tgid = tgid };
+	struct trace_ctx *c, n;
+
+	barrier_var(rcx);
+	req = cookie == HTTP_PROBE_REQ_RCX ? rcx : rdi;
+	if (!g || !goid_off || read_user(&key.goid, sizeof(key.goid), g + goid_off))
+		return 0;
+	c = bpf_map_lookup_elem(&trace_ctxs, &key);
+	if (c) {
+		__sync_lock_test_and_set(&c->epoch, 0);
+		watch_handler(ctx, c);
+		c->req = req;
+		c->origin = 0;
+		c->source = TRACE_CTX_HEADER;
+		__sync_lock_test_and_set(&c->epoch,
+					 epoch_of(bpf_ktime_get_ns()) | EPOCH_PENDING);
+		return 0;
+	}
+	__builtin_memset(&n, 0, sizeof(n));
+	watch_handler(ctx, &n);
+	n.req = req;
+	n.source = TRACE_CTX_HEADER;
+	n.epoch = epoch_of(bpf_ktime_get_ns()) | EPOCH_PENDING;
+	bpf_map_update_elem(&trace_ctxs, &key, &n, BPF_ANY);
+	return 0;
+}
+
+/* An HTTP/1.1 request's end, without spans: its goroutine keeps its element, with no context. */
+static __always_inline void http_end_lazy(const struct goid_key *key)
+{
+	struct trace_ctx *c = bpf_map_lookup_elem(&trace_ctxs, key);
+
+	if (c)
+		__sync_lock_test_and_set(&c->epoch, epoch_of(c->epoch) | EPOCH_NONE);
 }
 
 /*
@@ -687,36 +848,48 @@ __noinline int add_traceparent(struct sample_event *e, const struct trace_ctx *c
  * for is over. SP, the sample's user stack pointer, tells a handler that
  * has just returned. FLAGS get SAMPLE_F_CTX_CHILD and SAMPLE_F_CTX_ENDED.
  */
-static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layout *l, __u32 tgid,
+static __always_inline const struct trace_ctx *sampled_ctx(struct work *w,
+							    const struct go_layout *l, __u32 tgid,
 							    __u64 curg, __u64 goid, __u64 sp,
 							    __u32 *flags)
 {
 	struct goid_key key = { .tgid = tgid, .goid = goid };
-	const struct trace_ctx *c;
-	struct trace_ctx copy;
-	__u64 parent;
+	struct trace_ctx *c, *copy = &w->tc, *owner;
+	__u64 parent, e;
+	bool ended;
 
 	if (!want_contexts || (!l->hdr.map && !l->grpc.ok && !l->otel.ok) || !curg)
 		return NULL;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
-	if (c) {
+	if (c && epoch_state(c->epoch) != EPOCH_NONE) {
 		switch (handler_state(c, curg, sp)) {
-		case HANDLER_IN:
-			return c;
-		case HANDLER_LEFT:
-			/* the goroutine serves none until its next request */
-			bpf_map_delete_elem(&trace_ctxs, &key);
-			return NULL;
-		default:
+		case HANDLER_AT:
 			/* perhaps in the trap of the next request's probe, after its program */
 			return NULL;
+		case HANDLER_LEFT:
+			/* the goroutine serves none until its next request */
+			__sync_lock_test_and_set(&c->epoch, epoch_of(c->epoch) | EPOCH_NONE);
+			break;
+		default:
+			if (resolve_own(w, l, c))
+				return c;
 		}
 	}
 	c = bpf_map_lookup_elem(&spawn_ctxs, &key);
 	if (c) {
-		*flags |= SAMPLE_F_CTX_CHILD;
-		if (ctx_ended(l, tgid, c))
-			*flags |= SAMPLE_F_CTX_ENDED;
+		if (epoch_state(c->epoch) == EPOCH_NONE)
+			return NULL;
+		ended = ctx_ended(l, tgid, c);
+		/* its request's header, unread when it was started: now, or never once it ended */
+		if (epoch_state(c->epoch) == EPOCH_PENDING) {
+			key.goid = c->origin;
+			owner = bpf_map_lookup_elem(&trace_ctxs, &key);
+			if (ended || !resolve_copy(w, l, c, owner)) {
+				c->epoch = epoch_of(c->epoch) | EPOCH_NONE;
+				return NULL;
+			}
+		}
+		*flags |= SAMPLE_F_CTX_CHILD | (ended ? SAMPLE_F_CTX_ENDED : 0);
 		return c;
 	}
 	if (!l->g_parent_goid ||
@@ -724,14 +897,22 @@ static __always_inline const struct trace_ctx *sampled_ctx(const struct go_layou
 		return NULL;
 	key.goid = parent;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
-	if (!c || (c->ret && origin_left(l, c, parent)))
+	if (!c)
+		return NULL;
+	/* the parent may be rewriting it for its next request: a copy between two equal epochs */
+	e = __sync_fetch_and_or(&c->epoch, 0);
+	__builtin_memcpy(copy, c, sizeof(*copy));
+	if (!e || __sync_fetch_and_or(&c->epoch, 0) != e || epoch_state(e) == EPOCH_NONE)
+		return NULL;
+	copy->epoch = e;
+	if ((copy->ret && origin_left(l, copy, parent)) ||
+	    (epoch_state(e) == EPOCH_PENDING && !resolve_copy(w, l, copy, c)))
 		return NULL;
 	*flags |= SAMPLE_F_CTX_CHILD;
-	__builtin_memcpy(&copy, c, sizeof(copy));
-	copy.origin = parent;
+	copy->origin = parent;
 	key.goid = goid;
-	bpf_map_update_elem(&spawn_ctxs, &key, &copy, BPF_NOEXIST);
-	return c;
+	bpf_map_update_elem(&spawn_ctxs, &key, copy, BPF_NOEXIST);
+	return copy;
 }
 
 #endif /* __TRACEPARENT_BPF_H */

@@ -94,6 +94,7 @@ struct work {
 	struct map_walk mw;
 	struct hdr_walk hw;
 	struct trace_ctx obi; /* the thread's OBI trace, as a context */
+	struct trace_ctx tc; /* a context the sampled goroutine took from its parent just now */
 };
 
 /* What a bpf_loop step gets: it must point to the BPF stack, where pointers keep their type. */

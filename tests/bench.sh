@@ -91,6 +91,11 @@
 # 14. Start-up with 200 busy targets (tests/bench/startup.sh), this build
 #    against the last before the rings were read while targets are added:
 #    time to ready, CPU by then, samples lost (none allowed), time to exit.
+# 15. The traceparent source a request (tests/bench/requests.sh), Go 1.19,
+#    1.22 and the newest, this build against the one before it took one
+#    hit a request: the server's CPU a request without and with each,
+#    probe hits and BPF ns a request (goals: within 2% of the server's
+#    CPU, 1,000 ns on the newest Go; one hit a request there).
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -920,4 +925,7 @@ bash "$TOP/tests/bench/lifetime.sh" || status=1
 
 # 14. start-up with 200 busy targets against the build before: its own script, which also runs alone
 bash "$TOP/tests/bench/startup.sh" || status=1
+
+# 15. the traceparent source a request, per Go release: its own script, which also runs alone
+bash "$TOP/tests/bench/requests.sh" || status=1
 exit $status

@@ -593,6 +593,9 @@ void target__attach_probes(struct target *t, bool quiet)
 		    (probes[i].cookie == HTTP_PROBE_END && !env->request_ends))
 			continue;
 		opts.bpf_cookie = probes[i].cookie;
+		/* a request's start finds its goroutine with no look at the target */
+		if (probes[i].cookie == HTTP_PROBE_REQ_RDI || probes[i].cookie == HTTP_PROBE_REQ_RCX)
+			opts.bpf_cookie |= (__u64)t->layout.g_goid << PROBE_GOID_SHIFT;
 		link = bpf_program__attach_uprobe_opts(env->skel->progs.http_request, t->pid, exe,
 						       probes[i].offset, &opts);
 		if (!link) {
