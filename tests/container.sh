@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # container.sh: the agent's image run as deploy/kubernetes's DaemonSet says, under Debian's podman, profiles a Go service in a container of its own.
 #
-# make image; then three containers, all on the host's network:
+# make image; then four containers, all on the host's network:
 # - a Go service: testdata/traced (newest Go, plain) alone in an image,
 #   in its own PID namespace;
+# - a zero-code one: testdata/httpserver (newest Go, plain), no labels,
+#   whose requests carry a traceparent (the trace sources' uprobes, as
+#   tracefs uprobe events: the manifest mounts the host's tracefs);
 # - the Collector (testdata/otelcol, built from Debian's sources as
 #   tests/otlp.sh builds it) with its libraries in an image, forwarding to
 #   testdata/otlpsink on the host;
@@ -17,7 +20,8 @@
 # size is printed; the agent's container is not privileged and has exactly
 # the manifest's capabilities; every trace ID of the service arrives at the
 # sink, each sample of them with the service container's container.id and
-# the node's name; /metrics, read twice around the sink's count with no
+# the node's name; so does every trace ID sent to the zero-code service,
+# under its container.id; /metrics, read twice around the sink's count with no
 # send between, says the samples the sink has; podman stop (the manifest's
 # grace period) ends the agent with exit status 0 and delivers its last
 # interval: the sink then has every sample the agent's statistics line says
@@ -111,6 +115,19 @@ for _ in $(seq 300); do
 	sleep 0.1
 done
 svc_id=$("${RUN[@]}" --name "ctxprof-test-svc-$tag" "localhost/ctxprof-test-svc:$tag" "$svc_bin" -d 600s)
+# the zero-code service: no labels, a traceparent on each request
+zc_bin=$(go_build "$last" plain httpserver) || { not_ok "go$last httpserver: build failed"; done_testing; }
+mini_image zc "$zc_bin" || { not_ok "the zero-code service's image"; done_testing; }
+names+=(ctxprof-test-zc-$tag)
+zc_id=$("${RUN[@]}" --name "ctxprof-test-zc-$tag" "localhost/ctxprof-test-zc:$tag" "$zc_bin" -burn 50ms)
+zc_port=
+for _ in $(seq 100); do
+	zc_port=$("${POD[@]}" logs "$zc_id" 2>/dev/null | awk '$1 == "http" { print $2 }')
+	[ -n "$zc_port" ] && break
+	sleep 0.1
+done
+# the manifest mounts the host's tracefs: it must be there
+mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
 svc_pid=$("${POD[@]}" inspect --format '{{.State.Pid}}' "$svc_id")
 check_eq "the service runs in a PID namespace of its own" 1 \
 	"$(awk '/^NSpid:/ { print $NF }' "/proc/$svc_pid/status" 2>/dev/null)"
@@ -133,6 +150,12 @@ check_eq "the agent's container is not privileged" false "$("${POD[@]}" inspect 
 check_eq "the agent's capabilities are the manifest's" "CAP_BPF CAP_CHECKPOINT_RESTORE CAP_DAC_READ_SEARCH CAP_PERFMON CAP_SYS_PTRACE" \
 	"$("${POD[@]}" inspect --format '{{range .EffectiveCaps}}{{.}} {{end}}' "$agent" | tr ' ' '\n' | grep . | sort | tr '\n' ' ' | sed 's/ $//')"
 traces=$(sed -n 's/^\t[A-Za-z]* *= "\([0-9a-f]\{32\}\)"$/\1/p' "$TOP/testdata/traced/main.go" | sort -u)
+# requests to the zero-code service, each under a trace ID of its own
+zc_traces=$(for i in 1 2 3 4 5; do printf 'c0de%028x\n' "$i"; done)
+for t in $zc_traces; do
+	curl -sS --max-time 30 -o /dev/null -H "traceparent: 00-$t-00f067aa0ba902b7-01" "http://$zc_port/work" ||
+		not_ok "a request to the zero-code service failed"
+done
 # svc_traces: the service's trace IDs at the sink
 svc_traces() {
 	jq -r --arg c "$svc_id" 'select(.resource["container.id"] == $c) | .trace_id // empty' \
@@ -144,6 +167,17 @@ for _ in $(seq 60); do
 done
 check_eq "every trace ID of the service arrives, under its container.id" "$(tr '\n' ' ' <<<"$traces")" \
 	"$(svc_traces | grep -Fx -f <(echo "$traces") | tr '\n' ' ')"
+# zc_got: the zero-code service's trace IDs at the sink
+zc_got() {
+	jq -r --arg c "$zc_id" 'select(.resource["container.id"] == $c) | .trace_id // empty' \
+		"$work/sink/samples.jsonl" 2>/dev/null | sort -u
+}
+for _ in $(seq 30); do
+	[ "$(zc_got | grep -cFx -f <(echo "$zc_traces"))" -eq 5 ] && break
+	sleep 1
+done
+check_eq "every trace ID of the zero-code service (traceparent, no labels) arrives, under its container.id" \
+	"$(tr '\n' ' ' <<<"$zc_traces")" "$(zc_got | grep -Fx -f <(echo "$zc_traces") | tr '\n' ' ')"
 check_eq "the service's samples carry the node's name (the downward API's, through OTEL_RESOURCE_ATTRIBUTES)" "$node" \
 	"$(jq -r --arg c "$svc_id" 'select(.resource["container.id"] == $c) | .resource["k8s.node.name"]' "$work/sink/samples.jsonl" | sort -u | tr '\n' ' ' | sed 's/ $//')"
 
@@ -186,5 +220,6 @@ else
 	not_ok "podman stop: the agent says '$line', the sink has $(sink_samples)"
 fi
 kill "$sink_pid" 2>/dev/null
-"${POD[@]}" rmi -f "localhost/ctxprof-test-svc:$tag" "localhost/ctxprof-test-col:$tag" >/dev/null 2>&1
+"${POD[@]}" rmi -f "localhost/ctxprof-test-svc:$tag" "localhost/ctxprof-test-col:$tag" \
+	"localhost/ctxprof-test-zc:$tag" >/dev/null 2>&1
 done_testing

@@ -250,7 +250,8 @@ if why=$(e2e_capable); then
 			done
 			mount --move "$tmp/dev" /dev
 			awk '{ print \$5 }' /proc/self/mountinfo | while read -r m; do
-				[ "\$m" = "$tmp/logs" ] || mount -o remount,bind,ro "\$m" 2>/dev/null || true
+				[ "\$m" = "$tmp/logs" ] || [ "\$m" = /sys/kernel/tracing ] ||
+					mount -o remount,bind,ro "\$m" 2>/dev/null || true
 			done
 			awk '\$5 == "/" || \$5 == "/sys" || \$5 == "/usr" || \$5 == "/var/log" { print \$6 }' /proc/self/mountinfo |
 				grep -qv '^ro' && { echo "sandbox: a mount is still writable" >&2; exit 3; }
@@ -262,7 +263,19 @@ if why=$(e2e_capable); then
 		CTXPROF=$tmp/sandboxed
 		# shellcheck disable=SC2086
 		CAPS=$(setpriv_caps $caps)
-		sample_until 1 120 enough "$tmp/err" "$tmp/logs/cpu.jsonl" -p "$pid"
+		# beside it, a zero-code server: its requests' traceparent, through uprobes
+		mountpoint -q /sys/kernel/tracing || mount -t tracefs tracefs /sys/kernel/tracing
+		srv_bin=$(go_build "$v" plain httpserver)
+		"$srv_bin" -burn 50ms >"$tmp/srv.out" 2>&1 &
+		srv=$!
+		for _ in $(seq 100); do grep -q '^http ' "$tmp/srv.out" && break; sleep 0.1; done
+		srv_addr=$(awk '$1 == "http" { print $2 }' "$tmp/srv.out")
+		tp=00-5a1dbed0000000000000000000000001-00f067aa0ba902b7-01
+		zc_traced() {
+			enough "$1" && [ "$(jq -rs --argjson p "$srv" '[.[] | select(.pid == $p and .trace_id != null) | .trace_id] | unique | join(" ")' "$1")" = "${tp:3:32}" ]
+		}
+		(sleep 2; for _ in $(seq 20); do curl -s -o /dev/null -H "traceparent: $tp" "http://$srv_addr/work"; done) &
+		sample_until 1 120 zc_traced "$tmp/err" "$tmp/logs/cpu.jsonl" -p "$pid,$srv"
 		rc=$?
 		read -r n bare frames < <(samples_bare "$tmp/logs/cpu.jsonl")
 		if [ "$rc" -eq 0 ] && [ "$n" -ge 100 ] && [ $((bare * 100)) -le "$frames" ]; then
@@ -270,6 +283,10 @@ if why=$(e2e_capable); then
 		else
 			not_ok "the unit's sandbox, emulated: exit $rc, $n samples, $bare of $frames frames bare: $(tail -n 2 "$tmp/err")"
 		fi
+		check_eq "the unit's sandbox, emulated: a zero-code server's trace ID, from its requests' traceparent (tracefs uprobe events)" \
+			"${tp:3:32}" "$(jq -rs --argjson p "$srv" '[.[] | select(.pid == $p and .trace_id != null) | .trace_id] | unique | join(" ")' "$tmp/logs/cpu.jsonl")"
+		kill "$srv" 2>/dev/null
+		wait "$srv" 2>/dev/null
 	fi
 
 	# What seccomp would meet: the calls of a run (strace), against the

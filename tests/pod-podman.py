@@ -8,7 +8,8 @@
 # container CONTAINER: hostPID, the security context (privileged refused,
 # no-new-privileges, a read-only root, the user, capabilities dropped and
 # added, the seccomp profile: a Localhost profile "profiles/X.json" is
-# SECCOMP_DIR/X-seccomp.json), read-only hostPath mounts, env (a fieldRef
+# SECCOMP_DIR/X-seccomp.json), hostPath mounts (read-only where the
+# manifest says), env (a fieldRef
 # to spec.nodeName is NODE; $(VAR) expanded as Kubernetes does; NAME=VALUE
 # replaces a variable), then the image and its args. One argument a line;
 # the first line is the grace period in seconds (podman stop -t).

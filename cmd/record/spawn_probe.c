@@ -10,6 +10,7 @@
 #include "bpf/ctxprof.h"
 #include "cmd/util/clock.h"
 #include "spawn_probe.h"
+#include "uprobe_link.h"
 
 /*
  * A uprobe hit costs the process a trap at every goroutine start, whoever
@@ -22,7 +23,7 @@
  */
 struct spawn_probe {
 	struct bpf_program *prog;
-	struct bpf_link *link; /* NULL while it rests */
+	struct uprobe_link *link; /* NULL while it rests */
 	int budgets_fd;
 	__u32 pid;
 	char path[64];
@@ -57,9 +58,7 @@ static void refill(struct spawn_probe *sp)
 
 static int attach(struct spawn_probe *sp)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = sp->cookie);
-
-	sp->link = bpf_program__attach_uprobe_opts(sp->prog, sp->pid, sp->path, sp->offset, &opts);
+	sp->link = uprobe_link__attach(sp->prog, sp->pid, sp->path, sp->offset, sp->cookie);
 	return sp->link ? 0 : -errno;
 }
 
@@ -105,7 +104,7 @@ void spawn_probe__spent(struct spawn_probe *sp)
 		return;
 	if (now > sp->second_ns)
 		sp->rate = (double)second_hits(sp) / (now - sp->second_ns);
-	bpf_link__destroy(sp->link);
+	uprobe_link__destroy(sp->link);
 	sp->link = NULL;
 	sp->on_ns += now - sp->since_ns;
 	sp->since_ns = now;
@@ -151,7 +150,7 @@ void spawn_probe__free(struct spawn_probe *sp)
 {
 	if (!sp)
 		return;
-	bpf_link__destroy(sp->link);
+	uprobe_link__destroy(sp->link);
 	bpf_map_delete_elem(sp->budgets_fd, &sp->pid);
 	free(sp);
 }

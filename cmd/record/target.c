@@ -32,6 +32,7 @@
 #include "processes.h"
 #include "spawn_probe.h"
 #include "target.h"
+#include "uprobe_link.h"
 #include "wall.h"
 
 /* CPU time, in sampling periods, that chance alone does not leave without a sample */
@@ -47,12 +48,12 @@ struct target {
 	struct stat exe_st; /* its executable when added */
 	bool pending; /* its name, container and mappings are still to be read */
 	/* the traceparent source's probes in this process, at its handlers' entries */
-	struct bpf_link *http_links[MAX_TRACE_PROBES];
+	struct uprobe_link *http_links[MAX_TRACE_PROBES];
 	size_t nhttp;
 	/* Go before 1.21: gives the goroutines a goroutine starts its context; NULL for none */
 	struct spawn_probe *spawn;
 	/* where its goroutines' labels are set: who set each set (owners.h); NULL for none */
-	struct bpf_link *label_link;
+	struct uprobe_link *label_link;
 	bool labels_followed; /* and the sets made before it are known */
 	struct go_layout layout; /* as in the targets map */
 	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
@@ -146,7 +147,7 @@ static void detach_http(struct target *t)
 	size_t i;
 
 	for (i = 0; i < t->nhttp; i++)
-		bpf_link__destroy(t->http_links[i]);
+		uprobe_link__destroy(t->http_links[i]);
 	t->nhttp = 0;
 	spawn_probe__free(t->spawn);
 	t->spawn = NULL;
@@ -157,7 +158,7 @@ void target__free(struct target *t)
 	if (!t)
 		return;
 	detach_http(t);
-	bpf_link__destroy(t->label_link);
+	uprobe_link__destroy(t->label_link);
 	target__stop_ticks(t);
 	free(t->ticks.items);
 	if (t->frames && !--t->frames->refs) {
@@ -574,10 +575,10 @@ void target__map_file_strings(const char *path)
  */
 void target__attach_probes(struct target *t, bool quiet)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	const struct target_env *env = t->env;
 	const struct go_trace_probe *probes, *spawn = NULL;
-	struct bpf_link *link;
+	struct uprobe_link *link;
+	uint64_t cookie;
 	size_t i, n;
 	char exe[64];
 	int err;
@@ -592,18 +593,19 @@ void target__attach_probes(struct target *t, bool quiet)
 		if (!(env->trace_sources & (1U << probes[i].source)) ||
 		    (probes[i].cookie == HTTP_PROBE_END && !env->request_ends))
 			continue;
-		opts.bpf_cookie = probes[i].cookie;
+		cookie = probes[i].cookie;
 		/* a request's start finds its goroutine with no look at the target */
 		if (probes[i].cookie == HTTP_PROBE_REQ_RDI || probes[i].cookie == HTTP_PROBE_REQ_RCX)
-			opts.bpf_cookie |= (__u64)t->layout.g_goid << PROBE_GOID_SHIFT;
-		link = bpf_program__attach_uprobe_opts(env->skel->progs.http_request, t->pid, exe,
-						       probes[i].offset, &opts);
+			cookie |= (__u64)t->layout.g_goid << PROBE_GOID_SHIFT;
+		link = uprobe_link__attach(env->skel->progs.http_request, t->pid, exe,
+					   probes[i].offset, cookie);
 		if (!link) {
 			err = -errno;
 			if (!quiet || env->verbose)
-				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 						"no trace IDs from %s\n",
 					(int)t->pid, t->comm, probes[i].func, strerror(-err),
+					err == -EACCES || err == -EPERM ? UPROBE_DENIED_HINT : "",
 					trace_source__name(probes[i].source));
 			detach_http(t);
 			return;
@@ -621,9 +623,11 @@ void target__attach_probes(struct target *t, bool quiet)
 				(int)t->pid, t->comm, spawn->func, strerror(-err));
 	}
 	if (env->verbose && t->nhttp)
-		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts (requests "
+		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts%s (requests "
 				"of: %s; SDK spans: %s; goroutines they start: %s)\n",
-			(int)t->pid, t->comm, t->nhttp + !!t->spawn, *go_binary__trace_servers(t->gb) ?
+			(int)t->pid, t->comm, t->nhttp + !!t->spawn,
+			uprobe_link__tracefs(t->http_links[0]) ? ", as tracefs uprobe events" : "",
+			*go_binary__trace_servers(t->gb) ?
 			go_binary__trace_servers(t->gb) : "none",
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes",
 			t->spawn ? "at their start" :
@@ -643,7 +647,6 @@ static int scan_labels(struct target *t, struct vec *found);
  */
 bool target__follow_labels(struct target *t, bool quiet)
 {
-	LIBBPF_OPTS(bpf_uprobe_opts, opts);
 	const struct target_env *env = t->env;
 	struct vec found = { .size = sizeof(struct owner_found) };
 	long off = go_binary__label_probe(t->gb), at_do = go_binary__do_probe(t->gb);
@@ -655,9 +658,9 @@ bool target__follow_labels(struct target *t, bool quiet)
 	if (off < 0 || !env->sampling || !(env->trace_sources & (1U << TRACE_SOURCE_LABEL)))
 		return false;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
-	t->label_link = bpf_program__attach_uprobe_opts(
-		one_hit ? env->skel->progs.label_do : env->skel->progs.label_set, t->pid, exe,
-		one_hit ? at_do : off, &opts);
+	t->label_link = uprobe_link__attach(one_hit ? env->skel->progs.label_do :
+							  env->skel->progs.label_set,
+					    t->pid, exe, one_hit ? at_do : off, 0);
 	if (!t->label_link) {
 		err = -errno;
 		if (!quiet || env->verbose)
@@ -680,7 +683,7 @@ bool target__follow_labels(struct target *t, bool quiet)
 					"read (%s): goroutines that inherit a request's labels count "
 					"as it even once it ends\n",
 				(int)t->pid, t->comm, strerror(-err));
-		bpf_link__destroy(t->label_link);
+		uprobe_link__destroy(t->label_link);
 		t->label_link = NULL;
 		return false;
 	}
@@ -767,7 +770,7 @@ void target__detach_probes(struct target *t)
 	struct ctxprof_bpf *skel = t->env->skel;
 
 	if (t->label_link) {
-		bpf_link__destroy(t->label_link);
+		uprobe_link__destroy(t->label_link);
 		t->label_link = NULL;
 		t->labels_followed = false;
 		forget_tgid(bpf_map__fd(skel->maps.label_owners), sizeof(struct labels_key), t->pid);
