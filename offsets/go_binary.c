@@ -59,6 +59,8 @@ struct go_binary {
 	long label_probe;
 	/* pprof.Do's call that makes its set current, as a file offset; -1 when not alone */
 	long do_probe;
+	/* go_binary__said's marks */
+	uint32_t said;
 	/* the module members the grpc-go and otel-sdk layouts came from, for check */
 	struct go_module_member members[MAX_MODULE_MEMBERS];
 	size_t nmembers;
@@ -1547,6 +1549,15 @@ size_t go_binary__nwarnings(const struct go_binary *gb)
 const char *go_binary__warning(const struct go_binary *gb, size_t idx)
 {
 	return idx < gb->warnings.n ? gb->warnings.text[idx] : NULL;
+}
+
+bool go_binary__said(struct go_binary *gb, unsigned int bit)
+{
+	uint32_t m = 1U << (bit & 31);
+	bool was = gb->said & m;
+
+	gb->said |= m;
+	return was;
 }
 
 const char *go_layout_source__name(enum go_layout_source src)

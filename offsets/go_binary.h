@@ -143,6 +143,11 @@ size_t go_binary__nproblems(const struct go_binary *gb);
 const char *go_binary__problem(const struct go_binary *gb, size_t idx);
 size_t go_binary__nwarnings(const struct go_binary *gb);
 const char *go_binary__warning(const struct go_binary *gb, size_t idx);
+/*
+ * A recording says some things once per file, whichever process runs it:
+ * marks thing BIT (0 to 31) said, and tells whether it was already.
+ */
+bool go_binary__said(struct go_binary *gb, unsigned int bit);
 
 const char *go_layout_source__name(enum go_layout_source src); /* "dwarf", "table" or NULL */
 const char *go_tls_source__name(enum go_tls_source src);

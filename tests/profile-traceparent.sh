@@ -245,5 +245,25 @@ for pid in "${pids[@]}"; do
 	else
 		not_ok "$name keep-alive: samples inside a handler with a trace ID: $inside_traced of $inside (< 99%)"
 	fi
+	last_http=$pid
 done
+
+# 3. The DaemonSet's capabilities, and no tracefs (a mount namespace
+#    without it): the uprobe PMU refuses, and that is said, with what
+#    would do, counted in the statistics and on /metrics
+caps=-all,+bpf,+perfmon,+sys_ptrace,+dac_read_search,+checkpoint_restore
+mport=$(free_port)
+unshare -m sh -c "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null
+	exec setpriv --bounding-set=$caps --inh-caps=$caps --ambient-caps=$caps -- $CTXPROF -p $last_http \
+		-F 99 -d 4 --metrics-addr 127.0.0.1:$mport -o /dev/null" >"$work/denied.err" 2>&1 &
+denied=$!
+for _ in $(seq 100); do grep -q 'Ctrl-C to stop' "$work/denied.err" && break; sleep 0.1; done
+metrics=$(curl -s "http://127.0.0.1:$mport/metrics" | awk '$1 == "ctxprof_probe_attach_failures_total{source=\"traceparent\"}" { print $2 }')
+wait "$denied"
+check_eq "without CAP_SYS_ADMIN or tracefs: ctxprof-go exits" 0 "$?"
+check_eq "without CAP_SYS_ADMIN or tracefs: the warning says what would do" 1 \
+	"$(grep -c 'warning: failed to attach to net/http.serverHandler.ServeHTTP: Permission denied (the uprobe PMU needs CAP_SYS_ADMIN; without it, uprobe events need tracefs, writable, at /sys/kernel/tracing); no trace IDs from traceparent' "$work/denied.err")"
+check_eq "without CAP_SYS_ADMIN or tracefs: the statistics count it" 1 \
+	"$(grep -c '^ctxprof-go: probes that failed to attach (a process without that source): traceparent 1$' "$work/denied.err")"
+check_eq "without CAP_SYS_ADMIN or tracefs: /metrics counts it" 1 "${metrics:-none}"
 done_testing

@@ -198,6 +198,33 @@ static void print_otlp_stats(const struct stats_view *v)
 	fputc('\n', stderr);
 }
 
+/* The name a trace source's probes go by in the statistics: the goroutine-start probe's at COUNT. */
+static const char *probe_source_name(int src)
+{
+	return src == TRACE_SOURCE_COUNT ? "goroutine-start" : trace_source__name(src);
+}
+
+/* Probes that failed to attach, by source: each failure a process's source lost. */
+static void print_attach_failures(const struct stats_view *v)
+{
+	const uint64_t *f = targets__attach_failures(v->targets);
+	const char *sep = "";
+	int src;
+
+	for (src = 0; src <= TRACE_SOURCE_COUNT && !f[src]; src++)
+		;
+	if (src > TRACE_SOURCE_COUNT)
+		return;
+	fprintf(stderr, "ctxprof-go: probes that failed to attach (a process without that source): ");
+	for (src = 0; src <= TRACE_SOURCE_COUNT; src++) {
+		if (!f[src])
+			continue;
+		fprintf(stderr, "%s%s %llu", sep, probe_source_name(src), (unsigned long long)f[src]);
+		sep = ", ";
+	}
+	fputc('\n', stderr);
+}
+
 /* One metric of the page: its help and type once, then its samples. */
 static void metric(struct strbuf *b, const char *name, const char *type, const char *help)
 {
@@ -244,6 +271,16 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	value(&b, "targets", "", targets__count(v->targets));
 	metric(&b, "targets_added_total", "counter", "Processes ever sampled in this run.");
 	value(&b, "targets_added_total", "", targets__added(v->targets));
+	metric(&b, "probe_attach_failures_total", "counter",
+	       "Probes that failed to attach, by trace source: each a process without it.");
+	for (int src = 0; src <= TRACE_SOURCE_COUNT; src++) {
+		char label[48];
+
+		if (src == TRACE_SOURCE_OBI)
+			continue;
+		snprintf(label, sizeof(label), "{source=\"%s\"}", probe_source_name(src));
+		value(&b, "probe_attach_failures_total", label, targets__attach_failures(v->targets)[src]);
+	}
 	if (v->cfg->otlp) {
 		metric(&b, "otlp_requests_sent_total", "counter", "OTLP requests the collector took.");
 		value(&b, "otlp_requests_sent_total", "", o->requests);
@@ -291,6 +328,8 @@ void stats__print(const struct stats_view *v, bool so_far)
 		aggregate__pids(v->agg, hint_one, &(struct hint_round){ .v = v, .totals = totals });
 	if (v->cfg->sampling)
 		targets__foreach(v->targets, print_rested, NULL);
+	if (v->cfg->sampling)
+		print_attach_failures(v);
 	/* samples that can have no labels: many in a target means its g was not found */
 	if (v->cfg->sampling && v->cfg->verbose)
 		fprintf(stderr,

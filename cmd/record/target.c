@@ -567,6 +567,9 @@ void target__map_file_strings(const char *path)
 	binaries__put(gb);
 }
 
+/* What a recording says once per file (go_binary__said) */
+enum { SAID_ATTACH, SAID_ATTACH_SPAWN, SAID_ATTACH_LABELS };
+
 /*
  * The traceparent and otel-sdk sources in T's process: a uprobe at each
  * function entry .gopclntab names, filtered to that process, so that other
@@ -601,7 +604,9 @@ void target__attach_probes(struct target *t, bool quiet)
 					   probes[i].offset, cookie);
 		if (!link) {
 			err = -errno;
-			if (!quiet || env->verbose)
+			env->attach_failures[probes[i].source]++;
+			/* --all: once per file, whichever process runs it */
+			if (!quiet || env->verbose || !go_binary__said(t->gb, SAID_ATTACH))
 				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 						"no trace IDs from %s\n",
 					(int)t->pid, t->comm, probes[i].func, strerror(-err),
@@ -617,10 +622,13 @@ void target__attach_probes(struct target *t, bool quiet)
 		err = spawn_probe__attach(env->skel->progs.http_request,
 					  bpf_map__fd(env->skel->maps.spawn_budgets), t->pid, exe,
 					  spawn->offset, spawn->cookie, env->max_starts, &t->spawn);
-		if (err && (!quiet || env->verbose))
-			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+		if (err)
+			env->attach_failures[TRACE_SOURCE_COUNT]++;
+		if (err && (!quiet || env->verbose || !go_binary__said(t->gb, SAID_ATTACH_SPAWN)))
+			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 					"goroutines a request starts carry no trace ID\n",
-				(int)t->pid, t->comm, spawn->func, strerror(-err));
+				(int)t->pid, t->comm, spawn->func, strerror(-err),
+				err == -EACCES || err == -EPERM ? UPROBE_DENIED_HINT : "");
 	}
 	if (env->verbose && t->nhttp)
 		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts%s (requests "
@@ -663,13 +671,15 @@ bool target__follow_labels(struct target *t, bool quiet)
 					    t->pid, exe, one_hit ? at_do : off, 0);
 	if (!t->label_link) {
 		err = -errno;
-		if (!quiet || env->verbose)
-			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s; "
+		env->attach_failures[TRACE_SOURCE_LABEL]++;
+		if (!quiet || env->verbose || !go_binary__said(t->gb, SAID_ATTACH_LABELS))
+			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 					"goroutines that inherit a request's labels count as it "
 					"even once it ends\n",
 				(int)t->pid, t->comm,
 				one_hit ? "runtime/pprof.Do" : "runtime/pprof.runtime_setProfLabel",
-				strerror(-err));
+				strerror(-err),
+				err == -EACCES || err == -EPERM ? UPROBE_DENIED_HINT : "");
 		return false;
 	}
 	err = scan_labels(t, &found);

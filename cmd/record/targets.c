@@ -35,6 +35,8 @@ struct targets {
 	pid_t *execs; /* exec'd since the loop last looked */
 	size_t nexecs, capexecs;
 	bool full; /* the kernel's targets map is full: said once */
+	/* probes that failed to attach, per trace source; the goroutine-start probe's at COUNT */
+	uint64_t attach_failures[TRACE_SOURCE_COUNT + 1];
 	/* targets per bit of the sampler's target_bits (TARGET_BITS of them) */
 	uint16_t *bit_refs;
 	/* label_owners as last read for a sweep, and when the next one is due */
@@ -89,6 +91,7 @@ struct targets *targets__new(const struct targets_config *cfg)
 		return NULL;
 	}
 	ts->cfg = *cfg;
+	ts->cfg.env.attach_failures = ts->attach_failures;
 	ts->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ts->set = hashmap__new();
 	ts->verdicts = hashmap__new();
@@ -146,6 +149,11 @@ void targets__foreach(struct targets *ts, void (*fn)(struct target *t, void *ctx
 int targets__count(const struct targets *ts)
 {
 	return hashmap__size(ts->set);
+}
+
+const uint64_t *targets__attach_failures(const struct targets *ts)
+{
+	return ts->attach_failures;
 }
 
 int targets__added(const struct targets *ts)
