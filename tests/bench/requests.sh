@@ -24,7 +24,7 @@ set -euo pipefail
 work=$(mktemp -d)
 srv=
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
-trap 'kill $srv 2>/dev/null; wait 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled="$old_stats"; rm -rf "$work"' EXIT
+trap '[ -z "$srv" ] || kill "$srv" 2>/dev/null; wait 2>/dev/null; sysctl -qw kernel.bpf_stats_enabled="$old_stats"; rm -rf "$work"' EXIT
 base=${REQUESTS_BASELINE:-70fb571}
 base_bin=$(baseline_build "$base" "$work/baseline-build.log")
 mapfile -t all < <(go_toolchains)
