@@ -52,7 +52,8 @@
 #    them), the CPU time to start 1,000,000 goroutines with and without,
 #    and on_sample's BPF time
 #    per sample while requests are traced against bpftrace's from 2.
-#    Bounds: <= 2 hits per request; 0 per goroutine start and <= 2% slower;
+#    Bounds: <= 1 hit per request (its bare cost: an empty bpftrace uprobe
+#    at the handler's entry); 0 per goroutine start and <= 2% slower;
 #    the overhead per request <= 1.2x its hits' bare cost; per sample <= 1.0.
 # 7b. Go 1.19's goroutine-start probe: testdata/httpserver (go1.19) /fan
 #    at 1,000 requests a second, 10 goroutines each (10,000 a second, about
@@ -704,11 +705,11 @@ printf 'a bare uprobe hit: %s us (a C call: %s us bare, %s us under an empty bpf
 	"$bare_us" "$bare0" "$bare1"
 http_runs() { bpftool prog show -j | jq -r '[.[] | select(.name == "http_request") | .run_cnt // 0] | add // 0'; }
 sample_stats() { bpftool prog show -j | jq -r '[.[] | select(.name == "on_sample")] | first // {} | "\(.run_time_ns // 0) \(.run_cnt // 0)"'; }
-# what the same hits cost bare: empty bpftrace uprobes at the two functions
-# an HTTP/1.1 request hits, where ctxprof-go's probes are
+# what the same hit costs bare: an empty bpftrace uprobe at the function an
+# HTTP/1.1 request hits (its entry, which the kernel steps out of line;
+# ctxprof-go's is on the branch after it, which it emulates)
 cat >"$work/bare.bt" <<BT
 uprobe:$srv_bin:"net/http.serverHandler.ServeHTTP" /pid == $srv/ { }
-uprobe:$srv_bin:"net/http.(*response).finishRequest" /pid == $srv/ { }
 BT
 # the server's CPU time, in ns, over all its threads: the probes' traps and
 # programs run on them, so their cost shows here, whatever the rate does
@@ -757,10 +758,10 @@ per_sample=$(cut -d' ' -f3 "$work/rps" | median_of)
 over_bare=$(cut -d' ' -f4 "$work/rps" | median_of)
 per_hit=$(cut -d' ' -f5 "$work/rps" | median_of)
 over_ratio=$(awk -v o="$over" -v b="$over_bare" 'BEGIN { printf "%.2f", o / b }')
-printf 'probe hits per request: %s (must be <= 2)\n' "$hits"
+printf 'probe hits per request: %s (must be <= 1)\n' "$hits"
 printf 'overhead per request (server CPU): %s us, against %s us for the same hits bare (empty uprobes there): %s x (must be <= 1.2); %s us for them from the C loop; BPF %s ns per hit\n' \
 	"$over" "$over_bare" "$over_ratio" "$(awk -v h="$hits" -v b="$bare_us" 'BEGIN { printf "%.1f", h * b }')" "$per_hit"
-awk -v h="$hits" 'BEGIN { exit !(h <= 2) }' || status=1
+awk -v h="$hits" 'BEGIN { exit !(h <= 1.05) }' || status=1
 awk -v r="$over_ratio" 'BEGIN { exit !(r <= 1.2) }' || status=1
 theirs_med=$(cut -d' ' -f2 "$work/rounds" | median_of)
 sample_ratio=$(awk -v a="$per_sample" -v b="$theirs_med" 'BEGIN { printf "%.2f", a / b }')
