@@ -176,6 +176,7 @@ struct options {
 	unsigned int trace_sources;
 	unsigned long max_starts; /* --max-goroutine-starts */
 	bool obi_asked; /* named in --trace-sources: its map must be there or made */
+	bool sources_asked; /* --trace-sources given: a target without one is told */
 	const char *bpffs;
 	bool quiet;
 	bool no_leaf_repair;
@@ -438,6 +439,7 @@ static int parse_sources(struct options *o, size_t m, const char *arg)
 		goto bad;
 	o->trace_sources = set;
 	o->obi_asked = set & (1U << TRACE_SOURCE_OBI);
+	o->sources_asked = true;
 	return ARG_OK;
 bad:
 	fprintf(stderr, "--trace-sources: '%s' is not a list of label, traceparent, otel-sdk and obi\n",
@@ -960,6 +962,7 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.trace_sources = o->trace_sources,
 		.max_starts = o->max_starts,
 		.obi_asked = o->obi_asked,
+		.sources_asked = o->sources_asked,
 		.bpffs = o->bpffs,
 		.quiet = o->quiet,
 		.leaf_repair = !o->no_leaf_repair,

@@ -25,6 +25,12 @@
 # - no sample carries a trace ID that was never sent to that server, and
 #   at most 1% of main.handleBurn's samples carry none.
 # Then --trace-sources label on one HTTP server: its requests carry none.
+# 2. Keep-alive connections with requests back to back: no sample of a
+#    connection's goroutine outside its handlers carries a trace ID.
+# 3. The DaemonSet's capabilities without tracefs: the refusal said, with
+#    what would do, counted in the statistics and on /metrics.
+# 4. --trace-sources otel-sdk on a server without the SDK: said when the
+#    target is described; nothing said with the default sources.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -266,4 +272,11 @@ check_eq "without CAP_SYS_ADMIN or tracefs: the warning says what would do" 1 \
 check_eq "without CAP_SYS_ADMIN or tracefs: the statistics count it" 1 \
 	"$(grep -c '^ctxprof-go: probes that failed to attach (a process without that source): traceparent 1$' "$work/denied.err")"
 check_eq "without CAP_SYS_ADMIN or tracefs: /metrics counts it" 1 "${metrics:-none}"
+
+# 4. A source asked for that the binary cannot have: said as it is described
+out=$("$CTXPROF" -p "$last_http" --trace-sources traceparent,otel-sdk -d 1 -o /dev/null 2>&1)
+check_eq "--trace-sources otel-sdk on a server without the SDK: said when it is described" 1 \
+	"$(grep -c "^ctxprof-go: pid $last_http (httpserver): warning: --trace-sources otel-sdk: not in this binary: does not record spans with the OpenTelemetry Go SDK" <<<"$out")"
+check_eq "--trace-sources left at its default: nothing said of otel-sdk" 0 \
+	"$("$CTXPROF" -p "$last_http" -d 1 -o /dev/null 2>&1 | grep -c 'otel-sdk')"
 done_testing

@@ -442,6 +442,7 @@ static int create_targets(struct session *s)
 			.traced_only = c->traced_only,
 			.wall = c->wall,
 			.request_ends = sampler__request_ends(s->sampler),
+			.sources_asked = c->sources_asked,
 			.verbose = c->verbose,
 		},
 		.read_rings = read_rings,

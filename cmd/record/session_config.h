@@ -33,6 +33,7 @@ struct session_config {
 	const char *pin_dir;
 	const char *bpffs; /* where OBI pins otel/traces_ctx_v1 */
 	bool obi_asked; /* --trace-sources named obi: no map is an error */
+	bool sources_asked; /* --trace-sources given: a target that cannot have one is told */
 	bool quiet; /* --quiet: no summary of the costliest traces at exit */
 	const char *const *uprobes;
 	int nuprobes;

@@ -568,7 +568,30 @@ void target__map_file_strings(const char *path)
 }
 
 /* What a recording says once per file (go_binary__said) */
-enum { SAID_ATTACH, SAID_ATTACH_SPAWN, SAID_ATTACH_LABELS };
+enum { SAID_ATTACH, SAID_ATTACH_SPAWN, SAID_ATTACH_LABELS, SAID_ASKED };
+
+/*
+ * --trace-sources named traceparent or otel-sdk, and T's binary cannot
+ * have it: said when T is described (under --all once per file), not
+ * only as an untraced share at exit.
+ */
+static void say_unavailable(struct target *t, bool quiet)
+{
+	static const enum trace_source probed[] = { TRACE_SOURCE_TRACEPARENT, TRACE_SOURCE_OTEL_SDK };
+	const struct target_env *env = t->env;
+	const char *why;
+	size_t i;
+
+	if (!env->sources_asked || (quiet && !env->verbose && go_binary__said(t->gb, SAID_ASKED)))
+		return;
+	for (i = 0; i < sizeof(probed) / sizeof(probed[0]); i++) {
+		if (!(env->trace_sources & (1U << probed[i])) ||
+		    !(why = go_binary__trace_source_problem(t->gb, probed[i])))
+			continue;
+		fprintf(stderr, "pid %d (%s): warning: --trace-sources %s: not in this binary: %s\n",
+			(int)t->pid, t->comm, trace_source__name(probed[i]), why);
+	}
+}
 
 /*
  * The traceparent and otel-sdk sources in T's process: a uprobe at each
@@ -586,6 +609,7 @@ void target__attach_probes(struct target *t, bool quiet)
 	char exe[64];
 	int err;
 
+	say_unavailable(t, quiet);
 	n = go_binary__trace_probes(t->gb, &probes);
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
 	for (i = 0; i < n; i++) {

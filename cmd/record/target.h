@@ -36,6 +36,8 @@ struct target_env {
 	bool sampling, traced_only, wall, verbose;
 	/* an HTTP/1.1 request's end is probed, not told by its handler's frame */
 	bool request_ends;
+	/* --trace-sources was given: a source named there that a binary cannot have is said */
+	bool sources_asked;
 	/* per trace source, and the goroutine-start probe at COUNT: attaches that failed */
 	uint64_t *attach_failures;
 };
