@@ -92,11 +92,14 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 	const struct trace_ctx *tc = NULL;
 	struct last_labels *last;
 	bool repeat, known, ended;
+	struct user_regs regs;
 	__u64 wakeup;
 	void *ring;
 	long len;
 
 	start_event(e, pid_tgid, ORIGIN_SAMPLING);
+	/* once: a request's handler frame is judged by SP, and the stack walked from them */
+	sample_user_regs(ctx, &regs);
 	last = bpf_map_lookup_elem(&last_sent, &zero);
 	ring = bpf_map_lookup_elem(&events, &e->cpu);
 	if (!last || !ring) {
@@ -113,7 +116,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 			stat_inc(STAT_NO_G);
 		else if (!w->curg)
 			stat_inc(STAT_NO_CURG);
-		tc = sampled_ctx(w, l, tgid, w->curg, e->goid, sample_user_sp(ctx), &e->flags);
+		tc = sampled_ctx(w, l, tgid, w->curg, e->goid, regs.sp, &e->flags);
 		/* a goroutine's own context wins over its thread's */
 		if (!tc)
 			tc = obi_ctx(w, pid_tgid);
@@ -169,7 +172,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 	}
 	e->nlabels = n;
 	frame_table(w, l, tgid);
-	len = read_user_stack(ctx, w, stack_first(n)) * 8;
+	len = read_user_stack(w, &regs, stack_first(n)) * 8;
 	if (len < 0 || len > sizeof(e->stack_room))
 		len = sizeof(e->stack_room);
 	e->stack_bytes = len;
@@ -314,7 +317,7 @@ int http_request(struct pt_regs *ctx)
 	else
 		ready = l->hdr.map;
 	/* all but a grpc stream's headers (on its connection's reader) act on their goroutine */
-	if (!ready || (cookie != GRPC_PROBE_HEADERS && goroutine_key(ctx, l, tgid, &key)))
+	if (!ready || (cookie != GRPC_PROBE_HEADERS && goroutine_key(ctx, l->g_goid, tgid, &key)))
 		return 0;
 	/* those need no work slot; an HTTP/1.1 request's end leaves its goroutine none */
 	if (cookie == GRPC_PROBE_STREAM)

@@ -476,11 +476,11 @@ struct obi_ctx_info {
 #define OBI_MAP_NAME "traces_ctx_v1"
 #define OBI_MAP_ENTRIES (1 << 14)
 
-/* The register a probed function takes its *http.Request in: the attach cookie. */
 /*
- * The traceparent probes' cookies: the kind below, in the low 32 bits; a
- * request's start also has g.goid's offset above them, so that without
- * spans it needs no look at its target (http_begin_lazy).
+ * The traceparent probes' cookies: the kind below (for a request's start,
+ * the register its *http.Request is in), in the low 32 bits; a request's
+ * start also has g.goid's offset above them, so that without spans it
+ * needs no look at its target (http_begin_lazy).
  */
 #define PROBE_KIND(cookie) ((__u32)(cookie))
 #define PROBE_GOID_SHIFT 32

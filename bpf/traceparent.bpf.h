@@ -332,16 +332,17 @@ static __always_inline int grpc_headers(struct pt_regs *ctx, struct work *wk,
 
 /*
  * The key of the goroutine a probe fires on: R14 (arm64: R28) holds its
- * g at a Go function's entry. -1 when it cannot be read.
+ * g at a Go function's entry, and g.goid is GOID_OFF into it. -1 when it
+ * cannot be read.
  */
-static __always_inline int goroutine_key(struct pt_regs *ctx, const struct go_layout *l,
-					 __u32 tgid, struct goid_key *key)
+static __always_inline int goroutine_key(struct pt_regs *ctx, __u64 goid_off, __u32 tgid,
+					 struct goid_key *key)
 {
 	__u64 g = GO_G(ctx);
 
 	key->tgid = tgid;
 	key->__pad = 0;
-	return !g || bpf_probe_read_user(&key->goid, 8, (const void *)(g + l->g_goid)) ? -1 : 0;
+	return !g || !goid_off || read_user(&key->goid, sizeof(key->goid), g + goid_off) ? -1 : 0;
 }
 
 /* Where a request's handler is, as handler_state sees it */
@@ -551,7 +552,6 @@ static __always_inline bool ctx_ended(const struct go_layout *l, __u32 tgid,
 {
 	struct goid_key key = { .tgid = tgid, .goid = c->origin };
 	const struct trace_ctx *o = bpf_map_lookup_elem(&trace_ctxs, &key);
-
 	__u64 e;
 
 	if (!o)
@@ -769,13 +769,13 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 static __always_inline int http_begin_lazy(struct pt_regs *ctx, __u32 tgid, __u32 cookie,
 					   __u64 goid_off)
 {
-	__u64 rcx = GO_ARG3(ctx), rdi = GO_ARG4(ctx), req, g = GO_G(ctx);
-	struct goid_key key = { .tgid = tgid };
+	__u64 rcx = GO_ARG3(ctx), rdi = GO_ARG4(ctx), req;
+	struct goid_key key;
 	struct trace_ctx *c, n;
 
 	barrier_var(rcx);
 	req = cookie == HTTP_PROBE_REQ_RCX ? rcx : rdi;
-	if (!g || !goid_off || read_user(&key.goid, sizeof(key.goid), g + goid_off))
+	if (goroutine_key(ctx, goid_off, tgid, &key))
 		return 0;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
 	if (c) {

@@ -537,37 +537,33 @@ static __always_inline __u64 probed_ip(struct task_struct *task, __u64 ip)
 	return BPF_CORE_READ(ut, vaddr) + (ip - xol < MAX_INSN_BYTES ? ip - xol : 0);
 }
 
-/* A perf sample's user SP: its own, or the task's when the CPU was in the kernel. */
-static __always_inline __u64 sample_user_sp(struct bpf_perf_event_data *ctx)
-{
-	struct pt_regs *regs;
-
-	if (PERF_USER_MODE(ctx))
-		return REG_SP(&ctx->regs);
-	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	return BPF_CORE_READ(regs, sp);
-}
-
-/*
- * walk_user_stack for a perf sample: its registers, or the task's user
- * registers when the CPU was in the kernel.
- */
-static __always_inline int read_user_stack(struct bpf_perf_event_data *ctx, struct work *w,
-					   __u32 first)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
+struct user_regs {
 	__u64 ip, sp, bp;
+};
 
+/* A perf sample's user registers: its own, or the task's when the CPU was in the kernel. */
+static __always_inline void sample_user_regs(struct bpf_perf_event_data *ctx, struct user_regs *r)
+{
 	if (PERF_USER_MODE(ctx)) {
-		ip = REG_IP(&ctx->regs);
-		sp = REG_SP(&ctx->regs);
-		bp = REG_FP(&ctx->regs);
+		r->ip = REG_IP(&ctx->regs);
+		r->sp = REG_SP(&ctx->regs);
+		r->bp = REG_FP(&ctx->regs);
 	} else {
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+		/* named as the registers: the macro's field names are its parameters' */
+		__u64 ip, sp, bp;
 
 		READ_TASK_USER_REGS(regs, ip, sp, bp);
+		r->ip = ip;
+		r->sp = sp;
+		r->bp = bp;
 	}
-	return walk_user_stack(w, probed_ip(task, ip), sp, bp, first);
+}
+
+/* walk_user_stack for a perf sample, from its user registers R (sample_user_regs). */
+static __always_inline int read_user_stack(struct work *w, const struct user_regs *r, __u32 first)
+{
+	return walk_user_stack(w, probed_ip(bpf_get_current_task_btf(), r->ip), r->sp, r->bp, first);
 }
 
 #endif /* __USTACK_BPF_H */

@@ -634,7 +634,7 @@ void target__attach_probes(struct target *t, bool quiet)
 				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 						"no trace IDs from %s\n",
 					(int)t->pid, t->comm, probes[i].func, strerror(-err),
-					err == -EACCES || err == -EPERM ? UPROBE_DENIED_HINT : "",
+					uprobe_link__hint(err),
 					trace_source__name(probes[i].source));
 			detach_http(t);
 			return;
@@ -652,7 +652,7 @@ void target__attach_probes(struct target *t, bool quiet)
 			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 					"goroutines a request starts carry no trace ID\n",
 				(int)t->pid, t->comm, spawn->func, strerror(-err),
-				err == -EACCES || err == -EPERM ? UPROBE_DENIED_HINT : "");
+				uprobe_link__hint(err));
 	}
 	if (env->verbose && t->nhttp)
 		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts%s (requests "
@@ -703,7 +703,7 @@ bool target__follow_labels(struct target *t, bool quiet)
 				(int)t->pid, t->comm,
 				one_hit ? "runtime/pprof.Do" : "runtime/pprof.runtime_setProfLabel",
 				strerror(-err),
-				err == -EACCES || err == -EPERM ? UPROBE_DENIED_HINT : "");
+				uprobe_link__hint(err));
 		return false;
 	}
 	err = scan_labels(t, &found);

@@ -19,6 +19,19 @@ struct uprobe_link {
 	const char *tracefs;
 };
 
+/* The kernel refused, rather than failed */
+static bool refused(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
+const char *uprobe_link__hint(int err)
+{
+	return refused(err) ? " (the uprobe PMU needs CAP_SYS_ADMIN; without it, uprobe events "
+			      "need tracefs, writable, at /sys/kernel/tracing)" :
+			      "";
+}
+
 /* Where tracefs is mounted, with uprobe_events in it; NULL when nowhere. */
 static const char *tracefs_dir(void)
 {
@@ -132,12 +145,12 @@ struct uprobe_link *uprobe_link__attach(const struct bpf_program *prog, pid_t pi
 		return l;
 	err = -errno;
 	/* refused by the uprobe PMU: the same probe through tracefs, when it may be written */
-	if (err != -EACCES && err != -EPERM)
+	if (!refused(err))
 		goto fail;
 	fd = tracefs_event(l, pid, path, offset);
 	if (fd < 0) {
 		/* nowhere to write it: the PMU's refusal is the cause */
-		if (fd != -ENOENT && fd != -EACCES && fd != -EPERM)
+		if (fd != -ENOENT && !refused(fd))
 			err = fd;
 		goto fail;
 	}

@@ -19,10 +19,11 @@ struct uprobe_link;
  */
 struct uprobe_link *uprobe_link__attach(const struct bpf_program *prog, pid_t pid,
 					const char *path, uint64_t offset, uint64_t cookie);
-/* What to say after a refusal (EACCES, EPERM): the two ways, and what each needs. */
-#define UPROBE_DENIED_HINT                                                                         \
-	" (the uprobe PMU needs CAP_SYS_ADMIN; without it, uprobe events need tracefs, "           \
-	"writable, at /sys/kernel/tracing)"
+/*
+ * What a failure's message adds after -ERR: for a refusal (EACCES, EPERM),
+ * the two ways and what each needs; else "".
+ */
+const char *uprobe_link__hint(int err);
 
 /* The probe gone, and its tracefs event. Accepts NULL. */
 void uprobe_link__destroy(struct uprobe_link *l);
