@@ -237,9 +237,14 @@ enough_between() {
 for pid in "${pids[@]}"; do
 	[ "${kind_of[$pid]}" = http ] && [[ ${name_of[$pid]} == *" plain "* ]] || continue
 	name=${name_of[$pid]}
+	# the load once the probes are on: a request in flight as they attach
+	# began unseen, and its handler's samples carry no trace ID
+	ctxprof_start "$work/err" "$work/ka.jsonl" -p "$pid" -F 999 -i 1 -d 120 ||
+		not_ok "$name keep-alive: ctxprof-go did not start: $(tail -n 3 "$work/err")"
 	"$load_bin" -url "http://${port_of[$pid]}/small" -c 4 -d 600s -headers 40 >/dev/null 2>"$work/load.err" &
 	load=$!
-	sample_until 3 120 enough_between "$work/err" "$work/ka.jsonl" -p "$pid" -F 999
+	samples_wait 3 120 enough_between "$work/ka.jsonl"
+	ctxprof_stop
 	check_eq "$name keep-alive: ctxprof-go exits" 0 "$?"
 	kill "$load" 2>/dev/null
 	wait "$load" 2>/dev/null
