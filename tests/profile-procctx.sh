@@ -14,6 +14,8 @@
 # 2. B publishes nothing: named by its executable, as before;
 # 3. C publishes only 6 s after its start, after ctxprof-go started: found, named from the
 #    interval after it.
+# Then, under strace, the looks at a process without one back off after
+# 10 s, and one published 14 s in is still found.
 # Then the ASan/UBSan build with -v over one process of each hostile kind
 # (another signature or version, a payload of 4 GiB, a payload address
 # unmapped, an update forever in progress, bytes that are not protobuf,
@@ -103,6 +105,34 @@ check_eq "C's OTLP resources: its executable's name, then what it published" "pr
 	"$(resources "$c" "$((late / 1000000000))")"
 kill "$a" "$b" "$c" 2>/dev/null
 wait "$a" "$b" "$c" 2>/dev/null
+
+# The looks back off: E publishes nothing and F only 14 s in, past the
+# first 10 s in which every interval looks. Counted in an strace of the
+# run: E's maps are read each interval for 10 s, then a few times (gaps of
+# 2, 4 and 8 s), not each interval; and F is found all the same.
+run_fixture -d 30s -no-publish >/dev/null &
+e=$!
+run_fixture -d 30s -publish-after 14s -service later-svc >"$work/f.out" &
+f=$!
+printf '#!/bin/sh\nexec strace -f -ttt -qq -e trace=openat -o "%s" "%s" "$@"\n' "$work/strace.out" "$CTXPROF" >"$work/straced"
+chmod +x "$work/straced"
+CTXPROF=$work/straced ctxprof_start "$work/q.err" "$work/q.jsonl" -p "$e,$f" -i 0.25 -d 22 ||
+	not_ok "ctxprof-go under strace did not start: $(tail -n 3 "$work/q.err")"
+wait "$ctxprof"
+check_eq "backing off: exit status" 0 "$?"
+# LOOKS_AWK: the reads of /proc/PID/maps in the first 10 s after the first, and after 11 s
+LOOKS_AWK='index($0, "\"/proc/" pid "/maps\"") && $0 !~ /ENOENT/ { t = $2 + 0; if (!t0) t0 = t;
+	if (t - t0 <= 10) early++; else if (t - t0 > 11) late++ } END { print early + 0, late + 0 }'
+read -r early late < <(awk -v pid="$e" "$LOOKS_AWK" "$work/strace.out")
+if [ "$early" -ge 20 ] && [ "$late" -le 4 ]; then
+	ok "backing off: E, no context: $early looks at its maps in 10 s at 0.25 s intervals, then $late in the next 11 s"
+else
+	not_ok "backing off: E, no context: $early looks at its maps in 10 s (want >= 20), then $late in the next 11 s (want <= 4)"
+fi
+check_eq "backing off: F, published 14 s in, found all the same" "later-svc" \
+	"$(jq -r -s --argjson pid "$f" 'map(select(.pid == $pid) | .service_name) | unique | map(select(. != "procctx")) | join(",")' "$work/q.jsonl")"
+kill "$e" "$f" 2>/dev/null
+wait "$e" "$f" 2>/dev/null
 
 # hostile contexts, each a process of its own, one recording
 declare -A want=(

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/output/rec.h"
+#include "cmd/util/clock.h"
 #include "cmd/util/procfs.h"
 #include "cmd/util/strbuf.h"
 #include "opentelemetry/proto/processcontext/v1development/process_context.pb-c.h"
@@ -27,6 +28,14 @@ typedef Opentelemetry__Proto__Common__V1__AnyValue pb_anyvalue;
 #define CTX_MAX_DEPTH 16
 #define CTX_MAX_KEY 256
 #define CTX_MAX_VALUE 4096
+/*
+ * An SDK publishes as its process starts: one that has not within this
+ * long of being found is looked for ever less often, the gap doubling
+ * from the first to the last, since each look reads all of /proc/PID/maps.
+ */
+#define CTX_EAGER_NS (10 * NSEC_PER_SEC)
+#define CTX_FIRST_GAP_NS (2 * NSEC_PER_SEC)
+#define CTX_LAST_GAP_NS (64 * NSEC_PER_SEC)
 
 /* The 32 bytes at the start of the mapping, in the publisher's byte order (the host's). */
 struct ctx_header {
@@ -41,6 +50,9 @@ struct proc_ctx {
 	pid_t pid;
 	uint64_t addr; /* the mapping's; 0: none known */
 	uint64_t published_at_ns; /* of the attributes held; 0: none held */
+	uint64_t since_ns; /* CLOCK_MONOTONIC: since when none is known */
+	uint64_t next_look_ns; /* the next look for one, none known */
+	uint64_t gap_ns; /* between the looks for one, once past CTX_EAGER_NS */
 	struct otlp_attr attrs[PROC_CTX_MAX_ATTRS];
 	size_t nattrs;
 	struct strbuf valid;
@@ -50,8 +62,10 @@ struct proc_ctx *proc_ctx__new(pid_t pid)
 {
 	struct proc_ctx *c = calloc(1, sizeof(*c));
 
-	if (c)
+	if (c) {
 		c->pid = pid;
+		c->since_ns = now_ns(CLOCK_MONOTONIC);
+	}
 	return c;
 }
 
@@ -339,9 +353,21 @@ int proc_ctx__refresh(struct proc_ctx *c, char *why, size_t len)
 	struct ctx_header h;
 	int i, err = 0;
 
-	/* a process gone keeps what it published last */
-	if (!c->addr && find_mapping(c->pid, &c->addr))
-		return 0;
+	if (!c->addr) {
+		uint64_t now = now_ns(CLOCK_MONOTONIC);
+
+		if (now < c->next_look_ns)
+			return 0;
+		/* a process gone keeps what it published last */
+		if (find_mapping(c->pid, &c->addr))
+			return 0;
+		if (!c->addr && now - c->since_ns >= CTX_EAGER_NS) {
+			c->gap_ns = c->gap_ns ? c->gap_ns * 2 : CTX_FIRST_GAP_NS;
+			if (c->gap_ns > CTX_LAST_GAP_NS)
+				c->gap_ns = CTX_LAST_GAP_NS;
+			c->next_look_ns = now + c->gap_ns;
+		}
+	}
 	if (!c->addr)
 		return forget(c) ? 1 : 0;
 	for (i = 0; i < CTX_ATTEMPTS; i++) {
@@ -367,8 +393,11 @@ int proc_ctx__refresh(struct proc_ctx *c, char *why, size_t len)
 			 CTX_ATTEMPTS);
 		return -EAGAIN;
 	}
-	/* gone or not a context: looked for again next time; nothing of it stands */
+	/* gone or not a context: looked for again next time, as in a new process; nothing of it stands */
 	c->addr = 0;
+	c->since_ns = now_ns(CLOCK_MONOTONIC);
+	c->gap_ns = 0;
+	c->next_look_ns = 0;
 	forget(c);
 	return err;
 }

@@ -22,7 +22,8 @@ void proc_ctx__free(struct proc_ctx *c); /* accepts NULL */
 
 /*
  * Looks again, as OTEP 4719's readers do: finds the mapping named
- * OTEL_CTX in /proc/PID/maps when none is known, reads its header, and
+ * OTEL_CTX in /proc/PID/maps when none is known (each time for the first
+ * 10 s, then at gaps that double from 2 s to 64 s), reads its header, and
  * when its publication time changed, the payload and the header once
  * more. 1 when the attributes changed (a first publication, an update, a
  * context gone); 0 when nothing did; -EINVAL (or another -errno) when
