@@ -414,10 +414,12 @@ struct span_event {
  * second, per process. Each start costs the process a uprobe hit, whoever
  * starts it: past the budget user space detaches the probe until the next
  * second, so that a server that starts goroutines fast pays a bounded
- * share. The hit that spends the last of it says so on spawn_notes.
+ * share of its CPU. The hit that spends the last of it says so on
+ * spawn_notes.
  */
 struct spawn_budget {
 	__s64 left; /* user space refills it each second, and counts what was spent */
+	__u64 bpf_ns; /* the program's own time in the hits, so far: a hit's price is measured */
 };
 
 struct trace_ctx {

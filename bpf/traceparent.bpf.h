@@ -570,17 +570,13 @@ static __always_inline bool ctx_ended(const struct go_layout *l, __u32 tgid,
  * runqput's second argument. The context is copied first: an LRU map may
  * reuse the very element an update evicts.
  */
-static __always_inline int spawn(struct pt_regs *ctx, const struct go_layout *l, __u32 tgid)
+static __always_inline int spawn_ctx(struct pt_regs *ctx, const struct go_layout *l, __u32 tgid)
 {
 	struct goid_key key = { .tgid = tgid };
 	__u64 g = GO_G(ctx), newg = GO_ARG2(ctx), m, curg;
-	struct spawn_budget *b;
 	struct trace_ctx *c;
 	struct trace_ctx copy;
 
-	b = bpf_map_lookup_elem(&spawn_budgets, &tgid);
-	if (b && __sync_fetch_and_sub(&b->left, 1) == 1)
-		bpf_ringbuf_output(&spawn_notes, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
 	if (!g || !newg || bpf_probe_read_user(&m, 8, (const void *)(g + l->g_m)) || !m ||
 	    bpf_probe_read_user(&curg, 8, (const void *)(m + l->m_curg)) || !curg ||
 	    bpf_probe_read_user(&key.goid, 8, (const void *)(curg + l->g_goid)))
@@ -606,6 +602,19 @@ static __always_inline int spawn(struct pt_regs *ctx, const struct go_layout *l,
 		return -1;
 	bpf_map_update_elem(&spawn_ctxs, &key, &copy, BPF_ANY);
 	return 0;
+}
+
+/* spawn_ctx, its hit counted down from its process's budget, and its time added up there */
+static __always_inline void spawn(struct pt_regs *ctx, const struct go_layout *l, __u32 tgid)
+{
+	struct spawn_budget *b = bpf_map_lookup_elem(&spawn_budgets, &tgid);
+	__u64 t0 = bpf_ktime_get_ns();
+
+	if (b && __sync_fetch_and_sub(&b->left, 1) == 1)
+		bpf_ringbuf_output(&spawn_notes, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
+	spawn_ctx(ctx, l, tgid);
+	if (b)
+		__sync_fetch_and_add(&b->bpf_ns, bpf_ktime_get_ns() - t0);
 }
 
 /*
@@ -861,6 +870,9 @@ static __always_inline const struct trace_ctx *sampled_ctx(struct work *w,
 	if (!want_contexts || (!l->hdr.map && !l->grpc.ok && !l->otel.ok) || !curg)
 		return NULL;
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
+	/* epoch 0: the begin probe this sample interrupted is rewriting it (a uprobe's program can be) */
+	if (c && !c->epoch)
+		return NULL;
 	if (c && epoch_state(c->epoch) != EPOCH_NONE) {
 		switch (handler_state(c, curg, sp)) {
 		case HANDLER_AT:

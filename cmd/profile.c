@@ -28,7 +28,7 @@
 #define DEFAULT_INTERVAL 10
 #define DEFAULT_WALL_HZ 19
 /* Go < 1.21: goroutine starts the probe watches a second, per process (tests/bench/README.md) */
-#define DEFAULT_MAX_STARTS 1000
+#define DEFAULT_START_SHARE 2.0 /* percent */
 #define MAX_STARTS_LIMIT 1000000
 #define MAX_WALL_HZ 1000
 #define MAX_OTLP_QUEUE 4096
@@ -88,11 +88,13 @@ static const char usage[] =
 	"                          sampled thread works for); labels win, obi comes last\n"
 	"      --bpffs DIR         where bpffs is, for OBI's otel/traces_ctx_v1 (default\n"
 	"                          /sys/fs/bpf)\n"
-	"      --max-goroutine-starts N  Go < 1.21 keeps no goroutine's parent: a\n"
+	"      --goroutine-start-share PCT  Go < 1.21 keeps no goroutine's parent: a\n"
 	"                          probe hands each new goroutine its starter's trace\n"
-	"                          ID, N goroutine starts a second per process at most\n"
-	"                          (default 1000; 0 for none); each costs a uprobe hit,\n"
-	"                          and past N the probe rests until the next second\n"
+	"                          ID at a uprobe hit a start; it spends at most PCT%\n"
+	"                          of each process's CPU (default 2; 0 for no probe), or\n"
+	"                          100 starts a second, and rests past that\n"
+	"      --max-goroutine-starts N  and at most N starts a second (default: no\n"
+	"                          cap; 0 for no probe)\n"
 	"      --ring-kib KIB      ring buffer per CPU (default 256; a power of two from 4\n"
 	"                          to 1048576); a full one loses samples, counted in the\n"
 	"                          statistics line\n"
@@ -174,7 +176,8 @@ struct options {
 	int ntrace_keys;
 	bool traced_only;
 	unsigned int trace_sources;
-	unsigned long max_starts; /* --max-goroutine-starts */
+	double start_share; /* --goroutine-start-share, as a fraction */
+	unsigned long max_starts; /* --max-goroutine-starts; ULONG_MAX: none */
 	bool obi_asked; /* named in --trace-sources: its map must be there or made */
 	bool sources_asked; /* --trace-sources given: a target without one is told */
 	const char *bpffs;
@@ -252,6 +255,7 @@ enum {
 	OPT_BPFFS,
 	OPT_QUIET,
 	OPT_MAX_STARTS,
+	OPT_START_SHARE,
 };
 
 #define MEMBER(o, m, type) ((type *)((char *)(o) + (m)))
@@ -471,6 +475,21 @@ static int parse_wall_hz(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
+static int parse_start_share(struct options *o, size_t m, const char *arg)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (!errno && end != arg && !*end && v >= 0 && v <= 100) {
+		o->start_share = v / 100;
+		return ARG_OK;
+	}
+	fprintf(stderr, "invalid --goroutine-start-share '%s' (0 to 100, a percentage)\n", arg);
+	return ARG_BAD;
+}
+
 static int parse_max_starts(struct options *o, size_t m, const char *arg)
 {
 	if (parse_ulong(arg, 0, MAX_STARTS_LIMIT, &o->max_starts))
@@ -596,6 +615,7 @@ static const struct opt_spec opt_table[] = {
 	FLAG("traced-only", OPT_TRACED_ONLY, traced_only),
 	PARSE("trace-sources", OPT_TRACE_SOURCES, parse_sources),
 	PARSE("max-goroutine-starts", OPT_MAX_STARTS, parse_max_starts),
+	PARSE("goroutine-start-share", OPT_START_SHARE, parse_start_share),
 	PARSE("ring-kib", OPT_RING_KIB, parse_ring_kib),
 	FLAG("no-leaf-repair", OPT_NO_LEAF_REPAIR, no_leaf_repair),
 	FLAG("wall", 'w', wall),
@@ -624,7 +644,8 @@ static void set_defaults(struct options *o)
 	o->bpffs = "/sys/fs/bpf";
 	o->interval = DEFAULT_INTERVAL;
 	o->wall_hz = DEFAULT_WALL_HZ;
-	o->max_starts = DEFAULT_MAX_STARTS;
+	o->start_share = DEFAULT_START_SHARE / 100;
+	o->max_starts = ULONG_MAX;
 }
 
 /* getopt_long's view of the table: its long options, and the short ones as "p:aF:...". */
@@ -960,7 +981,8 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.ntrace_keys = o->ntrace_keys,
 		.traced_only = o->traced_only,
 		.trace_sources = o->trace_sources,
-		.max_starts = o->max_starts,
+		.start_share = o->start_share,
+		.max_starts = o->max_starts > UINT_MAX ? UINT_MAX : o->max_starts,
 		.obi_asked = o->obi_asked,
 		.sources_asked = o->sources_asked,
 		.bpffs = o->bpffs,

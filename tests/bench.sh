@@ -58,7 +58,7 @@
 # 7b. Go 1.19's goroutine-start probe: testdata/httpserver (go1.19) /fan
 #    at 1,000 requests a second, 10 goroutines each (10,000 a second, about
 #    40 us of work each), the server's CPU without ctxprof-go, with it but
-#    without the probe, with the probe's default budget of starts a second
+#    without the probe, with the probe's default budget (2% of the CPU)
 #    and without a budget: with the budget the probe costs <= 2% of the
 #    server's CPU, and the share of child samples it catches is printed;
 #    without, the extra CPU per hit must be <= 1.2x a bare uprobe hit (the
@@ -802,16 +802,16 @@ awk -v r="$spawn_ratio" 'BEGIN { exit !(r <= 1.02) }' || status=1
 kill "$srv" 2>/dev/null || true
 
 # 7b. Go 1.19 has no g.parentGoid: a probe where goroutines start hands a
-# request's context on, within a budget of starts a second
-# (--max-goroutine-starts, default 1000): past it the probe rests until
-# the next second. A server that starts 10,000 goroutines a second:
+# request's context on, within a budget: a share of the server's CPU
+# (--goroutine-start-share, default 2%) at the price of a hit; past it
+# the probe rests until its period (0.1 s) is over. A server that starts 10,000 goroutines a second:
 # testdata/httpserver (go1.19) /fan, each request starting 10 goroutines
 # that run 20,000 rounds of xorshift (about 40 us of work each), at 1,000
 # requests a second from 8 connections, 10 s a load, every request under
 # a traceparent. Per round, four loads in turns (the order rotates): no
 # ctxprof-go; ctxprof-go without the probe (--max-goroutine-starts 0: the
 # request probes alone); with the default budget; with no budget to speak
-# of (1,000,000). The probe's cost is each against the second: without a
+# of (--goroutine-start-share 100). The probe's cost is each against the second: without a
 # budget, the extra CPU per hit <= 1.2x a bare uprobe hit (the C loop of
 # 7); with it, its hits at that cost <= 2% of the server's CPU (the
 # difference of the two loads is printed too). With the budget, the
@@ -840,7 +840,7 @@ fan_load() {
 	case $kind in
 	none) fan_cpu; return ;;
 	off) args=(--max-goroutine-starts 0) ;;
-	unbudgeted) args=(--max-goroutine-starts 1000000) ;;
+	unbudgeted) args=(--goroutine-start-share 100) ;;
 	esac
 	ctxprof_start "$work/fan-$kind.err" "$work/fan-$kind.jsonl" -p "$srv" "${args[@]}" 2>/dev/null || return 1
 	h0=$(bpftool prog show -j | jq -r '[.[] | select(.name == "http_request")][0].run_cnt // 0')

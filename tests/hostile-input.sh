@@ -191,6 +191,10 @@ flag "wall-hz" -p 1 --wall --wall-hz 1001
 flag "max-goroutine-starts" -p 1 --max-goroutine-starts -1
 flag "max-goroutine-starts" -p 1 --max-goroutine-starts 1000001
 flag "max-goroutine-starts" -p 1 --max-goroutine-starts 1k
+flag "goroutine-start-share" -p 1 --goroutine-start-share -1
+flag "goroutine-start-share" -p 1 --goroutine-start-share 101
+flag "goroutine-start-share" -p 1 --goroutine-start-share 2%
+flag "goroutine-start-share" -p 1 --goroutine-start-share nan
 flag "trace-key" -p 1 --trace-key ''
 flag "trace-key" -p 1 --trace-key a --trace-key b --trace-key c --trace-key d --trace-key e
 flag "trace-sources|bogus" -p 1 --trace-sources bogus

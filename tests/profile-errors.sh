@@ -113,6 +113,8 @@ refuses "empty trace sources" 2 "--trace-sources: '' is not a list" "$CTXPROF" -
 refuses "--wall-hz 0" 2 "invalid --wall-hz '0' \\(1 to 1000\\)" "$CTXPROF" -p "$go_pid" --wall --wall-hz 0
 refuses "--max-goroutine-starts -1" 2 "invalid --max-goroutine-starts '-1' \\(0 to 1000000 a second\\)" \
 	"$CTXPROF" -p "$go_pid" --max-goroutine-starts -1
+refuses "--goroutine-start-share 150" 2 "invalid --goroutine-start-share '150' \\(0 to 100, a percentage\\)" \
+	"$CTXPROF" -p "$go_pid" --goroutine-start-share 150
 refuses "--folded-wall without --wall" 2 "--folded-wall needs --wall" "$CTXPROF" -p "$go_pid" --folded-wall
 refuses "--wall with no target" 2 "--wall samples the goroutines of targets: give -p PID or --all" \
 	"$CTXPROF" --wall --uprobe /bin/true:main

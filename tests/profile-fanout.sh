@@ -23,8 +23,10 @@
 # - --max-goroutine-starts 5 on the plain Go 1.19 build, 8 requests of 9
 #   goroutine starts each: the probe rests past its budget, the statistics
 #   say how many starts it saw and about how many it missed, and no sample
-#   carries a trace ID never sent; --max-goroutine-starts 0: no probe (-v
-#   says so), no child sample traced, and the hint says why.
+#   carries a trace ID never sent; a target that exits meanwhile: what its
+#   probe saw and missed is still said at the end and on /metrics;
+#   --max-goroutine-starts 0: no probe (-v says so), no child sample
+#   traced, and the hint says why.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -112,6 +114,43 @@ if ctxprof_start "$work/cap.err" "$work/cap.jsonl" -p "$p0" -F 999 --max-gorouti
 		"$(jq -r -s --argjson sent "$sent" '[.[] | .trace_id | select(. != null and ($sent | index(.)) == null)] | unique | join(" ")' "$work/cap.jsonl")"
 else
 	not_ok "ctxprof-go --max-goroutine-starts 5 did not start: $(tr '\n' ' ' <"$work/cap.err" | head -c 500)"
+fi
+# a target that exits while ctxprof-go goes on: what its probe saw and
+# missed stays counted, on /metrics and in the statistics at the end
+bin19=$(go_build 1.19 plain httpserver)
+"$bin19" >"$work/gone.srv" 2>&1 &
+gone=$!
+for ((i = 0; i < 100; i++)); do grep -q '^http ' "$work/gone.srv" && break; sleep 0.1; done
+gport=$(awk '$1 == "http" { print $2 }' "$work/gone.srv")
+if ctxprof_start "$work/gone.err" "$work/gone.jsonl" -p "$p0,$gone" -F 999 --max-goroutine-starts 5 \
+	--metrics-addr 127.0.0.1:0; then
+	addr=$(sed -n 's|^ctxprof-go: serving /metrics on http://\([^/]*\)/metrics$|\1|p' "$work/gone.err")
+	gcurls=()
+	for r in 1 2 3 4; do
+		curl -sS -o /dev/null --max-time 60 -H "traceparent: 00-90e0000$r$(printf '%025x' "$RANDOM")-00f067aa0ba902b7-01" \
+			"http://$gport/fan?kids=3&grandkids=2&ms=15" &
+		gcurls+=($!)
+	done
+	wait "${gcurls[@]}"
+	kill "$gone"
+	wait "$gone" 2>/dev/null
+	# the loop reaps it within a second
+	sleep 2
+	page=$(curl -sS "http://$addr/metrics")
+	seen=$(awk '$1 == "ctxprof_goroutine_starts_seen_total" { print $2 }' <<<"$page")
+	missed=$(awk '$1 == "ctxprof_goroutine_starts_missed_total" { print $2 }' <<<"$page")
+	ctxprof_stop
+	said=$(grep -F 'goroutine-start probes of 1 processes gone' "$work/gone.err")
+	if [[ $said =~ saw\ ([0-9]+)\ starts\ and\ missed\ about\ ([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 5 ] &&
+		[ "${BASH_REMATCH[2]}" -ge 10 ] && [ "${seen:-0}" -ge "${BASH_REMATCH[1]}" ] &&
+		[ "${missed:-0}" -ge 10 ]; then
+		ok "a target gone, 4 requests of 9 goroutine starts, --max-goroutine-starts 5: its probe's ${BASH_REMATCH[1]} starts seen and about ${BASH_REMATCH[2]} missed still said; /metrics: $seen seen, $missed missed"
+	else
+		not_ok "a target gone: its probe's starts not said after it: '${said}'; /metrics seen '${seen}', missed '${missed}'"
+	fi
+else
+	not_ok "ctxprof-go with a target to exit did not start: $(tr '\n' ' ' <"$work/gone.err" | head -c 500)"
+	kill "$gone"
 fi
 # no goroutine-start probe at all: the children carry nothing, and the hint says why
 if ctxprof_start "$work/off.err" "$work/off.jsonl" -v -p "$p0" -F 999 --max-goroutine-starts 0; then

@@ -23,15 +23,15 @@
 #      running goroutines have frames, those of the goroutine's CPU sample
 #      nearest in time (none before: a running goroutine has no saved
 #      context to read).
-# 2. prometheus-node-exporter, scraped by two loops under a traceparent ID
-#    each, every 0.2 s for 8 s (Prometheus scrapes every 15 s or more;
-#    about 60 goroutine starts a scrape stay under the goroutine-start
-#    probe's default budget of 1,000 a second), -F 999: its registry
-#    gathers in goroutines the handler starts, and each of those runs the
-#    collectors in goroutines of its own (a grandchild of the request). Go
-#    1.19 keeps no g.parentGoid. At least 90% of the CPU samples in
-#    collector code (a frame in node_exporter/collector) carry one of the
-#    two trace IDs; none carries another; the probe never rested.
+# 2. prometheus-node-exporter, scraped back to back by two loops under a
+#    traceparent ID each for 8 s, -F 999: its registry gathers in
+#    goroutines the handler starts, and each of those runs the collectors
+#    in goroutines of its own (a grandchild of the request). Go 1.19 keeps
+#    no g.parentGoid: the goroutine-start probe hands the trace ID on,
+#    within its share (2%) of the server's CPU. At least 95% of the CPU
+#    samples in collector code (a frame in node_exporter/collector) carry
+#    one of the two trace IDs; none carries another; the probe's cost, as
+#    -v says it, is within its share.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -187,7 +187,7 @@ if [ -x "$bin" ]; then
 		for i in 1 2; do
 			id=$(printf 'e0e0e7%02d%024x' "$i" "$((RANDOM * 65536 + RANDOM))")
 			ids+=("$id")
-			PAUSE=0.2 loops 8 "$id" "http://127.0.0.1:$port/metrics"
+			PAUSE=0 loops 8 "$id" "http://127.0.0.1:$port/metrics"
 			pids+=($!)
 		done
 		wait "${pids[@]}"
@@ -205,14 +205,20 @@ if [ -x "$bin" ]; then
 		echo "# $name: $stats; $(grep -m1 'probes for' "$work/ne.err")"
 		total=$(jq -r .total <<<"$stats")
 		traced=$(jq -r .traced <<<"$stats")
-		if [ "$total" -ge 200 ] && [ $((traced * 100)) -ge $((total * 90)) ]; then
-			ok "$name: collector samples with the scrape's trace ID: $traced of $total (>= 90%; collectors run in the request's grandchildren)"
+		if [ "$total" -ge 200 ] && [ $((traced * 100)) -ge $((total * 95)) ]; then
+			ok "$name: collector samples with the scrape's trace ID, scraped back to back: $traced of $total (>= 95%; collectors run in the request's grandchildren)"
 		else
-			not_ok "$name: collector samples with the scrape's trace ID: $traced of $total (need 90% of at least 200)"
+			not_ok "$name: collector samples with the scrape's trace ID, scraped back to back: $traced of $total (need 95% of at least 200)"
 		fi
 		check_eq "$name: collector samples with a trace ID never sent" "" "$(jq -r .other <<<"$stats")"
-		check_eq "$name: its goroutine-start probe never rested" "" \
-			"$(grep -F 'goroutine-start probe saw' "$work/ne.err")"
+		cost=$(grep -F "pid $ne (" "$work/ne.err" | grep -F 'goroutine-start probe saw' | grep -F 'starts, at')
+		echo "# $name: ${cost#ctxprof-go: }"
+		if [[ $cost =~ :\ ([0-9]+)\.([0-9]+)%\ of\ the ]] && [ $((10#${BASH_REMATCH[1]}${BASH_REMATCH[2]})) -le 200 ] &&
+			[ $((10#${BASH_REMATCH[1]}${BASH_REMATCH[2]})) -gt 0 ]; then
+			ok "$name: the goroutine-start probe's cost, within its share: ${BASH_REMATCH[1]}.${BASH_REMATCH[2]}% of the server's CPU (<= 2%)"
+		else
+			not_ok "$name: the goroutine-start probe's cost: no share of at most 2% in '$cost'"
+		fi
 	fi
 	kill "$ne" 2>/dev/null
 	wait "$ne" 2>/dev/null

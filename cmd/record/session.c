@@ -437,6 +437,7 @@ static int create_targets(struct session *s)
 			.trace_sources = c->trace_sources,
 			.keys = { c->trace_keys, c->ntrace_keys, span_keys,
 				  sizeof(span_keys) / sizeof(span_keys[0]) },
+			.start_share = c->start_share,
 			.max_starts = c->max_starts,
 			.sampling = c->sampling,
 			.traced_only = c->traced_only,

@@ -40,7 +40,9 @@ struct session_config {
 	enum uprobe_abi uprobe_abi;
 	int max_targets; /* at once: sizes the kernel's targets map */
 	unsigned int trace_sources; /* bit 1 << TRACE_SOURCE_*: where trace IDs may come from */
-	unsigned int max_starts; /* Go < 1.21: goroutine starts the probe watches a second */
+	/* Go < 1.21: the goroutine-start probe's share of its process's CPU, and cap a second */
+	double start_share;
+	unsigned int max_starts;
 	const struct otlp_export_config *otlp; /* --otlp: where profiles go, or NULL */
 	const char *const *otlp_labels; /* --otlp-labels: the labels sent as attributes */
 	int notlp_labels;

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* spawn_probe.c: Go before 1.21: the probe where goroutines start, held to a number of hits a second. */
+/* spawn_probe.c: Go before 1.21: the probe where goroutines start, held to a share of its process's CPU. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
@@ -14,12 +16,15 @@
 
 /*
  * A uprobe hit costs the process a trap at every goroutine start, whoever
- * starts it, and only detaching the probe spares it that. So each second
- * the kernel counts down a budget of hits; the hit that spends it says so
- * (spawn_notes) and the probe comes off until the second is over. A
- * server that starts goroutines faster than the budget pays the budget's
- * hits and no more; the goroutines started while the probe rests carry
- * no context, and the statistics say about how many those were.
+ * starts it, and only detaching the probe spares it that. So each period
+ * the kernel counts down a budget of hits: the share of the process's CPU
+ * time in the period before, at the price of a hit (the trap, measured
+ * once, and the program's own time, which the kernel adds up). The hit
+ * that spends it says so (spawn_notes) and the probe comes off until the
+ * period is over. The goroutines started while it rests carry no context,
+ * and the statistics say about how many those were. A period is short, so
+ * that a server busy all at once is followed within it; a second under
+ * --max-goroutine-starts, which counts starts a second.
  */
 struct spawn_probe {
 	struct bpf_program *prog;
@@ -28,8 +33,15 @@ struct spawn_probe {
 	__u32 pid;
 	char path[64];
 	uint64_t offset, cookie;
-	unsigned int max_per_sec;
-	uint64_t second_ns; /* when this second of its budget began: while on, it was on since then */
+	struct spawn_policy policy;
+	uint64_t period_ns;
+	uint64_t allowed; /* this period's budget */
+	double credit; /* hits earned and not spent; below 0: overspent */
+	bool capped; /* by --max-goroutine-starts, not the share */
+	uint64_t bpf_seen_ns; /* the program's time counted so far */
+	uint64_t price_ns; /* a hit's, the last measured */
+	uint64_t cpu_first_ns, cpu_last_ns; /* its process's CPU time: at the start, at the last tick */
+	uint64_t period_start_ns; /* when this period began: while on, it was on since then */
 	uint64_t since_ns; /* when it last came on or went off */
 	uint64_t watched, on_ns, paused_ns;
 	/* the rate of starts when it last spent its budget, per ns, and what it missed so far at that rate */
@@ -37,22 +49,154 @@ struct spawn_probe {
 	bool failed;
 };
 
-/* The hits of this second so far, past the budget too (a note is read late); 0 when unknown. */
-static uint64_t second_hits(const struct spawn_probe *sp)
-{
-	struct spawn_budget b;
+/* The program's time in a hit, before any was measured: what it costs on a slow machine. */
+#define SPAWN_FIRST_BPF_NS 2000
+#define SPAWN_PERIOD_NS (NSEC_PER_SEC / 10)
+/* Calls a round, and rounds, of the measure of a trap: the best round stands */
+#define TRAP_CALLS 500
+#define TRAP_ROUNDS 4
 
-	if (bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b))
+/*
+ * The function the trap is measured on: a call, with the probe on it, as
+ * the goroutine-start probe is on newproc's call of runqput, so that the
+ * kernel handles its trap alike (it emulates a call).
+ */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".hidden ctxprof_trap_target\n"
+	".hidden ctxprof_trap_call\n"
+	"ctxprof_trap_target:\n"
+	"ctxprof_trap_call:\n"
+	"	call 1f\n"
+	"	ret\n"
+	"1:	leal 1(%rdi), %eax\n"
+	"	ret\n");
+#elif defined(__aarch64__)
+__asm__(".text\n"
+	".hidden ctxprof_trap_target\n"
+	".hidden ctxprof_trap_call\n"
+	"ctxprof_trap_target:\n"
+	"	stp x29, x30, [sp, #-16]!\n"
+	"ctxprof_trap_call:\n"
+	"	bl 1f\n"
+	"	ldp x29, x30, [sp], #16\n"
+	"	ret\n"
+	"1:	add w0, w0, #1\n"
+	"	ret\n");
+#else
+#error "the trap's measure knows amd64 and arm64"
+#endif
+
+int ctxprof_trap_target(long x);
+extern const char ctxprof_trap_call[];
+
+/* Where ADDR of ctxprof-go's own code is in its executable's file; 0 when not found. */
+static uint64_t own_file_offset(uint64_t addr)
+{
+	unsigned long start, end, off;
+	char perms[8], line[512];
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
 		return 0;
-	return (uint64_t)((__s64)sp->max_per_sec - b.left);
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %7s %lx", &start, &end, perms, &off) == 4 &&
+		    addr >= start && addr < end && perms[2] == 'x')
+			found = addr - start + off;
+	fclose(f);
+	return found;
 }
 
-/* The budget for a second anew; what the last one spent is counted. */
+/* The thread CPU time of the best of TRAP_ROUNDS rounds of TRAP_CALLS calls. */
+static uint64_t best_round(void)
+{
+	uint64_t best = UINT64_MAX, t0, t;
+	int r, i, sum = 0;
+
+	for (r = 0; r < TRAP_ROUNDS; r++) {
+		t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		for (i = 0; i < TRAP_CALLS; i++)
+			sum += ctxprof_trap_target(i);
+		t = now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+		if (t < best)
+			best = t;
+	}
+	return best + (sum == 42); /* the calls are used */
+}
+
+uint64_t spawn_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie)
+{
+	uint64_t off = own_file_offset((uint64_t)(uintptr_t)ctxprof_trap_call), bare, probed;
+	struct uprobe_link *link;
+
+	if (!off)
+		return 0;
+	bare = best_round();
+	link = uprobe_link__attach(prog, getpid(), "/proc/self/exe", off, cookie);
+	if (!link)
+		return 0;
+	probed = best_round();
+	uprobe_link__destroy(link);
+	return probed > bare ? (probed - bare) / TRAP_CALLS : 0;
+}
+
+/* Its budget's hits so far in this period, past the budget too (a note is read late). */
+static uint64_t period_hits(const struct spawn_probe *sp, const struct spawn_budget *b)
+{
+	return b->left < (__s64)sp->allowed ? (uint64_t)((__s64)sp->allowed - b->left) : 0;
+}
+
+/*
+ * The next period's budget. The probe earns the share of the CPU time its
+ * process used in this period, at the price of a hit, or SPAWN_MIN_PER_SEC
+ * a second, whichever is more, and spends it in hits. What it saved, at
+ * most a second's earnings, lets it follow a burst of starts (they come
+ * before the CPU time they cause); what it overspent (a note read late) is
+ * paid back. No more than --max-goroutine-starts.
+ */
+static void next_budget(struct spawn_probe *sp, uint64_t hits, uint64_t bpf_ns)
+{
+	double earned, least = (double)SPAWN_MIN_PER_SEC * sp->period_ns / NSEC_PER_SEC;
+	uint64_t cpu = 0, used = 0;
+
+	if (hits)
+		sp->price_ns = sp->policy.trap_ns + bpf_ns / hits;
+	else if (!sp->price_ns)
+		sp->price_ns = sp->policy.trap_ns + SPAWN_FIRST_BPF_NS;
+	if (!process_cpu_ns(sp->pid, &cpu) && cpu > sp->cpu_last_ns) {
+		used = cpu - sp->cpu_last_ns;
+		sp->cpu_last_ns = cpu;
+	}
+	earned = sp->policy.share * used / (sp->price_ns ?: 1);
+	if (earned < least)
+		earned = least;
+	sp->credit += earned - hits;
+	if (sp->credit > earned * NSEC_PER_SEC / sp->period_ns)
+		sp->credit = earned * NSEC_PER_SEC / sp->period_ns;
+	/* a cap is a number a second, and its period a second */
+	sp->capped = sp->credit > sp->policy.max_per_sec;
+	sp->allowed = sp->capped ? sp->policy.max_per_sec : sp->credit >= 1 ? (uint64_t)sp->credit : 1;
+}
+
+/*
+ * The budget for a period anew; what the last one spent is counted. The
+ * kernel may add a hit between the read and the write: one start, or a
+ * few ns, uncounted.
+ */
 static void refill(struct spawn_probe *sp)
 {
-	struct spawn_budget b = { .left = sp->max_per_sec };
+	struct spawn_budget b = {};
+	uint64_t hits = 0, bpf_ns = 0;
 
-	sp->watched += second_hits(sp);
+	if (!bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b)) {
+		hits = period_hits(sp, &b);
+		bpf_ns = b.bpf_ns - sp->bpf_seen_ns;
+		sp->bpf_seen_ns = b.bpf_ns;
+	}
+	sp->watched += hits;
+	next_budget(sp, hits, bpf_ns);
+	b.left = sp->allowed;
 	bpf_map_update_elem(sp->budgets_fd, &sp->pid, &b, BPF_ANY);
 }
 
@@ -63,10 +207,10 @@ static int attach(struct spawn_probe *sp)
 }
 
 int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, const char *path,
-			uint64_t offset, uint64_t cookie, unsigned int max_per_sec,
+			uint64_t offset, uint64_t cookie, const struct spawn_policy *policy,
 			struct spawn_probe **out)
 {
-	struct spawn_budget b = { .left = max_per_sec };
+	struct spawn_budget b = {};
 	struct spawn_probe *sp;
 	int err;
 
@@ -79,7 +223,15 @@ int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, con
 	snprintf(sp->path, sizeof(sp->path), "%s", path);
 	sp->offset = offset;
 	sp->cookie = cookie;
-	sp->max_per_sec = max_per_sec;
+	sp->policy = *policy;
+	sp->period_ns = policy->max_per_sec == UINT_MAX ? SPAWN_PERIOD_NS : NSEC_PER_SEC;
+	process_cpu_ns(pid, &sp->cpu_first_ns);
+	sp->cpu_last_ns = sp->cpu_first_ns;
+	/* before any of its CPU time was seen: a second's least earnings */
+	sp->credit = SPAWN_MIN_PER_SEC;
+	sp->capped = sp->credit > policy->max_per_sec;
+	sp->allowed = sp->capped ? policy->max_per_sec : SPAWN_MIN_PER_SEC;
+	b.left = sp->allowed;
 	if (bpf_map_update_elem(budgets_fd, &sp->pid, &b, BPF_ANY)) {
 		err = -errno;
 		free(sp);
@@ -91,7 +243,7 @@ int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, con
 		free(sp);
 		return err;
 	}
-	sp->second_ns = sp->since_ns = now_ns(CLOCK_MONOTONIC);
+	sp->period_start_ns = sp->since_ns = now_ns(CLOCK_MONOTONIC);
 	*out = sp;
 	return 0;
 }
@@ -99,11 +251,12 @@ int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, con
 void spawn_probe__spent(struct spawn_probe *sp)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	struct spawn_budget b;
 
 	if (!sp->link)
 		return;
-	if (now > sp->second_ns)
-		sp->rate = (double)second_hits(sp) / (now - sp->second_ns);
+	if (now > sp->period_start_ns && !bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b))
+		sp->rate = (double)period_hits(sp, &b) / (now - sp->period_start_ns);
 	uprobe_link__destroy(sp->link);
 	sp->link = NULL;
 	sp->on_ns += now - sp->since_ns;
@@ -115,11 +268,11 @@ void spawn_probe__tick(struct spawn_probe *sp)
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	int err;
 
-	/* a note lost to a full ring leaves the probe on to the end of its second */
-	if (sp->failed || now - sp->second_ns < NSEC_PER_SEC)
+	/* a note lost to a full ring leaves the probe on to the end of its period */
+	if (sp->failed || now - sp->period_start_ns < sp->period_ns)
 		return;
-	sp->second_ns = now;
 	refill(sp);
+	sp->period_start_ns = now;
 	if (sp->link)
 		return;
 	err = attach(sp);
@@ -137,12 +290,22 @@ void spawn_probe__tick(struct spawn_probe *sp)
 
 void spawn_probe__stats(const struct spawn_probe *sp, struct spawn_probe_stats *st)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu = 0;
+	struct spawn_budget b;
 
-	st->watched = sp->watched + second_hits(sp);
+	st->watched = sp->watched;
+	if (!bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b))
+		st->watched += period_hits(sp, &b);
 	st->on_ns = sp->on_ns + (sp->link ? now - sp->since_ns : 0);
 	st->paused_ns = sp->paused_ns + (sp->link ? 0 : now - sp->since_ns);
 	st->missed = sp->missed + (sp->link ? 0 : sp->rate * (now - sp->since_ns));
+	st->price_ns = sp->price_ns;
+	/* a process gone keeps the CPU time of its last tick */
+	if (process_cpu_ns(sp->pid, &cpu) || cpu < sp->cpu_last_ns)
+		cpu = sp->cpu_last_ns;
+	st->cpu_ns = cpu - sp->cpu_first_ns;
+	st->allowed = sp->allowed * NSEC_PER_SEC / sp->period_ns;
+	st->capped = sp->capped;
 	st->failed = sp->failed;
 }
 

@@ -12,6 +12,7 @@
 #include "cmd/util/strbuf.h"
 #include "aggregate.h"
 #include "processes.h"
+#include "spawn_probe.h"
 #include "session_config.h"
 #include "stats.h"
 #include "target.h"
@@ -126,14 +127,43 @@ static void hint_one(const struct agg_pid_stats *p, void *ctx)
 		p->pid, target__comm(t), 100.0 * p->traced / p->samples, (unsigned long long)p->samples, why);
 }
 
-/* Go < 1.21: a goroutine-start probe that rested, its budget spent: the starts it did not see. */
-static void print_rested(struct target *t, void *ctx)
+/*
+ * Go < 1.21: a goroutine-start probe that rested, its budget spent: the
+ * starts it did not see; with -v, what every one cost its process.
+ */
+static void print_spawn(struct target *t, void *ctx)
 {
-	char why[320];
+	const struct stats_view *v = ctx;
+	struct spawn_probe_stats st;
+	char why[384];
 
 	if (target__spawn_rested(t, why, sizeof(why)))
 		fprintf(stderr, "ctxprof-go: pid %d (%s): %s\n", (int)target__pid(t), target__comm(t),
 			why);
+	if (v->cfg->verbose && target__spawn_stats(t, &st))
+		fprintf(stderr,
+			"ctxprof-go: pid %d (%s): its goroutine-start probe saw %llu starts, at %.1f us "
+			"a hit %.1f ms: %.2f%% of the %.2f s of CPU its process used meanwhile (its "
+			"share: %g%%)\n",
+			(int)target__pid(t), target__comm(t), (unsigned long long)st.watched,
+			st.price_ns / 1e3, st.watched * st.price_ns / 1e6,
+			st.cpu_ns ? 100.0 * st.watched * st.price_ns / st.cpu_ns : 0.0, st.cpu_ns / 1e9,
+			v->cfg->start_share * 100);
+}
+
+/* Go < 1.21: what the goroutine-start probes of processes gone saw and missed. */
+static void print_spawn_gone(const struct stats_view *v)
+{
+	struct spawn_account gone;
+	uint64_t watched;
+	double missed;
+
+	targets__spawn_totals(v->targets, &gone, &watched, &missed);
+	if (gone.probes && (gone.missed >= 0.5 || v->cfg->verbose))
+		fprintf(stderr,
+			"ctxprof-go: the goroutine-start probes of %llu processes gone saw %llu starts "
+			"and missed about %.0f\n",
+			(unsigned long long)gone.probes, (unsigned long long)gone.watched, gone.missed);
 }
 
 static void print_wall_stats(const struct stats_view *v)
@@ -241,8 +271,11 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 {
 	const struct otlp_export_stats *o = &v->otlp;
 	__u64 totals[STAT_MAX] = {};
+	struct spawn_account gone;
 	struct strbuf b = {};
 	struct agg_stats st;
+	uint64_t watched;
+	double missed;
 
 	if (!m)
 		return;
@@ -265,6 +298,16 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	value(&b, "samples_filtered_total", "", totals[STAT_FILTERED]);
 	metric(&b, "label_read_errors_total", "counter", "Samples whose goroutine labels could not be read.");
 	value(&b, "label_read_errors_total", "", totals[STAT_READ_ERR]);
+	targets__spawn_totals(v->targets, &gone, &watched, &missed);
+	metric(&b, "goroutine_starts_seen_total", "counter",
+	       "Go < 1.21: goroutine starts the goroutine-start probes saw, of processes gone too.");
+	value(&b, "goroutine_starts_seen_total", "", watched);
+	metric(&b, "goroutine_starts_missed_total", "counter",
+	       "Go < 1.21: about how many goroutines started while their probe rested: no trace ID.");
+	value(&b, "goroutine_starts_missed_total", "", (uint64_t)(missed + 0.5));
+	metric(&b, "header_read_errors_total", "counter",
+	       "Requests and streams whose headers could not be read for a traceparent.");
+	value(&b, "header_read_errors_total", "", totals[STAT_HTTP_ERR]);
 	metric(&b, "records_total", "counter", "Records written.");
 	value(&b, "records_total", "", st.records);
 	metric(&b, "targets", "gauge", "Processes sampled now.");
@@ -326,8 +369,10 @@ void stats__print(const struct stats_view *v, bool so_far)
 		print_targets(v);
 	if (v->cfg->sampling)
 		aggregate__pids(v->agg, hint_one, &(struct hint_round){ .v = v, .totals = totals });
-	if (v->cfg->sampling)
-		targets__foreach(v->targets, print_rested, NULL);
+	if (v->cfg->sampling) {
+		targets__foreach(v->targets, print_spawn, (void *)v);
+		print_spawn_gone(v);
+	}
 	if (v->cfg->sampling)
 		print_attach_failures(v);
 	/* samples that can have no labels: many in a target means its g was not found */
@@ -381,6 +426,11 @@ void stats__print(const struct stats_view *v, bool so_far)
 			"written); %llu begins or ends lost (ring buffer full)\n",
 			(unsigned long long)st.requests, (unsigned long long)st.requests_unsampled,
 			(unsigned long long)totals[STAT_SPANS_LOST]);
+	if (totals[STAT_HTTP_ERR])
+		fprintf(stderr,
+			"ctxprof-go: %llu requests and streams whose headers could not be read: "
+			"their samples carry no trace ID from them\n",
+			(unsigned long long)totals[STAT_HTTP_ERR]);
 	if (totals[STAT_OWNERS_FULL])
 		fprintf(stderr,
 			"ctxprof-go: %llu label sets made while label_owners was full: their samples "

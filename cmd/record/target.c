@@ -144,11 +144,20 @@ int target__frame_fd(const struct target *t)
 
 static void detach_http(struct target *t)
 {
+	struct spawn_account *acc = t->env->spawn_account;
+	struct spawn_probe_stats st;
 	size_t i;
 
 	for (i = 0; i < t->nhttp; i++)
 		uprobe_link__destroy(t->http_links[i]);
 	t->nhttp = 0;
+	/* what it saw and missed stays counted after it */
+	if (t->spawn && acc) {
+		spawn_probe__stats(t->spawn, &st);
+		acc->probes++;
+		acc->watched += st.watched;
+		acc->missed += st.missed;
+	}
 	spawn_probe__free(t->spawn);
 	t->spawn = NULL;
 }
@@ -599,6 +608,48 @@ static void say_unavailable(struct target *t, bool quiet)
  * processes running the same file never take it. Through /proc/PID/exe,
  * which names the very file in any mount namespace and on any filesystem.
  */
+/* Go < 1.21: is the goroutine-start probe asked for? */
+static bool spawn_on(const struct target_env *env)
+{
+	return env->start_share > 0 && env->max_starts;
+}
+
+/* The flag that left it out, as -v says so. */
+static const char *spawn_off_flag(const struct target_env *env)
+{
+	return env->start_share > 0 ? "--max-goroutine-starts 0" : "--goroutine-start-share 0";
+}
+
+/* Go < 1.21: how the goroutines a request starts get its context, as -v says it. */
+static const char *spawn_said(const struct target *t, bool probe)
+{
+	if (t->spawn)
+		return "at their start";
+	if (!probe)
+		return "by g.parentGoid, one level";
+	if (!spawn_on(t->env))
+		return t->env->start_share > 0 ? "none (--max-goroutine-starts 0)" :
+						 "none (--goroutine-start-share 0)";
+	return "none (its probe failed to attach)";
+}
+
+/* A hit's trap, measured the first time a goroutine-start probe is attached: 0 when it cannot be. */
+static uint64_t spawn_trap_ns(const struct target_env *env, uint64_t cookie)
+{
+	struct spawn_account *acc = env->spawn_account;
+
+	if (!acc)
+		return 0;
+	if (!acc->trap_measured) {
+		acc->trap_ns = spawn_probe__trap_ns(env->skel->progs.http_request, cookie);
+		acc->trap_measured = true;
+		if (env->verbose)
+			fprintf(stderr, "ctxprof-go: a uprobe hit's trap costs %.1f us here%s\n",
+				acc->trap_ns / 1e3, acc->trap_ns ? "" : " (it could not be measured)");
+	}
+	return acc->trap_ns;
+}
+
 void target__attach_probes(struct target *t, bool quiet)
 {
 	const struct target_env *env = t->env;
@@ -642,10 +693,14 @@ void target__attach_probes(struct target *t, bool quiet)
 		t->http_links[t->nhttp++] = link;
 	}
 	/* the goroutine-start probe hands on what the others found */
-	if (spawn && t->nhttp && env->max_starts) {
+	if (spawn && t->nhttp && spawn_on(env)) {
+		struct spawn_policy policy = { .share = env->start_share,
+					       .max_per_sec = env->max_starts,
+					       .trap_ns = spawn_trap_ns(env, spawn->cookie) };
+
 		err = spawn_probe__attach(env->skel->progs.http_request,
 					  bpf_map__fd(env->skel->maps.spawn_budgets), t->pid, exe,
-					  spawn->offset, spawn->cookie, env->max_starts, &t->spawn);
+					  spawn->offset, spawn->cookie, &policy, &t->spawn);
 		if (err)
 			env->attach_failures[TRACE_SOURCE_COUNT]++;
 		if (err && (!quiet || env->verbose || !go_binary__said(t->gb, SAID_ATTACH_SPAWN)))
@@ -662,8 +717,7 @@ void target__attach_probes(struct target *t, bool quiet)
 			*go_binary__trace_servers(t->gb) ?
 			go_binary__trace_servers(t->gb) : "none",
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes",
-			t->spawn ? "at their start" :
-			spawn ? "none (--max-goroutine-starts 0)" : "by g.parentGoid, one level");
+			spawn_said(t, spawn));
 	else if (env->verbose && go_binary__serves_requests(t->gb))
 		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
@@ -818,21 +872,35 @@ void target__detach_probes(struct target *t)
 	forget_tgid(bpf_map__fd(skel->maps.grpc_streams), sizeof(struct grpc_stream_key), t->pid);
 }
 
+bool target__spawn_stats(const struct target *t, struct spawn_probe_stats *st)
+{
+	if (!t->spawn)
+		return false;
+	spawn_probe__stats(t->spawn, st);
+	return true;
+}
+
 bool target__spawn_rested(const struct target *t, char *buf, size_t len)
 {
 	struct spawn_probe_stats st;
+	char past[128];
 
 	if (!t->spawn)
 		return false;
 	spawn_probe__stats(t->spawn, &st);
 	if (!st.paused_ns)
 		return false;
+	if (st.capped)
+		snprintf(past, sizeof(past), "--max-goroutine-starts %u a second", t->env->max_starts);
+	else
+		snprintf(past, sizeof(past),
+			 "its share, %g%% of the process's CPU (%llu starts a second at %.1f us a hit)",
+			 t->env->start_share * 100, (unsigned long long)st.allowed, st.price_ns / 1e3);
 	snprintf(buf, len, "its goroutine-start probe saw %llu goroutine starts and rested %.1f of "
-			   "%.1f s%s, past --max-goroutine-starts %u a second; the goroutines started "
-			   "meanwhile, about %.0f, carry no trace ID",
+			   "%.1f s%s, past %s; the goroutines started meanwhile, about %.0f, carry no "
+			   "trace ID",
 		 (unsigned long long)st.watched, st.paused_ns / 1e9, (st.paused_ns + st.on_ns) / 1e9,
-		 st.failed ? " (for good: it could not be attached again)" : "", t->env->max_starts,
-		 st.missed);
+		 st.failed ? " (for good: it could not be attached again)" : "", past, st.missed);
 	return true;
 }
 
@@ -865,9 +933,9 @@ bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char
 		return false;
 	if (go_binary__layout(t->gb, &l) != 0)
 		return false;
-	if (!l.g_parent_goid && go_binary__spawn_probe(t->gb) && !t->env->max_starts)
+	if (!l.g_parent_goid && go_binary__spawn_probe(t->gb) && !spawn_on(t->env))
 		snprintf(buf, len, "the goroutines its handlers start carry none: no g.parentGoid, and "
-				   "--max-goroutine-starts 0 leaves out the goroutine-start probe");
+				   "%s leaves out the goroutine-start probe", spawn_off_flag(t->env));
 	else if (!l.g_parent_goid)
 		snprintf(buf, len, "the goroutines its handlers start carry none: no g.parentGoid, and "
 				   "no goroutine-start probe (check says why)");

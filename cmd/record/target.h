@@ -18,6 +18,8 @@ struct hashmap;
 struct otlp_process;
 struct owners;
 struct processes;
+struct spawn_account;
+struct spawn_probe_stats;
 struct target;
 struct wall_reader;
 
@@ -32,7 +34,9 @@ struct target_env {
 	unsigned long freq;
 	unsigned int trace_sources; /* 1 << TRACE_SOURCE_* */
 	struct trace_keys keys; /* the labels that hold trace and span IDs */
-	unsigned int max_starts; /* Go < 1.21: goroutine starts watched a second, at most */
+	/* Go < 1.21: the goroutine-start probe's share of its process's CPU (0: no probe), and cap */
+	double start_share;
+	unsigned int max_starts; /* starts a second; UINT_MAX: no cap, 0: no probe */
 	bool sampling, traced_only, wall, verbose;
 	/* an HTTP/1.1 request's end is probed, not told by its handler's frame */
 	bool request_ends;
@@ -40,6 +44,15 @@ struct target_env {
 	bool sources_asked;
 	/* per trace source, and the goroutine-start probe at COUNT: attaches that failed */
 	uint64_t *attach_failures;
+	struct spawn_account *spawn_account;
+};
+
+/* Go < 1.21: what every goroutine-start probe gone saw and missed; a trap's price, measured once */
+struct spawn_account {
+	uint64_t trap_ns;
+	bool trap_measured;
+	uint64_t probes, watched; /* of probes gone */
+	double missed;
 };
 
 /*
@@ -111,6 +124,8 @@ void target__spawn_tick(struct target *t);
  * about how many goroutines started meanwhile, into BUF; else false.
  */
 bool target__spawn_rested(const struct target *t, char *buf, size_t len);
+/* Go before 1.21: its goroutine-start probe's statistics; false when it has none. */
+bool target__spawn_stats(const struct target *t, struct spawn_probe_stats *st);
 /*
  * Why its samples lack a trace ID, where a cause is known: into BUF, or
  * false. BARE_REQUESTS: requests that came without a traceparent, of every

@@ -22,6 +22,7 @@
 #include "aggregate.h"
 #include "container.h"
 #include "owners.h"
+#include "spawn_probe.h"
 #include "target.h"
 #include "targets.h"
 
@@ -37,6 +38,7 @@ struct targets {
 	bool full; /* the kernel's targets map is full: said once */
 	/* probes that failed to attach, per trace source; the goroutine-start probe's at COUNT */
 	uint64_t attach_failures[TRACE_SOURCE_COUNT + 1];
+	struct spawn_account spawn_account;
 	/* targets per bit of the sampler's target_bits (TARGET_BITS of them) */
 	uint16_t *bit_refs;
 	/* label_owners as last read for a sweep, and when the next one is due */
@@ -92,6 +94,7 @@ struct targets *targets__new(const struct targets_config *cfg)
 	}
 	ts->cfg = *cfg;
 	ts->cfg.env.attach_failures = ts->attach_failures;
+	ts->cfg.env.spawn_account = &ts->spawn_account;
 	ts->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ts->set = hashmap__new();
 	ts->verdicts = hashmap__new();
@@ -149,6 +152,33 @@ void targets__foreach(struct targets *ts, void (*fn)(struct target *t, void *ctx
 int targets__count(const struct targets *ts)
 {
 	return hashmap__size(ts->set);
+}
+
+struct spawn_sum {
+	uint64_t watched;
+	double missed;
+};
+
+static void add_spawn(struct target *t, void *ctx)
+{
+	struct spawn_sum *sum = ctx;
+	struct spawn_probe_stats st;
+
+	if (target__spawn_stats(t, &st)) {
+		sum->watched += st.watched;
+		sum->missed += st.missed;
+	}
+}
+
+void targets__spawn_totals(struct targets *ts, struct spawn_account *gone, uint64_t *watched,
+			   double *missed)
+{
+	struct spawn_sum sum = {};
+
+	targets__foreach(ts, add_spawn, &sum);
+	*gone = ts->spawn_account;
+	*watched = sum.watched + gone->watched;
+	*missed = sum.missed + gone->missed;
 }
 
 const uint64_t *targets__attach_failures(const struct targets *ts)

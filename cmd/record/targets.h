@@ -47,6 +47,13 @@ int targets__count(const struct targets *ts);
 int targets__added(const struct targets *ts);
 /* Probes that failed to attach so far, by enum trace_source; the goroutine-start probe's at COUNT. */
 const uint64_t *targets__attach_failures(const struct targets *ts);
+/*
+ * Go < 1.21: every goroutine-start probe's starts seen and about how many
+ * missed, those of probes gone too (counted apart in OUT's probes,
+ * watched and missed), in *WATCHED and *MISSED.
+ */
+void targets__spawn_totals(struct targets *ts, struct spawn_account *gone, uint64_t *watched,
+			   double *missed);
 int targets__pending(const struct targets *ts);
 
 /* --all: every Go process running now (from /proc), each binary checked once. */
