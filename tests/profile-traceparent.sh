@@ -28,7 +28,8 @@
 # 2. Keep-alive connections with requests back to back: no sample of a
 #    connection's goroutine outside its handlers carries a trace ID.
 # 3. The DaemonSet's capabilities without tracefs: the refusal said, with
-#    what would do, counted in the statistics and on /metrics.
+#    what would do, counted in the statistics and on /metrics. With
+#    tracefs: the events a run killed with SIGKILL leaves, the next removes.
 # 4. --trace-sources otel-sdk on a server without the SDK: said when the
 #    target is described; nothing said with the default sources.
 set -uo pipefail
@@ -277,6 +278,32 @@ check_eq "without CAP_SYS_ADMIN or tracefs: the warning says what would do" 1 \
 check_eq "without CAP_SYS_ADMIN or tracefs: the statistics count it" 1 \
 	"$(grep -c '^ctxprof-go: probes that failed to attach (a process without that source): traceparent 1$' "$work/denied.err")"
 check_eq "without CAP_SYS_ADMIN or tracefs: /metrics counts it" 1 "${metrics:-none}"
+
+# 3b. The same capabilities with tracefs: the probes are tracefs uprobe
+#     events. A run killed with SIGKILL leaves its events behind; the next
+#     one removes them.
+events=/sys/kernel/tracing/uprobe_events
+[ -w "$events" ] || mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+if [ -w "$events" ]; then
+	setpriv --bounding-set=$caps --inh-caps=$caps --ambient-caps=$caps -- "$CTXPROF" -p "$last_http" \
+		-F 99 -o /dev/null 2>"$work/killed.err" &
+	killed=$!
+	for _ in $(seq 100); do grep -q 'Ctrl-C to stop' "$work/killed.err" && break; sleep 0.1; done
+	kill -KILL "$killed"
+	wait "$killed" 2>/dev/null
+	left=$(grep -c "^p:ctxprof/p${killed}_" "$events")
+	if [ "$left" -ge 1 ]; then
+		ok "tracefs uprobe events: a run killed leaves its $left behind"
+	else
+		not_ok "tracefs uprobe events: a run killed left none behind: $(head -c 300 "$work/killed.err")"
+	fi
+	setpriv --bounding-set=$caps --inh-caps=$caps --ambient-caps=$caps -- "$CTXPROF" -p "$last_http" \
+		-F 99 -d 1 -o /dev/null 2>"$work/sweep.err"
+	check_eq "tracefs uprobe events: the next run removes them, and its own" "0 0" \
+		"$(grep -c "^p:ctxprof/p${killed}_" "$events") $(grep -c '^p:ctxprof/' "$events")"
+else
+	not_ok "tracefs uprobe events: $events is not writable, and tracefs could not be mounted"
+fi
 
 # 4. A source asked for that the binary cannot have: said as it is described
 out=$("$CTXPROF" -p "$last_http" --trace-sources traceparent,otel-sdk -d 1 -o /dev/null 2>&1)

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,10 +86,39 @@ static long event_id(const char *dir, const char *name)
 	return id;
 }
 
+/*
+ * The events a ctxprof-go killed before it could remove them left in
+ * DIR: those named for a process that no longer runs. One still open
+ * (a ctxprof-go in another PID namespace) is busy, and the kernel keeps it.
+ */
+static void sweep_events(const char *dir)
+{
+	char path[64], line[PATH_MAX + 128], name[64], gone[80];
+	unsigned int n;
+	int pid, len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		len = 0;
+		if (sscanf(line, "p:ctxprof/p%d_%u %n", &pid, &n, &len) != 2 || !len ||
+		    pid == getpid() || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(name, sizeof(name), "ctxprof/p%d_%u", pid, n);
+		snprintf(gone, sizeof(gone), "-:%s\n", name);
+		write_events(dir, gone);
+	}
+	fclose(f);
+}
+
 /* The uprobe as a tracefs event, opened as a tracepoint of PID; the perf event's fd, or -errno. */
 static int tracefs_event(struct uprobe_link *l, pid_t pid, const char *path, uint64_t offset)
 {
 	static unsigned int seq;
+	static bool swept;
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
 		.type = PERF_TYPE_TRACEPOINT,
@@ -102,6 +132,10 @@ static int tracefs_event(struct uprobe_link *l, pid_t pid, const char *path, uin
 	l->tracefs = tracefs_dir();
 	if (!l->tracefs)
 		return -ENOENT;
+	if (!swept) {
+		sweep_events(l->tracefs);
+		swept = true;
+	}
 	snprintf(l->event, sizeof(l->event), "ctxprof/p%d_%u", (int)getpid(), seq++);
 	snprintf(line, sizeof(line), "p:%s %s:0x%llx\n", l->event, path, (unsigned long long)offset);
 	err = write_events(l->tracefs, line);
