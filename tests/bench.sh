@@ -899,7 +899,7 @@ caught=$(awk '{ printf "%.1f\n", $9 ? 100 * $8 / $9 : 0 }' "$work/fan" | median_
 seen=$(awk '{ printf "%.1f\n", $10 + $11 ? 100 * $10 / ($10 + $11) : 0 }' "$work/fan" | median_of)
 printf 'ctxprof-go'"'"'s own CPU a 10 s load: %s ms without the probe, %s ms with its budget, %s ms without a budget\n' \
 	"$(col 12)" "$(col 13)" "$(col 14)"
-printf 'goroutine-start probe, budget of 1,000 a second: %s hits a load at %s us each, %s%% of the server'"'"'s CPU (must be <= 2); measured against the request probes alone, %s%% (median of rounds); it caught %s%% of the children'"'"'s samples and saw %s%% of the starts by its own count. Without a budget: %s%% (%s hits a load), %s us a hit, %s x a bare uprobe hit here (%s us; must be <= 1.2). The request probes alone: %s%% over no ctxprof-go\n' \
+printf 'goroutine-start probe, its budget of 2%% of the server'"'"'s CPU: %s hits a load at %s us each, %s%% of the server'"'"'s CPU (must be <= 2); measured against the request probes alone, %s%% (median of rounds); it caught %s%% of the children'"'"'s samples and saw %s%% of the starts by its own count. Without a budget: %s%% (%s hits a load), %s us a hit, %s x a bare uprobe hit here (%s us; must be <= 1.2). The request probes alone: %s%% over no ctxprof-go\n' \
 	"$budget_hits" "$per_start" "$fan_budget_derived" "$fan_budget_pct" "$caught" "$seen" "$fan_unbudgeted_pct" "$unb_hits" "$per_start" "$per_start_ratio" \
 	"$bare_us" "$fan_request_pct"
 awk -v r="$fan_budget_derived" 'BEGIN { exit !(r <= 2) }' || status=1

@@ -162,8 +162,6 @@ static void next_budget(struct spawn_probe *sp, uint64_t hits, uint64_t bpf_ns)
 
 	if (hits)
 		sp->price_ns = sp->policy.trap_ns + bpf_ns / hits;
-	else if (!sp->price_ns)
-		sp->price_ns = sp->policy.trap_ns + SPAWN_FIRST_BPF_NS;
 	if (!process_cpu_ns(sp->pid, &cpu) && cpu > sp->cpu_last_ns) {
 		used = cpu - sp->cpu_last_ns;
 		sp->cpu_last_ns = cpu;
@@ -228,6 +226,7 @@ int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, con
 	process_cpu_ns(pid, &sp->cpu_first_ns);
 	sp->cpu_last_ns = sp->cpu_first_ns;
 	/* before any of its CPU time was seen: a second's least earnings */
+	sp->price_ns = policy->trap_ns + SPAWN_FIRST_BPF_NS;
 	sp->credit = SPAWN_MIN_PER_SEC;
 	sp->capped = sp->credit > policy->max_per_sec;
 	sp->allowed = sp->capped ? policy->max_per_sec : SPAWN_MIN_PER_SEC;
@@ -273,7 +272,8 @@ void spawn_probe__tick(struct spawn_probe *sp)
 		return;
 	refill(sp);
 	sp->period_start_ns = now;
-	if (sp->link)
+	/* overspent: it rests on until it has earned a hit */
+	if (sp->link || sp->credit < 1)
 		return;
 	err = attach(sp);
 	if (err) {
