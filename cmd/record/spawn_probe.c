@@ -147,6 +147,14 @@ static uint64_t period_hits(const struct spawn_probe *sp, const struct spawn_bud
 	return b->left < (__s64)sp->allowed ? (uint64_t)((__s64)sp->allowed - b->left) : 0;
 }
 
+/* This period's budget from the credit: at least a hit, and no more than --max-goroutine-starts. */
+static void allow(struct spawn_probe *sp)
+{
+	/* a cap is a number a second, and its period a second */
+	sp->capped = sp->credit > sp->policy.max_per_sec;
+	sp->allowed = sp->capped ? sp->policy.max_per_sec : sp->credit >= 1 ? (uint64_t)sp->credit : 1;
+}
+
 /*
  * The next period's budget. The probe earns the share of the CPU time its
  * process used in this period, at the price of a hit, or SPAWN_MIN_PER_SEC
@@ -172,9 +180,7 @@ static void next_budget(struct spawn_probe *sp, uint64_t hits, uint64_t bpf_ns)
 	sp->credit += earned - hits;
 	if (sp->credit > earned * NSEC_PER_SEC / sp->period_ns)
 		sp->credit = earned * NSEC_PER_SEC / sp->period_ns;
-	/* a cap is a number a second, and its period a second */
-	sp->capped = sp->credit > sp->policy.max_per_sec;
-	sp->allowed = sp->capped ? sp->policy.max_per_sec : sp->credit >= 1 ? (uint64_t)sp->credit : 1;
+	allow(sp);
 }
 
 /*
@@ -228,8 +234,7 @@ int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, con
 	/* before any of its CPU time was seen: a second's least earnings */
 	sp->price_ns = policy->trap_ns + SPAWN_FIRST_BPF_NS;
 	sp->credit = SPAWN_MIN_PER_SEC;
-	sp->capped = sp->credit > policy->max_per_sec;
-	sp->allowed = sp->capped ? policy->max_per_sec : SPAWN_MIN_PER_SEC;
+	allow(sp);
 	b.left = sp->allowed;
 	if (bpf_map_update_elem(budgets_fd, &sp->pid, &b, BPF_ANY)) {
 		err = -errno;
@@ -290,7 +295,7 @@ void spawn_probe__tick(struct spawn_probe *sp)
 
 void spawn_probe__stats(const struct spawn_probe *sp, struct spawn_probe_stats *st)
 {
-	uint64_t now = now_ns(CLOCK_MONOTONIC), cpu = 0;
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	struct spawn_budget b;
 
 	st->watched = sp->watched;
@@ -300,10 +305,8 @@ void spawn_probe__stats(const struct spawn_probe *sp, struct spawn_probe_stats *
 	st->paused_ns = sp->paused_ns + (sp->link ? 0 : now - sp->since_ns);
 	st->missed = sp->missed + (sp->link ? 0 : sp->rate * (now - sp->since_ns));
 	st->price_ns = sp->price_ns;
-	/* a process gone keeps the CPU time of its last tick */
-	if (process_cpu_ns(sp->pid, &cpu) || cpu < sp->cpu_last_ns)
-		cpu = sp->cpu_last_ns;
-	st->cpu_ns = cpu - sp->cpu_first_ns;
+	/* as of its last period's end: no clock read of its process for a look at the statistics */
+	st->cpu_ns = sp->cpu_last_ns - sp->cpu_first_ns;
 	st->allowed = sp->allowed * NSEC_PER_SEC / sp->period_ns;
 	st->capped = sp->capped;
 	st->failed = sp->failed;

@@ -26,7 +26,7 @@ struct spawn_probe_stats {
 	uint64_t paused_ns; /* time it rested, its period's budget spent */
 	double missed; /* about how many goroutines started meanwhile, at the rate it saw last */
 	uint64_t price_ns; /* a hit's price, trap and program: the last measured */
-	uint64_t cpu_ns; /* its process's CPU time since the probe came on */
+	uint64_t cpu_ns; /* its process's CPU time since the probe came on, to its last period */
 	uint64_t allowed; /* the last budget, as starts a second */
 	bool capped; /* that budget was --max-goroutine-starts', not the share's */
 	bool failed; /* it could not be attached again: it rests for good */

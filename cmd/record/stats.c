@@ -137,10 +137,12 @@ static void print_spawn(struct target *t, void *ctx)
 	struct spawn_probe_stats st;
 	char why[384];
 
-	if (target__spawn_rested(t, why, sizeof(why)))
+	if (!target__spawn_stats(t, &st))
+		return;
+	if (target__spawn_rested(t, &st, why, sizeof(why)))
 		fprintf(stderr, "ctxprof-go: pid %d (%s): %s\n", (int)target__pid(t), target__comm(t),
 			why);
-	if (v->cfg->verbose && target__spawn_stats(t, &st))
+	if (v->cfg->verbose)
 		fprintf(stderr,
 			"ctxprof-go: pid %d (%s): its goroutine-start probe saw %llu starts, at %.1f us "
 			"a hit %.1f ms: %.2f%% of the %.2f s of CPU its process used meanwhile (its "

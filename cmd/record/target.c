@@ -620,16 +620,17 @@ static const char *spawn_off_flag(const struct target_env *env)
 	return env->start_share > 0 ? "--max-goroutine-starts 0" : "--goroutine-start-share 0";
 }
 
-/* Go < 1.21: how the goroutines a request starts get its context, as -v says it. */
-static const char *spawn_said(const struct target *t, bool probe)
+/* Go < 1.21: how the goroutines a request starts get its context, as -v says it, in BUF. */
+static const char *spawn_said(const struct target *t, bool probe, char *buf, size_t len)
 {
 	if (t->spawn)
 		return "at their start";
 	if (!probe)
 		return "by g.parentGoid, one level";
-	if (!spawn_on(t->env))
-		return t->env->start_share > 0 ? "none (--max-goroutine-starts 0)" :
-						 "none (--goroutine-start-share 0)";
+	if (!spawn_on(t->env)) {
+		snprintf(buf, len, "none (%s)", spawn_off_flag(t->env));
+		return buf;
+	}
 	return "none (its probe failed to attach)";
 }
 
@@ -657,7 +658,7 @@ void target__attach_probes(struct target *t, bool quiet)
 	struct uprobe_link *link;
 	uint64_t cookie;
 	size_t i, n;
-	char exe[64];
+	char exe[64], said[64];
 	int err;
 
 	say_unavailable(t, quiet);
@@ -717,7 +718,7 @@ void target__attach_probes(struct target *t, bool quiet)
 			*go_binary__trace_servers(t->gb) ?
 			go_binary__trace_servers(t->gb) : "none",
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes",
-			spawn_said(t, spawn));
+			spawn_said(t, spawn, said, sizeof(said)));
 	else if (env->verbose && go_binary__serves_requests(t->gb))
 		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
@@ -880,27 +881,24 @@ bool target__spawn_stats(const struct target *t, struct spawn_probe_stats *st)
 	return true;
 }
 
-bool target__spawn_rested(const struct target *t, char *buf, size_t len)
+bool target__spawn_rested(const struct target *t, const struct spawn_probe_stats *st, char *buf,
+			  size_t len)
 {
-	struct spawn_probe_stats st;
 	char past[128];
 
-	if (!t->spawn)
+	if (!st->paused_ns)
 		return false;
-	spawn_probe__stats(t->spawn, &st);
-	if (!st.paused_ns)
-		return false;
-	if (st.capped)
+	if (st->capped)
 		snprintf(past, sizeof(past), "--max-goroutine-starts %u a second", t->env->max_starts);
 	else
 		snprintf(past, sizeof(past),
 			 "its share, %g%% of the process's CPU (%llu starts a second at %.1f us a hit)",
-			 t->env->start_share * 100, (unsigned long long)st.allowed, st.price_ns / 1e3);
+			 t->env->start_share * 100, (unsigned long long)st->allowed, st->price_ns / 1e3);
 	snprintf(buf, len, "its goroutine-start probe saw %llu goroutine starts and rested %.1f of "
 			   "%.1f s%s, past %s; the goroutines started meanwhile, about %.0f, carry no "
 			   "trace ID",
-		 (unsigned long long)st.watched, st.paused_ns / 1e9, (st.paused_ns + st.on_ns) / 1e9,
-		 st.failed ? " (for good: it could not be attached again)" : "", past, st.missed);
+		 (unsigned long long)st->watched, st->paused_ns / 1e9, (st->paused_ns + st->on_ns) / 1e9,
+		 st->failed ? " (for good: it could not be attached again)" : "", past, st->missed);
 	return true;
 }
 

@@ -117,13 +117,15 @@ bool target__probed(const struct target *t);
 void target__detach_probes(struct target *t);
 /* Go before 1.21: its goroutine-start probe's budget ran out (spawn_probe.h). */
 void target__spawn_spent(struct target *t);
-/* Its goroutine-start probe's budget refilled each second, the probe attached again. */
+/* Its goroutine-start probe's budget refilled each period, the probe attached again. */
 void target__spawn_tick(struct target *t);
 /*
- * Its goroutine-start probe rested, its budget spent: for how long, and
- * about how many goroutines started meanwhile, into BUF; else false.
+ * Its goroutine-start probe, whose statistics are ST, rested, its budget
+ * spent: for how long, and about how many goroutines started meanwhile,
+ * into BUF; else false.
  */
-bool target__spawn_rested(const struct target *t, char *buf, size_t len);
+bool target__spawn_rested(const struct target *t, const struct spawn_probe_stats *st, char *buf,
+			  size_t len);
 /* Go before 1.21: its goroutine-start probe's statistics; false when it has none. */
 bool target__spawn_stats(const struct target *t, struct spawn_probe_stats *st);
 /*

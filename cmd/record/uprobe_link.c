@@ -13,6 +13,9 @@
 #include <bpf/libbpf.h>
 #include "uprobe_link.h"
 
+/* A tracefs event's name: the ctxprof-go that made it (its pid) and its number there */
+#define EVENT_NAME "ctxprof/p%d_%u"
+
 struct uprobe_link {
 	struct bpf_link *link;
 	/* a tracefs event's name, "ctxprof/p<our pid>_<n>", and its tracefs; else "" */
@@ -93,7 +96,7 @@ static long event_id(const char *dir, const char *name)
  */
 static void sweep_events(const char *dir)
 {
-	char path[64], line[PATH_MAX + 128], name[64], gone[80];
+	char path[64], line[PATH_MAX + 128], gone[80];
 	unsigned int n;
 	int pid, len;
 	FILE *f;
@@ -104,11 +107,10 @@ static void sweep_events(const char *dir)
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		len = 0;
-		if (sscanf(line, "p:ctxprof/p%d_%u %n", &pid, &n, &len) != 2 || !len ||
+		if (sscanf(line, "p:" EVENT_NAME " %n", &pid, &n, &len) != 2 || !len ||
 		    pid == getpid() || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
 			continue;
-		snprintf(name, sizeof(name), "ctxprof/p%d_%u", pid, n);
-		snprintf(gone, sizeof(gone), "-:%s\n", name);
+		snprintf(gone, sizeof(gone), "-:" EVENT_NAME "\n", pid, n);
 		write_events(dir, gone);
 	}
 	fclose(f);
@@ -136,7 +138,7 @@ static int tracefs_event(struct uprobe_link *l, pid_t pid, const char *path, uin
 		sweep_events(l->tracefs);
 		swept = true;
 	}
-	snprintf(l->event, sizeof(l->event), "ctxprof/p%d_%u", (int)getpid(), seq++);
+	snprintf(l->event, sizeof(l->event), EVENT_NAME, (int)getpid(), seq++);
 	snprintf(line, sizeof(line), "p:%s %s:0x%llx\n", l->event, path, (unsigned long long)offset);
 	err = write_events(l->tracefs, line);
 	if (err) {
