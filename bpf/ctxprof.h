@@ -430,7 +430,8 @@ struct trace_ctx {
 	__u32 depth;
 	/*
 	 * Which request: a number no other request of the goroutine that
-	 * serves it has (bpf_ktime_get_ns() when it began, EPOCH_STATE clear).
+	 * serves it has (bpf_ktime_get_ns() when it began, or the one before
+	 * plus a step, EPOCH_STATE clear).
 	 * A nested span of the same trace keeps its request's. Its low bits
 	 * (EPOCH_STATE) say whether the request's header is read yet; while
 	 * it is rewritten in place, 0.

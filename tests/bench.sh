@@ -697,7 +697,12 @@ bare0=$("$work/loop" 2000000)
 bpftrace -e "uprobe:$work/loop:hit { }" >"$work/bt.out" 2>&1 &
 bp=$!
 until grep -qs Attaching "$work/bt.out" || ! kill -0 "$bp" 2>/dev/null; do sleep 0.1; done
-bare1=$("$work/loop" 200000)
+# bpftrace says "Attaching" before the probe is on: measure until it is
+for _ in $(seq 50); do
+	bare1=$("$work/loop" 200000)
+	awk -v a="$bare0" -v b="$bare1" 'BEGIN { exit !(b > 100 * a) }' && break
+	sleep 0.2
+done
 kill -INT "$bp" 2>/dev/null || true
 wait "$bp" 2>/dev/null || true
 bare_us=$(awk -v a="$bare0" -v b="$bare1" 'BEGIN { printf "%.2f", b - a }')
@@ -887,7 +892,10 @@ fan_budget_pct=$(pct 2 3)
 fan_unbudgeted_pct=$(pct 2 4)
 fan_request_pct=$(pct 1 2)
 unb_hits=$(awk '{ print $7 - $5 }' "$work/fan" | median_of)
-per_start=$(awk '{ h = $7 - $5; printf "%.2f\n", (h > 0 ? ($4 - $2) / 1000 / h : 0) }' "$work/fan" | median_of)
+# a hit's price from the sums of every round: a round's difference of two
+# loads swings by a few percent of the server's CPU either way, as much as
+# the probe costs, so a median of per-round prices is as noisy as one round
+per_start=$(awk '{ d += $4 - $2; h += $7 - $5 } END { printf "%.2f", (h > 0 ? d / 1000 / h : 0) }' "$work/fan")
 per_start_ratio=$(awk -v p="$per_start" -v b="$bare_us" 'BEGIN { printf "%.2f", p / b }')
 # the budget's share as its hits times what a hit costs (the rounds without
 # a budget): steadier than the difference of two loads, which swings by a

@@ -52,9 +52,11 @@ struct spawn_probe {
 /* The program's time in a hit, before any was measured: what it costs on a slow machine. */
 #define SPAWN_FIRST_BPF_NS 2000
 #define SPAWN_PERIOD_NS (NSEC_PER_SEC / 10)
-/* Calls a round, and rounds, of the measure of a trap: the best round stands */
-#define TRAP_CALLS 500
-#define TRAP_ROUNDS 4
+/* Calls of the measure of a trap, each after the caches are cooled: the median stands */
+#define TRAP_CALLS 201
+/* What is written between two calls to cool the caches, when the L2's size is unknown */
+#define TRAP_COOL_BYTES (1 << 20)
+#define TRAP_COOL_MAX (8 << 20)
 
 /*
  * The function the trap is measured on: a call, with the probe on it, as
@@ -108,21 +110,36 @@ static uint64_t own_file_offset(uint64_t addr)
 	return found;
 }
 
-/* The thread CPU time of the best of TRAP_ROUNDS rounds of TRAP_CALLS calls. */
-static uint64_t best_round(void)
+static int cmp_u64(const void *a, const void *b)
 {
-	uint64_t best = UINT64_MAX, t0, t;
-	int r, i, sum = 0;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	for (r = 0; r < TRAP_ROUNDS; r++) {
-		t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		for (i = 0; i < TRAP_CALLS; i++)
-			sum += ctxprof_trap_target(i);
-		t = now_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
-		if (t < best)
-			best = t;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The median time of a call of the trap's function, each made after
+ * writing over COOL so that the kernel's trap path runs from cold caches,
+ * as in a busy server between two goroutine starts. Measured hot, in a
+ * loop, a trap costs about half as much, and a budget at that price spent
+ * more than its share. A wall clock, so that one call is timed; the median
+ * leaves out the calls an interrupt or a preemption lengthened.
+ */
+static uint64_t median_cold_call(volatile char *cool, size_t len)
+{
+	uint64_t t[TRAP_CALLS], t0;
+	int i, sum = 0;
+	size_t j;
+
+	for (i = 0; i < TRAP_CALLS; i++) {
+		for (j = 0; j < len; j += 64)
+			cool[j]++;
+		t0 = now_ns(CLOCK_MONOTONIC);
+		sum += ctxprof_trap_target(i);
+		t[i] = now_ns(CLOCK_MONOTONIC) - t0;
 	}
-	return best + (sum == 42); /* the calls are used */
+	qsort(t, TRAP_CALLS, sizeof(t[0]), cmp_u64);
+	return t[TRAP_CALLS / 2] + (sum == 42); /* the calls are used */
 }
 
 uint64_t spawn_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie)
@@ -130,15 +147,25 @@ uint64_t spawn_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie)
 	uint64_t off = own_file_offset((uint64_t)(uintptr_t)ctxprof_trap_call), bare, probed;
 	struct uprobe_link *link;
 
+	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+	size_t len = l2 > 0 && l2 <= TRAP_COOL_MAX ? (size_t)l2 : TRAP_COOL_BYTES;
+	char *cool;
+
 	if (!off)
 		return 0;
-	bare = best_round();
-	link = uprobe_link__attach(prog, getpid(), "/proc/self/exe", off, cookie);
-	if (!link)
+	cool = calloc(1, len);
+	if (!cool)
 		return 0;
-	probed = best_round();
+	bare = median_cold_call(cool, len);
+	link = uprobe_link__attach(prog, getpid(), "/proc/self/exe", off, cookie);
+	if (!link) {
+		free(cool);
+		return 0;
+	}
+	probed = median_cold_call(cool, len);
 	uprobe_link__destroy(link);
-	return probed > bare ? (probed - bare) / TRAP_CALLS : 0;
+	free(cool);
+	return probed > bare ? probed - bare : 0;
 }
 
 /* Its budget's hits so far in this period, past the budget too (a note is read late). */
