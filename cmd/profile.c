@@ -98,6 +98,9 @@ static const char usage[] =
 	"      --ring-kib KIB      ring buffer per CPU (default 256; a power of two from 4\n"
 	"                          to 1048576); a full one loses samples, counted in the\n"
 	"                          statistics line\n"
+	"      --realtime          the thread that reads the rings runs SCHED_FIFO (as\n"
+	"                          perf record -r): no loss where busier cgroups take\n"
+	"                          every CPU; needs CAP_SYS_NICE\n"
 	"      --no-leaf-repair    keep stacks as the frame-pointer walk gives them: a Go\n"
 	"                          leaf caught without its frame set up then lacks its caller\n"
 	"  -w, --wall              also sample every goroutine, running or not, HZ times a\n"
@@ -183,6 +186,7 @@ struct options {
 	const char *bpffs;
 	bool quiet;
 	bool no_leaf_repair;
+	bool realtime;
 	int verbose; /* -v: details; -vv: libbpf's messages too */
 	bool all;
 	bool append;
@@ -243,6 +247,7 @@ enum {
 	OPT_HTML,
 	OPT_FOLDED_TRACE_ROOT,
 	OPT_RING_KIB,
+	OPT_REALTIME,
 	OPT_CGROUP,
 	OPT_APPEND,
 	OPT_TRACE_SOURCES,
@@ -617,6 +622,7 @@ static const struct opt_spec opt_table[] = {
 	PARSE("max-goroutine-starts", OPT_MAX_STARTS, parse_max_starts),
 	PARSE("goroutine-start-share", OPT_START_SHARE, parse_start_share),
 	PARSE("ring-kib", OPT_RING_KIB, parse_ring_kib),
+	FLAG("realtime", OPT_REALTIME, realtime),
 	FLAG("no-leaf-repair", OPT_NO_LEAF_REPAIR, no_leaf_repair),
 	FLAG("wall", 'w', wall),
 	PARSE("wall-hz", OPT_WALL_HZ, parse_wall_hz),
@@ -990,6 +996,7 @@ static void session_config(struct options *o, struct session_config *cfg)
 		.leaf_repair = !o->no_leaf_repair,
 		.verbose = o->verbose > 0,
 		.ring_kib = o->ring_kib,
+		.realtime = o->realtime,
 		.pprof = o->pprof,
 		.html = o->html,
 		.folded = o->folded,

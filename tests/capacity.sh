@@ -18,6 +18,10 @@
 #    one -p, with rings of 64 KiB (a few hundred ms of samples): none is
 #    lost meanwhile, the rings were read while the loop was busy adding
 #    (-v), and -v said how far the add was and how long it took.
+# 4. A node whose CPUs heavier cgroups take: the agent's cgroup weighted as
+#    a DaemonSet's 50m, eight busy targets' as 2 CPUs, at 999 Hz: the loop
+#    waits seconds for a CPU (said), the rings' reader runs SCHED_FIFO
+#    (--realtime), and no sample is lost.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -121,6 +125,78 @@ if parked=$(go_build "$v" plain parked); then
 		"$(records_hold_stats "$work/slow.jsonl" "$work/slow.err")"
 else
 	not_ok "go$v: build of testdata/parked failed"
+fi
+
+# cgroup_pair: DIR with cgroups agent (weight of 50m) and busy (of 2
+# CPUs), as Kubernetes gives a DaemonSet's agent and a busy pod; on cgroup
+# v1 the agent's has a real-time budget, as its reader thread needs there.
+# Prints DIR; fails with why when the host has no cpu controller to use.
+cgroup_pair() {
+	local d
+	if [ -f /sys/fs/cgroup/cpu/cpu.shares ]; then
+		d=/sys/fs/cgroup/cpu/ctxprof-capacity-$$
+		mkdir -p "$d/agent" "$d/busy" || return 1
+		echo 51 >"$d/agent/cpu.shares" && echo 2048 >"$d/busy/cpu.shares" || return 1
+		if [ -f "$d/cpu.rt_runtime_us" ]; then
+			echo 100000 >"$d/cpu.rt_runtime_us" && echo 50000 >"$d/agent/cpu.rt_runtime_us" || return 1
+		fi
+	elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+		d=/sys/fs/cgroup/ctxprof-capacity-$$
+		mkdir -p "$d" && echo +cpu >/sys/fs/cgroup/cgroup.subtree_control &&
+			echo +cpu >"$d/cgroup.subtree_control" && mkdir -p "$d/agent" "$d/busy" || return 1
+		echo 2 >"$d/agent/cpu.weight" && echo 79 >"$d/busy/cpu.weight" || return 1
+	else
+		echo "no cpu cgroup controller here"
+		return 1
+	fi
+	echo "$d"
+}
+
+# A node whose CPUs heavier cgroups take: eight busy targets in a cgroup
+# weighted as 2 CPUs, ctxprof-go in one weighted as 50m. The loop then
+# waits seconds for a CPU; the rings' reader thread runs SCHED_FIFO
+# (--realtime) and keeps their events for it: none is lost.
+if cg=$(cgroup_pair); then
+	pids=()
+	for ((i = 0; i < 8; i++)); do
+		sh -c 'echo $$ >"$1/busy/cgroup.procs" && exec "$2" -d 600s -workers 1' sh "$cg" "$bin" 2>/dev/null &
+		pids+=($!)
+	done
+	# stopped while ctxprof-go starts: its start-up would wait as long
+	sleep 0.5
+	kill -STOP "${pids[@]}"
+	sh -c 'echo $$ >"$1/agent/cgroup.procs" && shift && exec "$@"' sh "$cg" "$CTXPROF" \
+		-p "$(IFS=,; echo "${pids[*]}")" -F 999 -d 8 -v --realtime -o "$work/starved.jsonl" 2>"$work/starved.err" &
+	agent=$!
+	wait_line "$work/starved.err" 'Ctrl-C to stop' 600 || true
+	kill -CONT "${pids[@]}"
+	# the loop's wait for a CPU, from its schedstat, until the statistics line
+	waited=0
+	for _ in $(seq 600); do
+		w=$(awk '{ print $2 }' /proc/"$agent"/schedstat 2>/dev/null) && waited=${w:-$waited}
+		grep -q 'samples from' "$work/starved.err" && break
+		sleep 0.2
+	done
+	# the exit's teardown would wait for a CPU as long
+	kill "${pids[@]}" 2>/dev/null
+	wait "$agent"
+	rc=$?
+	wait 2>/dev/null
+	rmdir "$cg/agent" "$cg/busy" "$cg"
+	lost=$(sed -n 's/.*lost \([0-9]*\) (ring buffer full).*/\1/p' "$work/starved.err")
+	ran=$(sed -n 's/.*their reader ran \(SCHED_[A-Z]*\).*/\1/p' "$work/starved.err")
+	echo "# starved: the loop waited $(awk -v w="$waited" 'BEGIN { printf "%.1f", w / 1e9 }') s for a CPU; $(grep 'samples from' "$work/starved.err")"
+	if [ "$ran" = SCHED_OTHER ] && grep -q 'is not permitted' "$work/starved.err"; then
+		skip "a starved agent" "no real-time scheduling for a child cgroup here: $(grep -o 'their reader ran.*' "$work/starved.err")"
+	elif [ "$rc" -eq 0 ] && [ "${lost:-x}" = 0 ] && [ "$ran" = SCHED_FIFO ]; then
+		ok "an agent weighted as 50m beside 2 CPUs of busy targets: none lost, the rings' reader ran SCHED_FIFO"
+	else
+		not_ok "a starved agent: exit $rc, lost ${lost:-?}, reader ${ran:-?}; $(tail -n 3 "$work/starved.err" | tr '\n' ' ')"
+	fi
+	check_eq "a starved agent: records hold every counted sample" same \
+		"$(records_hold_stats "$work/starved.jsonl" "$work/starved.err")"
+else
+	not_ok "a starved agent: cannot make its cgroups: $cg"
 fi
 
 pids=()

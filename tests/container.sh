@@ -147,7 +147,7 @@ for _ in $(seq 600); do
 done
 "${POD[@]}" logs "$agent" 2>&1 | sed 's/^/# agent: /' | head -n 5
 check_eq "the agent's container is not privileged" false "$("${POD[@]}" inspect --format '{{.HostConfig.Privileged}}' "$agent")"
-check_eq "the agent's capabilities are the manifest's" "CAP_BPF CAP_CHECKPOINT_RESTORE CAP_DAC_READ_SEARCH CAP_PERFMON CAP_SYS_PTRACE" \
+check_eq "the agent's capabilities are the manifest's" "CAP_BPF CAP_CHECKPOINT_RESTORE CAP_DAC_READ_SEARCH CAP_PERFMON CAP_SYS_NICE CAP_SYS_PTRACE" \
 	"$("${POD[@]}" inspect --format '{{range .EffectiveCaps}}{{.}} {{end}}' "$agent" | tr ' ' '\n' | grep . | sort | tr '\n' ' ' | sed 's/ $//')"
 traces=$(sed -n 's/^\t[A-Za-z]* *= "\([0-9a-f]\{32\}\)"$/\1/p' "$TOP/testdata/traced/main.go" | sort -u)
 # requests to the zero-code service, each under a trace ID of its own

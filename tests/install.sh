@@ -90,7 +90,7 @@ fi
 
 # --- the unit ---
 exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
-check_eq "unit: ExecStart=" "/usr/local/bin/ctxprof-go --all -o /var/log/ctxprof-go/cpu.jsonl --append" "$exec_start"
+check_eq "unit: ExecStart=" "/usr/local/bin/ctxprof-go --all --realtime -o /var/log/ctxprof-go/cpu.jsonl --append" "$exec_start"
 if command -v systemd-analyze >/dev/null; then
 	mkdir -p "$tmp/verify"
 	sed "s|^ExecStart=/usr/local/bin/|ExecStart=$stage/usr/local/bin/|" "$unit" >"$tmp/verify/ctxprof-go.service"
@@ -143,6 +143,7 @@ declare -A without=(
 	[CAP_SYS_PTRACE]="refused missing: CAP_SYS_PTRACE"
 	[CAP_DAC_READ_SEARCH]="refused ^ctxprof-go: pid [0-9]+ \(traced\): cannot read its executable( .+)?: .*Permission denied"
 	[CAP_CHECKPOINT_RESTORE]="bare"
+	[CAP_SYS_NICE]="realtime"
 )
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit")
 # setpriv's spelling: "+bpf,+perfmon,..."
@@ -223,6 +224,20 @@ if why=$(e2e_capable); then
 			fi
 			# bare on purpose: not counted with the frames of the other runs
 			: >"$tmp/out.jsonl"
+			;;
+		realtime)
+			out=$("$CTXPROF" -p "$pid" -d 1 -v --realtime -o "$tmp/x.jsonl" 2>&1)
+			rc=$?
+			# shellcheck disable=SC2086
+			with=$(CAPS=$(setpriv_caps $caps) "$CTXPROF" -p "$pid" -d 1 -v --realtime -o "$tmp/x.jsonl" 2>&1)
+			if [ "$rc" -eq 0 ] && grep -q 'their reader ran SCHED_OTHER (SCHED_FIFO is not permitted' <<<"$out" &&
+				grep -q 'their reader ran SCHED_FIFO$' <<<"$with"; then
+				ok "without $cap: it runs, but --realtime's reader of the rings is not real-time (a starved agent loses samples)"
+			elif grep -q 'their reader ran SCHED_OTHER' <<<"$with"; then
+				skip "without $cap" "no real-time scheduling here even with it: $(grep -o 'their reader ran.*' <<<"$with")"
+			else
+				not_ok "without $cap: exit $rc, want 0 and a reader that is not real-time: $(grep -o 'their reader ran.*' <<<"$out"); with it: $(grep -o 'their reader ran.*' <<<"$with")"
+			fi
 			;;
 		*) not_ok "$cap is in the unit, and this test does not know what it is for" ;;
 		esac

@@ -2,6 +2,7 @@
 /* ring_keeper.c: the rings read on a clock by a thread of their own while the loop is busy elsewhere, their events kept for it. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@ struct ring_keeper {
 	struct ring_buffer *rb;
 	uint64_t period_ns;
 	size_t max_bytes;
+	bool realtime; /* asked to run SCHED_FIFO */
 	pthread_t thread;
 	bool started;
 	/* held by whoever reads RB: the loop (ring_keeper__enter) or the thread */
@@ -76,16 +78,28 @@ int ring_keeper__keep(struct ring_keeper *k, uint32_t kind, const void *data, si
  * Sleeps a period at a time; reads RB when nothing read it for a period
  * and the loop is not reading it now. A thread that slept has the
  * scheduler's favour when it wakes, which the loop, busy adding targets
- * on a loaded host, does not.
+ * on a loaded host, does not. That favour is the share of its cgroup:
+ * where heavier cgroups take every CPU (a DaemonSet's agent asks for
+ * 50m), the scheduler lets it wait seconds, and the rings overflow. So
+ * with --realtime it runs SCHED_FIFO at the lowest priority where it may
+ * (CAP_SYS_NICE, and on cgroup v1 with real-time group scheduling, its
+ * cgroup's cpu.rt_runtime_us), as perf record --realtime does; its work
+ * is a copy of what the rings hold. The lock then inherits its priority,
+ * so that the loop, when it holds the lock to read, is not left waiting.
  */
 static void *keeper_main(void *arg)
 {
+	struct sched_param sp = { .sched_priority = sched_get_priority_min(SCHED_FIFO) };
 	struct ring_keeper *k = arg;
 	struct timespec until;
 	uint64_t now;
+	int err;
 
 	on_keeper = true;
+	err = k->realtime ? pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) : 0;
 	pthread_mutex_lock(&k->mu);
+	k->st.realtime = k->realtime && !err;
+	k->st.realtime_err = err;
 	while (!k->stop) {
 		clock_gettime(CLOCK_MONOTONIC, &until);
 		until.tv_nsec += (long)(k->period_ns % NSEC_PER_SEC);
@@ -104,9 +118,11 @@ static void *keeper_main(void *arg)
 	return NULL;
 }
 
-struct ring_keeper *ring_keeper__new(struct ring_buffer *rb, uint64_t period_ns, size_t max_bytes)
+struct ring_keeper *ring_keeper__new(struct ring_buffer *rb, uint64_t period_ns, size_t max_bytes,
+				     bool realtime)
 {
 	struct ring_keeper *k = calloc(1, sizeof(*k));
+	pthread_mutexattr_t ma;
 	pthread_condattr_t ca;
 	sigset_t all, old;
 	int err;
@@ -117,7 +133,12 @@ struct ring_keeper *ring_keeper__new(struct ring_buffer *rb, uint64_t period_ns,
 	k->period_ns = period_ns;
 	k->max_bytes = max_bytes;
 	atomic_store(&k->last_read_ns, now_ns(CLOCK_MONOTONIC));
-	pthread_mutex_init(&k->mu, NULL);
+	k->realtime = realtime;
+	pthread_mutexattr_init(&ma);
+	if (realtime)
+		pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&k->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&k->wake, &ca);

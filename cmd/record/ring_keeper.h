@@ -19,9 +19,11 @@ typedef int (*ring_keeper_fn)(void *ctx, uint32_t kind, void *data, size_t size)
 /*
  * A thread that, whenever RB has not been read for PERIOD_NS, reads it
  * and keeps its events (up to MAX_BYTES; past it they are counted as
- * lost). RB's callbacks ask ring_keeper__keeping() first. NULL with errno.
+ * lost); REALTIME: at SCHED_FIFO where it may. RB's callbacks ask
+ * ring_keeper__keeping() first. NULL with errno.
  */
-struct ring_keeper *ring_keeper__new(struct ring_buffer *rb, uint64_t period_ns, size_t max_bytes);
+struct ring_keeper *ring_keeper__new(struct ring_buffer *rb, uint64_t period_ns, size_t max_bytes,
+				     bool realtime);
 /* The thread stopped: what it kept is still replayed by ring_keeper__enter. NULL is fine. */
 void ring_keeper__stop(struct ring_keeper *k);
 /* Stopped, and the events it kept and not replayed dropped. NULL is fine. */
@@ -45,6 +47,8 @@ struct ring_keeper_stats {
 	uint64_t kept; /* events it kept, replayed since */
 	uint64_t lost; /* events it could not keep */
 	uint64_t max_bytes; /* the most it held at once */
+	bool realtime; /* it runs SCHED_FIFO */
+	int realtime_err; /* else why not: an errno; 0 when not asked */
 };
 void ring_keeper__stats(struct ring_keeper *k, struct ring_keeper_stats *out);
 

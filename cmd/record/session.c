@@ -503,7 +503,7 @@ struct session *session__new(const struct session_config *cfg)
 		fprintf(stderr, "failed to read the requests' spans: %s\n", strerror(-err));
 		goto fail;
 	}
-	s->keeper = ring_keeper__new(s->rb, KEEP_PERIOD_NS, KEEP_MAX_BYTES);
+	s->keeper = ring_keeper__new(s->rb, KEEP_PERIOD_NS, KEEP_MAX_BYTES, s->cfg.realtime);
 	if (!s->keeper) {
 		err = -errno;
 		fprintf(stderr, "failed to start the rings' reader: %s\n", strerror(-err));

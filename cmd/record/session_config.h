@@ -24,6 +24,7 @@ struct session_config {
 	bool leaf_repair;
 	bool verbose;
 	unsigned long ring_kib; /* per CPU */
+	bool realtime; /* --realtime: the rings' reader thread runs SCHED_FIFO */
 	const char *pprof;
 	const char *html; /* --html FILE: the report page, written at exit */
 	bool folded, folded_trace_root;

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* stats.c: what a recording says of itself: the statistics at exit and on SIGUSR1, hints where trace IDs are few, /metrics. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
@@ -39,6 +41,20 @@ static void kernel_stats(const struct stats_view *v, __u64 totals[STAT_MAX])
 static const char *plural(unsigned long long n)
 {
 	return n == 1 ? "" : "s";
+}
+
+/* Why the rings' reader did not run SCHED_FIFO, from the errno it got; "" when unknown. */
+static const char *realtime_why(int err)
+{
+	static char buf[96];
+
+	if (err == EPERM)
+		return " (SCHED_FIFO is not permitted: it needs CAP_SYS_NICE, and on cgroup v1 "
+		       "with real-time group scheduling a cpu.rt_runtime_us for its cgroup)";
+	if (!err)
+		return " (--realtime for SCHED_FIFO)";
+	snprintf(buf, sizeof(buf), " (SCHED_FIFO: %s)", strerror(err));
+	return buf;
 }
 
 static void print_sampling_stats(const struct stats_view *v, const __u64 *totals,
@@ -450,10 +466,11 @@ void stats__print(const struct stats_view *v, bool so_far)
 			"ctxprof-go: %llu samples and events lost: read while the loop was busy, "
 			"with %llu MiB held already\n",
 			(unsigned long long)v->kept.lost, (unsigned long long)(v->kept.max_bytes >> 20));
-	if (v->cfg->verbose && v->kept.reads)
+	if (v->cfg->verbose)
 		fprintf(stderr,
 			"ctxprof-go: the rings were read %llu times while the loop was busy elsewhere: "
-			"%llu samples and events held for it, %.1f MiB at most\n",
+			"%llu samples and events held for it, %.1f MiB at most; their reader ran %s%s\n",
 			(unsigned long long)v->kept.reads, (unsigned long long)v->kept.kept,
-			v->kept.max_bytes / 1048576.0);
+			v->kept.max_bytes / 1048576.0, v->kept.realtime ? "SCHED_FIFO" : "SCHED_OTHER",
+			v->kept.realtime ? "" : realtime_why(v->kept.realtime_err));
 }
