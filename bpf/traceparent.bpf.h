@@ -382,19 +382,18 @@ static __always_inline enum handler_state handler_state(const struct trace_ctx *
 /*
  * Watches the handler's frame of the request in C, which the probe at
  * the handler's entry found (SP at the return address, g in its
- * register, HI its stack's top or 0 when unread): unless its end is
- * probed.
+ * register): unless its end is probed.
  */
-static __always_inline void watch_handler(struct pt_regs *ctx, struct trace_ctx *c, __u64 hi)
+static __always_inline void watch_handler(struct pt_regs *ctx, struct trace_ctx *c)
 {
-	__u64 sp = REG_SP(ctx), g = GO_G(ctx);
+	__u64 sp = REG_SP(ctx), g = GO_G(ctx), hi;
 
 	c->ret = 0;
 	c->g = 0;
 	c->depth = 0;
 	if (!RETURN_AT_SP || request_ends ||
-	    (!hi && read_user(&hi, sizeof(hi), g + G_STACK_HI)) || hi <= sp ||
-	    hi - sp > 0xffffffffULL || read_user(&c->ret, sizeof(c->ret), sp)) {
+	    read_user(&hi, sizeof(hi), g + G_STACK_HI) || hi <= sp || hi - sp > 0xffffffffULL ||
+	    read_user(&c->ret, sizeof(c->ret), sp)) {
 		c->ret = 0;
 		return;
 	}
@@ -764,13 +763,10 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 	if (!wk->hw.found)
 		stat_inc(STAT_HTTP_BARE);
 	else
-		watch_handler(ctx, &wk->hw.ctx, 0);
+		watch_handler(ctx, &wk->hw.ctx);
 	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL, false, true);
 	return 0;
 }
-
-/* g's words from its stack's top (G_STACK_HI) on that a request's start reads at once */
-#define G_HEAD_WORDS 24
 
 /*
  * The same, when no span needs the request's trace ID as it begins: its
@@ -778,31 +774,24 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
  * and most requests are never sampled. A connection's next request
  * rewrites its goroutine's element in place, its epoch 0 meanwhile for
  * readers on other CPUs, then the one before plus a step: an epoch only
- * has to differ from the goroutine's earlier ones. A goroutine without
- * one gets one. One read takes g's stack top and goid, since every helper
- * call is most of what a hit costs.
+ * has to differ from the goroutine's earlier ones, and a clock read is a
+ * helper call, most of what a hit costs. A goroutine without one gets one.
  */
-static __noinline int http_begin_lazy(struct pt_regs *ctx, __u32 tgid, __u32 cookie,
-				    __u64 goid_off)
+static __always_inline int http_begin_lazy(struct pt_regs *ctx, __u32 tgid, __u32 cookie,
+					   __u64 goid_off)
 {
-	__u64 rcx = GO_ARG3(ctx), rdi = GO_ARG4(ctx), req, g = GO_G(ctx), old;
-	__u64 head[G_HEAD_WORDS], at = (goid_off - G_STACK_HI) / 8, hi = 0;
-	struct goid_key key = { .tgid = tgid };
+	__u64 rcx = GO_ARG3(ctx), rdi = GO_ARG4(ctx), req, old;
+	struct goid_key key;
 	struct trace_ctx *c, n;
 
 	barrier_var(rcx);
 	req = cookie == HTTP_PROBE_REQ_RCX ? rcx : rdi;
-	if (goid_off > G_STACK_HI && at < G_HEAD_WORDS && !(goid_off & 7)) {
-		if (!g || read_user(head, sizeof(head), g + G_STACK_HI) || !(key.goid = head[at]))
-			return 0;
-		hi = head[0];
-	} else if (goroutine_key(ctx, goid_off, tgid, &key)) {
+	if (goroutine_key(ctx, goid_off, tgid, &key))
 		return 0;
-	}
 	c = bpf_map_lookup_elem(&trace_ctxs, &key);
 	if (c) {
 		old = __sync_lock_test_and_set(&c->epoch, 0);
-		watch_handler(ctx, c, hi);
+		watch_handler(ctx, c);
 		c->req = req;
 		c->origin = 0;
 		c->source = TRACE_CTX_HEADER;
@@ -811,7 +800,7 @@ static __noinline int http_begin_lazy(struct pt_regs *ctx, __u32 tgid, __u32 coo
 		return 0;
 	}
 	__builtin_memset(&n, 0, sizeof(n));
-	watch_handler(ctx, &n, hi);
+	watch_handler(ctx, &n);
 	n.req = req;
 	n.source = TRACE_CTX_HEADER;
 	n.epoch = epoch_of(bpf_ktime_get_ns()) | EPOCH_PENDING;
