@@ -39,6 +39,8 @@ struct spawn_probe {
 	double credit; /* hits earned and not spent; below 0: overspent */
 	bool capped; /* by --max-goroutine-starts, not the share */
 	uint64_t bpf_seen_ns; /* the program's time counted so far */
+	/* what the hits of the periods over cost: each period's traps, and its program's time */
+	uint64_t spent_ns;
 	uint64_t price_ns; /* a hit's, the last measured */
 	uint64_t cpu_first_ns, cpu_last_ns; /* its process's CPU time: at the start, at the last tick */
 	uint64_t period_start_ns; /* when this period began: while on, it was on since then */
@@ -226,6 +228,7 @@ static void refill(struct spawn_probe *sp)
 		sp->bpf_seen_ns = b.bpf_ns;
 	}
 	sp->watched += hits;
+	sp->spent_ns += hits * sp->policy.trap_ns + bpf_ns;
 	next_budget(sp, hits, bpf_ns);
 	b.left = sp->allowed;
 	bpf_map_update_elem(sp->budgets_fd, &sp->pid, &b, BPF_ANY);
@@ -325,7 +328,8 @@ void spawn_probe__stats(const struct spawn_probe *sp, struct spawn_probe_stats *
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	struct spawn_budget b;
 
-	st->watched = sp->watched;
+	st->watched = st->counted = sp->watched;
+	st->spent_ns = sp->spent_ns;
 	if (!bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b))
 		st->watched += period_hits(sp, &b);
 	st->on_ns = sp->on_ns + (sp->link ? now - sp->since_ns : 0);

@@ -26,7 +26,8 @@ struct spawn_probe_stats {
 	uint64_t paused_ns; /* time it rested, its period's budget spent */
 	double missed; /* about how many goroutines started meanwhile, at the rate it saw last */
 	uint64_t price_ns; /* a hit's price, trap and program: the last measured */
-	uint64_t cpu_ns; /* its process's CPU time since the probe came on, to its last period */
+	/* to its last period's end: the hits, what they cost, and its process's CPU time since it came on */
+	uint64_t counted, spent_ns, cpu_ns;
 	uint64_t allowed; /* the last budget, as starts a second */
 	bool capped; /* that budget was --max-goroutine-starts', not the share's */
 	bool failed; /* it could not be attached again: it rests for good */
@@ -35,8 +36,9 @@ struct spawn_probe_stats {
 /*
  * The price of a uprobe hit on this machine but its program's time, as
  * PROG with COOKIE costs a process it does nothing for: measured once on a
- * function of ctxprof-go's own, the best of a few rounds against the same
- * calls unprobed. 0 when the probe could not be attached.
+ * function of ctxprof-go's own, the median call after the caches are
+ * cooled against the same calls unprobed. 0 when the probe could not be
+ * attached.
  */
 uint64_t spawn_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie);
 

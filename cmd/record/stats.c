@@ -164,9 +164,9 @@ static void print_spawn(struct target *t, void *ctx)
 			"a hit %.1f ms: %.2f%% of the %.2f s of CPU its process used meanwhile (its "
 			"share: %g%%)\n",
 			(int)target__pid(t), target__comm(t), (unsigned long long)st.watched,
-			st.price_ns / 1e3, st.watched * st.price_ns / 1e6,
-			st.cpu_ns ? 100.0 * st.watched * st.price_ns / st.cpu_ns : 0.0, st.cpu_ns / 1e9,
-			v->cfg->start_share * 100);
+			st.counted ? st.spent_ns / 1e3 / st.counted : st.price_ns / 1e3,
+			st.spent_ns / 1e6, st.cpu_ns ? 100.0 * st.spent_ns / st.cpu_ns : 0.0,
+			st.cpu_ns / 1e9, v->cfg->start_share * 100);
 }
 
 /* Go < 1.21: what the goroutine-start probes of processes gone saw and missed. */
