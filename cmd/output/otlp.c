@@ -1043,18 +1043,12 @@ static pb_resource_profiles *build_resource_profiles(struct otlp *o, struct aren
 }
 
 /* The tables, each with its entry 0, from the profile dictionary and the request's own. */
-static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
+/* The dictionary's functions, entry 0 the empty one: false when out of memory. */
+static bool dict_functions(struct otlp *o, struct arena *a, pb_dictionary *d)
 {
-	pb_dictionary *d = NEW(a, pb_dictionary,
-			       OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT);
-	const struct profdict_location *const *locs;
 	const struct profdict_function *funcs;
-	const struct profdict_mapping *maps;
-	const char *const *strs;
-	size_t n, i, j;
+	size_t n, i;
 
-	if (!d)
-		return NULL;
 	funcs = profdict__functions(o->dict, &n);
 	d->function_table = arena__alloc(a, n + 1, sizeof(pb_function *));
 	for (i = 0; d->function_table && i <= n; i++) {
@@ -1062,13 +1056,22 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 				     OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__FUNCTION__INIT);
 
 		if (!f)
-			return NULL;
+			return false;
 		if (i) {
 			f->name_strindex = f->system_name_strindex = funcs[i - 1].name;
 			f->filename_strindex = funcs[i - 1].file;
 		}
 		d->function_table[d->n_function_table++] = f;
 	}
+	return true;
+}
+
+/* The dictionary's mappings, each with its build ID as an attribute: false when out of memory. */
+static bool dict_mappings(struct otlp *o, struct arena *a, pb_dictionary *d)
+{
+	const struct profdict_mapping *maps;
+	const char *const *strs;
+	size_t n, i, j;
 
 	maps = profdict__mappings(o->dict, &n);
 	d->mapping_table = arena__alloc(a, n + 1, sizeof(pb_mapping *));
@@ -1077,7 +1080,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 				    OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__MAPPING__INIT);
 
 		if (!m)
-			return NULL;
+			return false;
 		if (i) {
 			m->memory_start = maps[i - 1].start;
 			m->memory_limit = maps[i - 1].limit;
@@ -1086,7 +1089,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 			if (maps[i - 1].build_id) {
 				m->attribute_indices = arena__alloc(a, 1, sizeof(int32_t));
 				if (!m->attribute_indices)
-					return NULL;
+					return false;
 				/* interning may move the table: looked up afresh each time */
 				strs = profdict__strings(o->dict, &j);
 				m->attribute_indices[0] =
@@ -1097,6 +1100,14 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 		}
 		d->mapping_table[d->n_mapping_table++] = m;
 	}
+	return true;
+}
+
+/* The dictionary's locations with their lines: false when out of memory. */
+static bool dict_locations(struct otlp *o, struct arena *a, pb_dictionary *d)
+{
+	const struct profdict_location *const *locs;
+	size_t n, i, j;
 
 	locs = profdict__locations(o->dict, &n);
 	d->location_table = arena__alloc(a, n + 1, sizeof(pb_location *));
@@ -1105,7 +1116,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 				     OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LOCATION__INIT);
 
 		if (!l)
-			return NULL;
+			return false;
 		if (i) {
 			const struct profdict_location *pl = locs[i - 1];
 
@@ -1118,7 +1129,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 						  OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINE__INIT);
 
 				if (!ln)
-					return NULL;
+					return false;
 				ln->function_index = pl->lines[j].function;
 				ln->line = pl->lines[j].line;
 				l->lines[l->n_lines++] = ln;
@@ -1126,6 +1137,13 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 		}
 		d->location_table[d->n_location_table++] = l;
 	}
+	return true;
+}
+
+/* The dictionary's links and stacks: false when out of memory. */
+static bool dict_links_stacks(struct otlp *o, struct arena *a, pb_dictionary *d)
+{
+	size_t i;
 
 	d->link_table = arena__alloc(a, o->links.n, sizeof(pb_link *));
 	for (i = 0; d->link_table && i < o->links.n; i++) {
@@ -1133,7 +1151,7 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 		pb_link *l = NEW(a, pb_link, OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINK__INIT);
 
 		if (!l)
-			return NULL;
+			return false;
 		/* entry 0 too: the zero value in the IDs' own lengths, as the format advises */
 		l->trace_id = (ProtobufCBinaryData){ TRACE_BYTES, e->trace };
 		l->span_id = (ProtobufCBinaryData){ SPAN_BYTES, e->span };
@@ -1146,13 +1164,20 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 		pb_stack *s = NEW(a, pb_stack, OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__STACK__INIT);
 
 		if (!s)
-			return NULL;
+			return false;
 		s->location_indices = e->locations;
 		s->n_location_indices = e->n;
 		d->stack_table[d->n_stack_table++] = s;
 	}
+	return true;
+}
 
-	/* last: the build IDs of mappings above may have added attributes */
+/* The dictionary's strings and attributes: false when out of memory. */
+static bool dict_attributes(struct otlp *o, struct arena *a, pb_dictionary *d)
+{
+	const char *const *strs;
+	size_t n, i;
+
 	d->attribute_table = arena__alloc(a, o->attrs.n, sizeof(pb_kvu *));
 	strs = profdict__strings(o->dict, &n);
 	d->string_table = (char **)strs;
@@ -1163,13 +1188,25 @@ static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
 				 OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__KEY_VALUE_AND_UNIT__INIT);
 
 		if (!kv)
-			return NULL;
+			return false;
 		if (i) {
 			kv->key_strindex = e->key;
 			kv->value = string_value(a, strs[e->value]);
 		}
 		d->attribute_table[d->n_attribute_table++] = kv;
 	}
+	return true;
+}
+
+static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
+{
+	pb_dictionary *d = NEW(a, pb_dictionary,
+			       OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT);
+
+	/* attributes last: the build IDs of mappings may add to them */
+	if (!d || !dict_functions(o, a, d) || !dict_mappings(o, a, d) || !dict_locations(o, a, d) ||
+	    !dict_links_stacks(o, a, d) || !dict_attributes(o, a, d))
+		return NULL;
 	return a->oom ? NULL : d;
 }
 
