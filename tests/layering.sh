@@ -12,7 +12,9 @@
 #
 # Within a folder, files may call each other, but never in a circle: the
 # calls between the .c files of one folder (a name one file defines, not
-# static, named in another) must run one way.
+# static, named in another) must run one way. Only cmd/record/sampler.c
+# includes the BPF skeleton: the other modules take its programs and maps
+# from struct sampler_bpf.
 #
 # Usage: layering.sh [TREE]   (default: this checkout). The script first
 # checks a copy of the tree with one bad include of each kind planted in it,
@@ -121,6 +123,12 @@ circles() {
 	rm -rf "$cache"
 }
 
+# skel_users TREE: the files but the sampler's that include the BPF skeleton
+skel_users() {
+	(cd "$1" && grep -rlE --include='*.[ch]' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"ctxprof\.skel\.h"' \
+		cmd offsets golayout | grep -vx 'cmd/record/sampler.c' | sort)
+}
+
 tree=${1:-$TOP}
 
 # the checker first: a tree with each kind of bad include planted must fail on each
@@ -155,6 +163,11 @@ else
 	not_ok "the checker misses a planted circle of calls in cmd/util (it found: $(tr '\n' ';' <<<"$found"))"
 fi
 
+# and the skeleton included outside the sampler
+printf '#include "ctxprof.skel.h"\n' >>"$plant/cmd/record/target.c"
+check_eq "the checker finds the skeleton included outside the sampler (planted)" cmd/record/target.c \
+	"$(skel_users "$plant" | tr '\n' ' ' | sed 's/ $//')"
+
 # then the tree itself
 n=$(cd "$tree" && find cmd offsets golayout bpf -name '*.[ch]' | wc -l)
 incs=$(cd "$tree" && find cmd offsets golayout bpf -name '*.[ch]' -exec grep -h '^#include "' {} + | wc -l)
@@ -173,6 +186,12 @@ for rule in "cmd/record/ cmd/symbols/ cmd/output/ cmd/util/ include no front end
 		not_ok "$rule: $(tr '\n' ';' <<<"$bad")"
 	fi
 done
+found=$(skel_users "$tree")
+if [ -z "$found" ]; then
+	ok "only cmd/record/sampler.c includes the BPF skeleton; the others take its handles (struct sampler_bpf)"
+else
+	not_ok "the BPF skeleton is included outside the sampler: $(tr '\n' ' ' <<<"$found")"
+fi
 found=$(circles "$tree")
 if [ -z "$found" ]; then
 	ok "no folder's files call each other in a circle"

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "cmd/util/clock.h"
+#include "cmd/util/otel_env.h"
 #include "cmd/util/strbuf.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 #include "otlp_export.h"
@@ -101,68 +102,6 @@ static const char *otel_env(const char *name)
 	return v && *v ? v : NULL;
 }
 
-static int hexdigit(int c)
-{
-	return isdigit(c) ? c - '0' : isxdigit(c) ? tolower(c) - 'a' + 10 : -1;
-}
-
-/* S[0..N) percent-decoded and trimmed of spaces, into a new string; NULL on a bad escape. */
-static char *decode(const char *s, size_t n)
-{
-	char *out, *p;
-	size_t i;
-
-	while (n && isspace((unsigned char)*s))
-		s++, n--;
-	while (n && isspace((unsigned char)s[n - 1]))
-		n--;
-	out = p = malloc(n + 1);
-	if (!out)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (s[i] != '%') {
-			*p++ = s[i];
-			continue;
-		}
-		if (i + 2 >= n || hexdigit(s[i + 1]) < 0 || hexdigit(s[i + 2]) < 0) {
-			free(out);
-			return NULL;
-		}
-		*p++ = hexdigit(s[i + 1]) << 4 | hexdigit(s[i + 2]);
-		i += 2;
-	}
-	*p = '\0';
-	return out;
-}
-
-int otlp_kv_list(const char *list, int (*fn)(void *ctx, const char *k, const char *v), void *ctx,
-		 char *err, size_t errlen)
-{
-	const char *item = list, *end, *eq;
-	char *k, *v;
-	int ret;
-
-	while (*item) {
-		end = strchr(item, ',') ?: item + strlen(item);
-		eq = memchr(item, '=', end - item);
-		k = eq ? decode(item, eq - item) : NULL;
-		v = eq ? decode(eq + 1, end - eq - 1) : NULL;
-		if (!k || !v || !*k) {
-			snprintf(err, errlen, "'%.*s' is not key=value", (int)(end - item), item);
-			free(k);
-			free(v);
-			return -EINVAL;
-		}
-		ret = fn(ctx, k, v);
-		free(k);
-		free(v);
-		if (ret)
-			return ret;
-		item = *end ? end + 1 : end;
-	}
-	return 0;
-}
-
 static int add_header(void *ctx, const char *k, const char *v)
 {
 	struct otlp_export_config *c = ctx;
@@ -234,7 +173,7 @@ int otlp_export__config(struct otlp_export_config *c, const char *base_url, char
 		goto bad;
 	}
 	v = otel_env("HEADERS");
-	if (v && (ret = otlp_kv_list(v, add_header, c, err, errlen))) {
+	if (v && (ret = otel_kv_list(v, add_header, c, err, errlen))) {
 		if (ret == -ENOMEM)
 			goto nomem;
 		snprintf(err + strlen(err), errlen - strlen(err), " in OTEL_EXPORTER_OTLP_HEADERS");

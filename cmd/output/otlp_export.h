@@ -44,13 +44,6 @@ int otlp_export__config(struct otlp_export_config *c, const char *base_url, char
 			size_t errlen);
 void otlp_export__config_free(struct otlp_export_config *c);
 
-/*
- * "k=v,k2=v2" as the OTel variables write lists (values percent-encoded):
- * FN gets each pair, decoded. -EINVAL, naming the bad item in ERR.
- */
-int otlp_kv_list(const char *list, int (*fn)(void *ctx, const char *k, const char *v), void *ctx,
-		 char *err, size_t errlen);
-
 struct otlp_export_stats {
 	uint64_t requests, samples, bytes; /* sent and taken by the collector */
 	uint64_t retries; /* attempts that failed and were tried again */

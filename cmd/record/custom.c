@@ -19,7 +19,7 @@
 #include "cmd/util/bpffs.h"
 #include "offsets/go_binary.h"
 #include "offsets/gopclntab.h"
-#include "ctxprof.skel.h"
+#include "sampler.h"
 #include "custom.h"
 
 #define BPFFS_ROOT "/sys/fs/bpf"
@@ -176,7 +176,7 @@ static int clear_pin(const char *path, bool prog)
 	return 0;
 }
 
-struct pins *pins__create(struct ctxprof_bpf *skel, const char *dir)
+struct pins *pins__create(const struct sampler_bpf *bpf, const char *dir)
 {
 	struct pins *p = calloc(1, sizeof(*p));
 	int err;
@@ -193,18 +193,18 @@ struct pins *pins__create(struct ctxprof_bpf *skel, const char *dir)
 	/* the map only after the program: a live owner's map is never touched */
 	if (clear_pin(p->map, false))
 		goto fail;
-	err = bpf_program__pin(skel->progs.custom__generic, p->prog);
+	err = bpf_program__pin(bpf->custom_generic, p->prog);
 	if (err) {
 		fprintf(stderr, "failed to pin %s: %s\n", p->prog, strerror(-err));
 		goto fail;
 	}
-	p->prog_id = obj_id(bpf_program__fd(skel->progs.custom__generic), true);
-	err = bpf_map__pin(skel->maps.custom_context_map, p->map);
+	p->prog_id = obj_id(bpf_program__fd(bpf->custom_generic), true);
+	err = bpf_map__pin(bpf->custom_context_map, p->map);
 	if (err) {
 		fprintf(stderr, "failed to pin %s: %s\n", p->map, strerror(-err));
 		goto fail;
 	}
-	p->map_id = obj_id(bpf_map__fd(skel->maps.custom_context_map), false);
+	p->map_id = obj_id(bpf_map__fd(bpf->custom_context_map), false);
 	/* root only: whoever can use the pins can emit records into this run */
 	if (chmod(p->prog, 0600) != 0 || chmod(p->map, 0600) != 0) {
 		fprintf(stderr, "failed to make the pins in %s root-only: %s\n", dir,
@@ -280,7 +280,7 @@ static const char *not_elf(const char *path)
  * its binary's layout at INDEX of probe_layouts. Returns the cookie bits
  * that name it, or 0 when labels cannot be read.
  */
-static __u64 probe_layout(struct ctxprof_bpf *skel, const char *path, struct go_binary *gb,
+static __u64 probe_layout(const struct sampler_bpf *bpf, const char *path, struct go_binary *gb,
 			  int index)
 {
 	struct go_layout l;
@@ -298,7 +298,7 @@ static __u64 probe_layout(struct ctxprof_bpf *skel, const char *path, struct go_
 	/* a PIE's address differs in every process: its label sets are then read every time */
 	if (go_binary__pie(gb))
 		l.gc_cycles = 0;
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.probe_layouts), &(__u32){ index }, &l,
+	if (bpf_map_update_elem(bpf->probe_layouts_fd, &(__u32){ index }, &l,
 				BPF_ANY)) {
 		fprintf(stderr, "--uprobe %s: labels will not be read: %s\n", path, strerror(errno));
 		return 0;
@@ -306,7 +306,7 @@ static __u64 probe_layout(struct ctxprof_bpf *skel, const char *path, struct go_
 	return (__u64)(index + 1) << 1;
 }
 
-struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum uprobe_abi abi,
+struct bpf_link *uprobe__attach(const struct sampler_bpf *bpf, const char *spec, enum uprobe_abi abi,
 			       int index)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);
@@ -355,11 +355,11 @@ struct bpf_link *uprobe__attach(struct ctxprof_bpf *skel, const char *spec, enum
 				sym, path);
 			goto out;
 		}
-		opts.bpf_cookie |= probe_layout(skel, path, gb, index);
+		opts.bpf_cookie |= probe_layout(bpf, path, gb, index);
 	} else {
 		opts.func_name = sym;
 	}
-	link = bpf_program__attach_uprobe_opts(skel->progs.uprobe_event, -1, path, off, &opts);
+	link = bpf_program__attach_uprobe_opts(bpf->uprobe_event, -1, path, off, &opts);
 	if (!link && (ret = -errno) == -ENOENT && !go_fn) {
 		fprintf(stderr, "--uprobe %s: symbol %s not found in %s: neither a Go function "
 				"(.gopclntab) nor an ELF symbol\n",

@@ -14,6 +14,7 @@
 #include "cmd/output/report.h"
 #include "cmd/output/summary.h"
 #include "cmd/util/clock.h"
+#include "cmd/util/otel_env.h"
 #include "aggregate.h"
 #include "profiles.h"
 #include "session_config.h"
@@ -63,7 +64,7 @@ static int start_otlp(struct profiles *p, uint64_t period_ns)
 		fprintf(stderr, "out of memory\n");
 		return -ENOMEM;
 	}
-	if (attrs && (ret = otlp_kv_list(attrs, agent_attribute, p->otlp, err, sizeof(err)))) {
+	if (attrs && (ret = otel_kv_list(attrs, agent_attribute, p->otlp, err, sizeof(err)))) {
 		fprintf(stderr, "OTEL_RESOURCE_ATTRIBUTES: %s\n", ret == -ENOMEM ? strerror(-ret) : err);
 		return ret;
 	}

@@ -31,6 +31,7 @@ struct sampler {
 	struct session_config *cfg; /* the session's: obi leaves its trace_sources where it cannot be */
 	uint64_t period_ns;
 	struct ctxprof_bpf *skel;
+	struct sampler_bpf bpf; /* what the other modules take of SKEL */
 	int ncpus; /* possible CPUs: per-CPU maps are this long */
 	bool *online; /* ncpus of them */
 	int *ring_fds;
@@ -260,6 +261,35 @@ int sampler__attach(struct sampler *s)
 	return err;
 }
 
+
+/* The handles the other modules take, from the loaded skeleton. */
+static void take_handles(struct sampler *s)
+{
+	struct ctxprof_bpf *k = s->skel;
+
+	s->bpf = (struct sampler_bpf){
+		.on_sample = k->progs.on_sample,
+		.http_request = k->progs.http_request,
+		.label_set = k->progs.label_set,
+		.label_do = k->progs.label_do,
+		.uprobe_event = k->progs.uprobe_event,
+		.custom_generic = k->progs.custom__generic,
+		.custom_context_map = k->maps.custom_context_map,
+		.targets_fd = bpf_map__fd(k->maps.targets),
+		.frame_sizes_fd = bpf_map__fd(k->maps.frame_sizes),
+		.label_owners_fd = bpf_map__fd(k->maps.label_owners),
+		.probe_layouts_fd = bpf_map__fd(k->maps.probe_layouts),
+		.stats_fd = bpf_map__fd(k->maps.stats),
+		.trace_ctxs_fd = bpf_map__fd(k->maps.trace_ctxs),
+		.spawn_ctxs_fd = bpf_map__fd(k->maps.spawn_ctxs),
+		.spawn_budgets_fd = bpf_map__fd(k->maps.spawn_budgets),
+		.grpc_streams_fd = bpf_map__fd(k->maps.grpc_streams),
+		.spawn_notes_fd = bpf_map__fd(k->maps.spawn_notes),
+		.spans_fd = bpf_map__fd(k->maps.spans),
+		.target_bits = k->data_target_bits->target_bits,
+		.target_execs = &k->data_target_execs->target_execs,
+	};
+}
 /* The skeleton, set up for what the options ask, through the verifier. */
 static int load_bpf(struct sampler *s)
 {
@@ -292,6 +322,8 @@ static int load_bpf(struct sampler *s)
 	err = ctxprof_bpf__load(s->skel);
 	if (err)
 		fprintf(stderr, "failed to load BPF programs: %s\n", strerror(-err));
+	else
+		take_handles(s);
 out:
 	core_btf__free(cb);
 	return err;
@@ -317,14 +349,14 @@ int sampler__attach_custom(struct sampler *s)
 	int i;
 
 	if (cfg->pin_dir) {
-		s->pins = pins__create(s->skel, cfg->pin_dir);
+		s->pins = pins__create(&s->bpf, cfg->pin_dir);
 		if (!s->pins)
 			return -EINVAL;
 		fprintf(stderr, "ctxprof-go: pinned %s/%s and %s/%s for tail calls\n", cfg->pin_dir,
 			PIN_PROG, cfg->pin_dir, PIN_MAP);
 	}
 	for (i = 0; i < cfg->nuprobes; i++) {
-		s->uprobe_links[i] = uprobe__attach(s->skel, cfg->uprobes[i], cfg->uprobe_abi, i);
+		s->uprobe_links[i] = uprobe__attach(&s->bpf, cfg->uprobes[i], cfg->uprobe_abi, i);
 		if (!s->uprobe_links[i])
 			return -EINVAL;
 		map_uprobe_strings(s, cfg->uprobes[i]);
@@ -398,9 +430,9 @@ void sampler__free(struct sampler *s)
 	free(s);
 }
 
-struct ctxprof_bpf *sampler__skel(const struct sampler *s)
+const struct sampler_bpf *sampler__bpf(const struct sampler *s)
 {
-	return s->skel;
+	return &s->bpf;
 }
 
 bool sampler__per_task(const struct sampler *s)

@@ -7,9 +7,26 @@
 #include <stdint.h>
 #include <bpf/libbpf.h>
 
-struct ctxprof_bpf;
 struct sampler;
 struct session_config;
+
+/*
+ * What of the sampler's BPF object the other modules use, by name: its
+ * programs, its maps' descriptors and the globals user space reads. Only
+ * sampler.c knows the skeleton; the others take these.
+ */
+struct sampler_bpf {
+	struct bpf_program *on_sample; /* a cpu-clock tick: the sample */
+	struct bpf_program *http_request; /* the trace sources' uprobes */
+	struct bpf_program *label_set, *label_do; /* where labels are set */
+	struct bpf_program *uprobe_event, *custom_generic; /* --uprobe, --pin */
+	struct bpf_map *custom_context_map; /* --pin */
+	int targets_fd, frame_sizes_fd, label_owners_fd, probe_layouts_fd, stats_fd;
+	int trace_ctxs_fd, spawn_ctxs_fd, spawn_budgets_fd, grpc_streams_fd;
+	int spawn_notes_fd, spans_fd; /* rings besides the samples' */
+	__u64 *target_bits; /* TARGET_BITS of them: a marked tgid may be a target */
+	__u64 *target_execs; /* execs of targets' own files the kernel saw */
+};
 
 /*
  * The skeleton set up for what CFG asks (only that: the verifier's time
@@ -21,7 +38,8 @@ struct sampler *sampler__new(struct session_config *cfg, uint64_t period_ns);
 /* Stops what is attached and frees it all. Accepts NULL. */
 void sampler__free(struct sampler *s);
 
-struct ctxprof_bpf *sampler__skel(const struct sampler *s);
+/* Its programs, maps and globals, once loaded. */
+const struct sampler_bpf *sampler__bpf(const struct sampler *s);
 /* One ring per CPU, each event to FN; NULL with a message. */
 struct ring_buffer *sampler__rings(struct sampler *s, ring_buffer_sample_fn fn, void *ctx);
 /* --pin DIR and --uprobe BINARY:SYMBOL: their messages are their own. */

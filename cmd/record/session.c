@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
@@ -16,7 +17,6 @@
 #include "cmd/output/otlp_export.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/outfile.h"
-#include "ctxprof.skel.h"
 #include "aggregate.h"
 #include "processes.h"
 #include "profiles.h"
@@ -51,7 +51,7 @@ enum ring_kind { RING_SAMPLES, RING_SPAWN_NOTES, RING_SPANS };
 struct session {
 	struct session_config cfg;
 	struct sampler *sampler;
-	struct ctxprof_bpf *skel; /* the sampler's */
+	const struct sampler_bpf *bpf; /* the sampler's */
 	struct ring_buffer *rb; /* the sampler's rings */
 	struct ring_keeper *keeper; /* reads them while the loop cannot */
 	struct profiles *profiles; /* --pprof, -f, --html, --otlp and the summary */
@@ -421,7 +421,7 @@ static int follow_processes(struct session *s)
 }
 
 /*
- * The target set, sampled through the skeleton, counted into the
+ * The target set, sampled through the sampler's programs, counted into the
  * aggregate; --wall's snapshots of it. -errno with a message.
  */
 static int create_targets(struct session *s)
@@ -429,7 +429,7 @@ static int create_targets(struct session *s)
 	const struct session_config *c = &s->cfg;
 	struct targets_config tc = {
 		.env = {
-			.skel = s->skel,
+			.bpf = s->bpf,
 			.agg = s->agg,
 			.procs = s->procs,
 			.period_ns = s->period_ns,
@@ -455,7 +455,7 @@ static int create_targets(struct session *s)
 	};
 
 	s->targets = targets__new(&tc);
-	if (!s->targets || (c->wall && !(s->wall = wall_snap__new(s->skel, s->agg, s->targets,
+	if (!s->targets || (c->wall && !(s->wall = wall_snap__new(s->bpf, s->agg, s->targets,
 								   c->wall_hz)))) {
 		fprintf(stderr, "out of memory\n");
 		return -ENOMEM;
@@ -480,7 +480,7 @@ struct session *session__new(const struct session_config *cfg)
 	s->sampler = sampler__new(&s->cfg, s->period_ns);
 	if (!s->sampler)
 		goto fail;
-	s->skel = sampler__skel(s->sampler);
+	s->bpf = sampler__bpf(s->sampler);
 	err = follow_processes(s);
 	if (err)
 		goto fail;
@@ -493,12 +493,12 @@ struct session *session__new(const struct session_config *cfg)
 	s->rb = sampler__rings(s->sampler, handle_event, s);
 	if (!s->rb)
 		goto fail;
-	if (ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.spawn_notes), spawn_note, s)) {
+	if (ring_buffer__add(s->rb, s->bpf->spawn_notes_fd, spawn_note, s)) {
 		err = -errno;
 		fprintf(stderr, "failed to read the goroutine-start probe's notes: %s\n", strerror(-err));
 		goto fail;
 	}
-	if (ring_buffer__add(s->rb, bpf_map__fd(s->skel->maps.spans), span_note, s)) {
+	if (ring_buffer__add(s->rb, s->bpf->spans_fd, span_note, s)) {
 		err = -errno;
 		fprintf(stderr, "failed to read the requests' spans: %s\n", strerror(-err));
 		goto fail;
@@ -574,7 +574,7 @@ static struct stats_view stats_view(const struct session *s)
 {
 	struct stats_view v = {
 		.cfg = &s->cfg,
-		.stats_fd = bpf_map__fd(s->skel->maps.stats),
+		.stats_fd = s->bpf->stats_fd,
 		.agg = s->agg,
 		.targets = s->targets,
 		.procs = s->procs,
@@ -813,19 +813,22 @@ static void metrics_if_due(struct session *s, struct run_clock *rc)
 
 /*
  * Waits for events until the next poll or snapshot, then reads every ring
- * within the read budget. False when reading failed: the run ends.
+ * within the read budget. The wait holds no lock, so that the keeper reads
+ * the rings meanwhile when it is long. False when reading failed: the run
+ * ends.
  */
 static bool read_events(struct session *s, struct run_clock *rc)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	int timeout = targets__pending(s->targets) ? 0 : POLL_MS, err;
+	struct epoll_event ev;
 
 	/* rounded up: a timeout of 0 would spin through the loop until the snapshot */
 	if (rc->next_wall && (rc->next_wall - now + 999999) / 1000000 < (uint64_t)timeout)
 		timeout = (rc->next_wall - now + 999999) / 1000000;
+	err = epoll_wait(ring_buffer__epoll_fd(s->rb), &ev, 1, timeout) < 0 ? -errno : 0;
 	rings_enter(s);
 	s->read_until_ns = now + READ_BUDGET_NS;
-	err = ring_buffer__poll(s->rb, timeout);
 	/* every event before this moment is read below, unless the budget ran out */
 	rc->consumed = now_ns(CLOCK_MONOTONIC);
 	if (err >= 0)

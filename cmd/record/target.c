@@ -16,22 +16,22 @@
 
 #include "bpf/ctxprof.h"
 #include "cmd/output/otlp.h"
-#include "cmd/output/otlp_export.h"
 #include "cmd/symbols/binaries.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/hashmap.h"
+#include "cmd/util/otel_env.h"
 #include "cmd/util/procfs.h"
 #include "cmd/util/vec.h"
 #include "offsets/go_binary.h"
-#include "ctxprof.skel.h"
 #include "aggregate.h"
-#include "cpu_clock.h"
 #include "frame_table.h"
 #include "owners.h"
 #include "proc_ctx.h"
 #include "processes.h"
+#include "sampler.h"
 #include "spawn_probe.h"
 #include "target.h"
+#include "ticks.h"
 #include "uprobe_link.h"
 #include "wall.h"
 
@@ -63,16 +63,8 @@ struct target {
 	char *env_service;
 	struct proc_ctx *ctx; /* what its OpenTelemetry SDK publishes (OTEP 4719) */
 	char ctx_why[160]; /* why its context was skipped last; "" when it was not */
-	/*
-	 * --pid: the cpu-clock events that follow its threads (inherited by
-	 * the threads each makes later), struct thread_ticks each
-	 */
-	struct vec ticks;
-	/* what the events counted, and on how many threads, once stopped */
-	uint64_t ticked_ns;
-	size_t ticked_threads;
-	bool ticks_ran; /* its events counted CPU time: the kernel runs them */
-	uint64_t cpu_ticked_ns; /* its CPU time once its threads' events were open */
+	/* --pid: the cpu-clock events that follow its threads; NULL until then */
+	struct ticks *ticks;
 	/* arm64, Go before 1.21: its binary's frame sizes, shared by its processes */
 	struct frame_entry *frames;
 	/* its CPU time when added, and when last seen alive: what the sampler should have seen */
@@ -83,13 +75,6 @@ struct target {
 struct frame_entry {
 	struct frame_table *ft;
 	unsigned int refs;
-};
-
-/* a cpu-clock event on one thread of a target, and the thread */
-struct thread_ticks {
-	pid_t tid;
-	int fd; /* the event's, owned by LINK: read for the time it counted */
-	struct bpf_link *link;
 };
 
 pid_t target__pid(const struct target *t)
@@ -168,8 +153,7 @@ void target__free(struct target *t)
 		return;
 	detach_http(t);
 	uprobe_link__destroy(t->label_link);
-	target__stop_ticks(t);
-	free(t->ticks.items);
+	ticks__free(t->ticks);
 	if (t->frames && !--t->frames->refs) {
 		frame_table__free(t->frames->ft);
 		t->frames->ft = NULL;
@@ -367,7 +351,6 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 	t->pid = pid;
 	t->pidfd = -1;
 	t->pending = true;
-	t->ticks.size = sizeof(struct thread_ticks);
 	/* before its events: CPU it uses from then on should show in samples */
 	process_cpu_ns(pid, &t->cpu_added_ns);
 	t->cpu_seen_ns = t->cpu_added_ns;
@@ -400,62 +383,6 @@ bool target__same_exe(const struct target *t)
 	       now.st_ino == t->exe_st.st_ino;
 }
 
-static int take_service_name(void *ctx, const char *k, const char *v)
-{
-	char **name = ctx;
-
-	if (!strcmp(k, "service.name") && !*name)
-		*name = strdup(v);
-	return 0;
-}
-
-/*
- * The service a process says it is, as its OpenTelemetry SDK would:
- * OTEL_SERVICE_NAME, else service.name in OTEL_RESOURCE_ATTRIBUTES, from
- * its environment at exec. "" when neither (or unreadable), NULL when out
- * of memory.
- */
-static char *service_name(pid_t pid)
-{
-	char path[64], *env = NULL, *name = NULL, err[128];
-	const char *attrs = NULL, *p;
-	size_t n = 0, cap = 0, got;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	f = fopen(path, "re");
-	while (f && cap < (1 << 20)) {
-		char *grown = realloc(env, cap + 65536 + 1);
-
-		if (!grown)
-			break;
-		env = grown;
-		cap += 65536;
-		got = fread(env + n, 1, cap - n, f);
-		n += got;
-		if (n < cap)
-			break;
-	}
-	if (f)
-		fclose(f);
-	if (env)
-		env[n] = '\0';
-	for (p = env; env && p < env + n; p += strlen(p) + 1) {
-		if (!strncmp(p, "OTEL_SERVICE_NAME=", 18) && p[18]) {
-			name = strdup(p + 18);
-			free(env);
-			return name;
-		}
-		if (!strncmp(p, "OTEL_RESOURCE_ATTRIBUTES=", 25))
-			attrs = p + 25;
-	}
-	/* a list that does not parse names no service */
-	if (attrs)
-		otlp_kv_list(attrs, take_service_name, &name, err, sizeof(err));
-	free(env);
-	return name ?: strdup("");
-}
-
 /*
  * T's service, as its records and OTLP resource name it: its process
  * context's service.name, else its environment's, else its executable's
@@ -466,7 +393,7 @@ static int name_service(struct target *t)
 	const char *name = proc_ctx__service_name(t->ctx), *slash;
 
 	if (!t->env_service)
-		t->env_service = service_name(t->pid);
+		t->env_service = otel_env_service(t->pid);
 	if (!name && t->env_service && *t->env_service)
 		name = t->env_service;
 	if (!name && t->exe[0])
@@ -642,7 +569,7 @@ static uint64_t spawn_trap_ns(const struct target_env *env, uint64_t cookie)
 	if (!acc)
 		return 0;
 	if (!acc->trap_measured) {
-		acc->trap_ns = spawn_probe__trap_ns(env->skel->progs.http_request, cookie);
+		acc->trap_ns = spawn_probe__trap_ns(env->bpf->http_request, cookie);
 		acc->trap_measured = true;
 		if (env->verbose)
 			fprintf(stderr, "ctxprof-go: a uprobe hit's trap costs %.1f us here%s\n",
@@ -676,7 +603,7 @@ void target__attach_probes(struct target *t, bool quiet)
 		/* a request's start finds its goroutine with no look at the target */
 		if (probes[i].cookie == HTTP_PROBE_REQ_RDI || probes[i].cookie == HTTP_PROBE_REQ_RCX)
 			cookie |= (__u64)t->layout.g_goid << PROBE_GOID_SHIFT;
-		link = uprobe_link__attach(env->skel->progs.http_request, t->pid, exe,
+		link = uprobe_link__attach(env->bpf->http_request, t->pid, exe,
 					   probes[i].offset, cookie);
 		if (!link) {
 			err = -errno;
@@ -699,8 +626,8 @@ void target__attach_probes(struct target *t, bool quiet)
 					       .max_per_sec = env->max_starts,
 					       .trap_ns = spawn_trap_ns(env, spawn->cookie) };
 
-		err = spawn_probe__attach(env->skel->progs.http_request,
-					  bpf_map__fd(env->skel->maps.spawn_budgets), t->pid, exe,
+		err = spawn_probe__attach(env->bpf->http_request,
+					  env->bpf->spawn_budgets_fd, t->pid, exe,
 					  spawn->offset, spawn->cookie, &policy, &t->spawn);
 		if (err)
 			env->attach_failures[TRACE_SOURCE_COUNT]++;
@@ -745,8 +672,8 @@ bool target__follow_labels(struct target *t, bool quiet)
 	if (off < 0 || !env->sampling || !(env->trace_sources & (1U << TRACE_SOURCE_LABEL)))
 		return false;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
-	t->label_link = uprobe_link__attach(one_hit ? env->skel->progs.label_do :
-							  env->skel->progs.label_set,
+	t->label_link = uprobe_link__attach(one_hit ? env->bpf->label_do :
+							  env->bpf->label_set,
 					    t->pid, exe, one_hit ? at_do : off, 0);
 	if (!t->label_link) {
 		err = -errno;
@@ -763,7 +690,7 @@ bool target__follow_labels(struct target *t, bool quiet)
 	}
 	err = scan_labels(t, &found);
 	if (!err)
-		err = owners__add(bpf_map__fd(env->skel->maps.label_owners), t->pid, found.items,
+		err = owners__add(env->bpf->label_owners_fd, t->pid, found.items,
 				  found.n);
 	free(found.items);
 	if (err) {
@@ -800,7 +727,7 @@ static int scan_labels(struct target *t, struct vec *found)
 size_t target__sweep_owners(struct target *t, struct owners *copy)
 {
 	struct vec found = { .size = sizeof(struct owner_found) };
-	int fd = bpf_map__fd(t->env->skel->maps.label_owners);
+	int fd = t->env->bpf->label_owners_fd;
 
 	if (!t->labels_followed)
 		return 0;
@@ -856,21 +783,21 @@ static void forget_tgid(int fd, size_t key_size, pid_t pid)
 
 void target__detach_probes(struct target *t)
 {
-	struct ctxprof_bpf *skel = t->env->skel;
+	const struct sampler_bpf *bpf = t->env->bpf;
 
 	if (t->label_link) {
 		uprobe_link__destroy(t->label_link);
 		t->label_link = NULL;
 		t->labels_followed = false;
-		forget_tgid(bpf_map__fd(skel->maps.label_owners), sizeof(struct labels_key), t->pid);
+		forget_tgid(bpf->label_owners_fd, sizeof(struct labels_key), t->pid);
 	}
 	if (!t->nhttp)
 		return;
 	detach_http(t);
 	/* the request and span contexts it left: its pid may come back, with goids from 1 again */
-	forget_tgid(bpf_map__fd(skel->maps.trace_ctxs), sizeof(struct goid_key), t->pid);
-	forget_tgid(bpf_map__fd(skel->maps.spawn_ctxs), sizeof(struct goid_key), t->pid);
-	forget_tgid(bpf_map__fd(skel->maps.grpc_streams), sizeof(struct grpc_stream_key), t->pid);
+	forget_tgid(bpf->trace_ctxs_fd, sizeof(struct goid_key), t->pid);
+	forget_tgid(bpf->spawn_ctxs_fd, sizeof(struct goid_key), t->pid);
+	forget_tgid(bpf->grpc_streams_fd, sizeof(struct grpc_stream_key), t->pid);
 }
 
 bool target__spawn_stats(const struct target *t, struct spawn_probe_stats *st)
@@ -943,134 +870,26 @@ bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char
 	return true;
 }
 
-/*
- * The CPU time T's per-thread events counted so far, threads they passed
- * on to included: what the kernel scheduled them for, sampled or not.
- */
-static uint64_t ticks_ns(const struct target *t)
-{
-	const struct thread_ticks *tt = t->ticks.items;
-	uint64_t sum = 0, v;
-	size_t i;
-
-	for (i = 0; i < t->ticks.n; i++) {
-		if (read(tt[i].fd, &v, sizeof(v)) == sizeof(v))
-			sum += v;
-	}
-	return sum;
-}
-
 void target__stop_ticks(struct target *t)
 {
-	struct thread_ticks *tt = t->ticks.items;
-	size_t i;
-
-	t->ticked_ns += ticks_ns(t);
-	t->ticked_threads += t->ticks.n;
-	for (i = 0; i < t->ticks.n; i++)
-		bpf_link__destroy(tt[i].link);
-	t->ticks.n = 0;
+	ticks__stop(t->ticks);
 }
 
-/*
- * Where the per-thread events never count, the kernel does not schedule
- * them in with their threads: Linux 6.1 under qemu's arm64 emulation does
- * so for a whole recording, now and then, warning in event_function that
- * a running thread's perf context was not active. Checked until a
- * target's events have counted once; MIN_DUE_SAMPLES of CPU are enough.
- */
+/* Its per-thread events never counted, MIN_DUE_SAMPLES of its CPU time after they were opened. */
 bool target__ticks_stalled(struct target *t, uint64_t *cpu_ns)
 {
-	if (t->ticks_ran || !t->ticks.n || t->cpu_seen_ns < t->cpu_ticked_ns ||
-	    t->cpu_seen_ns - t->cpu_ticked_ns < MIN_DUE_SAMPLES * t->env->period_ns)
-		return false;
-	if (ticks_ns(t)) {
-		t->ticks_ran = true;
-		return false;
-	}
-	*cpu_ns = t->cpu_seen_ns - t->cpu_ticked_ns;
-	return true;
+	return ticks__stalled(t->ticks, t->cpu_seen_ns, MIN_DUE_SAMPLES * t->env->period_ns, cpu_ns);
 }
 
-static bool has_ticks(const struct target *t, pid_t tid)
-{
-	const struct thread_ticks *tt = t->ticks.items;
-	size_t i;
-
-	for (i = 0; i < t->ticks.n; i++) {
-		if (tt[i].tid == tid)
-			return true;
-	}
-	return false;
-}
-
-/* The cpu-clock event on thread TID of T; 1 when it is gone already. */
-static int tick_thread(struct target *t, pid_t tid)
-{
-	struct bpf_link *link;
-	struct thread_ticks *tt;
-	int fd;
-
-	fd = cpu_clock__attach(t->env->skel->progs.on_sample, tid, -1, t->env->period_ns, 0, &link);
-	if (fd < 0)
-		return fd == -ESRCH ? 1 : fd;
-	tt = vec__push(&t->ticks);
-	if (!tt) {
-		bpf_link__destroy(link);
-		return -ENOMEM;
-	}
-	tt->tid = tid;
-	tt->fd = fd;
-	tt->link = link;
-	return 0;
-}
-
-/*
- * --pid: the sampler's event on every thread of T, rather than on every
- * CPU, so that no tick of another process runs it. A thread's event is
- * inherited by the threads it makes from then on (and by its children,
- * whose ticks the targets map turns away); a thread made while the events
- * are opened is found by listing the threads again, until a pass finds
- * none new. A thread that exits meanwhile is passed over.
- */
+/* --pid: the sampler's event on every thread of T (ticks.h). */
 int target__follow_threads(struct target *t)
 {
-	char path[64];
-	struct dirent *d;
-	bool fresh;
-	DIR *dir;
-	int err;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)t->pid);
-	do {
-		fresh = false;
-		dir = opendir(path);
-		if (!dir) {
-			err = -errno;
-			fprintf(stderr, "ctxprof-go: pid %d (%s): cannot list its threads: %s\n",
-				(int)t->pid, t->comm, strerror(-err));
-			return err;
-		}
-		while ((d = readdir(dir))) {
-			pid_t tid = atoi(d->d_name);
-
-			if (tid <= 0 || has_ticks(t, tid))
-				continue;
-			err = tick_thread(t, tid);
-			if (err < 0) {
-				closedir(dir);
-				fprintf(stderr, "ctxprof-go: pid %d (%s): cannot sample thread %d: %s%s\n",
-					(int)t->pid, t->comm, (int)tid, strerror(-err),
-					err == -EMFILE ? " (an open file a thread: raise the hard limit, ulimit -Hn)" : "");
-				return err;
-			}
-			fresh |= err == 0;
-		}
-		closedir(dir);
-	} while (fresh);
-	/* CPU it used before is no event's to count */
-	process_cpu_ns(t->pid, &t->cpu_ticked_ns);
-	return 0;
+	if (!t->ticks) {
+		t->ticks = ticks__new(t->env->bpf->on_sample, t->env->period_ns);
+		if (!t->ticks)
+			return -ENOMEM;
+	}
+	return ticks__follow(t->ticks, t->pid, t->comm);
 }
 
 /*
@@ -1098,9 +917,9 @@ void target__warn_unsampled(struct target *t)
 		"of CPU while sampled (%llu samples due at %lu Hz)",
 		(int)t->pid, t->comm, used / 1e9, (unsigned long long)due, env->freq);
 	/* whether the kernel ran its events at all: the cause differs */
-	if (t->ticks.n + t->ticked_threads)
+	if (ticks__threads(t->ticks))
 		fprintf(stderr, "; the cpu-clock events on its %zu threads counted %.2f s",
-			t->ticks.n + t->ticked_threads, (ticks_ns(t) + t->ticked_ns) / 1e9);
+			ticks__threads(t->ticks), ticks__ns(t->ticks) / 1e9);
 	fputc('\n', stderr);
 }
 

@@ -12,7 +12,7 @@
 #include "trace_ids.h"
 
 struct aggregate;
-struct ctxprof_bpf;
+struct sampler_bpf;
 struct go_binary;
 struct hashmap;
 struct otlp_process;
@@ -25,7 +25,7 @@ struct wall_reader;
 
 /* What a target needs of its recording, which outlives it. */
 struct target_env {
-	struct ctxprof_bpf *skel;
+	const struct sampler_bpf *bpf; /* the sampler's programs and maps */
 	struct aggregate *agg;
 	struct processes *procs;
 	/* arm64, Go before 1.21: each binary's frame sizes, shared by its processes; free()d values */

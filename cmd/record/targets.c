@@ -18,10 +18,10 @@
 #include "cmd/util/hashmap.h"
 #include "cmd/util/procfs.h"
 #include "offsets/go_binary.h"
-#include "ctxprof.skel.h"
 #include "aggregate.h"
 #include "container.h"
 #include "owners.h"
+#include "sampler.h"
 #include "spawn_probe.h"
 #include "target.h"
 #include "targets.h"
@@ -199,12 +199,12 @@ int targets__pending(const struct targets *ts)
 /*
  * PID's bit in the sampler's first filter, counted up (DELTA 1) or down
  * (-1): it stays set while any target's tgid has it. The word changes in
- * place, in the skeleton's mapping of the array (every kernel with
+ * place, in the sampler's mapping of the array (every kernel with
  * bpf_loop maps global data).
  */
 static void mark_target(struct targets *ts, pid_t pid, int delta)
 {
-	__u64 *words = ts->cfg.env.skel->data_target_bits->target_bits;
+	__u64 *words = ts->cfg.env.bpf->target_bits;
 	__u32 bit = (__u32)pid % TARGET_BITS;
 
 	ts->bit_refs[bit] += delta;
@@ -217,30 +217,30 @@ static void mark_target(struct targets *ts, pid_t pid, int delta)
 /* what install_target put in the kernel for PID, taken out */
 static void uninstall_target(struct targets *ts, pid_t pid)
 {
-	struct ctxprof_bpf *skel = ts->cfg.env.skel;
+	const struct sampler_bpf *bpf = ts->cfg.env.bpf;
 
-	if (!bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &(__u32){ pid }))
+	if (!bpf_map_delete_elem(bpf->targets_fd, &(__u32){ pid }))
 		mark_target(ts, pid, -1);
-	bpf_map_delete_elem(bpf_map__fd(skel->maps.frame_sizes), &(__u32){ pid });
+	bpf_map_delete_elem(bpf->frame_sizes_fd, &(__u32){ pid });
 }
 
 /* T's layout into the kernel's targets map: from now on its samples are taken. */
 static int install_target(struct targets *ts, const struct target *t,
 			  const struct target_info *info, bool quiet)
 {
-	struct ctxprof_bpf *skel = ts->cfg.env.skel;
+	const struct sampler_bpf *bpf = ts->cfg.env.bpf;
 	int frames = target__frame_fd(t), ret;
 	pid_t pid = target__pid(t);
 
 	if (frames >= 0 &&
-	    bpf_map_update_elem(bpf_map__fd(skel->maps.frame_sizes), &(__u32){ pid }, &frames,
+	    bpf_map_update_elem(bpf->frame_sizes_fd, &(__u32){ pid }, &frames,
 				BPF_ANY)) {
 		ret = -errno;
 		fprintf(stderr, "pid %d: failed to add its frame sizes: %s\n", (int)pid,
 			strerror(-ret));
 		return ret;
 	}
-	if (!bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &(__u32){ pid }, info, BPF_ANY)) {
+	if (!bpf_map_update_elem(bpf->targets_fd, &(__u32){ pid }, info, BPF_ANY)) {
 		mark_target(ts, pid, 1);
 		return 0;
 	}
@@ -276,7 +276,7 @@ static int confirm_exe(struct targets *ts, const struct target *t, bool quiet)
  */
 static void follow_labels(struct targets *ts, struct target *t, bool quiet)
 {
-	int fd = bpf_map__fd(ts->cfg.env.skel->maps.targets);
+	int fd = ts->cfg.env.bpf->targets_fd;
 	pid_t pid = target__pid(t);
 	struct target_info info;
 
@@ -302,7 +302,7 @@ void targets__sweep_owners(struct targets *ts)
 		return;
 	ts->next_sweep = now + NSEC_PER_SEC;
 	if ((!ts->owners && !(ts->owners = owners__new())) ||
-	    owners__read(ts->owners, bpf_map__fd(ts->cfg.env.skel->maps.label_owners)) ||
+	    owners__read(ts->owners, ts->cfg.env.bpf->label_owners_fd) ||
 	    !owners__size(ts->owners))
 		return;
 	targets__foreach(ts, sweep_one, ts->owners);
@@ -705,7 +705,7 @@ static void check_one(struct target *t, void *ctx)
 		r->exited[r->nexited++] = pid;
 		return;
 	}
-	if (bpf_map_lookup_elem(bpf_map__fd(r->ts->cfg.env.skel->maps.targets), &(__u32){ pid },
+	if (bpf_map_lookup_elem(r->ts->cfg.env.bpf->targets_fd, &(__u32){ pid },
 				&info) != 0)
 		return;
 	/* the kernel side already drops its samples; this says so, once */
@@ -724,7 +724,7 @@ static void reexeced(struct targets *ts, pid_t pid)
 {
 	struct target *t = targets__find(ts, pid);
 	struct target_info info;
-	int fd = bpf_map__fd(ts->cfg.env.skel->maps.targets);
+	int fd = ts->cfg.env.bpf->targets_fd;
 
 	if (!t || bpf_map_lookup_elem(fd, &(__u32){ pid }, &info))
 		return;
@@ -767,7 +767,7 @@ void targets__reap(struct targets *ts)
 	 * (three system calls each) once a second, for the CPU time it used,
 	 * and at once when the kernel counted an exec of one
 	 */
-	execs = __atomic_load_n(&ts->cfg.env.skel->data_target_execs->target_execs, __ATOMIC_RELAXED);
+	execs = __atomic_load_n(ts->cfg.env.bpf->target_execs, __ATOMIC_RELAXED);
 	if (!r.exited || !r.execed || !r.reexeced)
 		;
 	else if (ts->epfd < 0 || now >= ts->next_check || execs != ts->execs_seen) {

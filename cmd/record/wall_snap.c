@@ -10,7 +10,7 @@
 #include "cmd/util/clock.h"
 #include "cmd/util/hashmap.h"
 #include "cmd/util/map_copy.h"
-#include "ctxprof.skel.h"
+#include "sampler.h"
 #include "owners.h"
 #include "target.h"
 #include "targets.h"
@@ -33,7 +33,7 @@
 #define WALL_FULL_COST 32
 
 struct wall_snap {
-	struct ctxprof_bpf *skel;
+	const struct sampler_bpf *bpf;
 	struct aggregate *agg;
 	struct targets *ts;
 	unsigned long hz;
@@ -49,14 +49,14 @@ struct wall_snap {
 	uint64_t cpu_ns; /* this process's CPU time in snapshots */
 };
 
-struct wall_snap *wall_snap__new(struct ctxprof_bpf *skel, struct aggregate *agg,
+struct wall_snap *wall_snap__new(const struct sampler_bpf *bpf, struct aggregate *agg,
 				 struct targets *ts, unsigned long hz)
 {
 	struct wall_snap *w = calloc(1, sizeof(*w));
 
 	if (!w)
 		return NULL;
-	w->skel = skel;
+	w->bpf = bpf;
 	w->agg = agg;
 	w->ts = ts;
 	w->hz = hz;
@@ -114,7 +114,7 @@ static bool wall_context(void *ctx, uint32_t tgid, uint64_t goid, uint64_t paren
 	*out = *o;
 	out->origin = parent;
 	*flags |= SAMPLE_F_CTX_CHILD;
-	bpf_map_update_elem(bpf_map__fd(w->skel->maps.spawn_ctxs), &key, out, BPF_NOEXIST);
+	bpf_map_update_elem(w->bpf->spawn_ctxs_fd, &key, out, BPF_NOEXIST);
 	if ((c = malloc(sizeof(*c)))) {
 		*c = *out;
 		if (hashmap__add(w->copies, &key, sizeof(key), c))
@@ -160,16 +160,16 @@ static void snapshot_contexts(struct wall_snap *w)
 	targets__foreach(w->ts, has_probes, &any);
 	if (any && (w->ctxs = hashmap__new()) && (w->copies = hashmap__new())) {
 		/* a map not read leaves its goroutines without a context this snapshot */
-		map_copy(bpf_map__fd(w->skel->maps.trace_ctxs), w->ctxs, sizeof(struct goid_key),
+		map_copy(w->bpf->trace_ctxs_fd, w->ctxs, sizeof(struct goid_key),
 			 sizeof(struct trace_ctx));
-		map_copy(bpf_map__fd(w->skel->maps.spawn_ctxs), w->copies, sizeof(struct goid_key),
+		map_copy(w->bpf->spawn_ctxs_fd, w->copies, sizeof(struct goid_key),
 			 sizeof(struct trace_ctx));
 		w->lookup.context = wall_context;
 	}
 	any = false;
 	targets__foreach(w->ts, follows_labels, &any);
 	if (any && (w->owners || (w->owners = owners__new())) &&
-	    !owners__follow(w->owners, bpf_map__fd(w->skel->maps.label_owners)))
+	    !owners__follow(w->owners, w->bpf->label_owners_fd))
 		w->lookup.labels_judge = wall_labels_judge;
 }
 
@@ -241,7 +241,7 @@ static void snapshot_one(struct target *t, void *ctx)
 	if (!reader || r->err)
 		return;
 	/* a target that exec'd runs another program: its goroutine list is gone */
-	if (bpf_map_lookup_elem(bpf_map__fd(r->w->skel->maps.targets), &(__u32){ target__pid(t) },
+	if (bpf_map_lookup_elem(r->w->bpf->targets_fd, &(__u32){ target__pid(t) },
 				&info) ||
 	    info.execed)
 		return;

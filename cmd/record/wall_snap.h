@@ -8,12 +8,12 @@
 #include "wall.h"
 
 struct aggregate;
-struct ctxprof_bpf;
+struct sampler_bpf;
 struct targets;
 struct wall_snap;
 
 /* Snapshots of TS's targets at HZ, counted into AGG. NULL with errno. */
-struct wall_snap *wall_snap__new(struct ctxprof_bpf *skel, struct aggregate *agg,
+struct wall_snap *wall_snap__new(const struct sampler_bpf *bpf, struct aggregate *agg,
 				 struct targets *ts, unsigned long hz);
 /* Accepts NULL. */
 void wall_snap__free(struct wall_snap *w);

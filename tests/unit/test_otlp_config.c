@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd/output/otlp_export.h"
+#include "cmd/util/otel_env.h"
 #include "tap.h"
 
 static const char *const vars[] = {
@@ -114,12 +115,12 @@ int main(void)
 
 	joined[0] = '\0';
 	check_int("a resource attribute list", 0,
-		  otlp_kv_list("k8s.node.name=n1,deployment.environment=test%20lab,empty=", join, NULL,
+		  otel_kv_list("k8s.node.name=n1,deployment.environment=test%20lab,empty=", join, NULL,
 			       err, sizeof(err)));
 	check_str("its pairs, decoded", "[k8s.node.name]=[n1] [deployment.environment]=[test lab] [empty]=[]",
 		  joined);
-	check_int("a bad escape is refused", -22, otlp_kv_list("a=%zz", join, NULL, err, sizeof(err)));
-	check_int("an empty key is refused", -22, otlp_kv_list("=v", join, NULL, err, sizeof(err)));
-	check_int("an empty list is none", 0, otlp_kv_list("", join, NULL, err, sizeof(err)));
+	check_int("a bad escape is refused", -22, otel_kv_list("a=%zz", join, NULL, err, sizeof(err)));
+	check_int("an empty key is refused", -22, otel_kv_list("=v", join, NULL, err, sizeof(err)));
+	check_int("an empty list is none", 0, otel_kv_list("", join, NULL, err, sizeof(err)));
 	return tap_done();
 }
