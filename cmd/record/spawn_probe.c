@@ -147,10 +147,9 @@ static uint64_t median_cold_call(volatile char *cool, size_t len)
 uint64_t spawn_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie)
 {
 	uint64_t off = own_file_offset((uint64_t)(uintptr_t)ctxprof_trap_call), bare, probed;
-	struct uprobe_link *link;
-
 	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 	size_t len = l2 > 0 && l2 <= TRAP_COOL_MAX ? (size_t)l2 : TRAP_COOL_BYTES;
+	struct uprobe_link *link;
 	char *cool;
 
 	if (!off)
