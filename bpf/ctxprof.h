@@ -16,6 +16,25 @@
 #define GO_MAP_SWISS 2 /* Go >= 1.24: *maps.Map -> one group, or a directory of tables of groups */
 
 /*
+ * A Go <= 1.23 map with string keys: runtime.hmap (B, flags, buckets,
+ * oldbuckets: all in its first MAP_HEADER_LEN bytes) and its bucket type
+ * (tophash, keys, values, overflow; size bytes). The label sets of Go <=
+ * 1.23 and net/http.Header share it; gomap.h walks it.
+ */
+struct go_hmap_layout {
+	__u32 count;
+	__u32 b;
+	__u32 flags;
+	__u32 buckets;
+	__u32 oldbuckets;
+	__u32 size;
+	__u32 tophash;
+	__u32 keys;
+	__u32 values;
+	__u32 overflow;
+};
+
+/*
  * The traceparent source: where a served request's headers are, in
  * net/http.Request.Header, a map[string][]string. map is GO_MAP_* or 0
  * when the binary serves no net/http or its layout is unknown: then no
@@ -25,15 +44,7 @@ struct go_header_layout {
 	__u32 map;
 	__u32 req_header; /* net/http.Request.Header */
 	/* GO_MAP_HMAP: hash<string,[]string> and bucket<string,[]string> */
-	__u32 hh_b;
-	__u32 hh_flags;
-	__u32 hh_buckets;
-	__u32 hh_oldbuckets;
-	__u32 hb_size;
-	__u32 hb_tophash;
-	__u32 hb_keys;
-	__u32 hb_values;
-	__u32 hb_overflow;
+	struct go_hmap_layout hmap;
 	/* GO_MAP_SWISS: maps.Map, table, group<string,[]string> and its slot */
 	__u32 sm_dir_ptr;
 	__u32 sm_dir_len;
@@ -45,7 +56,6 @@ struct go_header_layout {
 	__u32 ss_size;
 	__u32 ss_key;
 	__u32 ss_elem;
-	__u32 __pad;
 };
 
 /*
@@ -99,23 +109,13 @@ struct go_layout {
 	__u32 m_curg;
 	__u32 g_labels;
 	__u32 g_goid;
-	/* GO_LABELS_MAP: runtime.hmap and bucket<string,string> */
-	__u32 hmap_count;
-	__u32 hmap_b;
-	__u32 hmap_buckets;
-	__u32 bucket_size;
-	__u32 bucket_tophash;
-	__u32 bucket_keys;
-	__u32 bucket_values;
-	__u32 bucket_overflow;
+	/* GO_LABELS_MAP: hash<string,string> and bucket<string,string> */
+	struct go_hmap_layout lmap;
 	/* GO_LABELS_SLICE: labelMap.list and its {key, value string} element */
 	__u32 label_list;
 	__u32 label_size;
 	__u32 label_key;
 	__u32 label_value;
-	/* GO_LABELS_MAP, for a map caught mid-growth */
-	__u32 hmap_flags;
-	__u32 hmap_oldbuckets;
 	__u32 g_parent_goid; /* Go >= 1.21: the goid of the goroutine that started this one */
 	struct go_header_layout hdr;
 	struct go_grpc_layout grpc;

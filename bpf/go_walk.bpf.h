@@ -5,6 +5,7 @@
 
 #include "arch.bpf.h"
 #include "ctxprof.h"
+#include "gomap.h"
 #include "work.bpf.h"
 
 /* Set by user space between open and load. */
@@ -208,16 +209,15 @@ err:
 static __always_inline int read_labels_slice(struct sample_event *e, const struct go_layout *l,
 					     __u64 labels, struct read_buf *b)
 {
-	__u64 hdr[2], n, off, size;
+	__u64 hdr[2], n, size, kv[4];
+	int cut = 0;
 	__u32 i;
 
 	if (read_user(hdr, sizeof(hdr), labels + l->label_list))
 		return -1;
-	n = hdr[1];
-	if (n > MAX_LABELS) {
+	n = golabels_count(hdr[1], &cut);
+	if (cut)
 		e->flags |= SAMPLE_F_LABELS_CUT;
-		n = MAX_LABELS;
-	}
 	if (!n)
 		return 0;
 	/* user space checked label_size * MAX_LABELS <= MAX_BUCKET_SIZE */
@@ -229,9 +229,8 @@ static __always_inline int read_labels_slice(struct sample_event *e, const struc
 	for (i = 0; i < MAX_LABELS; i++) {
 		if (i >= n)
 			break;
-		off = i * l->label_size;
-		add_label(e, buf_word(b, off + l->label_key), buf_word(b, off + l->label_key + 8),
-			  buf_word(b, off + l->label_value), buf_word(b, off + l->label_value + 8));
+		golabels_elem(b->words, l, i, kv);
+		add_label(e, kv[0], kv[1], kv[2], kv[3]);
 	}
 	return 0;
 }
@@ -241,9 +240,9 @@ static long visit_bucket(__u32 visit, void *arg)
 {
 	struct work *wk = ((struct work_ref *)arg)->w;
 	const struct go_layout *l = ((struct work_ref *)arg)->l;
-	struct map_walk *w;
+	struct gomap_walk *w;
 	struct read_buf *b;
-	__u64 koff, voff;
+	__u64 at, kv[4];
 	__u32 s, size;
 
 	if (!wk)
@@ -252,31 +251,23 @@ static long visit_bucket(__u32 visit, void *arg)
 		return 1;
 	w = &wk->mw;
 	b = &wk->buf;
-	if (!w->cur) {
-		if (w->idx < w->nb)
-			w->cur = w->buckets + (__u64)w->idx++ * l->bucket_size;
-		else if (w->oidx < w->nold)
-			w->cur = w->old + (__u64)w->oidx++ * l->bucket_size;
-		else
-			return 1;
-	}
-	size = l->bucket_size;
+	at = gomap_next(w, &l->lmap);
+	if (!at)
+		return 1;
+	size = l->lmap.size;
 	if (size > MAX_BUCKET_SIZE)
 		size = MAX_BUCKET_SIZE;
-	if (read_user(b->data, size, w->cur)) {
+	if (read_user(b->data, size, at)) {
 		w->err = -1;
 		return 1;
 	}
 	for (s = 0; s < BUCKET_SLOTS; s++) {
-		/* evacuated slots of an old bucket are < MIN_TOPHASH too */
-		if (b->data[(l->bucket_tophash + s) & (MAX_BUCKET_SIZE - 1)] < MIN_TOPHASH)
+		if (!gomap_slot_full(b->words, &l->lmap, s))
 			continue;
-		koff = l->bucket_keys + s * 16;
-		voff = l->bucket_values + s * 16;
-		add_label(&wk->e, buf_word(b, koff), buf_word(b, koff + 8), buf_word(b, voff),
-			  buf_word(b, voff + 8));
+		gomap_slot(b->words, &l->lmap, s, GO_STRING_SIZE, kv);
+		add_label(&wk->e, kv[0], kv[1], kv[2], kv[3]);
 	}
-	w->cur = buf_word(b, l->bucket_overflow);
+	gomap_done(w, &l->lmap, b->words);
 	return 0;
 }
 
@@ -284,34 +275,21 @@ static long visit_bucket(__u32 visit, void *arg)
 static __always_inline int read_labels_map(struct work *wk, const struct go_layout *l, __u64 labels)
 {
 	struct work_ref ref = { .w = wk, .l = l };
-	struct map_walk *w = &wk->mw;
-	__u64 hmap = 0, buckets, old;
-	__u8 B, flags;
+	struct gomap_walk *w = &wk->mw;
+	__u64 hmap = 0, h[MAP_HEADER_LEN / 8];
 
 	/* a failed read leaves hmap 0: it must not pass for an empty set */
 	if (read_user(&hmap, sizeof(hmap), labels))
 		return -1;
 	if (!hmap)
 		return 0;
-	if (read_user(&B, 1, hmap + l->hmap_b) || read_user(&flags, 1, hmap + l->hmap_flags) ||
-	    read_user(&buckets, 8, hmap + l->hmap_buckets) ||
-	    read_user(&old, 8, hmap + l->hmap_oldbuckets))
+	/* the header in one read: user space checked the members lie in it */
+	if (read_user(h, sizeof(h), hmap))
 		return -1;
-	if (B > MAX_B) {
+	if (gomap_start(w, &l->lmap, h))
 		wk->e.flags |= SAMPLE_F_LABELS_CUT;
-		B = MAX_B;
-	}
-	w->buckets = buckets;
-	w->old = old;
-	w->cur = 0;
-	w->idx = 0;
-	w->oidx = 0;
-	w->err = 0;
-	w->nb = 1U << B;
-	/* sameSizeGrow (flag 8) keeps the bucket count; otherwise old has half */
-	w->nold = !old ? 0 : (flags & 8) ? w->nb : w->nb >> 1;
 	bpf_loop(MAX_BUCKET_VISITS, visit_bucket, &ref, 0);
-	if (!w->err && (w->cur || w->idx < w->nb || w->oidx < w->nold))
+	if (!w->err && gomap_left(w))
 		wk->e.flags |= SAMPLE_F_LABELS_CUT;
 	return w->err;
 }

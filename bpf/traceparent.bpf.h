@@ -119,31 +119,19 @@ static __always_inline int take_value(struct hdr_walk *w, __u64 vals, __u64 n)
 	return 0;
 }
 
-/* The next bucket of a Go <= 1.23 header map, or 0 when none is left. */
-static __always_inline __u64 next_bucket(struct hdr_walk *w, const struct go_layout *l)
-{
-	if (w->cur)
-		return w->cur;
-	if (w->idx < w->n)
-		return w->base + (__u64)w->idx++ * l->hdr.hb_size;
-	if (w->oidx < w->nold)
-		return w->old + (__u64)w->oidx++ * l->hdr.hb_size;
-	return 0;
-}
-
 /*
  * The next group of a Go >= 1.24 header map: a small map's only group, or
  * each group of each table its directory names (a table spans several
  * adjacent directory entries: each is read once). 0 when none is left.
  */
-static __always_inline __u64 next_group(struct hdr_walk *w, const struct go_layout *l)
+static __always_inline __u64 next_group(struct gomap_walk *w, const struct go_layout *l)
 {
 	__u64 tab, groups[2];
 	int i;
 
-	if (!w->nold) /* a small map: base is its group */
-		return w->idx++ ? 0 : w->base;
-	for (i = 0; i < MAX_HDR_DIR && w->idx >= w->n; i++) {
+	if (!w->nold) /* a small map: buckets is its group */
+		return w->idx++ ? 0 : w->buckets;
+	for (i = 0; i < MAX_HDR_DIR && w->idx >= w->nb; i++) {
 		if (w->oidx >= w->nold)
 			return 0;
 		if (bpf_probe_read_user(&tab, 8, (const void *)(w->old + (__u64)w->oidx++ * 8)) ||
@@ -159,13 +147,13 @@ static __always_inline __u64 next_group(struct hdr_walk *w, const struct go_layo
 			w->err = -1;
 			return 0;
 		}
-		w->base = groups[0];
-		w->n = groups[1] + 1;
+		w->buckets = groups[0];
+		w->nb = groups[1] + 1;
 		w->idx = 0;
 	}
-	if (w->idx >= w->n)
+	if (w->idx >= w->nb)
 		return 0;
-	return w->base + (__u64)w->idx++ * l->hdr.sg_size;
+	return w->buckets + (__u64)w->idx++ * l->hdr.sg_size;
 }
 
 /* One bucket or group per call, so that bpf_loop keeps the verifier from unrolling them all. */
@@ -173,7 +161,8 @@ static long visit_header_block(__u32 visit, void *arg)
 {
 	struct work *wk = ((struct work_ref *)arg)->w;
 	const struct go_layout *l = ((struct work_ref *)arg)->l;
-	__u64 at, ctrl, koff, voff;
+	bool swiss;
+	__u64 at, ctrl, kv[4];
 	struct hdr_walk *w;
 	struct read_buf *b;
 	__u32 s, size;
@@ -182,61 +171,44 @@ static long visit_header_block(__u32 visit, void *arg)
 		return 1;
 	w = &wk->hw;
 	b = &wk->buf;
-	at = l->hdr.map == GO_MAP_SWISS ? next_group(w, l) : next_bucket(w, l);
+	swiss = l->hdr.map == GO_MAP_SWISS;
+	at = swiss ? next_group(&w->mw, l) : gomap_next(&w->mw, &l->hdr.hmap);
 	if (!at)
 		return 1;
-	size = l->hdr.map == GO_MAP_SWISS ? l->hdr.sg_size : l->hdr.hb_size;
+	size = swiss ? l->hdr.sg_size : l->hdr.hmap.size;
 	if (size > MAX_BUCKET_SIZE)
 		size = MAX_BUCKET_SIZE;
 	if (bpf_probe_read_user(b->data, size, (const void *)at)) {
-		w->err = -1;
+		w->mw.err = -1;
 		return 1;
 	}
-	if (l->hdr.map == GO_MAP_SWISS) {
-		ctrl = buf_word(b, l->hdr.sg_ctrl);
-		for (s = 0; s < BUCKET_SLOTS; s++) {
-			/* a full slot's control byte has its top bit clear */
-			if (ctrl >> (8 * s) & 0x80)
-				continue;
-			koff = l->hdr.sg_slots + s * l->hdr.ss_size + l->hdr.ss_key;
-			voff = l->hdr.sg_slots + s * l->hdr.ss_size + l->hdr.ss_elem;
-			if (is_tp_key(buf_word(b, koff), buf_word(b, koff + 8))) {
-				take_value(w, buf_word(b, voff), buf_word(b, voff + 8));
-				return 1;
-			}
-		}
-		return 0;
-	}
+	ctrl = swiss ? gomap_word(b->words, l->hdr.sg_ctrl) : 0;
 	for (s = 0; s < BUCKET_SLOTS; s++) {
-		if (b->data[(l->hdr.hb_tophash + s) & (MAX_BUCKET_SIZE - 1)] < MIN_TOPHASH)
-			continue;
-		koff = l->hdr.hb_keys + s * 16;
-		voff = l->hdr.hb_values + s * 24;
-		if (is_tp_key(buf_word(b, koff), buf_word(b, koff + 8))) {
-			take_value(w, buf_word(b, voff), buf_word(b, voff + 8));
+		if (swiss) {
+			if (!swiss_slot_full(ctrl, s))
+				continue;
+			swiss_slot(b->words, &l->hdr, s, kv);
+		} else {
+			if (!gomap_slot_full(b->words, &l->hdr.hmap, s))
+				continue;
+			gomap_slot(b->words, &l->hdr.hmap, s, GO_SLICE_SIZE, kv);
+		}
+		if (is_tp_key(kv[0], kv[1])) {
+			take_value(w, kv[2], kv[3]);
 			return 1;
 		}
 	}
-	w->cur = buf_word(b, l->hdr.hb_overflow);
+	if (!swiss)
+		gomap_done(&w->mw, &l->hdr.hmap, b->words);
 	return 0;
 }
 
 /* Looks for the Traceparent header in the net/http.Header map at HDR; W->hw says what was found. */
-/* The word at OFF of a map header read whole; user space checked OFF. */
-static __always_inline __u64 header_word(const __u64 *h, __u32 off)
-{
-	__u32 i = off / 8;
-
-	return i < MAP_HEADER_LEN / 8 ? h[i] : 0;
-}
-
 static __always_inline int find_traceparent(struct work *wk, const struct go_layout *l, __u64 hdr)
 {
 	struct work_ref ref = { .w = wk, .l = l };
 	struct hdr_walk *w = &wk->hw;
 	__u64 h[MAP_HEADER_LEN / 8];
-	const __u8 *hb = (const __u8 *)h;
-	__u8 B, flags;
 
 	__builtin_memset(w, 0, sizeof(*w));
 	if (!hdr)
@@ -245,34 +217,18 @@ static __always_inline int find_traceparent(struct work *wk, const struct go_lay
 	if (bpf_probe_read_user(h, sizeof(h), (const void *)hdr))
 		return -1;
 	if (l->hdr.map == GO_MAP_SWISS) {
-		/* dirPtr, dirLen: no directory means dirPtr is the one group */
-		__u64 dir = header_word(h, l->hdr.sm_dir_ptr), len = header_word(h, l->hdr.sm_dir_len);
-
-		if ((__s64)len > 0) {
-			w->old = dir;
-			w->nold = len;
-		} else {
-			w->base = dir;
-		}
-		if (!dir)
+		if (!swiss_start(&w->mw, &l->hdr, h))
 			return 0;
 	} else {
-		B = l->hdr.hh_b < MAP_HEADER_LEN ? hb[l->hdr.hh_b] : 0;
-		flags = l->hdr.hh_flags < MAP_HEADER_LEN ? hb[l->hdr.hh_flags] : 0;
-		if (B > MAX_B)
-			B = MAX_B;
-		w->base = header_word(h, l->hdr.hh_buckets);
-		w->n = 1U << B;
-		w->old = header_word(h, l->hdr.hh_oldbuckets);
-		/* sameSizeGrow (flag 8) keeps the bucket count; otherwise old has half */
-		w->nold = !w->old ? 0 : (flags & 8) ? w->n : w->n >> 1;
-		if (!w->base)
+		/* more than 2^MAX_B buckets: the traceparent may be among those left */
+		gomap_start(&w->mw, &l->hdr.hmap, h);
+		if (!w->mw.buckets)
 			return 0;
 	}
 	/* a request's headers are most often one bucket or group: no loop for that one */
 	if (!visit_header_block(0, &ref))
 		bpf_loop(MAX_HDR_VISITS - 1, visit_header_block, &ref, 0);
-	return w->err;
+	return w->mw.err;
 }
 
 /* One header field of a grpc stream's first block per call. */
@@ -286,18 +242,18 @@ static long visit_grpc_field(__u32 i, void *arg)
 	if (!wk || !l)
 		return 1;
 	w = &wk->hw;
-	if (i >= w->n)
+	if (i >= w->nfields)
 		return 1;
 	/* {Name, Value string; Sensitive bool}: user space checked it fits 40 bytes */
-	if (bpf_probe_read_user(f, sizeof(f), (const void *)(w->base + (__u64)i * l->grpc.hf_size))) {
-		w->err = -1;
+	if (bpf_probe_read_user(f, sizeof(f), (const void *)(w->fields + (__u64)i * l->grpc.hf_size))) {
+		w->mw.err = -1;
 		return 1;
 	}
 	if (!is_tp_name(f[(l->grpc.hf_name / 8) & 3], f[((l->grpc.hf_name / 8) + 1) & 3],
 			TP_KEY_LO_LOWER))
 		return 0;
 	/* the value string's header, as take_value reads a []string's first element */
-	take_value(w, w->base + (__u64)i * l->grpc.hf_size + l->grpc.hf_value, 1);
+	take_value(w, w->fields + (__u64)i * l->grpc.hf_size + l->grpc.hf_value, 1);
 	return 1;
 }
 
@@ -320,10 +276,10 @@ static __always_inline int grpc_headers(struct pt_regs *ctx, struct work *wk,
 	    bpf_probe_read_user(fields, sizeof(fields), (const void *)(frame + l->grpc.mhf_fields)))
 		return -1;
 	key.transport = t;
-	w->base = fields[0];
-	w->n = fields[1] < MAX_GRPC_FIELDS ? fields[1] : MAX_GRPC_FIELDS;
+	w->fields = fields[0];
+	w->nfields = fields[1] < MAX_GRPC_FIELDS ? fields[1] : MAX_GRPC_FIELDS;
 	bpf_loop(MAX_GRPC_FIELDS, visit_grpc_field, &ref, 0);
-	if (w->err)
+	if (w->mw.err)
 		return -1;
 	if (w->found)
 		bpf_map_update_elem(&grpc_streams, &key, &w->ctx, BPF_ANY);

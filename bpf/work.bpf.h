@@ -4,6 +4,7 @@
 #define __WORK_BPF_H
 
 #include "ctxprof.h"
+#include "gomap.h"
 
 /*
  * Uprobe programs run preemptibly (only migration is disabled): a
@@ -59,23 +60,15 @@ struct fp_walk {
 	__u64 sigreturn; /* where a signal handler returns to, in this process; 0 unknown */
 };
 
-struct map_walk {
-	__u64 buckets, old, cur;
-	__u32 nb, nold, idx, oidx;
-	__s32 err;
-	__u32 __pad;
-};
-
 /*
- * A search of a net/http.Header map for the traceparent. Go <= 1.23: n
- * buckets at base, then nold old ones; cur is an overflow bucket to read
- * next. Go >= 1.24: nold directory entries at old, the current table cur
- * with n groups at base; or, with no directory, the one group at base.
+ * A search for the traceparent and what it found: in a net/http.Header
+ * map, gomap.h's walk; in a grpc stream's first header block, nfields
+ * hpack.HeaderFields at fields.
  */
 struct hdr_walk {
-	__u64 base, old, cur;
-	__u32 n, idx, nold, oidx;
-	__s32 err;
+	struct gomap_walk mw;
+	__u64 fields;
+	__u32 nfields;
 	__u32 found;
 	struct trace_ctx ctx;
 };
@@ -91,7 +84,7 @@ struct work {
 	__u32 cycles; /* runtime.work.cycles when it was read */
 	__u32 cycles_ok; /* and whether that read worked */
 	struct fp_walk fw;
-	struct map_walk mw;
+	struct gomap_walk mw;
 	struct hdr_walk hw;
 	struct trace_ctx obi; /* the thread's OBI trace, as a context */
 	struct trace_ctx tc; /* a context the sampled goroutine took from its parent just now */

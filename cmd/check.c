@@ -32,6 +32,32 @@ static const char usage[] =
 	"  ctxprof-go check --json ./server | jq .offsets\n"
 	"  ctxprof-go check bin/* || exit 1           # fail a CI job on any unsupported\n";
 
+/* A Go <= 1.23 map's members, each under PREFIX and the name Go gives it. */
+static void hmap_json(json_t *o, const char *prefix, const struct go_hmap_layout *m)
+{
+	const struct {
+		const char *name;
+		__u32 off;
+	} members[] = {
+		{ "hmap.B", m->b },
+		{ "hmap.flags", m->flags },
+		{ "hmap.buckets", m->buckets },
+		{ "hmap.oldbuckets", m->oldbuckets },
+		{ "bucket.size", m->size },
+		{ "bucket.tophash", m->tophash },
+		{ "bucket.keys", m->keys },
+		{ "bucket.values", m->values },
+		{ "bucket.overflow", m->overflow },
+	};
+	char key[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		snprintf(key, sizeof(key), "%s%s", prefix, members[i].name);
+		json_object_set_new(o, key, json_integer(members[i].off));
+	}
+}
+
 static json_t *offsets_json(const struct go_layout *l, uint32_t md_gofunc)
 {
 	json_t *o = json_object();
@@ -41,16 +67,8 @@ static json_t *offsets_json(const struct go_layout *l, uint32_t md_gofunc)
 	json_object_set_new(o, "g.labels", json_integer(l->g_labels));
 	json_object_set_new(o, "g.goid", json_integer(l->g_goid));
 	if (l->labels_layout == GO_LABELS_MAP) {
-		json_object_set_new(o, "hmap.count", json_integer(l->hmap_count));
-		json_object_set_new(o, "hmap.B", json_integer(l->hmap_b));
-		json_object_set_new(o, "hmap.flags", json_integer(l->hmap_flags));
-		json_object_set_new(o, "hmap.buckets", json_integer(l->hmap_buckets));
-		json_object_set_new(o, "hmap.oldbuckets", json_integer(l->hmap_oldbuckets));
-		json_object_set_new(o, "bucket.tophash", json_integer(l->bucket_tophash));
-		json_object_set_new(o, "bucket.keys", json_integer(l->bucket_keys));
-		json_object_set_new(o, "bucket.values", json_integer(l->bucket_values));
-		json_object_set_new(o, "bucket.overflow", json_integer(l->bucket_overflow));
-		json_object_set_new(o, "bucket.size", json_integer(l->bucket_size));
+		json_object_set_new(o, "hmap.count", json_integer(l->lmap.count));
+		hmap_json(o, "", &l->lmap);
 	} else if (l->labels_layout == GO_LABELS_SLICE) {
 		json_object_set_new(o, "labelMap.list", json_integer(l->label_list));
 		json_object_set_new(o, "label.size", json_integer(l->label_size));
@@ -62,15 +80,7 @@ static json_t *offsets_json(const struct go_layout *l, uint32_t md_gofunc)
 	if (l->hdr.map)
 		json_object_set_new(o, "http.Request.Header", json_integer(l->hdr.req_header));
 	if (l->hdr.map == GO_MAP_HMAP) {
-		json_object_set_new(o, "Header.hmap.B", json_integer(l->hdr.hh_b));
-		json_object_set_new(o, "Header.hmap.flags", json_integer(l->hdr.hh_flags));
-		json_object_set_new(o, "Header.hmap.buckets", json_integer(l->hdr.hh_buckets));
-		json_object_set_new(o, "Header.hmap.oldbuckets", json_integer(l->hdr.hh_oldbuckets));
-		json_object_set_new(o, "Header.bucket.size", json_integer(l->hdr.hb_size));
-		json_object_set_new(o, "Header.bucket.tophash", json_integer(l->hdr.hb_tophash));
-		json_object_set_new(o, "Header.bucket.keys", json_integer(l->hdr.hb_keys));
-		json_object_set_new(o, "Header.bucket.values", json_integer(l->hdr.hb_values));
-		json_object_set_new(o, "Header.bucket.overflow", json_integer(l->hdr.hb_overflow));
+		hmap_json(o, "Header.", &l->hdr.hmap);
 	} else if (l->hdr.map == GO_MAP_SWISS) {
 		json_object_set_new(o, "Header.map.dirPtr", json_integer(l->hdr.sm_dir_ptr));
 		json_object_set_new(o, "Header.map.dirLen", json_integer(l->hdr.sm_dir_len));

@@ -49,16 +49,14 @@ $1 == "go" {
 		$3 == "-" ? "" : $3
 	printf "\t\t.labels_layout = %s, .g_m = %d, .m_curg = %d, .g_labels = %d, .g_goid = %d,\n", \
 		layout, num($5, "g_m"), num($6, "m_curg"), num($7, "g_labels"), num($8, "g_goid")
-	printf "\t\t.hmap_count = %d, .hmap_b = %d, .hmap_buckets = %d,\n", \
-		num($9, "hmap_count"), num($10, "hmap_B"), num($11, "hmap_buckets")
-	printf "\t\t.bucket_size = %d, .bucket_tophash = %d, .bucket_keys = %d,\n", \
-		num($12, "bucket_size"), num($13, "bucket_tophash"), num($14, "bucket_keys")
-	printf "\t\t.bucket_values = %d, .bucket_overflow = %d,\n", \
-		num($15, "bucket_values"), num($16, "bucket_overflow")
+	printf "\t\t.lmap = { .count = %d, .b = %d, .buckets = %d, .size = %d, .tophash = %d,\n", \
+		num($9, "hmap_count"), num($10, "hmap_B"), num($11, "hmap_buckets"), \
+		num($12, "bucket_size"), num($13, "bucket_tophash")
+	printf "\t\t\t.keys = %d, .values = %d, .overflow = %d, .flags = %d, .oldbuckets = %d },\n", \
+		num($14, "bucket_keys"), num($15, "bucket_values"), num($16, "bucket_overflow"), \
+		num($21, "hmap_flags"), num($22, "hmap_oldbuckets")
 	printf "\t\t.label_list = %d, .label_size = %d, .label_key = %d, .label_value = %d,\n", \
 		num($17, "label_list"), num($18, "label_size"), num($19, "label_key"), num($20, "label_value")
-	printf "\t\t.hmap_flags = %d, .hmap_oldbuckets = %d,\n", \
-		num($21, "hmap_flags"), num($22, "hmap_oldbuckets")
 	if ($25 == "hmap")
 		hdr = "GO_MAP_HMAP"
 	else if ($25 == "swiss")
@@ -69,7 +67,12 @@ $1 == "go" {
 		die("headers must be 'hmap', 'swiss' or '-'")
 	printf "\t\t.g_parent_goid = %d, .hdr = { .map = %s, .req_header = %d,\n", \
 		num($24, "g_parentGoid"), hdr, num($26, "Request_Header")
-	for (i = 27; i <= ncols - nwall; i++)
+	printf "\t\t\t.hmap = { .b = %d, .flags = %d, .buckets = %d, .oldbuckets = %d, .size = %d,\n", \
+		num($27, "hh_B"), num($28, "hh_flags"), num($29, "hh_buckets"), num($30, "hh_oldbuckets"), \
+		num($31, "hb_size")
+	printf "\t\t\t\t.tophash = %d, .keys = %d, .values = %d, .overflow = %d },\n", \
+		num($32, "hb_tophash"), num($33, "hb_keys"), num($34, "hb_values"), num($35, "hb_overflow")
+	for (i = 36; i <= ncols - nwall; i++)
 		printf "\t\t\t.%s = %d,\n", tolower(cols[i]), num($i, cols[i])
 	printf "\t\t} },\n"
 	printf "\t\t.md_gofunc = %d,\n", num($23, "md_gofunc")

@@ -14,6 +14,7 @@
 #include "go_tls.h"
 #include "gopclntab.h"
 #include "../golayout/golayout.h"
+#include "../bpf/gomap.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MAX_NOTES 8
@@ -426,6 +427,21 @@ static bool same_offsets(const struct go_layout *a, const struct go_layout *b)
 	return memcmp(&x, &y, sizeof(x)) == 0;
 }
 
+/*
+ * A Go <= 1.23 map M, whose values are VALUE_SIZE bytes, fits what gomap.h
+ * reads: its header's members in the MAP_HEADER_LEN bytes read whole, its
+ * bucket in the sampler's buffer.
+ */
+static bool hmap_fits(const struct go_hmap_layout *m, __u32 value_size)
+{
+	return m->b < MAP_HEADER_LEN && m->flags < MAP_HEADER_LEN && m->buckets % 8 == 0 &&
+	       m->buckets + 8 <= MAP_HEADER_LEN && m->oldbuckets % 8 == 0 &&
+	       m->oldbuckets + 8 <= MAP_HEADER_LEN && m->size <= MAX_BUCKET_SIZE &&
+	       m->tophash + BUCKET_SLOTS <= m->size &&
+	       m->keys + BUCKET_SLOTS * GO_STRING_SIZE <= m->size &&
+	       m->values + BUCKET_SLOTS * value_size <= m->size && m->overflow + 8 <= m->size;
+}
+
 /* The layout fits the sampler's fixed buffers; checked here so that BPF need not, and check says so. */
 static const char *layout_problem(const struct go_layout *l)
 {
@@ -433,12 +449,8 @@ static const char *layout_problem(const struct go_layout *l)
 	    (!l->label_size || l->label_size * MAX_LABELS > MAX_BUCKET_SIZE ||
 	     l->label_key + 16 > l->label_size || l->label_value + 16 > l->label_size))
 		return "its label element does not fit what the sampler reads";
-	if (l->labels_layout == GO_LABELS_MAP &&
-	    (l->bucket_size > MAX_BUCKET_SIZE || l->bucket_tophash + BUCKET_SLOTS > l->bucket_size ||
-	     l->bucket_keys + BUCKET_SLOTS * 16 > l->bucket_size ||
-	     l->bucket_values + BUCKET_SLOTS * 16 > l->bucket_size ||
-	     l->bucket_overflow + 8 > l->bucket_size))
-		return "its label map bucket does not fit what the sampler reads";
+	if (l->labels_layout == GO_LABELS_MAP && !hmap_fits(&l->lmap, GO_STRING_SIZE))
+		return "its label map does not fit what the sampler reads";
 	return NULL;
 }
 
@@ -454,19 +466,12 @@ static void source_problem(struct go_binary *gb, enum trace_source src, const ch
 /* The header map fits what the probe reads; checked here so that BPF need not. */
 static const char *header_problem(const struct go_header_layout *h)
 {
-	if ((h->map == GO_MAP_HMAP &&
-	     (h->hh_b >= MAP_HEADER_LEN || h->hh_flags >= MAP_HEADER_LEN ||
-	      h->hh_buckets % 8 || h->hh_buckets + 8 > MAP_HEADER_LEN || h->hh_oldbuckets % 8 ||
-	      h->hh_oldbuckets + 8 > MAP_HEADER_LEN)) ||
-	    (h->map == GO_MAP_SWISS &&
-	     (h->sm_dir_ptr % 8 || h->sm_dir_ptr + 8 > MAP_HEADER_LEN || h->sm_dir_len % 8 ||
-	      h->sm_dir_len + 8 > MAP_HEADER_LEN)))
+	if (h->map == GO_MAP_HMAP && !hmap_fits(&h->hmap, GO_SLICE_SIZE))
+		return "its header map does not fit what the probe reads";
+	if (h->map == GO_MAP_SWISS &&
+	    (h->sm_dir_ptr % 8 || h->sm_dir_ptr + 8 > MAP_HEADER_LEN || h->sm_dir_len % 8 ||
+	     h->sm_dir_len + 8 > MAP_HEADER_LEN))
 		return "its header map's header does not fit what the probe reads";
-	if (h->map == GO_MAP_HMAP &&
-	    (h->hb_size > MAX_BUCKET_SIZE || h->hb_tophash + BUCKET_SLOTS > h->hb_size ||
-	     h->hb_keys + BUCKET_SLOTS * 16 > h->hb_size ||
-	     h->hb_values + BUCKET_SLOTS * 24 > h->hb_size || h->hb_overflow + 8 > h->hb_size))
-		return "its header map bucket does not fit what the probe reads";
 	if (h->map == GO_MAP_SWISS &&
 	    (h->sg_size > MAX_BUCKET_SIZE || h->sg_ctrl + 8 > h->sg_size ||
 	     h->sg_slots + BUCKET_SLOTS * h->ss_size > h->sg_size || h->ss_key + 16 > h->ss_size ||

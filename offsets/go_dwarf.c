@@ -148,23 +148,48 @@ static int byte_size(Dwarf_Die *die, __u32 *size)
 				    dwarf_errno() ? dwarf_errmsg(-1) : "");                  \
 	} while (0)
 
+/* NEED, for a member of the map OF names */
+#define NEED_OF(expr, what, of)                                                             \
+	do {                                                                                \
+		if ((expr) != 0)                                                            \
+			return fail(-ENOENT, err, errlen, "DWARF: %s%s not found%s%s", what, \
+				    of, dwarf_errno() ? ": " : "",                          \
+				    dwarf_errno() ? dwarf_errmsg(-1) : "");                  \
+	} while (0)
+
+/*
+ * A Go <= 1.23 map behind HMAP, a hash<string,V>, into M: its header and
+ * its bucket type. OF names the map in errors.
+ */
+static int read_hmap(Dwarf_Die *hmap, struct go_hmap_layout *m, const char *of, char *err,
+		     size_t errlen)
+{
+	Dwarf_Die buckets, bucket;
+
+	NEED_OF(member(hmap, "count", &m->count, NULL), "hmap.count", of);
+	NEED_OF(member(hmap, "B", &m->b, NULL), "hmap.B", of);
+	NEED_OF(member(hmap, "flags", &m->flags, NULL), "hmap.flags", of);
+	NEED_OF(member(hmap, "buckets", &m->buckets, &buckets), "hmap.buckets", of);
+	NEED_OF(member(hmap, "oldbuckets", &m->oldbuckets, NULL), "hmap.oldbuckets", of);
+	NEED_OF(pointee(&buckets, &bucket), "bucket type of hmap.buckets", of);
+	NEED_OF(member(&bucket, "tophash", &m->tophash, NULL), "bucket.tophash", of);
+	NEED_OF(member(&bucket, "keys", &m->keys, NULL), "bucket.keys", of);
+	NEED_OF(member(&bucket, "values", &m->values, NULL), "bucket.values", of);
+	NEED_OF(member(&bucket, "overflow", &m->overflow, NULL), "bucket.overflow", of);
+	NEED_OF(byte_size(&bucket, &m->size), "bucket byte size", of);
+	return 0;
+}
+
 /* map[string]string: labelMap -> *hash<string,string> whose buckets are bucket<string,string>. */
 static int read_map_layout(Dwarf_Die *hash_ptr, struct go_layout *l, char *err, size_t errlen)
 {
-	Dwarf_Die hmap, buckets, bucket;
+	Dwarf_Die hmap;
+	int ret;
 
 	NEED(pointee(hash_ptr, &hmap), "map header type behind runtime/pprof.labelMap");
-	NEED(member(&hmap, "count", &l->hmap_count, NULL), "hmap.count");
-	NEED(member(&hmap, "B", &l->hmap_b, NULL), "hmap.B");
-	NEED(member(&hmap, "flags", &l->hmap_flags, NULL), "hmap.flags");
-	NEED(member(&hmap, "buckets", &l->hmap_buckets, &buckets), "hmap.buckets");
-	NEED(member(&hmap, "oldbuckets", &l->hmap_oldbuckets, NULL), "hmap.oldbuckets");
-	NEED(pointee(&buckets, &bucket), "bucket type of hmap.buckets");
-	NEED(member(&bucket, "tophash", &l->bucket_tophash, NULL), "bucket.tophash");
-	NEED(member(&bucket, "keys", &l->bucket_keys, NULL), "bucket.keys");
-	NEED(member(&bucket, "values", &l->bucket_values, NULL), "bucket.values");
-	NEED(member(&bucket, "overflow", &l->bucket_overflow, NULL), "bucket.overflow");
-	NEED(byte_size(&bucket, &l->bucket_size), "bucket byte size");
+	ret = read_hmap(&hmap, &l->lmap, "", err, errlen);
+	if (ret)
+		return ret;
 	l->labels_layout = GO_LABELS_MAP;
 	return 0;
 }
@@ -220,20 +245,12 @@ static int array_elem(Dwarf_Die *arr, Dwarf_Die *out)
 /* Go <= 1.23: map[string][]string is *hash<string,[]string>, whose buckets hold 8 slots. */
 static int read_header_hmap(Dwarf_Die *hmap, struct go_header_layout *h, char *err, size_t errlen)
 {
-	Dwarf_Die buckets, bucket;
+	int ret = read_hmap(hmap, &h->hmap, " of net/http.Header", err, errlen);
 
-	NEED(member(hmap, "B", &h->hh_b, NULL), "hmap.B of net/http.Header");
-	NEED(member(hmap, "flags", &h->hh_flags, NULL), "hmap.flags of net/http.Header");
-	NEED(member(hmap, "buckets", &h->hh_buckets, &buckets), "hmap.buckets of net/http.Header");
-	NEED(member(hmap, "oldbuckets", &h->hh_oldbuckets, NULL),
-	     "hmap.oldbuckets of net/http.Header");
-	NEED(pointee(&buckets, &bucket), "bucket type of net/http.Header");
-	NEED(member(&bucket, "tophash", &h->hb_tophash, NULL), "bucket.tophash of net/http.Header");
-	NEED(member(&bucket, "keys", &h->hb_keys, NULL), "bucket.keys of net/http.Header");
-	NEED(member(&bucket, "values", &h->hb_values, NULL), "bucket.values of net/http.Header");
-	NEED(member(&bucket, "overflow", &h->hb_overflow, NULL),
-	     "bucket.overflow of net/http.Header");
-	NEED(byte_size(&bucket, &h->hb_size), "bucket byte size of net/http.Header");
+	if (ret)
+		return ret;
+	/* no walk reads it, and the per-version table keeps none for stripped binaries */
+	h->hmap.count = 0;
 	h->map = GO_MAP_HMAP;
 	return 0;
 }

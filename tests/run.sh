@@ -141,6 +141,7 @@ run "process contexts (OTEP 4719): services as their SDK names them; hostile con
 run "the agent's image under podman, as deploy/kubernetes's DaemonSet runs it" bash "$TOP/tests/container.sh"
 run "hostile input: broken binaries, records and flags under ASan+UBSan" bash "$TOP/tests/hostile-input.sh"
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"
+run "label sets of every shape, every toolchain, read by the sampler and --wall alike" bash "$TOP/tests/golabels.sh"
 run "label sets switching under a busy GC" bash "$TOP/tests/profile-labelswitch.sh"
 run "capacity: 200 targets, small rings" bash "$TOP/tests/capacity.sh"
 run "arm64: profiling arm64 Go programs in an emulated arm64 machine (qemu TCG)" bash "$TOP/tests/arm64-vm.sh"

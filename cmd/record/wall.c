@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/uio.h>
 
+#include "bpf/gomap.h"
 #include "cmd/util/hashmap.h"
 #include "cmd/util/procfs.h"
 #include "offsets/gopclntab.h"
@@ -368,26 +369,22 @@ static int add_label(struct wall_reader *r, struct sample_event *e, uint64_t kpt
 static int read_labels_slice(struct wall_reader *r, struct sample_event *e, uint64_t labels)
 {
 	const struct go_layout *l = &r->l;
-	uint8_t buf[MAX_BUCKET_SIZE];
-	uint64_t hdr[2], n, i, off;
-	int ret;
+	__u64 buf[MAX_BUCKET_SIZE / 8], kv[4];
+	uint64_t hdr[2], n, i;
+	int cut = 0, ret;
 
 	if (mem_read(r, hdr, sizeof(hdr), labels + l->label_list))
 		return -EFAULT;
-	n = hdr[1];
-	if (n > MAX_LABELS) {
+	n = golabels_count(hdr[1], &cut);
+	if (cut)
 		e->flags |= SAMPLE_F_LABELS_CUT;
-		n = MAX_LABELS;
-	}
 	if (!n)
 		return 0;
 	if (n * l->label_size > sizeof(buf) || mem_read(r, buf, n * l->label_size, hdr[0]))
 		return -EFAULT;
 	for (i = 0; i < n; i++) {
-		off = i * l->label_size;
-		ret = add_label(r, e, u64_at(buf, off + l->label_key), u64_at(buf, off + l->label_key + 8),
-				u64_at(buf, off + l->label_value),
-				u64_at(buf, off + l->label_value + 8));
+		golabels_elem(buf, l, i, kv);
+		ret = add_label(r, e, kv[0], kv[1], kv[2], kv[3]);
 		if (ret)
 			return ret;
 	}
@@ -398,57 +395,37 @@ static int read_labels_slice(struct wall_reader *r, struct sample_event *e, uint
 static int read_labels_map(struct wall_reader *r, struct sample_event *e, uint64_t labels)
 {
 	const struct go_layout *l = &r->l;
-	uint8_t buf[MAX_BUCKET_SIZE], B, flags;
-	uint64_t hmap, buckets, old, cur = 0;
-	uint32_t nb, nold, idx = 0, oidx = 0, visits, s, hlen;
+	__u64 buf[MAX_BUCKET_SIZE / 8], h[MAP_HEADER_LEN / 8], kv[4];
+	uint64_t hmap, at;
+	struct gomap_walk w;
+	uint32_t visits, s;
 	int ret;
 
 	if (mem_read(r, &hmap, 8, labels))
 		return -EFAULT;
 	if (!hmap)
 		return 0;
-	/* the hmap's header in one read */
-	hlen = l->hmap_buckets > l->hmap_oldbuckets ? l->hmap_buckets : l->hmap_oldbuckets;
-	hlen = (hlen > l->hmap_b ? hlen : l->hmap_b) + 8;
-	if (l->bucket_size > sizeof(buf) || hlen > sizeof(buf) || hlen < l->hmap_flags + 1 ||
-	    mem_read(r, buf, hlen, hmap))
+	if (l->lmap.size > sizeof(buf) || mem_read(r, h, sizeof(h), hmap))
 		return -EFAULT;
-	B = buf[l->hmap_b];
-	flags = buf[l->hmap_flags];
-	buckets = u64_at(buf, l->hmap_buckets);
-	old = u64_at(buf, l->hmap_oldbuckets);
-	if (B > MAX_B) {
+	if (gomap_start(&w, &l->lmap, h))
 		e->flags |= SAMPLE_F_LABELS_CUT;
-		B = MAX_B;
-	}
-	nb = 1U << B;
-	/* sameSizeGrow (flag 8) keeps the bucket count; otherwise old has half */
-	nold = !old ? 0 : (flags & 8) ? nb : nb >> 1;
 	for (visits = 0; visits < MAX_BUCKET_VISITS; visits++) {
-		if (!cur) {
-			if (idx < nb)
-				cur = buckets + (uint64_t)idx++ * l->bucket_size;
-			else if (oidx < nold)
-				cur = old + (uint64_t)oidx++ * l->bucket_size;
-			else
-				return 0;
-		}
-		if (mem_read(r, buf, l->bucket_size, cur))
+		at = gomap_next(&w, &l->lmap);
+		if (!at)
+			return 0;
+		if (mem_read(r, buf, l->lmap.size, at))
 			return -EFAULT;
 		for (s = 0; s < BUCKET_SLOTS; s++) {
-			uint32_t koff = l->bucket_keys + s * 16, voff = l->bucket_values + s * 16;
-
-			/* evacuated slots of an old bucket are < MIN_TOPHASH too */
-			if (buf[l->bucket_tophash + s] < MIN_TOPHASH)
+			if (!gomap_slot_full(buf, &l->lmap, s))
 				continue;
-			ret = add_label(r, e, u64_at(buf, koff), u64_at(buf, koff + 8),
-					u64_at(buf, voff), u64_at(buf, voff + 8));
+			gomap_slot(buf, &l->lmap, s, GO_STRING_SIZE, kv);
+			ret = add_label(r, e, kv[0], kv[1], kv[2], kv[3]);
 			if (ret)
 				return ret;
 		}
-		cur = u64_at(buf, l->bucket_overflow);
+		gomap_done(&w, &l->lmap, buf);
 	}
-	if (cur || idx < nb || oidx < nold)
+	if (gomap_left(&w))
 		e->flags |= SAMPLE_F_LABELS_CUT;
 	return 0;
 }

@@ -135,9 +135,9 @@ static void test_all_rows(void)
 		      "0 (per binary)", "nonzero");
 		switch (l->labels_layout) {
 		case GO_LABELS_MAP:
-			check(l->bucket_size > l->bucket_overflow,
+			check(l->lmap.size > l->lmap.overflow,
 			      desc("Go %d.%d map: bucket size %u > overflow offset %u", r->major,
-				   r->minor, l->bucket_size, l->bucket_overflow),
+				   r->minor, l->lmap.size, l->lmap.overflow),
 			      "true", "false");
 			break;
 		case GO_LABELS_SLICE:

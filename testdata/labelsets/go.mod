@@ -1,0 +1,3 @@
+module ctxprof.test/labelsets
+
+go 1.17
