@@ -16,30 +16,22 @@
 #include "cmd/output/recset.h"
 #include "cmd/output/report.h"
 #include "cmd/output/speedscope.h"
+#include "cmd/output/writer.h"
 #include "cmd/util/hashmap.h"
 #include "cmd/util/strbuf.h"
 #include "convert.h"
 
 #define MAX_BAD_LINES 20
 
-/* Where the records go: one of these a run. */
-struct outputs {
-	struct pprof *pp;
-	struct folded *fo;
-	struct recset *rs; /* --html, --speedscope */
-};
-
-/* One record for the output asked for; -EINVAL with the reason in ERR when it is none. */
-static int take(json_t *o, struct outputs *out, char *err, size_t errlen)
+/* One record for the writers; -EINVAL with the reason in ERR when it is none. */
+static int take(json_t *o, struct writers *ws, char *err, size_t errlen)
 {
 	struct rec_mem mem = {};
 	struct rec r;
 	int ret;
 
 	ret = rec__from_json(o, &r, &mem, err, errlen);
-	if (!ret && (ret = out->pp ? pprof__add(out->pp, &r) :
-			   out->fo ? folded__add(out->fo, &r) :
-				     recset__add(out->rs, &r)))
+	if (!ret && (ret = writers__add(ws, &r)))
 		snprintf(err, errlen, "%s", strerror(-ret));
 	rec_mem__free(&mem);
 	return ret;
@@ -110,7 +102,9 @@ static bool json_lines(FILE *in, const char *name)
 
 /* The inputs read so far: each record's line, by hash, and the input it came in. */
 struct reading {
-	struct outputs out;
+	struct writers *ws; /* the one output asked for */
+	struct recset *rs; /* --html's or --speedscope's records, which say what came from where */
+	FILE *out; /* -f's stream */
 	struct hashmap *seen; /* hash of a line -> index of its input + 1 */
 	size_t good; /* records taken, all inputs */
 	bool cut; /* a last line was cut off */
@@ -167,7 +161,7 @@ static int read_input(struct reading *rd, size_t idx, const char *name)
 		goto out;
 	/* the page names an input by its file's name */
 	base = strrchr(name, '/');
-	if (rd->out.rs && recset__input(rd->out.rs, base ? base + 1 : shown(name)) < 0) {
+	if (rd->rs && recset__input(rd->rs, base ? base + 1 : shown(name)) < 0) {
 		fprintf(stderr, "out of memory\n");
 		goto out;
 	}
@@ -192,7 +186,7 @@ static int read_input(struct reading *rd, size_t idx, const char *name)
 			dup++;
 			json_decref(rec);
 			continue;
-		} else if (take(rec, &rd->out, err, sizeof(err)) == 0) {
+		} else if (take(rec, rd->ws, err, sizeof(err)) == 0) {
 			good++;
 			json_decref(rec);
 			continue;
@@ -227,8 +221,8 @@ static int read_input(struct reading *rd, size_t idx, const char *name)
 		fprintf(stderr, "ctxprof-go: %s: %zu record%s came already in %s (a file read twice?): "
 				"counted once\n",
 			shown(name), dup, dup == 1 ? "" : "s", shown(rd->names[from]));
-		if (rd->out.rs)
-			recset__duplicates(rd->out.rs, dup);
+		if (rd->rs)
+			recset__duplicates(rd->rs, dup);
 	}
 	rd->good += good;
 	ret = 0;
@@ -345,37 +339,43 @@ static char *source_name(const struct convert_args *a)
 	return b.oom ? (strbuf__free(&b), NULL) : b.p;
 }
 
+/* The one writer A asks for, into RD; -errno, said. */
+static int open_output(const struct convert_args *a, struct reading *rd, const char *source)
+{
+	struct writer_dest d = { .path = a->pprof ?: a->html ?: a->speedscope, .source = source };
+	const struct writer_ops *ops = a->pprof ? &pprof_writer :
+				       a->folded ? &folded_writer :
+				       a->html ? &report_writer :
+						 &speedscope_writer;
+	int ret;
+
+	rd->out = stdout;
+	d.stream = &rd->out;
+	d.trace_root = a->trace_root;
+	d.wall_only = a->wall;
+	if (!(rd->ws = writers__new()))
+		return -ENOMEM;
+	ret = writers__open(rd->ws, ops, &d);
+	if (!ret && (a->html || a->speedscope))
+		rd->rs = writers__get(rd->ws, ops);
+	return ret;
+}
+
 /* RD's records in the format A asks for; 0 or 1 (said on stderr). */
 static int write_output(const struct convert_args *a, struct reading *rd)
 {
 	const char *file = a->pprof ?: a->html ?: a->speedscope;
-	char *source = NULL;
 	size_t n;
-	int ret;
 
-	if (a->folded) {
-		ret = folded__write(rd->out.fo, stdout, a->trace_root, a->wall);
-		if (ret)
-			fprintf(stderr, "failed to write folded stacks to stdout: %s\n", strerror(-ret));
-		return ret ? 1 : 0;
-	}
-	if (a->pprof)
-		ret = pprof__write(rd->out.pp, a->pprof);
-	else if (!(source = source_name(a)))
-		ret = -ENOMEM;
-	else
-		ret = a->html ? report__write(rd->out.rs, a->html, source) :
-				speedscope__write(rd->out.rs, a->speedscope, source);
-	free(source);
-	if (ret) {
-		fprintf(stderr, "failed to write %s: %s\n", file, strerror(-ret));
+	if (writers__write(rd->ws, false))
 		return 1;
-	}
+	if (a->folded)
+		return 0;
 	fprintf(stderr, "ctxprof-go: %zu records in %s\n", rd->good, file);
-	if (rd->out.rs && (!recset__records(rd->out.rs, &n) || !n))
+	if (rd->rs && (!recset__records(rd->rs, &n) || !n))
 		fprintf(stderr, "ctxprof-go: no CPU or wall-clock record in the input: nothing to draw "
 				"(%llu event records are moments, not time)\n",
-			(unsigned long long)recset__events(rd->out.rs));
+			(unsigned long long)recset__events(rd->rs));
 	return 0;
 }
 
@@ -383,6 +383,7 @@ int convert__main(int argc, char **argv)
 {
 	struct convert_args a = {};
 	struct reading rd = {};
+	char *source = NULL;
 	size_t i;
 	int ret;
 
@@ -390,15 +391,14 @@ int convert__main(int argc, char **argv)
 		return ret < 0 ? 0 : (fprintf(stderr, "Try 'ctxprof-go convert --help'.\n"), 2);
 	rd.names = a.inputs;
 	rd.ninputs = a.ninputs;
-	if (a.pprof)
-		rd.out.pp = pprof__new();
-	else if (a.folded)
-		rd.out.fo = folded__new();
-	else
-		rd.out.rs = recset__new();
 	ret = 1;
-	if ((!rd.out.pp && !rd.out.fo && !rd.out.rs) || !(rd.seen = hashmap__new())) {
+	if (!(source = source_name(&a)) || !(rd.seen = hashmap__new())) {
 		fprintf(stderr, "out of memory\n");
+		goto out;
+	}
+	if (open_output(&a, &rd, source)) {
+		if (!rd.ws)
+			fprintf(stderr, "out of memory\n");
 		goto out;
 	}
 	for (i = 0; i < a.ninputs; i++)
@@ -417,8 +417,7 @@ int convert__main(int argc, char **argv)
 	}
 out:
 	hashmap__free(rd.seen, NULL);
-	pprof__free(rd.out.pp);
-	folded__free(rd.out.fo);
-	recset__free(rd.out.rs);
+	writers__free(rd.ws);
+	free(source);
 	return ret;
 }

@@ -172,3 +172,31 @@ int folded__write(struct folded *f, FILE *out, bool trace_root, bool wall)
 	free(o.lines);
 	return ret;
 }
+
+static void *folded_new(const struct writer_dest *d)
+{
+	return folded__new();
+}
+
+static int folded_add(void *w, const struct rec *r)
+{
+	return folded__add(w, r);
+}
+
+static int folded_write(void *w, const struct writer_dest *d)
+{
+	return folded__write(w, *d->stream, d->trace_root, d->wall_only);
+}
+
+static void folded_free(void *w)
+{
+	folded__free(w);
+}
+
+const struct writer_ops folded_writer = {
+	.what = "folded stacks",
+	.new = folded_new,
+	.add = folded_add,
+	.write = folded_write,
+	.free = folded_free,
+};

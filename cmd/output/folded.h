@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "rec.h"
+#include "writer.h"
 
 struct folded;
 
@@ -23,5 +24,8 @@ int folded__add(struct folded *f, const struct rec *r);
  * leaf ("[chan_receive]"); otherwise every other record. -errno.
  */
 int folded__write(struct folded *f, FILE *out, bool trace_root, bool wall);
+
+/* -f: to *D->stream, D->trace_root and D->wall_only as folded__write takes them */
+extern const struct writer_ops folded_writer;
 
 #endif /* __FOLDED_H */

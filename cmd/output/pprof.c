@@ -328,3 +328,30 @@ out:
 	return ret;
 }
 
+static void *pprof_new(const struct writer_dest *d)
+{
+	return pprof__new();
+}
+
+static int pprof_add(void *w, const struct rec *r)
+{
+	return pprof__add(w, r);
+}
+
+static int pprof_write(void *w, const struct writer_dest *d)
+{
+	return pprof__write(w, d->path);
+}
+
+static void pprof_free(void *w)
+{
+	pprof__free(w);
+}
+
+const struct writer_ops pprof_writer = {
+	.what = "the pprof profile",
+	.new = pprof_new,
+	.add = pprof_add,
+	.write = pprof_write,
+	.free = pprof_free,
+};

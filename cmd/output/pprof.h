@@ -4,6 +4,7 @@
 #define __PPROF_H
 
 #include "rec.h"
+#include "writer.h"
 
 struct pprof;
 
@@ -20,5 +21,8 @@ int pprof__add(struct pprof *p, const struct rec *r);
 
 /* Writes every record added to PATH, created 0600 (an existing file keeps its mode); -errno. */
 int pprof__write(struct pprof *p, const char *path);
+
+/* --pprof: D->path */
+extern const struct writer_ops pprof_writer;
 
 #endif /* __PPROF_H */

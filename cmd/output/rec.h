@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* rec.h: one output record as C data, what the JSON writer, the pprof encoder and the folded writer take. */
+/* rec.h: one output record as C data, what every writer takes; as a JSON line, and back. */
 #ifndef __REC_H
 #define __REC_H
 
@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "cmd/util/strbuf.h"
+#include "writer.h"
 
 struct rec_frame {
 	const char *func; /* NULL: nothing names it, printed as PC in hex */
@@ -122,6 +123,9 @@ const char *rec_origin__name(enum rec_origin o);
  * valid UTF-8 (U+FFFD for invalid bytes), escaped as JSON wants. -ENOMEM.
  */
 int rec__json(const struct rec *r, struct strbuf *b);
+
+/* JSON lines, the default output: rec__json's lines to *D->stream, flushed at each interval's end. */
+extern const struct writer_ops json_lines_writer;
 
 /* R's labels as the JSON object rec__json writes, appended to B. -ENOMEM. */
 int rec__json_labels(const struct rec *r, struct strbuf *b);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "recset.h"
+#include "writer.h"
 
 /*
  * What one page holds in full: the costliest traces' stacks and times, as
@@ -25,5 +26,8 @@
  * from, for the page's heading. 0, or -errno.
  */
 int report__write(struct recset *rs, const char *path, const char *source);
+
+/* --html: D->path, D->source naming where the records came from */
+extern const struct writer_ops report_writer;
 
 #endif /* __REPORT_H */

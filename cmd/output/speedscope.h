@@ -4,6 +4,7 @@
 #define __SPEEDSCOPE_H
 
 #include "recset.h"
+#include "writer.h"
 
 /* The traces, costliest first (CPU plus wall-clock time), that get profiles of their own. */
 #define SPEEDSCOPE_MAX_TRACES 100
@@ -18,5 +19,8 @@
  * receive]. NAME is the file's name in speedscope. 0, or -errno.
  */
 int speedscope__write(struct recset *rs, const char *path, const char *name);
+
+/* --speedscope: D->path, D->source its name in speedscope */
+extern const struct writer_ops speedscope_writer;
 
 #endif /* __SPEEDSCOPE_H */

@@ -470,3 +470,25 @@ void summary__print(const struct summary *s, FILE *f, int n, int width)
 		fprintf(f, "inherited, request ended: %.2fs CPU, %.2fs goroutine time\n",
 			s->inherited[0] / 1e9, s->inherited[1] / 1e9);
 }
+
+static void *summary_new(const struct writer_dest *d)
+{
+	return summary__new();
+}
+
+static int summary_add(void *w, const struct rec *r)
+{
+	return summary__add(w, r);
+}
+
+static void summary_free(void *w)
+{
+	summary__free(w);
+}
+
+const struct writer_ops summary_writer = {
+	.what = "the summary",
+	.new = summary_new,
+	.add = summary_add,
+	.free = summary_free,
+};

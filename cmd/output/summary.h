@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "rec.h"
+#include "writer.h"
 
 /* Traces held at most: past it, the cheaper half goes (a run of days stays bounded). */
 #define SUMMARY_MAX_TRACES 65536
@@ -24,5 +25,8 @@ int summary__add(struct summary *s, const struct rec *r);
  * when no record had a trace ID.
  */
 void summary__print(const struct summary *s, FILE *f, int n, int width);
+
+/* the costliest traces: summary__print says them */
+extern const struct writer_ops summary_writer;
 
 #endif /* __SUMMARY_H */

@@ -38,12 +38,9 @@ struct aggregate {
 	agg_lookup_fn repair_lookup;
 	void *repair_ctx;
 	bool repair; /* put frameless leaves' callers back */
-	agg_sink_fn sink;
-	void *sink_ctx;
+	struct writers *writers; /* where records go */
 	agg_progress_fn progress;
 	void *progress_ctx;
-	bool no_json;
-	struct strbuf line; /* a record as written, and its newline */
 	struct rec_builder *build;
 	/* --wall: the goroutines' latest CPU stacks, for those found running */
 	struct goid_stacks *running;
@@ -87,11 +84,9 @@ struct ended_span {
 	uint8_t trace[TRACE_ID_LEN];
 };
 
-void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json)
+void aggregate__set_writers(struct aggregate *a, struct writers *ws)
 {
-	a->sink = sink;
-	a->sink_ctx = ctx;
-	a->no_json = !json;
+	a->writers = ws;
 }
 
 static const char *const default_trace_keys[] = { AGG_DEFAULT_TRACE_KEYS };
@@ -295,7 +290,6 @@ void aggregate__free(struct aggregate *a)
 	hashmap__free(a->open_spans, free);
 	free(a->ended.items);
 	hashmap__free(a->sampled, NULL);
-	strbuf__free(&a->line);
 	rec_builder__free(a->build);
 	goid_stacks__free(a->running);
 	free(a);
@@ -953,24 +947,7 @@ void aggregate__pids(const struct aggregate *a, void (*fn)(const struct agg_pid_
 	hashmap__foreach(a->pids, one_pid, &w);
 }
 
-/* One record out: a JSON line, and to the sink. 0, or -errno when it was not written. */
-static int emit(struct aggregate *a, const struct rec *r, FILE *out)
-{
-	int ret;
-
-	if (!a->no_json) {
-		a->line.n = 0;
-		if ((ret = rec__json(r, &a->line)))
-			return ret;
-		/* stdio keeps the errno of the write(2) that failed */
-		errno = 0;
-		if (fwrite(a->line.p, 1, a->line.n, out) != a->line.n)
-			return errno ? -errno : -EIO;
-	}
-	return a->sink ? a->sink(a->sink_ctx, r) : 0;
-}
-
-int aggregate__write_event(struct aggregate *a, const void *data, size_t size, FILE *out,
+int aggregate__write_event(struct aggregate *a, const void *data, size_t size,
 			   agg_lookup_fn lookup, void *ctx)
 {
 	const struct sample_event *e = data;
@@ -1011,7 +988,7 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size, F
 	rec.goid = e->goid;
 	/* an event is a moment, not CPU time */
 	rec.cpu_ns = -1;
-	ret = emit(a, &rec, out);
+	ret = writers__add(a->writers, &rec);
 	if (!ret)
 		a->stats.events++;
 	return ret;
@@ -1140,7 +1117,7 @@ static void mark_sampled(struct aggregate *a)
 	free(st.keys.items);
 }
 
-int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void *ctx)
+int aggregate__flush(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
 {
 	struct agg_target t;
 	struct collect all;
@@ -1171,7 +1148,7 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 			t.time_ns = r->last_ns;
 			ret = build_rec(a, r, &t, &rec);
 			if (!ret)
-				ret = emit(a, &rec, out);
+				ret = writers__add(a->writers, &rec);
 			if (!ret)
 				n++;
 		}
@@ -1184,10 +1161,9 @@ int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void 
 	/* idle for a whole interval: freed, unless a slot holds it or samples just came */
 	for (; i < all.n; i++)
 		start_over(a, all.items[i], true);
-	/* a line in stdio's buffer is not written yet */
-	errno = 0;
-	if (!ret && !a->no_json && fflush(out) != 0)
-		ret = errno ? -errno : -EIO;
+	/* the interval's end: a line in stdio's buffer, for one, is not written yet */
+	if (!ret)
+		ret = writers__flush(a->writers);
 	free(all.items);
 	/* with stdio's buffer in between, none of them is known to be written */
 	if (ret)

@@ -10,6 +10,7 @@
 
 #include "bpf/ctxprof.h"
 #include "cmd/output/rec.h"
+#include "cmd/output/writer.h"
 #include "offsets/go_wall.h"
 #include "rec_build.h"
 
@@ -68,12 +69,8 @@ void aggregate__set_lookup(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
  */
 void aggregate__repair_leaves(struct aggregate *a, bool on);
 
-/*
- * Hands every record, as written, to SINK as well; with JSON false, records
- * go only there (folded output replaces JSON lines).
- */
-typedef int (*agg_sink_fn)(void *ctx, const struct rec *record); /* 0, or -errno: not taken */
-void aggregate__set_sink(struct aggregate *a, agg_sink_fn sink, void *ctx, bool json);
+/* Hands every record to WS's outputs, which must outlive A; it writes none itself. */
+void aggregate__set_writers(struct aggregate *a, struct writers *ws);
 
 /* Counts one event from the ring buffer; -EINVAL for a malformed one. */
 int aggregate__add(struct aggregate *a, const void *data, size_t size);
@@ -137,12 +134,12 @@ bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_
 uint64_t aggregate__gen(const struct aggregate *a);
 
 /*
- * Writes an event of a custom trace or a uprobe (origin not ORIGIN_SAMPLING)
- * as a record of its own, at once (into OUT's buffer): samples 1, cpu_ns
+ * Hands an event of a custom trace or a uprobe (origin not ORIGIN_SAMPLING)
+ * to the writers as a record of its own, at once: samples 1, cpu_ns
  * null, and its origin, context, tid and goid. -EINVAL for a malformed
  * event, -errno when the record could not be written.
  */
-int aggregate__write_event(struct aggregate *a, const void *data, size_t size, FILE *out,
+int aggregate__write_event(struct aggregate *a, const void *data, size_t size,
 			   agg_lookup_fn lookup, void *ctx);
 
 /*
@@ -156,12 +153,13 @@ void aggregate__set_progress(struct aggregate *a, agg_progress_fn fn, void *ctx)
 void aggregate__progress(struct aggregate *a);
 
 /*
- * Writes one JSON line per (pid, trace ID, label set) counted since the last
- * flush, most samples first, flushes OUT, and starts over. Returns the
- * number of records, or -errno when one could not be written (OUT failed,
- * or the sink refused it): the rest are dropped and counted as unwritten.
+ * Hands the writers one record per (pid, trace ID, label set) counted
+ * since the last flush, most samples first, flushes them, and starts over.
+ * Returns the number of records, or -errno when one could not be written
+ * (a writer refused it, or its flush failed): the rest are dropped and
+ * counted as unwritten.
  */
-int aggregate__flush(struct aggregate *a, FILE *out, agg_lookup_fn lookup, void *ctx);
+int aggregate__flush(struct aggregate *a, agg_lookup_fn lookup, void *ctx);
 
 /* Totals since creation. */
 struct agg_stats {

@@ -19,7 +19,7 @@
 #include "cmd/util/outfile.h"
 #include "aggregate.h"
 #include "processes.h"
-#include "profiles.h"
+#include "outputs.h"
 #include "ring_keeper.h"
 #include "sampler.h"
 #include "session.h"
@@ -54,7 +54,7 @@ struct session {
 	const struct sampler_bpf *bpf; /* the sampler's */
 	struct ring_buffer *rb; /* the sampler's rings */
 	struct ring_keeper *keeper; /* reads them while the loop cannot */
-	struct profiles *profiles; /* --pprof, -f, --html, --otlp and the summary */
+	struct outputs *outputs; /* JSON lines, --pprof, -f, --html, --otlp and the summary */
 	struct metrics_http *metrics; /* --metrics-addr */
 	struct aggregate *agg;
 	struct processes *procs; /* every process's mappings, targets or not */
@@ -160,21 +160,6 @@ static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_
 	return true;
 }
 
-/* Every record, as written, into the other encoders too. */
-static int to_outputs(void *ctx, const struct rec *r)
-{
-	struct session *s = ctx;
-
-	return profiles__add(s->profiles, r);
-}
-
-/* --otlp: the records of the interval just written, as one request to the export thread. */
-static void send_otlp(struct session *s)
-{
-	if (profiles__send(s->profiles))
-		session__fail(s, -ENOMEM, "encode OTLP profiles");
-}
-
 /* One event from the ring; a failure that loses data stops the reading (malformed ones are counted). */
 static int handle_event(void *ctx, void *data, size_t size)
 {
@@ -185,7 +170,7 @@ static int handle_event(void *ctx, void *data, size_t size)
 	if (ring_keeper__keeping())
 		return ring_keeper__keep(s->keeper, RING_SAMPLES, data, size), 0;
 	if (size >= offsetof(struct sample_event, labels) && e->origin != ORIGIN_SAMPLING) {
-		ret = aggregate__write_event(s->agg, data, size, s->out, lookup_target, s);
+		ret = aggregate__write_event(s->agg, data, size, lookup_target, s);
 		if (ret && ret != -EINVAL)
 			write_failed(s, ret);
 		s->unflushed = true;
@@ -297,7 +282,7 @@ static void flush_events(struct session *s)
 		write_failed(s, errno ? -errno : -EIO);
 }
 
-/* The aggregator, and the encoders that --pprof, -f and --otlp read from. */
+/* The aggregator, and the writers it hands records to. */
 static int create_outputs(struct session *s)
 {
 	const struct session_config *c = &s->cfg;
@@ -320,10 +305,9 @@ static int create_outputs(struct session *s)
 	aggregate__set_progress(s->agg, read_rings, s);
 	/* each sample's time and goroutine, for the records' times_us and goids */
 	aggregate__keep_times(s->agg, AGG_MAX_TIMES, AGG_MAX_TIMES);
-	if (!(s->profiles = profiles__new(c, s->period_ns)))
+	if (!(s->outputs = outputs__new(c, s->period_ns, &s->out)))
 		return -errno;
-	/* folded stacks go to stdout; JSON lines then only to -o FILE, if given */
-	aggregate__set_sink(s->agg, to_outputs, s, !c->folded || c->output);
+	aggregate__set_writers(s->agg, outputs__writers(s->outputs));
 	return 0;
 }
 
@@ -462,7 +446,7 @@ static int create_targets(struct session *s)
 	}
 	if (c->all)
 		processes__on_exec(s->procs, targets__on_exec, s->targets);
-	profiles__set_processes(s->profiles, targets__describe_process, s->targets);
+	outputs__set_processes(s->outputs, targets__describe_process, s->targets);
 	return 0;
 }
 
@@ -540,7 +524,7 @@ void session__free(struct session *s)
 	/* their probes and events go before the programs they run */
 	targets__free(s->targets);
 	aggregate__free(s->agg);
-	profiles__free(s->profiles);
+	outputs__free(s->outputs);
 	metrics_http__stop(s->metrics);
 	processes__free(s->procs);
 	sampler__free(s->sampler);
@@ -582,13 +566,13 @@ static struct stats_view stats_view(const struct session *s)
 		.nstart = s->nstart,
 		.write_cpu_ns = s->write_cpu_ns,
 		.flushes = s->flushes,
-		.encoder = profiles__otlp(s->profiles),
+		.encoder = outputs__otlp(s->outputs),
 	};
 
 	if (s->wall)
 		v.wall = wall_snap__stats(s->wall, &v.wall_cpu_ns);
 	ring_keeper__stats(s->keeper, &v.kept);
-	profiles__otlp_totals(s->profiles, &v.otlp);
+	outputs__otlp_totals(s->outputs, &v.otlp);
 	return v;
 }
 
@@ -634,7 +618,7 @@ static void settle_wall(struct session *s)
 static int flush_records(struct session *s)
 {
 	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
-	int ret = aggregate__flush(s->agg, s->out, lookup_target, s);
+	int ret = aggregate__flush(s->agg, lookup_target, s);
 
 	s->write_cpu_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	s->flushes++;
@@ -667,13 +651,11 @@ static int drain(struct session *s)
 	settle_wall(s);
 	if (!s->fail && (ret = flush_records(s)) < 0)
 		write_failed(s, ret);
-	if (!s->fail)
-		send_otlp(s);
 	/* what is queued goes out within the flush time; the rest is counted */
-	profiles__stop_export(s->profiles);
+	outputs__stop_export(s->outputs);
 	print_stats(s, false);
 	/* stderr's lines start "ctxprof-go: ": 80 columns with it */
-	profiles__summary(s->profiles, stderr, SUMMARY_TRACES, 80 - (int)strlen("ctxprof-go: "));
+	outputs__summary(s->outputs, stderr, SUMMARY_TRACES, 80 - (int)strlen("ctxprof-go: "));
 	publish_metrics(s);
 	targets__warn_unsampled(s->targets);
 	/* a reader that went away (| head) ends the run, as it ends perf's or jq's: no error */
@@ -709,7 +691,7 @@ static int finish(struct session *s)
 	err = drain(s);
 	if (err)
 		return err;
-	err = profiles__write(s->profiles);
+	err = outputs__write(s->outputs);
 	ret = close_output(s);
 	return err ?: ret;
 }
@@ -950,7 +932,6 @@ static bool flush_if_due(struct session *s, struct run_clock *rc)
 		write_failed(s, err);
 		return false;
 	}
-	send_otlp(s);
 	/* written: the mappings of processes gone before then are no longer needed */
 	processes__release(s->procs, rc->consumed);
 	rc->next_flush += (uint64_t)(s->cfg.interval * NSEC_PER_SEC);

@@ -66,10 +66,17 @@ static json_t *flush(struct aggregate *a)
 	char *text = NULL, *line, *save = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
+	struct writer_dest d = { .stream = &f };
+	struct writers *ws = writers__new();
 	json_error_t jerr;
 	bool valid = true;
 
-	aggregate__flush(a, f, lookup, NULL);
+	/* the records as the JSON lines writer writes them */
+	if (!ws || writers__open(ws, &json_lines_writer, &d))
+		abort();
+	aggregate__set_writers(a, ws);
+	aggregate__flush(a, lookup, NULL);
+	writers__free(ws);
 	fclose(f);
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* \u0000 is valid JSON; jansson parses it only when asked */
