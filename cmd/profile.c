@@ -23,7 +23,6 @@
 #include "offsets/go_binary.h"
 #include "profile.h"
 
-#define MAX_TARGETS 4096
 #define DEFAULT_FREQ 99
 #define DEFAULT_INTERVAL 10
 #define DEFAULT_WALL_HZ 19
@@ -32,7 +31,6 @@
 #define MAX_STARTS_LIMIT 1000000
 #define MAX_WALL_HZ 1000
 #define MAX_OTLP_QUEUE 4096
-#define MAX_OTLP_LABELS 64
 /*
  * Ring buffer bytes per CPU: small enough to stay in cache, large enough for
  * several polls' worth of samples at 999 Hz (a sample is 0.2 to 4 KiB).
@@ -168,49 +166,6 @@ static const char usage[] =
 	"  jq -s 'map(select(.origin==\"sampling\"))|group_by(.trace_id)|map({trace_id:.[0].trace_id,ms:(map(.cpu_ns)|add/1e6)})' cpu.jsonl\n"
 	"  jq -s 'map(select(.origin==\"request\"))|group_by(.trace_id)|map({trace_id:.[0].trace_id,requests:(map(.samples)|add),elapsed_ms:(map(.elapsed_ns)|add/1e6)})' prof.jsonl\n";
 
-struct options {
-	pid_t pids[MAX_TARGETS];
-	int npids;
-	unsigned long freq;
-	double duration; /* 0: until stopped */
-	double interval;
-	const char *output;
-	const char *trace_keys[MAX_TRACE_KEYS];
-	int ntrace_keys;
-	bool traced_only;
-	unsigned int trace_sources;
-	double start_share; /* --goroutine-start-share, as a fraction */
-	unsigned long max_starts; /* --max-goroutine-starts; ULONG_MAX: none */
-	bool obi_asked; /* named in --trace-sources: its map must be there or made */
-	bool sources_asked; /* --trace-sources given: a target without one is told */
-	const char *bpffs;
-	bool quiet;
-	bool no_leaf_repair;
-	bool realtime;
-	int verbose; /* -v: details; -vv: libbpf's messages too */
-	bool all;
-	bool append;
-	const char *cgroup;
-	unsigned long ring_kib; /* per CPU */
-	const char *pprof;
-	const char *html;
-	bool folded, folded_trace_root, folded_wall;
-	bool wall;
-	unsigned long wall_hz;
-	const char *pin_dir;
-	const char *otlp; /* --otlp URL */
-	unsigned long otlp_queue; /* 0: the default */
-	char *otlp_labels_buf; /* --otlp-labels, split in place */
-	const char *otlp_labels[MAX_OTLP_LABELS];
-	int notlp_labels;
-	bool otlp_labels_set;
-	const char *metrics_addr; /* --metrics-addr */
-	struct otlp_export_config otlp_cfg; /* with the environment's; url NULL: no export */
-	const char *uprobes[MAX_UPROBES];
-	int nuprobes;
-	enum uprobe_abi uprobe_abi;
-};
-
 static int verbose;
 
 /* libbpf's own messages, with -v only: its failures reach the user through ours */
@@ -221,7 +176,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 /*
  * Options are a table: each row names its parser, which sets one member of
- * struct options from the argument (NULL for a flag); FLAG, COUNT, STRING
+ * struct session_config from the argument (NULL for a flag); FLAG, COUNT, STRING
  * and FOLDED rows name the member they set. A parser returns
  * ARG_OK, ARG_BAD after saying what is wrong, or ARG_EXIT when the program
  * is done (--help, --version).
@@ -232,7 +187,7 @@ struct opt_spec {
 	const char *name;
 	int has_arg;
 	int key; /* the short option, or an OPT_* above the characters */
-	int (*parse)(struct options *o, size_t member, const char *arg);
+	int (*parse)(struct session_config *o, size_t member, const char *arg);
 	size_t member; /* offsetof the member that FLAG, COUNT and STRING set */
 };
 
@@ -265,19 +220,25 @@ enum {
 
 #define MEMBER(o, m, type) ((type *)((char *)(o) + (m)))
 
-static int set_flag(struct options *o, size_t m, const char *arg)
+static int set_flag(struct session_config *o, size_t m, const char *arg)
 {
 	*MEMBER(o, m, bool) = true;
 	return ARG_OK;
 }
 
-static int set_count(struct options *o, size_t m, const char *arg)
+static int set_off(struct session_config *o, size_t m, const char *arg)
+{
+	*MEMBER(o, m, bool) = false;
+	return ARG_OK;
+}
+
+static int set_count(struct session_config *o, size_t m, const char *arg)
 {
 	++*MEMBER(o, m, int);
 	return ARG_OK;
 }
 
-static int set_string(struct options *o, size_t m, const char *arg)
+static int set_string(struct session_config *o, size_t m, const char *arg)
 {
 	*MEMBER(o, m, const char *) = arg;
 	return ARG_OK;
@@ -353,7 +314,7 @@ static bool empty_item(const char *list)
 	return !n || list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,");
 }
 
-static int parse_pids(struct options *o, size_t m, const char *arg)
+static int parse_pids(struct session_config *o, size_t m, const char *arg)
 {
 	char *copy, *tok, *save = NULL, *end;
 	int ret = ARG_OK;
@@ -385,7 +346,7 @@ static int parse_pids(struct options *o, size_t m, const char *arg)
 	return ret;
 }
 
-static int parse_frequency(struct options *o, size_t m, const char *arg)
+static int parse_frequency(struct session_config *o, size_t m, const char *arg)
 {
 	if (parse_ulong(arg, 1, 100000, &o->freq))
 		return ARG_OK;
@@ -393,7 +354,7 @@ static int parse_frequency(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
-static int parse_duration(struct options *o, size_t m, const char *arg)
+static int parse_duration(struct session_config *o, size_t m, const char *arg)
 {
 	if (!parse_seconds(arg, &o->duration))
 		return ARG_OK;
@@ -402,7 +363,7 @@ static int parse_duration(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
-static int parse_interval(struct options *o, size_t m, const char *arg)
+static int parse_interval(struct session_config *o, size_t m, const char *arg)
 {
 	if (!parse_seconds(arg, &o->interval))
 		return ARG_OK;
@@ -411,7 +372,7 @@ static int parse_interval(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
-static int parse_trace_key(struct options *o, size_t m, const char *arg)
+static int parse_trace_key(struct session_config *o, size_t m, const char *arg)
 {
 	if (o->ntrace_keys >= MAX_TRACE_KEYS) {
 		fprintf(stderr, "at most %d --trace-key options\n", MAX_TRACE_KEYS);
@@ -426,7 +387,7 @@ static int parse_trace_key(struct options *o, size_t m, const char *arg)
 }
 
 /* --trace-sources: names into a set of 1 << TRACE_SOURCE_* bits. */
-static int parse_sources(struct options *o, size_t m, const char *arg)
+static int parse_sources(struct session_config *o, size_t m, const char *arg)
 {
 	char buf[128], *tok, *save;
 	unsigned int set = 0;
@@ -456,7 +417,7 @@ bad:
 	return ARG_BAD;
 }
 
-static int parse_ring_kib(struct options *o, size_t m, const char *arg)
+static int parse_ring_kib(struct session_config *o, size_t m, const char *arg)
 {
 	/* the kernel wants a power-of-two number of pages */
 	if (parse_ulong(arg, 4, RINGBUF_MAX_KIB, &o->ring_kib) && !(o->ring_kib & (o->ring_kib - 1)))
@@ -466,13 +427,13 @@ static int parse_ring_kib(struct options *o, size_t m, const char *arg)
 }
 
 /* -f and its variants: folded output, and the variant's own flag */
-static int set_folded(struct options *o, size_t m, const char *arg)
+static int set_folded(struct session_config *o, size_t m, const char *arg)
 {
 	o->folded = true;
 	return set_flag(o, m, arg);
 }
 
-static int parse_wall_hz(struct options *o, size_t m, const char *arg)
+static int parse_wall_hz(struct session_config *o, size_t m, const char *arg)
 {
 	if (parse_ulong(arg, 1, MAX_WALL_HZ, &o->wall_hz))
 		return ARG_OK;
@@ -480,7 +441,7 @@ static int parse_wall_hz(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
-static int parse_start_share(struct options *o, size_t m, const char *arg)
+static int parse_start_share(struct session_config *o, size_t m, const char *arg)
 {
 	char *end;
 	double v;
@@ -495,7 +456,7 @@ static int parse_start_share(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
-static int parse_max_starts(struct options *o, size_t m, const char *arg)
+static int parse_max_starts(struct session_config *o, size_t m, const char *arg)
 {
 	if (parse_ulong(arg, 0, MAX_STARTS_LIMIT, &o->max_starts))
 		return ARG_OK;
@@ -504,7 +465,7 @@ static int parse_max_starts(struct options *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
-static int parse_otlp_queue(struct options *o, size_t m, const char *arg)
+static int parse_otlp_queue(struct session_config *o, size_t m, const char *arg)
 {
 	if (parse_ulong(arg, 1, MAX_OTLP_QUEUE, &o->otlp_queue))
 		return ARG_OK;
@@ -513,7 +474,7 @@ static int parse_otlp_queue(struct options *o, size_t m, const char *arg)
 }
 
 /* --otlp-labels: label keys, one list; '' for none. IDs are refused later, once --trace-key is known. */
-static int parse_otlp_labels(struct options *o, size_t m, const char *arg)
+static int parse_otlp_labels(struct session_config *o, size_t m, const char *arg)
 {
 	char *tok, *save = NULL;
 	int i;
@@ -554,7 +515,7 @@ static int parse_otlp_labels(struct options *o, size_t m, const char *arg)
 	return ARG_OK;
 }
 
-static int parse_uprobe(struct options *o, size_t m, const char *arg)
+static int parse_uprobe(struct session_config *o, size_t m, const char *arg)
 {
 	const char *colon = strrchr(arg, ':');
 
@@ -570,7 +531,7 @@ static int parse_uprobe(struct options *o, size_t m, const char *arg)
 	return ARG_OK;
 }
 
-static int parse_uprobe_abi(struct options *o, size_t m, const char *arg)
+static int parse_uprobe_abi(struct session_config *o, size_t m, const char *arg)
 {
 	if (!strcmp(arg, "go")) {
 		o->uprobe_abi = UPROBE_ABI_GO;
@@ -583,22 +544,23 @@ static int parse_uprobe_abi(struct options *o, size_t m, const char *arg)
 	return ARG_OK;
 }
 
-static int print_help(struct options *o, size_t m, const char *arg)
+static int print_help(struct session_config *o, size_t m, const char *arg)
 {
 	fputs(usage, stdout);
 	return ARG_EXIT;
 }
 
-static int print_version(struct options *o, size_t m, const char *arg)
+static int print_version(struct session_config *o, size_t m, const char *arg)
 {
 	printf("ctxprof-go %s\n", CTXPROF_VERSION);
 	return ARG_EXIT;
 }
 
-#define FLAG(name, key, m) { name, no_argument, key, set_flag, offsetof(struct options, m) }
-#define COUNT(name, key, m) { name, no_argument, key, set_count, offsetof(struct options, m) }
-#define STRING(name, key, m) { name, required_argument, key, set_string, offsetof(struct options, m) }
-#define FOLDED(name, key, m) { name, no_argument, key, set_folded, offsetof(struct options, m) }
+#define FLAG(name, key, m) { name, no_argument, key, set_flag, offsetof(struct session_config, m) }
+#define OFF(name, key, m) { name, no_argument, key, set_off, offsetof(struct session_config, m) }
+#define COUNT(name, key, m) { name, no_argument, key, set_count, offsetof(struct session_config, m) }
+#define STRING(name, key, m) { name, required_argument, key, set_string, offsetof(struct session_config, m) }
+#define FOLDED(name, key, m) { name, no_argument, key, set_folded, offsetof(struct session_config, m) }
 #define PARSE(name, key, fn) { name, required_argument, key, fn, 0 }
 #define ACTION(name, key, fn) { name, no_argument, key, fn, 0 }
 
@@ -623,10 +585,10 @@ static const struct opt_spec opt_table[] = {
 	PARSE("goroutine-start-share", OPT_START_SHARE, parse_start_share),
 	PARSE("ring-kib", OPT_RING_KIB, parse_ring_kib),
 	FLAG("realtime", OPT_REALTIME, realtime),
-	FLAG("no-leaf-repair", OPT_NO_LEAF_REPAIR, no_leaf_repair),
+	OFF("no-leaf-repair", OPT_NO_LEAF_REPAIR, leaf_repair),
 	FLAG("wall", 'w', wall),
 	PARSE("wall-hz", OPT_WALL_HZ, parse_wall_hz),
-	STRING("otlp", OPT_OTLP, otlp),
+	STRING("otlp", OPT_OTLP, otlp_url),
 	PARSE("otlp-queue", OPT_OTLP_QUEUE, parse_otlp_queue),
 	PARSE("otlp-labels", OPT_OTLP_LABELS, parse_otlp_labels),
 	STRING("metrics-addr", OPT_METRICS_ADDR, metrics_addr),
@@ -642,7 +604,7 @@ static const struct opt_spec opt_table[] = {
 
 #define NOPTS (sizeof(opt_table) / sizeof(opt_table[0]))
 
-static void set_defaults(struct options *o)
+static void set_defaults(struct session_config *o)
 {
 	o->freq = DEFAULT_FREQ;
 	o->trace_sources = (1U << TRACE_SOURCE_COUNT) - 1;
@@ -652,6 +614,7 @@ static void set_defaults(struct options *o)
 	o->wall_hz = DEFAULT_WALL_HZ;
 	o->start_share = DEFAULT_START_SHARE / 100;
 	o->max_starts = ULONG_MAX;
+	o->leaf_repair = true;
 }
 
 /* getopt_long's view of the table: its long options, and the short ones as "p:aF:...". */
@@ -697,7 +660,7 @@ static bool eats_option(const struct opt_spec *row, char **argv, int next)
 }
 
 /* Every option through its row's parser: -1 when all were taken, else the exit status. */
-static int parse_options(int argc, char **argv, struct options *o)
+static int parse_options(int argc, char **argv, struct session_config *o)
 {
 	struct option longs[NOPTS + 1];
 	char shorts[2 * NOPTS + 1];
@@ -739,7 +702,7 @@ static bool live_pid(const char *s)
  * `-p $(pidof a b)` gives `-p 3948 3949`: a second PID that would pass for
  * the duration is refused, with the forms that say it.
  */
-static bool pids_split(int argc, char **argv, const struct options *o)
+static bool pids_split(int argc, char **argv, const struct session_config *o)
 {
 	int i;
 
@@ -758,7 +721,7 @@ static bool pids_split(int argc, char **argv, const struct options *o)
 }
 
 /* `ctxprof-go -p 4242 30`: a last argument is the duration. */
-static int parse_operands(int argc, char **argv, struct options *o)
+static int parse_operands(int argc, char **argv, struct session_config *o)
 {
 	if (optind == argc)
 		return 0;
@@ -782,7 +745,7 @@ static int parse_operands(int argc, char **argv, struct options *o)
 }
 
 /* "-" is stdout, for one output at most: -1 when so, else 2 with what else wants it. */
-static int check_stdout(const struct options *o)
+static int check_stdout(const struct session_config *o)
 {
 	const char *takers[4];
 	int n = 0;
@@ -802,7 +765,7 @@ static int check_stdout(const struct options *o)
 }
 
 /* Options that exclude or need each other; -1 when the set makes sense, else 2. */
-static int check_combination(const struct options *o)
+static int check_combination(const struct session_config *o)
 {
 	if (o->all && o->npids) {
 		fprintf(stderr, "--all and -p exclude each other: --all samples every Go process\n");
@@ -812,11 +775,11 @@ static int check_combination(const struct options *o)
 		fprintf(stderr, "--folded-wall needs --wall: it writes wall records only\n");
 		return 2;
 	}
-	if (o->otlp && !o->npids && !o->all) {
+	if (o->otlp_url && !o->npids && !o->all) {
 		fprintf(stderr, "--otlp sends the profiles of targets: give -p PID or --all\n");
 		return 2;
 	}
-	if (o->otlp_queue && !o->otlp) {
+	if (o->otlp_queue && !o->otlp_url) {
 		fprintf(stderr, "--otlp-queue sizes the queue of --otlp\n");
 		return 2;
 	}
@@ -840,20 +803,20 @@ static int check_combination(const struct options *o)
  * the rest of them: -1 to go on, else the exit status. Only sampled
  * profiles are sent: a run without targets sends nothing.
  */
-static int otlp_config(struct options *o)
+static int otlp_config(struct session_config *o)
 {
 	char err[512];
 	int ret;
 
 	if (!o->npids && !o->all)
 		return -1;
-	ret = otlp_export__config(&o->otlp_cfg, o->otlp, err, sizeof(err));
+	ret = otlp_export__config(&o->otlp, o->otlp_url, err, sizeof(err));
 	if (ret < 0) {
 		fprintf(stderr, "--otlp: %s\n", err);
 		return 2;
 	}
 	if (ret && o->otlp_queue)
-		o->otlp_cfg.queue_max = o->otlp_queue;
+		o->otlp.queue_max = o->otlp_queue;
 	return -1;
 }
 
@@ -861,7 +824,7 @@ static int otlp_config(struct options *o)
  * --otlp-labels needs OTLP on, and names no label that holds an ID (any
  * convention's, or --trace-key's): those go in the link. -1 to go on, else 2.
  */
-static int check_otlp_labels(const struct options *o)
+static int check_otlp_labels(const struct session_config *o)
 {
 	const char *ids[AGG_MAX_ID_KEYS];
 	size_t nids, k;
@@ -869,7 +832,7 @@ static int check_otlp_labels(const struct options *o)
 
 	if (!o->otlp_labels_set)
 		return -1;
-	if (!o->otlp_cfg.url) {
+	if (!o->otlp.url) {
 		fprintf(stderr, "--otlp-labels chooses what --otlp sends: give --otlp URL or "
 				"OTEL_EXPORTER_OTLP_ENDPOINT\n");
 		return 2;
@@ -890,7 +853,7 @@ static int check_otlp_labels(const struct options *o)
 }
 
 /* The options into O: -1 to go on and record, else the exit status (0 after --help). */
-static int parse_args(int argc, char **argv, struct options *o)
+static int parse_args(int argc, char **argv, struct session_config *o)
 {
 	int ret;
 
@@ -965,8 +928,8 @@ static bool can_sample(void)
 	return true;
 }
 
-/* The session's settings from the options; O must outlive them (strings and arrays). */
-static void session_config(struct options *o, struct session_config *cfg)
+/* What the options imply, once they are parsed: the default trace keys, whether to sample. */
+static void finish_config(struct session_config *o)
 {
 	size_t k;
 
@@ -974,47 +937,8 @@ static void session_config(struct options *o, struct session_config *cfg)
 		for (k = 0; k < sizeof(default_trace_keys) / sizeof(default_trace_keys[0]); k++)
 			o->trace_keys[o->ntrace_keys++] = default_trace_keys[k];
 	}
-	*cfg = (struct session_config){
-		.sampling = o->npids > 0 || o->all,
-		.all = o->all,
-		.cgroup = o->cgroup,
-		.freq = o->freq,
-		.duration = o->duration,
-		.interval = o->interval,
-		.output = o->output,
-		.append = o->append,
-		.trace_keys = o->trace_keys,
-		.ntrace_keys = o->ntrace_keys,
-		.traced_only = o->traced_only,
-		.trace_sources = o->trace_sources,
-		.start_share = o->start_share,
-		.max_starts = o->max_starts > UINT_MAX ? UINT_MAX : o->max_starts,
-		.obi_asked = o->obi_asked,
-		.sources_asked = o->sources_asked,
-		.bpffs = o->bpffs,
-		.quiet = o->quiet,
-		.leaf_repair = !o->no_leaf_repair,
-		.verbose = o->verbose > 0,
-		.ring_kib = o->ring_kib,
-		.realtime = o->realtime,
-		.pprof = o->pprof,
-		.html = o->html,
-		.folded = o->folded,
-		.folded_trace_root = o->folded_trace_root,
-		.folded_wall = o->folded_wall,
-		.wall = o->wall,
-		.wall_hz = o->wall_hz,
-		.pin_dir = o->pin_dir,
-		.uprobes = o->uprobes,
-		.nuprobes = o->nuprobes,
-		.uprobe_abi = o->uprobe_abi,
-		.max_targets = o->all ? MAX_TARGETS : o->npids,
-		.otlp = o->otlp_cfg.url ? &o->otlp_cfg : NULL,
-		.otlp_labels = o->otlp_labels,
-		.notlp_labels = o->notlp_labels,
-		.otlp_labels_set = o->otlp_labels_set,
-		.metrics_addr = o->metrics_addr,
-	};
+	o->sampling = o->npids > 0 || o->all;
+	o->max_targets = o->all ? MAX_TARGETS : o->npids;
 }
 
 /* The process of thread TID (its Tgid), or 0 when /proc does not say. */
@@ -1038,7 +962,7 @@ static pid_t tgid_of(pid_t tid)
  * -p given a thread ID (what top -H and perf report show) means its
  * process: said, and taken so, once.
  */
-static void resolve_threads(struct options *o)
+static void resolve_threads(struct session_config *o)
 {
 	char comm[32] = "";
 	int i, j, n = 0;
@@ -1061,7 +985,7 @@ static void resolve_threads(struct options *o)
 }
 
 /* -p's processes, each of which must be a target; --all's, those that can be. */
-static int add_targets(struct session *s, const struct options *o)
+static int add_targets(struct session *s, const struct session_config *o)
 {
 	int err = session__add_targets(s, o->pids, o->npids);
 
@@ -1072,17 +996,16 @@ static int add_targets(struct session *s, const struct options *o)
 	return 0;
 }
 
-/* What the options allocated. */
-static void options__free(struct options *o)
+/* What parsing the options allocated. */
+static void config_free(struct session_config *o)
 {
-	otlp_export__config_free(&o->otlp_cfg);
+	otlp_export__config_free(&o->otlp);
 	free(o->otlp_labels_buf);
 }
 
 int profile__main(int argc, char **argv)
 {
-	struct session_config cfg;
-	struct options o = {};
+	struct session_config o = {};
 	struct session *s;
 	int err;
 
@@ -1091,21 +1014,21 @@ int profile__main(int argc, char **argv)
 	if (err == 2)
 		fprintf(stderr, "Try 'ctxprof-go --help'.\n");
 	if (err >= 0) {
-		options__free(&o);
+		config_free(&o);
 		return err;
 	}
 	verbose = o.verbose;
 	libbpf_set_print(libbpf_print);
 	resolve_threads(&o);
 	if (!can_sample()) {
-		options__free(&o);
+		config_free(&o);
 		return 1;
 	}
 
-	session_config(&o, &cfg);
-	s = session__new(&cfg);
+	finish_config(&o);
+	s = session__new(&o);
 	if (!s) {
-		options__free(&o);
+		config_free(&o);
 		return 1;
 	}
 	err = add_targets(s, &o);
@@ -1116,7 +1039,7 @@ int profile__main(int argc, char **argv)
 
 cleanup:
 	session__free(s);
-	options__free(&o);
+	config_free(&o);
 	if (fclose(stdout) != 0 && !err) {
 		err = -errno;
 		fprintf(stderr, "ctxprof-go: failed to write to stdout: %s\n", strerror(-err));

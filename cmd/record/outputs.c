@@ -76,7 +76,7 @@ static int start_otlp(struct otlp_out *o, const struct session_config *c, uint64
 	if ((!attrs || !strstr(attrs, "host.name")) && !gethostname(host, sizeof(host) - 1) &&
 	    (ret = otlp__set_attribute(o->otlp, "host.name", host)))
 		return ret;
-	o->export = otlp_export__start(c->otlp, CTXPROF_VERSION, err, sizeof(err));
+	o->export = otlp_export__start(&c->otlp, CTXPROF_VERSION, err, sizeof(err));
 	if (!o->export) {
 		fprintf(stderr, "failed to start sending OTLP profiles: %s\n", err);
 		return -EINVAL;
@@ -166,7 +166,7 @@ static int open_writers(struct outputs *o, const struct session_config *c, FILE 
 	if (!c->quiet && (err = writers__open(o->ws, &summary_writer, &d)))
 		return err;
 	d = (struct writer_dest){ .cfg = &o->otlp_settings };
-	if (c->otlp && (err = writers__open(o->ws, &otlp_out_writer, &d)))
+	if (c->otlp.url && (err = writers__open(o->ws, &otlp_out_writer, &d)))
 		return err;
 	return 0;
 }

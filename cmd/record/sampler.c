@@ -28,7 +28,8 @@
 #include "target.h"
 
 struct sampler {
-	struct session_config *cfg; /* the session's: obi leaves its trace_sources where it cannot be */
+	const struct session_config *cfg;
+	bool obi; /* OBI's map is shared: the obi trace source works */
 	uint64_t period_ns;
 	struct ctxprof_bpf *skel;
 	struct sampler_bpf bpf; /* what the other modules take of SKEL */
@@ -53,7 +54,7 @@ struct sampler {
  */
 static int share_obi_map(struct sampler *s)
 {
-	struct session_config *c = s->cfg;
+	const struct session_config *c = s->cfg;
 	char why[PATH_MAX + 160];
 	bool created;
 	int fd, err;
@@ -72,6 +73,7 @@ static int share_obi_map(struct sampler *s)
 				return err;
 			}
 			s->skel->rodata->want_obi = true;
+			s->obi = true;
 			if (c->verbose)
 				fprintf(stderr, "ctxprof-go: OBI's traces from %s/otel/%s%s\n", c->bpffs,
 					OBI_MAP_NAME, created ? ", pinned there for OBI" : "");
@@ -79,7 +81,6 @@ static int share_obi_map(struct sampler *s)
 		}
 		if (c->verbose)
 			fprintf(stderr, "ctxprof-go: no obi trace source: %s\n", why);
-		c->trace_sources &= ~(1U << TRACE_SOURCE_OBI);
 	}
 	bpf_map__set_max_entries(s->skel->maps.traces_ctx_v1, 1);
 	return 0;
@@ -384,7 +385,7 @@ void sampler__stop(struct sampler *s)
 }
 
 
-struct sampler *sampler__new(struct session_config *cfg, uint64_t period_ns)
+struct sampler *sampler__new(const struct session_config *cfg, uint64_t period_ns)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 	int err;
@@ -438,6 +439,11 @@ const struct sampler_bpf *sampler__bpf(const struct sampler *s)
 bool sampler__per_task(const struct sampler *s)
 {
 	return s->per_task;
+}
+
+bool sampler__obi(const struct sampler *s)
+{
+	return s->obi;
 }
 
 bool sampler__request_ends(const struct sampler *s)

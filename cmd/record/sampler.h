@@ -30,11 +30,11 @@ struct sampler_bpf {
 
 /*
  * The skeleton set up for what CFG asks (only that: the verifier's time
- * is start-up time) and loaded. CFG is the session's own, and stays its:
- * its trace_sources lose obi where OBI's map cannot be shared. NULL with a
- * message on stderr.
+ * is start-up time) and loaded; CFG must outlive it. The obi trace
+ * source works only where OBI's map can be shared (sampler__obi). NULL
+ * with a message on stderr.
  */
-struct sampler *sampler__new(struct session_config *cfg, uint64_t period_ns);
+struct sampler *sampler__new(const struct session_config *cfg, uint64_t period_ns);
 /* Stops what is attached and frees it all. Accepts NULL. */
 void sampler__free(struct sampler *s);
 
@@ -56,6 +56,8 @@ int sampler__every_cpu(struct sampler *s);
 /* The cpu-clock events, uprobes and pins gone: nothing new reaches the rings but exec marks. */
 void sampler__stop(struct sampler *s);
 
+/* OBI's map is shared: the obi trace source works (it was asked for, and the map is there or made). */
+bool sampler__obi(const struct sampler *s);
 /* --pid: the cpu-clock events follow the targets' threads. */
 bool sampler__per_task(const struct sampler *s);
 /*

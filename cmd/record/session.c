@@ -49,7 +49,7 @@ enum ring_kind { RING_SAMPLES, RING_SPAWN_NOTES, RING_SPANS };
 #define DESCRIBE_BUDGET_NS (20 * 1000000ULL)
 
 struct session {
-	struct session_config cfg;
+	const struct session_config *cfg; /* the caller's, which outlives the session */
 	struct sampler *sampler;
 	const struct sampler_bpf *bpf; /* the sampler's */
 	struct ring_buffer *rb; /* the sampler's rings */
@@ -125,16 +125,16 @@ static void reopen_output(struct session *s)
 {
 	FILE *f;
 
-	if (!s->cfg.output || s->fail)
+	if (!s->cfg->output || s->fail)
 		return;
 	errno = 0;
 	if (fclose(s->out) != 0) {
 		s->out = NULL;
 		write_failed(s, errno ? -errno : -EIO);
 	}
-	f = outfile__fopen(s->cfg.output, true);
+	f = outfile__fopen(s->cfg->output, true);
 	if (!f) {
-		fprintf(stderr, "ctxprof-go: failed to reopen %s: %s\n", s->cfg.output,
+		fprintf(stderr, "ctxprof-go: failed to reopen %s: %s\n", s->cfg->output,
 			strerror(errno));
 		session__fail(s, -errno, "");
 		/* nothing more can be written; the statistics still come */
@@ -142,8 +142,8 @@ static void reopen_output(struct session *s)
 		return;
 	}
 	s->out = f;
-	if (s->cfg.verbose)
-		fprintf(stderr, "ctxprof-go: reopened %s\n", s->cfg.output);
+	if (s->cfg->verbose)
+		fprintf(stderr, "ctxprof-go: reopened %s\n", s->cfg->output);
 }
 
 static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_target *out)
@@ -285,7 +285,7 @@ static void flush_events(struct session *s)
 /* The aggregator, and the writers it hands records to. */
 static int create_outputs(struct session *s)
 {
-	const struct session_config *c = &s->cfg;
+	const struct session_config *c = s->cfg;
 	int err;
 
 	s->agg = aggregate__new(s->period_ns,
@@ -297,7 +297,7 @@ static int create_outputs(struct session *s)
 	aggregate__set_sources(s->agg, c->trace_sources & (1U << TRACE_SOURCE_LABEL),
 			       c->trace_sources & (1U << TRACE_SOURCE_TRACEPARENT),
 			       c->trace_sources & (1U << TRACE_SOURCE_OTEL_SDK),
-			       c->trace_sources & (1U << TRACE_SOURCE_OBI));
+			       sampler__obi(s->sampler));
 	aggregate__set_lookup(s->agg, lookup_target, s);
 	aggregate__repair_leaves(s->agg, c->leaf_repair);
 	if (c->wall && (err = aggregate__set_wall_period(s->agg, NSEC_PER_SEC / c->wall_hz)))
@@ -316,9 +316,9 @@ static int serve_metrics(struct session *s)
 {
 	char err[256];
 
-	if (!s->cfg.metrics_addr)
+	if (!s->cfg->metrics_addr)
 		return 0;
-	s->metrics = metrics_http__start(s->cfg.metrics_addr, err, sizeof(err));
+	s->metrics = metrics_http__start(s->cfg->metrics_addr, err, sizeof(err));
 	if (!s->metrics) {
 		fprintf(stderr, "failed to serve /metrics: %s\n", err);
 		return -EINVAL;
@@ -335,7 +335,7 @@ static struct session *session_alloc(const struct session_config *cfg)
 		fprintf(stderr, "out of memory\n");
 		return NULL;
 	}
-	s->cfg = *cfg;
+	s->cfg = cfg;
 	s->out = stdout;
 	s->out_name = cfg->output ?: "stdout";
 	s->period_ns = NSEC_PER_SEC / cfg->freq;
@@ -368,14 +368,14 @@ static int open_output(struct session *s)
 {
 	int err;
 
-	if ((err = try_open(s->cfg.pprof, "pprof profile")) || (err = try_open(s->cfg.html, "report")))
+	if ((err = try_open(s->cfg->pprof, "pprof profile")) || (err = try_open(s->cfg->html, "report")))
 		return err;
-	if (!s->cfg.output)
+	if (!s->cfg->output)
 		return 0;
-	s->out = outfile__fopen(s->cfg.output, s->cfg.append);
+	s->out = outfile__fopen(s->cfg->output, s->cfg->append);
 	if (!s->out) {
 		err = -errno;
-		fprintf(stderr, "failed to open %s: %s\n", s->cfg.output, strerror(-err));
+		fprintf(stderr, "failed to open %s: %s\n", s->cfg->output, strerror(-err));
 		return err;
 	}
 	return 0;
@@ -410,28 +410,19 @@ static int follow_processes(struct session *s)
  */
 static int create_targets(struct session *s)
 {
-	const struct session_config *c = &s->cfg;
+	const struct session_config *c = s->cfg;
 	struct targets_config tc = {
 		.env = {
+			.cfg = c,
 			.bpf = s->bpf,
 			.agg = s->agg,
 			.procs = s->procs,
 			.period_ns = s->period_ns,
-			.freq = c->freq,
-			.trace_sources = c->trace_sources,
 			.keys = { c->trace_keys, c->ntrace_keys, span_keys,
 				  sizeof(span_keys) / sizeof(span_keys[0]) },
-			.start_share = c->start_share,
-			.max_starts = c->max_starts,
-			.sampling = c->sampling,
-			.traced_only = c->traced_only,
-			.wall = c->wall,
 			.request_ends = sampler__request_ends(s->sampler),
-			.sources_asked = c->sources_asked,
-			.verbose = c->verbose,
 		},
 		.read_rings = read_rings,
-		.all = c->all,
 		.per_task = sampler__per_task(s->sampler),
 		.cgroup_dir = sampler__take_cgroup_dir(s->sampler),
 		.fail = targets_failed,
@@ -461,7 +452,7 @@ struct session *session__new(const struct session_config *cfg)
 	err = open_output(s);
 	if (err)
 		goto fail;
-	s->sampler = sampler__new(&s->cfg, s->period_ns);
+	s->sampler = sampler__new(s->cfg, s->period_ns);
 	if (!s->sampler)
 		goto fail;
 	s->bpf = sampler__bpf(s->sampler);
@@ -487,7 +478,7 @@ struct session *session__new(const struct session_config *cfg)
 		fprintf(stderr, "failed to read the requests' spans: %s\n", strerror(-err));
 		goto fail;
 	}
-	s->keeper = ring_keeper__new(s->rb, KEEP_PERIOD_NS, KEEP_MAX_BYTES, s->cfg.realtime);
+	s->keeper = ring_keeper__new(s->rb, KEEP_PERIOD_NS, KEEP_MAX_BYTES, s->cfg->realtime);
 	if (!s->keeper) {
 		err = -errno;
 		fprintf(stderr, "failed to start the rings' reader: %s\n", strerror(-err));
@@ -557,7 +548,7 @@ void session__discover(struct session *s)
 static struct stats_view stats_view(const struct session *s)
 {
 	struct stats_view v = {
-		.cfg = &s->cfg,
+		.cfg = s->cfg,
 		.stats_fd = s->bpf->stats_fd,
 		.agg = s->agg,
 		.targets = s->targets,
@@ -678,7 +669,7 @@ static int close_output(struct session *s)
 	err = fclose(s->out) ? -errno : 0;
 	s->out = stdout;
 	if (err)
-		fprintf(stderr, "ctxprof-go: failed to write records to %s: %s\n", s->cfg.output,
+		fprintf(stderr, "ctxprof-go: failed to write records to %s: %s\n", s->cfg->output,
 			strerror(-err));
 	return err;
 }
@@ -718,7 +709,7 @@ static void catch_signals(void)
 
 static void start_clock(const struct session *s, struct run_clock *rc)
 {
-	const struct session_config *c = &s->cfg;
+	const struct session_config *c = s->cfg;
 	uint64_t start = now_ns(CLOCK_MONOTONIC);
 
 	*rc = (struct run_clock){
@@ -733,13 +724,13 @@ static void start_clock(const struct session *s, struct run_clock *rc)
 /* The line scripts wait for: every probe is attached. */
 static void say_ready(struct session *s)
 {
-	const struct session_config *c = &s->cfg;
+	const struct session_config *c = s->cfg;
 	int ntargets = targets__count(s->targets);
 
 	s->nstart = ntargets;
-	if (c->otlp)
-		fprintf(stderr, "ctxprof-go: sending OTLP profiles to %s%s every %g s\n", c->otlp->url,
-			c->otlp->gzip ? " (gzip)" : "", c->interval);
+	if (c->otlp.url)
+		fprintf(stderr, "ctxprof-go: sending OTLP profiles to %s%s every %g s\n", c->otlp.url,
+			c->otlp.gzip ? " (gzip)" : "", c->interval);
 	if (s->metrics)
 		fprintf(stderr, "ctxprof-go: serving /metrics on http://%s/metrics\n",
 			metrics_http__addr(s->metrics));
@@ -766,7 +757,7 @@ static void say_ready(struct session *s)
  */
 static void snapshot_if_due(struct session *s, struct run_clock *rc)
 {
-	uint64_t period = NSEC_PER_SEC / s->cfg.wall_hz, now = now_ns(CLOCK_MONOTONIC);
+	uint64_t period = NSEC_PER_SEC / s->cfg->wall_hz, now = now_ns(CLOCK_MONOTONIC);
 	int err;
 
 	if (!rc->next_wall || now < rc->next_wall)
@@ -841,7 +832,7 @@ static bool serve_outputs(struct session *s)
 		print_stats(s, true);
 	}
 	/* `ctxprof-go ... | head -1`: stop at once, not at the next write */
-	if (reader_gone(s->out) || (s->cfg.folded && reader_gone(stdout)))
+	if (reader_gone(s->out) || (s->cfg->folded && reader_gone(stdout)))
 		write_failed(s, -EPIPE);
 	return !s->fail;
 }
@@ -907,7 +898,7 @@ static bool follow_targets(struct session *s, struct run_clock *rc, bool end_wit
 	targets__describe_pending(s->targets, now_ns(CLOCK_MONOTONIC) + DESCRIBE_BUDGET_NS);
 	remap_strings(s, rc);
 	/* without the kernel's exec records, new processes are found by looking */
-	if (s->cfg.all && !processes__following(s->procs) &&
+	if (s->cfg->all && !processes__following(s->procs) &&
 	    now_ns(CLOCK_MONOTONIC) >= rc->next_scan) {
 		targets__discover(s->targets);
 		rc->next_scan += NSEC_PER_SEC;
@@ -934,7 +925,7 @@ static bool flush_if_due(struct session *s, struct run_clock *rc)
 	}
 	/* written: the mappings of processes gone before then are no longer needed */
 	processes__release(s->procs, rc->consumed);
-	rc->next_flush += (uint64_t)(s->cfg.interval * NSEC_PER_SEC);
+	rc->next_flush += (uint64_t)(s->cfg->interval * NSEC_PER_SEC);
 	return true;
 }
 

@@ -217,11 +217,11 @@ static void print_otlp_stats(const struct stats_view *v)
 		"ctxprof-go: otlp: %llu requests sent to %s (%llu samples, %llu bytes), %llu retries, "
 		"%llu dropped (%llu samples), %llu profiles rejected by the collector; queue high "
 		"water %llu of %zu",
-		(unsigned long long)st.requests, v->cfg->otlp->url, (unsigned long long)st.samples,
+		(unsigned long long)st.requests, v->cfg->otlp.url, (unsigned long long)st.samples,
 		(unsigned long long)st.bytes, (unsigned long long)st.retries,
 		(unsigned long long)st.dropped, (unsigned long long)st.dropped_samples,
 		(unsigned long long)st.rejected, (unsigned long long)st.queue_high,
-		v->cfg->otlp->queue_max);
+		v->cfg->otlp.queue_max);
 	if (st.splits)
 		fprintf(stderr, "; %llu requests cut in halves for their size",
 			(unsigned long long)st.splits);
@@ -342,7 +342,7 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 		snprintf(label, sizeof(label), "{source=\"%s\"}", probe_source_name(src));
 		value(&b, "probe_attach_failures_total", label, targets__attach_failures(v->targets)[src]);
 	}
-	if (v->cfg->otlp) {
+	if (v->cfg->otlp.url) {
 		metric(&b, "otlp_requests_sent_total", "counter", "OTLP requests the collector took.");
 		value(&b, "otlp_requests_sent_total", "", o->requests);
 		metric(&b, "otlp_samples_sent_total", "counter", "Samples in them.");
@@ -454,7 +454,7 @@ void stats__print(const struct stats_view *v, bool so_far)
 			"ctxprof-go: %llu label sets made while label_owners was full: their samples "
 			"count as inherited from a request that ended\n",
 			(unsigned long long)totals[STAT_OWNERS_FULL]);
-	if (v->cfg->otlp)
+	if (v->cfg->otlp.url)
 		print_otlp_stats(v);
 	if (totals[STAT_EXECED])
 		fprintf(stderr,

@@ -29,6 +29,7 @@
 #include "proc_ctx.h"
 #include "processes.h"
 #include "sampler.h"
+#include "session_config.h"
 #include "spawn_probe.h"
 #include "target.h"
 #include "ticks.h"
@@ -298,7 +299,7 @@ static void say_layout(const struct target *t, const struct target_info *info, b
 	for (i = 0; !quiet && i < go_binary__nwarnings(t->gb); i++)
 		fprintf(stderr, "pid %d (%s, %s): warning: %s\n", (int)t->pid, t->comm, t->exe,
 			go_binary__warning(t->gb, i));
-	if (t->env->verbose)
+	if (t->env->cfg->verbose)
 		fprintf(stderr,
 			"pid %d (%s, %s): %s, offsets from %s, labels %s, g at fs%+lld, g.m %u, "
 			"m.curg %u, g.labels %u, g.goid %u\n",
@@ -326,7 +327,7 @@ static int start_wall(struct target *t, bool quiet)
 	if (!why)
 		return aggregate__name_reasons(t->env->agg, t->pid, go_binary__wall(t->gb));
 	if (quiet) {
-		if (t->env->verbose)
+		if (t->env->cfg->verbose)
 			fprintf(stderr, "ctxprof-go: pid %d (%s): no --wall, CPU samples only: %s\n",
 				(int)t->pid, t->comm, why);
 		return 0;
@@ -362,7 +363,7 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 		target_layout(t, info);
 		say_layout(t, info, quiet);
 		info->exe_ino = t->exe_st.st_ino;
-		if (env->wall)
+		if (env->cfg->wall)
 			ret = start_wall(t, quiet);
 	}
 	if (ret) {
@@ -410,11 +411,11 @@ int target__refresh_context(struct target *t)
 
 	ret = proc_ctx__refresh(t->ctx, why, sizeof(why));
 	/* -v says what came of it, once for each new cause */
-	if (ret < 0 && t->env->verbose && strcmp(why, t->ctx_why))
+	if (ret < 0 && t->env->cfg->verbose && strcmp(why, t->ctx_why))
 		fprintf(stderr, "ctxprof-go: pid %d (%s): process context skipped: %s\n", (int)t->pid,
 			t->comm, why);
 	snprintf(t->ctx_why, sizeof(t->ctx_why), "%s", ret < 0 ? why : "");
-	if (ret > 0 && t->env->verbose) {
+	if (ret > 0 && t->env->cfg->verbose) {
 		name = proc_ctx__service_name(t->ctx);
 		proc_ctx__attrs(t->ctx, &n);
 		fprintf(stderr, "ctxprof-go: pid %d (%s): process context: %zu resource attributes%s%s\n",
@@ -518,10 +519,10 @@ static void say_unavailable(struct target *t, bool quiet)
 	const char *why;
 	size_t i;
 
-	if (!env->sources_asked || (quiet && !env->verbose && go_binary__said(t->gb, SAID_ASKED)))
+	if (!env->cfg->sources_asked || (quiet && !env->cfg->verbose && go_binary__said(t->gb, SAID_ASKED)))
 		return;
 	for (i = 0; i < sizeof(probed) / sizeof(probed[0]); i++) {
-		if (!(env->trace_sources & (1U << probed[i])) ||
+		if (!(env->cfg->trace_sources & (1U << probed[i])) ||
 		    !(why = go_binary__trace_source_problem(t->gb, probed[i])))
 			continue;
 		fprintf(stderr, "pid %d (%s): warning: --trace-sources %s: not in this binary: %s\n",
@@ -538,13 +539,13 @@ static void say_unavailable(struct target *t, bool quiet)
 /* Go < 1.21: is the goroutine-start probe asked for? */
 static bool spawn_on(const struct target_env *env)
 {
-	return env->start_share > 0 && env->max_starts;
+	return env->cfg->start_share > 0 && env->cfg->max_starts;
 }
 
 /* The flag that left it out, as -v says so. */
 static const char *spawn_off_flag(const struct target_env *env)
 {
-	return env->start_share > 0 ? "--max-goroutine-starts 0" : "--goroutine-start-share 0";
+	return env->cfg->start_share > 0 ? "--max-goroutine-starts 0" : "--goroutine-start-share 0";
 }
 
 /* Go < 1.21: how the goroutines a request starts get its context, as -v says it, in BUF. */
@@ -571,7 +572,7 @@ static uint64_t spawn_trap_ns(const struct target_env *env, uint64_t cookie)
 	if (!acc->trap_measured) {
 		acc->trap_ns = spawn_probe__trap_ns(env->bpf->http_request, cookie);
 		acc->trap_measured = true;
-		if (env->verbose)
+		if (env->cfg->verbose)
 			fprintf(stderr, "ctxprof-go: a uprobe hit's trap costs %.1f us here%s\n",
 				acc->trap_ns / 1e3, acc->trap_ns ? "" : " (it could not be measured)");
 	}
@@ -596,7 +597,7 @@ void target__attach_probes(struct target *t, bool quiet)
 			spawn = &probes[i];
 			continue;
 		}
-		if (!(env->trace_sources & (1U << probes[i].source)) ||
+		if (!(env->cfg->trace_sources & (1U << probes[i].source)) ||
 		    (probes[i].cookie == HTTP_PROBE_END && !env->request_ends))
 			continue;
 		cookie = probes[i].cookie;
@@ -609,7 +610,7 @@ void target__attach_probes(struct target *t, bool quiet)
 			err = -errno;
 			env->attach_failures[probes[i].source]++;
 			/* --all: once per file, whichever process runs it */
-			if (!quiet || env->verbose || !go_binary__said(t->gb, SAID_ATTACH))
+			if (!quiet || env->cfg->verbose || !go_binary__said(t->gb, SAID_ATTACH))
 				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 						"no trace IDs from %s\n",
 					(int)t->pid, t->comm, probes[i].func, strerror(-err),
@@ -622,8 +623,10 @@ void target__attach_probes(struct target *t, bool quiet)
 	}
 	/* the goroutine-start probe hands on what the others found */
 	if (spawn && t->nhttp && spawn_on(env)) {
-		struct spawn_policy policy = { .share = env->start_share,
-					       .max_per_sec = env->max_starts,
+		struct spawn_policy policy = { .share = env->cfg->start_share,
+					       .max_per_sec = env->cfg->max_starts > UINT_MAX ?
+								      UINT_MAX :
+								      env->cfg->max_starts,
 					       .trap_ns = spawn_trap_ns(env, spawn->cookie) };
 
 		err = spawn_probe__attach(env->bpf->http_request,
@@ -631,13 +634,13 @@ void target__attach_probes(struct target *t, bool quiet)
 					  spawn->offset, spawn->cookie, &policy, &t->spawn);
 		if (err)
 			env->attach_failures[TRACE_SOURCE_COUNT]++;
-		if (err && (!quiet || env->verbose || !go_binary__said(t->gb, SAID_ATTACH_SPAWN)))
+		if (err && (!quiet || env->cfg->verbose || !go_binary__said(t->gb, SAID_ATTACH_SPAWN)))
 			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 					"goroutines a request starts carry no trace ID\n",
 				(int)t->pid, t->comm, spawn->func, strerror(-err),
 				uprobe_link__hint(err));
 	}
-	if (env->verbose && t->nhttp)
+	if (env->cfg->verbose && t->nhttp)
 		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts%s (requests "
 				"of: %s; SDK spans: %s; goroutines they start: %s)\n",
 			(int)t->pid, t->comm, t->nhttp + !!t->spawn,
@@ -646,7 +649,7 @@ void target__attach_probes(struct target *t, bool quiet)
 			go_binary__trace_servers(t->gb) : "none",
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes",
 			spawn_said(t, spawn, said, sizeof(said)));
-	else if (env->verbose && go_binary__serves_requests(t->gb))
+	else if (env->cfg->verbose && go_binary__serves_requests(t->gb))
 		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
 			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
 }
@@ -665,11 +668,11 @@ bool target__follow_labels(struct target *t, bool quiet)
 	struct vec found = { .size = sizeof(struct owner_found) };
 	long off = go_binary__label_probe(t->gb), at_do = go_binary__do_probe(t->gb);
 	/* --wall's request spans need each set's end, which only label_set sees */
-	bool one_hit = at_do >= 0 && !env->wall;
+	bool one_hit = at_do >= 0 && !env->cfg->wall;
 	char exe[64];
 	int err;
 
-	if (off < 0 || !env->sampling || !(env->trace_sources & (1U << TRACE_SOURCE_LABEL)))
+	if (off < 0 || !env->cfg->sampling || !(env->cfg->trace_sources & (1U << TRACE_SOURCE_LABEL)))
 		return false;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
 	t->label_link = uprobe_link__attach(one_hit ? env->bpf->label_do :
@@ -678,7 +681,7 @@ bool target__follow_labels(struct target *t, bool quiet)
 	if (!t->label_link) {
 		err = -errno;
 		env->attach_failures[TRACE_SOURCE_LABEL]++;
-		if (!quiet || env->verbose || !go_binary__said(t->gb, SAID_ATTACH_LABELS))
+		if (!quiet || env->cfg->verbose || !go_binary__said(t->gb, SAID_ATTACH_LABELS))
 			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 					"goroutines that inherit a request's labels count as it "
 					"even once it ends\n",
@@ -694,7 +697,7 @@ bool target__follow_labels(struct target *t, bool quiet)
 				  found.n);
 	free(found.items);
 	if (err) {
-		if (env->verbose)
+		if (env->cfg->verbose)
 			fprintf(stderr, "pid %d (%s): the label sets its goroutines hold could not be "
 					"read (%s): goroutines that inherit a request's labels count "
 					"as it even once it ends\n",
@@ -703,7 +706,7 @@ bool target__follow_labels(struct target *t, bool quiet)
 		t->label_link = NULL;
 		return false;
 	}
-	if (env->verbose)
+	if (env->cfg->verbose)
 		fprintf(stderr, "pid %d (%s): label sets followed (%s); %zu with a trace ID "
 				"held in pprof.Do or on a CPU now\n",
 			(int)t->pid, t->comm,
@@ -816,11 +819,11 @@ bool target__spawn_rested(const struct target *t, const struct spawn_probe_stats
 	if (!st->paused_ns)
 		return false;
 	if (st->capped)
-		snprintf(past, sizeof(past), "--max-goroutine-starts %u a second", t->env->max_starts);
+		snprintf(past, sizeof(past), "--max-goroutine-starts %lu a second", t->env->cfg->max_starts);
 	else
 		snprintf(past, sizeof(past),
 			 "its share, %g%% of the process's CPU (%llu starts a second at %.1f us a hit)",
-			 t->env->start_share * 100, (unsigned long long)st->allowed, st->price_ns / 1e3);
+			 t->env->cfg->start_share * 100, (unsigned long long)st->allowed, st->price_ns / 1e3);
 	snprintf(buf, len, "its goroutine-start probe saw %llu goroutine starts and rested %.1f of "
 			   "%.1f s%s, past %s; the goroutines started meanwhile, about %.0f, carry no "
 			   "trace ID",
@@ -904,7 +907,7 @@ void target__warn_unsampled(struct target *t)
 	const struct target_env *env = t->env;
 	uint64_t now = 0, used, due;
 
-	if (!env->sampling || env->traced_only)
+	if (!env->cfg->sampling || env->cfg->traced_only)
 		return;
 	if (!process_cpu_ns(t->pid, &now) && now > t->cpu_seen_ns)
 		t->cpu_seen_ns = now;
@@ -915,7 +918,7 @@ void target__warn_unsampled(struct target *t)
 	fprintf(stderr,
 		"ctxprof-go: warning: pid %d (%s): no sample taken, though its threads used %.2f s "
 		"of CPU while sampled (%llu samples due at %lu Hz)",
-		(int)t->pid, t->comm, used / 1e9, (unsigned long long)due, env->freq);
+		(int)t->pid, t->comm, used / 1e9, (unsigned long long)due, env->cfg->freq);
 	/* whether the kernel ran its events at all: the cause differs */
 	if (ticks__threads(t->ticks))
 		fprintf(stderr, "; the cpu-clock events on its %zu threads counted %.2f s",
@@ -976,7 +979,7 @@ int target__restart_wall(struct target *t)
 	t->wall = NULL;
 	if (start_wall(t, true))
 		return -ENOMEM;
-	if (t->env->verbose)
+	if (t->env->cfg->verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s) ran its program again: its goroutines "
 				"are read at its new address\n",
 			(int)t->pid, t->comm);

@@ -25,23 +25,16 @@ struct wall_reader;
 
 /* What a target needs of its recording, which outlives it. */
 struct target_env {
+	const struct session_config *cfg; /* what the user asked; each part reads its own */
 	const struct sampler_bpf *bpf; /* the sampler's programs and maps */
 	struct aggregate *agg;
 	struct processes *procs;
 	/* arm64, Go before 1.21: each binary's frame sizes, shared by its processes; free()d values */
 	struct hashmap *frame_tables;
 	uint64_t period_ns;
-	unsigned long freq;
-	unsigned int trace_sources; /* 1 << TRACE_SOURCE_* */
 	struct trace_keys keys; /* the labels that hold trace and span IDs */
-	/* Go < 1.21: the goroutine-start probe's share of its process's CPU (0: no probe), and cap */
-	double start_share;
-	unsigned int max_starts; /* starts a second; UINT_MAX: no cap, 0: no probe */
-	bool sampling, traced_only, wall, verbose;
 	/* an HTTP/1.1 request's end is probed, not told by its handler's frame */
 	bool request_ends;
-	/* --trace-sources was given: a source named there that a binary cannot have is said */
-	bool sources_asked;
 	/* per trace source, and the goroutine-start probe at COUNT: attaches that failed */
 	uint64_t *attach_failures;
 	struct spawn_account *spawn_account;

@@ -23,6 +23,7 @@
 #include "owners.h"
 #include "sampler.h"
 #include "spawn_probe.h"
+#include "session_config.h"
 #include "target.h"
 #include "targets.h"
 
@@ -283,7 +284,7 @@ static void follow_labels(struct targets *ts, struct target *t, bool quiet)
 	if (!target__follow_labels(t, quiet) || bpf_map_lookup_elem(fd, &(__u32){ pid }, &info))
 		return;
 	info.label_owners = 1;
-	if (bpf_map_update_elem(fd, &(__u32){ pid }, &info, BPF_EXIST) && ts->cfg.env.verbose)
+	if (bpf_map_update_elem(fd, &(__u32){ pid }, &info, BPF_EXIST) && ts->cfg.env.cfg->verbose)
 		fprintf(stderr, "pid %d (%s): failed to mark its label sets followed: %s\n",
 			(int)pid, target__comm(t), strerror(errno));
 }
@@ -297,8 +298,8 @@ void targets__sweep_owners(struct targets *ts)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
-	if (now < ts->next_sweep || !ts->cfg.env.sampling ||
-	    !(ts->cfg.env.trace_sources & (1U << TRACE_SOURCE_LABEL)))
+	if (now < ts->next_sweep || !ts->cfg.env.cfg->sampling ||
+	    !(ts->cfg.env.cfg->trace_sources & (1U << TRACE_SOURCE_LABEL)))
 		return;
 	ts->next_sweep = now + NSEC_PER_SEC;
 	if ((!ts->owners && !(ts->owners = owners__new())) ||
@@ -354,7 +355,7 @@ static int add_target(struct targets *ts, pid_t pid, bool quiet)
 	}
 	target__attach_probes(t, quiet);
 	follow_labels(ts, t, quiet);
-	if (quiet && ts->cfg.env.verbose)
+	if (quiet && ts->cfg.env.cfg->verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s, %s) added\n", (int)pid, target__comm(t),
 			go_binary__version(target__binary(t)));
 	/*
@@ -381,7 +382,7 @@ static void adding_progress(struct targets *ts)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
-	if (!ts->cfg.env.verbose || !ts->adding.start || now < ts->adding.next)
+	if (!ts->cfg.env.cfg->verbose || !ts->adding.start || now < ts->adding.next)
 		return;
 	ts->adding.next = now + NSEC_PER_SEC;
 	if (ts->adding.total)
@@ -397,7 +398,7 @@ static void adding_end(struct targets *ts)
 {
 	uint64_t took = now_ns(CLOCK_MONOTONIC) - ts->adding.start;
 
-	if (ts->cfg.env.verbose && took >= NSEC_PER_SEC)
+	if (ts->cfg.env.cfg->verbose && took >= NSEC_PER_SEC)
 		fprintf(stderr, "ctxprof-go: %d targets added in %.1f s\n",
 			ts->nadded - ts->adding.from, took / 1e9);
 	ts->adding.start = 0;
@@ -430,7 +431,7 @@ void targets__remove(struct targets *ts, pid_t pid, const char *why)
 	ts->npending -= target__pending(t);
 	target__detach_probes(t);
 	/* with --all processes come and go all the time: said with -v only */
-	if (!ts->cfg.all || ts->cfg.env.verbose)
+	if (!ts->cfg.env.cfg->all || ts->cfg.env.cfg->verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s) %s\n", (int)pid, target__comm(t), why);
 	target__free(t);
 }
@@ -558,7 +559,7 @@ static void say_verdict(const struct targets *ts, pid_t pid, const char *exe,
 			const struct go_binary *gb, enum verdict v)
 {
 	char path[PATH_MAX], comm[32] = "";
-	bool verbose = ts->cfg.env.verbose;
+	bool verbose = ts->cfg.env.cfg->verbose;
 	ssize_t n;
 	size_t i;
 
@@ -629,7 +630,7 @@ static void consider(struct targets *ts, pid_t pid)
 		add_target(ts, pid, true);
 	/* held until the target took its own reference: the file is parsed once */
 	binaries__put(held);
-	if (!v || v == VERDICT_GO || !ts->cfg.env.verbose)
+	if (!v || v == VERDICT_GO || !ts->cfg.env.cfg->verbose)
 		return;
 	procfs__comm(pid, comm, sizeof(comm));
 	fprintf(stderr, "ctxprof-go: pid %d (%s): %s, skipped\n", (int)pid, comm,
