@@ -1,103 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0
-/* otlp.c: records as an OTLP ExportProfilesServiceRequest, through the code protobuf-c generates from the .proto files. */
+/* otlp.c: records gathered for one OTLP request: its processes, their samples, its tables. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/util/arena.h"
 #include "cmd/util/hashmap.h"
 #include "cmd/util/vec.h"
 #include "otlp.h"
-#include "otlp_pb.h"
+#include "otlp_priv.h"
 #include "profdict.h"
 
-#define TRACE_BYTES 16
-#define SPAN_BYTES 8
 /* distinct label keys remembered as left out; past it they are no longer counted apart */
 #define MAX_LEFT_OUT_KEYS 4096
 
 /*
- * One sample of the request: its identity is (stack, attributes, link);
- * records that share it add to it.
- */
-struct sample {
-	int32_t stack, link;
-	int32_t *attrs; /* ascending */
-	size_t nattrs;
-	int64_t value; /* CPU: samples; wall: nanoseconds */
-	struct vec times; /* CPU: uint64_t, when each sample was taken */
-	bool untimed; /* some of its CPU samples came without their time */
-};
-
-/* The samples of one process in this request. */
-struct resource {
-	uint32_t pid;
-	char *comm, *container_id, *pod_uid, *build_id;
-	char *service_name, *exe_path, *go_version; /* NULL: unknown */
-	struct otlp_attr *attrs; /* its process context's */
-	size_t nattrs;
-	int64_t ns_pid;
-	struct vec cpu, wall; /* struct sample */
-	struct hashmap *cpu_ids, *wall_ids; /* identity -> index + 1 */
-	int64_t first_ns, last_ns; /* CLOCK_REALTIME */
-	size_t labels_max; /* goroutine labels a sample may carry as attributes */
-};
-
-struct attr_entry {
-	uint64_t key, value; /* strings */
-};
-
-struct link_entry {
-	uint8_t trace[TRACE_BYTES], span[SPAN_BYTES];
-};
-
-struct stack_entry {
-	size_t n;
-	int32_t *locations;
-};
-
-struct agent_attr {
-	char *key, *value;
-};
-
-/* A list of keys, copied. */
-struct keys {
-	char **k;
-	size_t n;
-};
-
-struct otlp {
-	char *version;
-	uint64_t cpu_period_ns, wall_period_ns;
-	struct agent_attr *agent;
-	size_t nagent;
-	otlp_process_fn process;
-	void *process_ctx;
-	struct keys id_keys; /* labels that carry IDs */
-	struct keys labels; /* --otlp-labels, in order of preference */
-	bool labels_set;
-	/* what was left out, over the run */
-	struct hashmap *left_out; /* key -> 1 */
-	char *left_out_names[OTLP_LEFT_OUT_NAMES];
-	uint64_t left_out_samples;
-	/* the request being built */
-	struct profdict *dict;
-	struct hashmap *attr_index; /* struct attr_entry -> index */
-	struct vec attrs; /* struct attr_entry; entry 0 is empty */
-	struct hashmap *link_index; /* struct link_entry -> index */
-	struct vec links; /* struct link_entry; entry 0 is all zero bytes */
-	struct hashmap *stack_index; /* location numbers -> index */
-	struct vec stacks; /* struct stack_entry; entry 0 is empty */
-	struct hashmap *by_pid; /* pid -> struct resource * */
-	struct vec resources; /* struct resource * */
-	struct otlp_batch batch;
-	struct strbuf valid;
-	bool oom;
-};
-
-/*
  * The resource attributes a process's own facts fill, by semantic
- * conventions: the keys resource_attrs gives, which no label may take.
+ * conventions: the keys otlp_resource_attrs gives, which no label may take.
  */
 enum {
 	RES_SERVICE_NAME,
@@ -230,6 +148,13 @@ static int start(struct otlp *o)
 		return -ENOMEM;
 	}
 	return 0;
+}
+
+/* Drops the request taken and starts the next: -ENOMEM without its tables. */
+int otlp_next_request(struct otlp *o)
+{
+	reset(o);
+	return start(o);
 }
 
 struct otlp *otlp__new(const char *version, uint64_t cpu_period_ns, uint64_t wall_period_ns)
@@ -382,7 +307,7 @@ static int32_t attribute(struct otlp *o, uint64_t key, const uint8_t *value, siz
 	return intern(o, o->attr_index, &o->attrs, &e, sizeof(e), &e);
 }
 
-static int32_t attribute_str(struct otlp *o, const char *key, const char *value)
+int32_t otlp_attribute_str(struct otlp *o, const char *key, const char *value)
 {
 	return attribute(o, profdict__string(o->dict, key), (const uint8_t *)value, strlen(value));
 }
@@ -459,13 +384,6 @@ static const char *basename_of(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* One resource attribute: a string, or with STR NULL, an integer; or with ANY set, what it holds. */
-struct res_attr {
-	const char *key, *str;
-	int64_t num;
-	const struct otlp_attr *any;
-};
-
 /* KEY's attribute, unless an earlier one took the key. */
 static void put(struct res_attr *out, size_t *n, const char *key, const char *str, int64_t num)
 {
@@ -486,17 +404,17 @@ static void put_attr(struct res_attr *out, size_t *n, int k, const char *str, in
 }
 
 /* Room for RES's resource attributes. */
-static size_t resource_room(const struct otlp *o, const struct resource *res)
+size_t otlp_resource_room(const struct otlp *o, const struct resource *res)
 {
 	return NRESOURCE_KEYS + o->nagent + res->nattrs;
 }
 
 /*
- * RES's resource attributes into OUT (room for resource_room): what its
+ * RES's resource attributes into OUT (room for otlp_resource_room): what its
  * process context publishes, then its own by semantic conventions, then
  * the agent's, each whose key no earlier one took. Their number.
  */
-static size_t resource_attrs(const struct otlp *o, const struct resource *res, struct res_attr *out)
+size_t otlp_resource_attrs(const struct otlp *o, const struct resource *res, struct res_attr *out)
 {
 	const char *exe = res->exe_path ? basename_of(res->exe_path) : res->comm;
 	size_t n = 0, i;
@@ -538,12 +456,12 @@ static size_t resource_attrs(const struct otlp *o, const struct resource *res, s
  */
 static int labels_max(const struct otlp *o, struct resource *res)
 {
-	struct res_attr *tmp = calloc(resource_room(o, res), sizeof(*tmp));
+	struct res_attr *tmp = calloc(otlp_resource_room(o, res), sizeof(*tmp));
 	size_t n;
 
 	if (!tmp)
 		return -ENOMEM;
-	n = resource_attrs(o, res, tmp) + (res->exe_path && !res->build_id);
+	n = otlp_resource_attrs(o, res, tmp) + (res->exe_path && !res->build_id);
 	free(tmp);
 	n += OTLP_OWN_ATTRIBUTES;
 	res->labels_max = n < OTLP_MAX_ATTRIBUTES ? OTLP_MAX_ATTRIBUTES - n : 0;
@@ -737,11 +655,11 @@ static int32_t *sample_key(struct otlp *o, struct resource *res, const struct re
 	}
 	key[1] = link(o, r);
 	if (r->trace_id && r->trace_source)
-		a[(*n)++] = attribute_str(o, "trace_source", r->trace_source);
+		a[(*n)++] = otlp_attribute_str(o, "trace_source", r->trace_source);
 	if (wall)
-		a[(*n)++] = attribute_str(o, "state", r->state);
+		a[(*n)++] = otlp_attribute_str(o, "state", r->state);
 	if (wall && r->wait_reason)
-		a[(*n)++] = attribute_str(o, "wait_reason", r->wait_reason);
+		a[(*n)++] = otlp_attribute_str(o, "wait_reason", r->wait_reason);
 	nc = candidates(o, r, c, &cut);
 	for (i = 0; i < nc; i++) {
 		if (i >= res->labels_max) {
@@ -872,382 +790,4 @@ int otlp__add(struct otlp *o, const struct rec *r)
 	o->batch.records++;
 	o->batch.samples += r->samples;
 	return !key || ret || o->oom || profdict__oom(o->dict) ? -ENOMEM : 0;
-}
-
-/* The request as protobuf-c's structures: every part comes from one arena, freed after packing. */
-#define NEW(a, type, init) arena__dup(a, &(type)init, sizeof(type))
-
-static pb_anyvalue *string_value(struct arena *a, const char *s)
-{
-	pb_anyvalue *v = NEW(a, pb_anyvalue, OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__INIT);
-
-	if (v) {
-		v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
-		v->string_value = (char *)s;
-	}
-	return v;
-}
-
-static pb_anyvalue *int_value(struct arena *a, int64_t i)
-{
-	pb_anyvalue *v = NEW(a, pb_anyvalue, OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__INIT);
-
-	if (v) {
-		v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
-		v->int_value = i;
-	}
-	return v;
-}
-
-static pb_anyvalue *any_value(struct arena *a, const struct otlp_attr *at)
-{
-	pb_anyvalue *v;
-
-	if (at->kind == OTLP_STRING)
-		return string_value(a, at->str);
-	if (at->kind == OTLP_INT)
-		return int_value(a, at->num);
-	v = NEW(a, pb_anyvalue, OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__INIT);
-	if (v && at->kind == OTLP_BOOL) {
-		v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_BOOL_VALUE;
-		v->bool_value = at->num;
-	} else if (v) {
-		v->value_case = OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_DOUBLE_VALUE;
-		v->double_value = at->dbl;
-	}
-	return v;
-}
-
-/* A process's resource: its attributes as resource_attrs lists them. */
-static pb_resource *build_resource(struct otlp *o, struct arena *a, const struct resource *res)
-{
-	pb_resource *r = NEW(a, pb_resource, OPENTELEMETRY__PROTO__RESOURCE__V1__RESOURCE__INIT);
-	struct res_attr *attrs = arena__alloc(a, resource_room(o, res), sizeof(*attrs));
-	size_t n, i;
-
-	if (!r || !attrs ||
-	    !(r->attributes = arena__alloc(a, resource_room(o, res), sizeof(pb_keyvalue *))))
-		return NULL;
-	n = resource_attrs(o, res, attrs);
-	for (i = 0; i < n; i++) {
-		pb_keyvalue *kv = NEW(a, pb_keyvalue, OPENTELEMETRY__PROTO__COMMON__V1__KEY_VALUE__INIT);
-
-		if (!kv)
-			return NULL;
-		kv->key = (char *)attrs[i].key;
-		kv->value = attrs[i].any ? any_value(a, attrs[i].any) :
-			    attrs[i].str ? string_value(a, attrs[i].str) :
-					   int_value(a, attrs[i].num);
-		if (!kv->value)
-			return NULL;
-		r->attributes[r->n_attributes++] = kv;
-	}
-	return r;
-}
-
-static pb_value_type *value_type(struct otlp *o, struct arena *a, const char *type, const char *unit)
-{
-	pb_value_type *v = NEW(a, pb_value_type,
-			       OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__VALUE_TYPE__INIT);
-
-	if (v) {
-		v->type_strindex = profdict__string(o->dict, type);
-		v->unit_strindex = profdict__string(o->dict, unit);
-	}
-	return v;
-}
-
-/*
- * One profile of RES. The format pairs each timestamp with one value, and
- * Pyroscope takes one value a sample: CPU samples go as their timestamps
- * alone, each one sample (what backends multiply by the period), or,
- * when some came without their time, as counts alone, all of the profile
- * alike; wall samples as their nanoseconds.
- */
-static pb_profile *build_profile(struct otlp *o, struct arena *a, const struct resource *res,
-				 bool wall)
-{
-	pb_profile *p = NEW(a, pb_profile, OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILE__INIT);
-	const struct vec *samples = wall ? &res->wall : &res->cpu;
-	const struct sample *s = samples->items;
-	bool timed = !wall;
-	size_t i;
-
-	if (!p)
-		return NULL;
-	if (wall) {
-		p->sample_type = value_type(o, a, "wall", "nanoseconds");
-		p->period_type = value_type(o, a, "wall", "nanoseconds");
-		p->period = o->wall_period_ns;
-	} else {
-		p->sample_type = value_type(o, a, "samples", "count");
-		p->period_type = value_type(o, a, "cpu", "nanoseconds");
-		p->period = o->cpu_period_ns;
-	}
-	/* [time, time + duration) holds every sample */
-	p->time_unix_nano = res->first_ns;
-	p->duration_nano = res->last_ns - res->first_ns + 1;
-	p->samples = arena__alloc(a, samples->n, sizeof(pb_sample *));
-	if (!p->samples || !p->sample_type || !p->period_type)
-		return NULL;
-	for (i = 0; timed && i < samples->n; i++)
-		timed = !s[i].untimed;
-	for (i = 0; i < samples->n; i++) {
-		pb_sample *ps = NEW(a, pb_sample,
-				    OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__SAMPLE__INIT);
-
-		if (!ps)
-			return NULL;
-		ps->stack_index = s[i].stack;
-		ps->link_index = s[i].link;
-		ps->attribute_indices = s[i].attrs;
-		ps->n_attribute_indices = s[i].nattrs;
-		if (timed) {
-			ps->timestamps_unix_nano = s[i].times.items;
-			ps->n_timestamps_unix_nano = s[i].times.n;
-		} else {
-			ps->values = (int64_t *)&s[i].value;
-			ps->n_values = 1;
-		}
-		p->samples[p->n_samples++] = ps;
-	}
-	return p;
-}
-
-static pb_resource_profiles *build_resource_profiles(struct otlp *o, struct arena *a,
-						     const struct resource *res)
-{
-	pb_resource_profiles *rp = NEW(a, pb_resource_profiles,
-				       OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__RESOURCE_PROFILES__INIT);
-	pb_scope_profiles *sp = NEW(a, pb_scope_profiles,
-				    OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__SCOPE_PROFILES__INIT);
-	pb_scope *scope = NEW(a, pb_scope,
-			      OPENTELEMETRY__PROTO__COMMON__V1__INSTRUMENTATION_SCOPE__INIT);
-
-	if (!rp || !sp || !scope)
-		return NULL;
-	scope->name = "ctxprof-go";
-	scope->version = o->version;
-	sp->scope = scope;
-	sp->profiles = arena__alloc(a, 2, sizeof(pb_profile *));
-	rp->scope_profiles = arena__alloc(a, 1, sizeof(pb_scope_profiles *));
-	rp->resource = build_resource(o, a, res);
-	if (!sp->profiles || !rp->scope_profiles || !rp->resource)
-		return NULL;
-	if (res->cpu.n && !(sp->profiles[sp->n_profiles++] = build_profile(o, a, res, false)))
-		return NULL;
-	if (res->wall.n && !(sp->profiles[sp->n_profiles++] = build_profile(o, a, res, true)))
-		return NULL;
-	rp->scope_profiles[rp->n_scope_profiles++] = sp;
-	return rp;
-}
-
-/* The tables, each with its entry 0, from the profile dictionary and the request's own. */
-/* The dictionary's functions, entry 0 the empty one: false when out of memory. */
-static bool dict_functions(struct otlp *o, struct arena *a, pb_dictionary *d)
-{
-	const struct profdict_function *funcs;
-	size_t n, i;
-
-	funcs = profdict__functions(o->dict, &n);
-	d->function_table = arena__alloc(a, n + 1, sizeof(pb_function *));
-	for (i = 0; d->function_table && i <= n; i++) {
-		pb_function *f = NEW(a, pb_function,
-				     OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__FUNCTION__INIT);
-
-		if (!f)
-			return false;
-		if (i) {
-			f->name_strindex = f->system_name_strindex = funcs[i - 1].name;
-			f->filename_strindex = funcs[i - 1].file;
-		}
-		d->function_table[d->n_function_table++] = f;
-	}
-	return true;
-}
-
-/* The dictionary's mappings, each with its build ID as an attribute: false when out of memory. */
-static bool dict_mappings(struct otlp *o, struct arena *a, pb_dictionary *d)
-{
-	const struct profdict_mapping *maps;
-	const char *const *strs;
-	size_t n, i, j;
-
-	maps = profdict__mappings(o->dict, &n);
-	d->mapping_table = arena__alloc(a, n + 1, sizeof(pb_mapping *));
-	for (i = 0; d->mapping_table && i <= n; i++) {
-		pb_mapping *m = NEW(a, pb_mapping,
-				    OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__MAPPING__INIT);
-
-		if (!m)
-			return false;
-		if (i) {
-			m->memory_start = maps[i - 1].start;
-			m->memory_limit = maps[i - 1].limit;
-			m->file_offset = maps[i - 1].offset;
-			m->filename_strindex = maps[i - 1].file;
-			if (maps[i - 1].build_id) {
-				m->attribute_indices = arena__alloc(a, 1, sizeof(int32_t));
-				if (!m->attribute_indices)
-					return false;
-				/* interning may move the table: looked up afresh each time */
-				strs = profdict__strings(o->dict, &j);
-				m->attribute_indices[0] =
-					attribute_str(o, "process.executable.build_id.gnu",
-						      strs[maps[i - 1].build_id]);
-				m->n_attribute_indices = 1;
-			}
-		}
-		d->mapping_table[d->n_mapping_table++] = m;
-	}
-	return true;
-}
-
-/* The dictionary's locations with their lines: false when out of memory. */
-static bool dict_locations(struct otlp *o, struct arena *a, pb_dictionary *d)
-{
-	const struct profdict_location *const *locs;
-	size_t n, i, j;
-
-	locs = profdict__locations(o->dict, &n);
-	d->location_table = arena__alloc(a, n + 1, sizeof(pb_location *));
-	for (i = 0; d->location_table && i <= n; i++) {
-		pb_location *l = NEW(a, pb_location,
-				     OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LOCATION__INIT);
-
-		if (!l)
-			return false;
-		if (i) {
-			const struct profdict_location *pl = locs[i - 1];
-
-			l->mapping_index = pl->mapping;
-			l->address = pl->addr;
-			/* innermost first, the last the function the others were inlined into */
-			l->lines = arena__alloc(a, pl->nlines, sizeof(pb_line *));
-			for (j = 0; l->lines && j < pl->nlines; j++) {
-				pb_line *ln = NEW(a, pb_line,
-						  OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINE__INIT);
-
-				if (!ln)
-					return false;
-				ln->function_index = pl->lines[j].function;
-				ln->line = pl->lines[j].line;
-				l->lines[l->n_lines++] = ln;
-			}
-		}
-		d->location_table[d->n_location_table++] = l;
-	}
-	return true;
-}
-
-/* The dictionary's links and stacks: false when out of memory. */
-static bool dict_links_stacks(struct otlp *o, struct arena *a, pb_dictionary *d)
-{
-	size_t i;
-
-	d->link_table = arena__alloc(a, o->links.n, sizeof(pb_link *));
-	for (i = 0; d->link_table && i < o->links.n; i++) {
-		struct link_entry *e = &((struct link_entry *)o->links.items)[i];
-		pb_link *l = NEW(a, pb_link, OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINK__INIT);
-
-		if (!l)
-			return false;
-		/* entry 0 too: the zero value in the IDs' own lengths, as the format advises */
-		l->trace_id = (ProtobufCBinaryData){ TRACE_BYTES, e->trace };
-		l->span_id = (ProtobufCBinaryData){ SPAN_BYTES, e->span };
-		d->link_table[d->n_link_table++] = l;
-	}
-
-	d->stack_table = arena__alloc(a, o->stacks.n, sizeof(pb_stack *));
-	for (i = 0; d->stack_table && i < o->stacks.n; i++) {
-		struct stack_entry *e = &((struct stack_entry *)o->stacks.items)[i];
-		pb_stack *s = NEW(a, pb_stack, OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__STACK__INIT);
-
-		if (!s)
-			return false;
-		s->location_indices = e->locations;
-		s->n_location_indices = e->n;
-		d->stack_table[d->n_stack_table++] = s;
-	}
-	return true;
-}
-
-/* The dictionary's strings and attributes: false when out of memory. */
-static bool dict_attributes(struct otlp *o, struct arena *a, pb_dictionary *d)
-{
-	const char *const *strs;
-	size_t n, i;
-
-	d->attribute_table = arena__alloc(a, o->attrs.n, sizeof(pb_kvu *));
-	strs = profdict__strings(o->dict, &n);
-	d->string_table = (char **)strs;
-	d->n_string_table = n;
-	for (i = 0; d->attribute_table && i < o->attrs.n; i++) {
-		struct attr_entry *e = &((struct attr_entry *)o->attrs.items)[i];
-		pb_kvu *kv = NEW(a, pb_kvu,
-				 OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__KEY_VALUE_AND_UNIT__INIT);
-
-		if (!kv)
-			return false;
-		if (i) {
-			kv->key_strindex = e->key;
-			kv->value = string_value(a, strs[e->value]);
-		}
-		d->attribute_table[d->n_attribute_table++] = kv;
-	}
-	return true;
-}
-
-static pb_dictionary *build_dictionary(struct otlp *o, struct arena *a)
-{
-	pb_dictionary *d = NEW(a, pb_dictionary,
-			       OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILES_DICTIONARY__INIT);
-
-	/* attributes last: the build IDs of mappings may add to them */
-	if (!d || !dict_functions(o, a, d) || !dict_mappings(o, a, d) || !dict_locations(o, a, d) ||
-	    !dict_links_stacks(o, a, d) || !dict_attributes(o, a, d))
-		return NULL;
-	return a->oom ? NULL : d;
-}
-
-int otlp__take(struct otlp *o, uint8_t **buf, size_t *len, struct otlp_batch *what)
-{
-	pb_request req = OPENTELEMETRY__PROTO__COLLECTOR__PROFILES__V1DEVELOPMENT__EXPORT_PROFILES_SERVICE_REQUEST__INIT;
-	struct resource **res = o->resources.items;
-	struct arena a = {};
-	int ret = 0;
-	size_t i;
-
-	*buf = NULL;
-	*len = 0;
-	*what = o->batch;
-	if (!o->resources.n)
-		goto out;
-	req.resource_profiles = arena__alloc(&a, o->resources.n, sizeof(pb_resource_profiles *));
-	for (i = 0; req.resource_profiles && i < o->resources.n; i++) {
-		req.resource_profiles[i] = build_resource_profiles(o, &a, res[i]);
-		if (!req.resource_profiles[i])
-			break;
-		req.n_resource_profiles++;
-	}
-	/* the dictionary last: building the resources interns strings too */
-	req.dictionary = build_dictionary(o, &a);
-	if (a.oom || o->oom || !req.dictionary || profdict__oom(o->dict) ||
-	    req.n_resource_profiles != o->resources.n) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	*len = protobuf_c_message_get_packed_size(&req.base);
-	*buf = malloc(*len ? *len : 1);
-	if (!*buf) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	protobuf_c_message_pack(&req.base, *buf);
-out:
-	arena__free(&a);
-	reset(o);
-	if (start(o))
-		ret = ret ?: -ENOMEM;
-	return ret;
 }
