@@ -20,6 +20,7 @@
 #include "aggregate.h"
 #include "processes.h"
 #include "outputs.h"
+#include "part_spawn.h"
 #include "ring_keeper.h"
 #include "sampler.h"
 #include "session.h"
@@ -201,7 +202,7 @@ static int spawn_note(void *ctx, void *data, size_t size)
 	memcpy(&tgid, data, sizeof(tgid));
 	t = targets__find(s->targets, tgid);
 	if (t)
-		target__spawn_spent(t);
+		spawn_part__spent(target__parts(t));
 	return 0;
 }
 
@@ -217,9 +218,9 @@ static int span_note(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-static void spawn_tick(struct target *t, void *ctx)
+static void tick_parts(struct target *t, void *ctx)
 {
-	target__spawn_tick(t);
+	target__tick(t);
 }
 
 /* Has the reader of F gone away (a closed pipe or socket)? Regular files never say so. */
@@ -887,7 +888,7 @@ static bool follow_targets(struct session *s, struct run_clock *rc, bool end_wit
 {
 	targets__reap(s->targets);
 	targets__sweep_owners(s->targets);
-	targets__foreach(s->targets, spawn_tick, NULL);
+	targets__foreach(s->targets, tick_parts, NULL);
 	check_ticks(s);
 	if (end_with_targets && !targets__count(s->targets)) {
 		fprintf(stderr, "ctxprof-go: every target has exited\n");

@@ -143,30 +143,12 @@ static void hint_one(const struct agg_pid_stats *p, void *ctx)
 		p->pid, target__comm(t), 100.0 * p->traced / p->samples, (unsigned long long)p->samples, why);
 }
 
-/*
- * Go < 1.21: a goroutine-start probe that rested, its budget spent: the
- * starts it did not see; with -v, what every one cost its process.
- */
-static void print_spawn(struct target *t, void *ctx)
+/* Each target's parts' lines: a goroutine-start probe that rested, and with -v what it cost. */
+static void say_parts(struct target *t, void *ctx)
 {
 	const struct stats_view *v = ctx;
-	struct spawn_probe_stats st;
-	char why[384];
 
-	if (!target__spawn_stats(t, &st))
-		return;
-	if (target__spawn_rested(t, &st, why, sizeof(why)))
-		fprintf(stderr, "ctxprof-go: pid %d (%s): %s\n", (int)target__pid(t), target__comm(t),
-			why);
-	if (v->cfg->verbose)
-		fprintf(stderr,
-			"ctxprof-go: pid %d (%s): its goroutine-start probe saw %llu starts, at %.1f us "
-			"a hit %.1f ms: %.2f%% of the %.2f s of CPU its process used meanwhile (its "
-			"share: %g%%)\n",
-			(int)target__pid(t), target__comm(t), (unsigned long long)st.watched,
-			st.counted ? st.spent_ns / 1e3 / st.counted : st.price_ns / 1e3,
-			st.spent_ns / 1e6, st.cpu_ns ? 100.0 * st.spent_ns / st.cpu_ns : 0.0,
-			st.cpu_ns / 1e9, v->cfg->start_share * 100);
+	target__say(t, v->cfg->verbose);
 }
 
 /* Go < 1.21: what the goroutine-start probes of processes gone saw and missed. */
@@ -388,7 +370,7 @@ void stats__print(const struct stats_view *v, bool so_far)
 	if (v->cfg->sampling)
 		aggregate__pids(v->agg, hint_one, &(struct hint_round){ .v = v, .totals = totals });
 	if (v->cfg->sampling) {
-		targets__foreach(v->targets, print_spawn, (void *)v);
+		targets__foreach(v->targets, say_parts, (void *)v);
 		print_spawn_gone(v);
 	}
 	if (v->cfg->sampling)

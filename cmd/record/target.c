@@ -21,19 +21,16 @@
 #include "cmd/util/hashmap.h"
 #include "cmd/util/otel_env.h"
 #include "cmd/util/procfs.h"
-#include "cmd/util/vec.h"
 #include "offsets/go_binary.h"
 #include "aggregate.h"
 #include "frame_table.h"
-#include "owners.h"
+#include "part.h"
 #include "proc_ctx.h"
 #include "processes.h"
 #include "sampler.h"
 #include "session_config.h"
-#include "spawn_probe.h"
 #include "target.h"
 #include "ticks.h"
-#include "uprobe_link.h"
 #include "wall.h"
 
 /* CPU time, in sampling periods, that chance alone does not leave without a sample */
@@ -48,14 +45,8 @@ struct target {
 	struct go_binary *gb;
 	struct stat exe_st; /* its executable when added */
 	bool pending; /* its name, container and mappings are still to be read */
-	/* the traceparent source's probes in this process, at its handlers' entries */
-	struct uprobe_link *http_links[MAX_TRACE_PROBES];
-	size_t nhttp;
-	/* Go before 1.21: gives the goroutines a goroutine starts its context; NULL for none */
-	struct spawn_probe *spawn;
-	/* where its goroutines' labels are set: who set each set (owners.h); NULL for none */
-	struct uprobe_link *label_link;
-	bool labels_followed; /* and the sets made before it are known */
+	/* its parts' view of it and their states (part.h) */
+	struct part_ctx parts;
 	struct go_layout layout; /* as in the targets map */
 	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
@@ -105,7 +96,7 @@ bool target__pending(const struct target *t)
 
 bool target__follows_labels(const struct target *t)
 {
-	return t->labels_followed;
+	return t->parts.state[PART_LABELS];
 }
 
 const struct go_layout *target__go_layout(const struct target *t)
@@ -115,7 +106,12 @@ const struct go_layout *target__go_layout(const struct target *t)
 
 bool target__probed(const struct target *t)
 {
-	return t->nhttp > 0;
+	return t->parts.state[PART_REQUESTS];
+}
+
+struct part_ctx *target__parts(struct target *t)
+{
+	return &t->parts;
 }
 
 __u32 target__reexecs(const struct target *t)
@@ -128,32 +124,11 @@ int target__frame_fd(const struct target *t)
 	return t->frames ? t->frames->ft->fd : -1;
 }
 
-static void detach_http(struct target *t)
-{
-	struct spawn_account *acc = t->env->spawn_account;
-	struct spawn_probe_stats st;
-	size_t i;
-
-	for (i = 0; i < t->nhttp; i++)
-		uprobe_link__destroy(t->http_links[i]);
-	t->nhttp = 0;
-	/* what it saw and missed stays counted after it */
-	if (t->spawn && acc) {
-		spawn_probe__stats(t->spawn, &st);
-		acc->probes++;
-		acc->watched += st.watched;
-		acc->missed += st.missed;
-	}
-	spawn_probe__free(t->spawn);
-	t->spawn = NULL;
-}
-
 void target__free(struct target *t)
 {
 	if (!t)
 		return;
-	detach_http(t);
-	uprobe_link__destroy(t->label_link);
+	target__detach_parts(t);
 	ticks__free(t->ticks);
 	if (t->frames && !--t->frames->refs) {
 		frame_table__free(t->frames->ft);
@@ -218,6 +193,7 @@ static int open_process(struct target *t, bool quiet)
 				t->comm, *path ? " " : "", path, err);
 		return ret;
 	}
+	t->parts.gb = t->gb;
 	return 0;
 }
 
@@ -351,6 +327,10 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 	t->env = env;
 	t->pid = pid;
 	t->pidfd = -1;
+	t->parts.env = env;
+	t->parts.pid = pid;
+	t->parts.comm = t->comm;
+	t->parts.layout = &t->layout;
 	t->pending = true;
 	/* before its events: CPU it uses from then on should show in samples */
 	process_cpu_ns(pid, &t->cpu_added_ns);
@@ -504,373 +484,60 @@ void target__map_file_strings(const char *path)
 	binaries__put(gb);
 }
 
-/* What a recording says once per file (go_binary__said) */
-enum { SAID_ATTACH, SAID_ATTACH_SPAWN, SAID_ATTACH_LABELS, SAID_ASKED };
-
-/*
- * --trace-sources named traceparent or otel-sdk, and T's binary cannot
- * have it: said when T is described (under --all once per file), not
- * only as an untraced share at exit.
- */
-static void say_unavailable(struct target *t, bool quiet)
+void target__attach_parts(struct target *t, bool quiet)
 {
-	static const enum trace_source probed[] = { TRACE_SOURCE_TRACEPARENT, TRACE_SOURCE_OTEL_SDK };
-	const struct target_env *env = t->env;
-	const char *why;
 	size_t i;
 
-	if (!env->cfg->sources_asked || (quiet && !env->cfg->verbose && go_binary__said(t->gb, SAID_ASKED)))
+	for (i = 0; i < PART_COUNT; i++)
+		t->parts.state[i] = target_parts[i]->attach(&t->parts, quiet);
+	if (!t->env->cfg->verbose)
 		return;
-	for (i = 0; i < sizeof(probed) / sizeof(probed[0]); i++) {
-		if (!(env->cfg->trace_sources & (1U << probed[i])) ||
-		    !(why = go_binary__trace_source_problem(t->gb, probed[i])))
-			continue;
-		fprintf(stderr, "pid %d (%s): warning: --trace-sources %s: not in this binary: %s\n",
-			(int)t->pid, t->comm, trace_source__name(probed[i]), why);
+	for (i = 0; i < PART_COUNT; i++)
+		if (target_parts[i]->note)
+			target_parts[i]->note(&t->parts, t->parts.state[i]);
+}
+
+void target__detach_parts(struct target *t)
+{
+	size_t i = PART_COUNT;
+
+	/* the last first: a part may rely on those before it */
+	while (i--) {
+		if (t->parts.state[i])
+			target_parts[i]->detach(&t->parts, t->parts.state[i]);
+		t->parts.state[i] = NULL;
 	}
 }
 
-/*
- * The traceparent and otel-sdk sources in T's process: a uprobe at each
- * function entry .gopclntab names, filtered to that process, so that other
- * processes running the same file never take it. Through /proc/PID/exe,
- * which names the very file in any mount namespace and on any filesystem.
- */
-/* Go < 1.21: is the goroutine-start probe asked for? */
-static bool spawn_on(const struct target_env *env)
+void target__tick(struct target *t)
 {
-	return env->cfg->start_share > 0 && env->cfg->max_starts;
-}
+	size_t i;
 
-/* The flag that left it out, as -v says so. */
-static const char *spawn_off_flag(const struct target_env *env)
-{
-	return env->cfg->start_share > 0 ? "--max-goroutine-starts 0" : "--goroutine-start-share 0";
-}
-
-/* Go < 1.21: how the goroutines a request starts get its context, as -v says it, in BUF. */
-static const char *spawn_said(const struct target *t, bool probe, char *buf, size_t len)
-{
-	if (t->spawn)
-		return "at their start";
-	if (!probe)
-		return "by g.parentGoid, one level";
-	if (!spawn_on(t->env)) {
-		snprintf(buf, len, "none (%s)", spawn_off_flag(t->env));
-		return buf;
-	}
-	return "none (its probe failed to attach)";
-}
-
-/* A hit's trap, measured the first time a goroutine-start probe is attached: 0 when it cannot be. */
-static uint64_t spawn_trap_ns(const struct target_env *env, uint64_t cookie)
-{
-	struct spawn_account *acc = env->spawn_account;
-
-	if (!acc)
-		return 0;
-	if (!acc->trap_measured) {
-		acc->trap_ns = spawn_probe__trap_ns(env->bpf->http_request, cookie);
-		acc->trap_measured = true;
-		if (env->cfg->verbose)
-			fprintf(stderr, "ctxprof-go: a uprobe hit's trap costs %.1f us here%s\n",
-				acc->trap_ns / 1e3, acc->trap_ns ? "" : " (it could not be measured)");
-	}
-	return acc->trap_ns;
-}
-
-void target__attach_probes(struct target *t, bool quiet)
-{
-	const struct target_env *env = t->env;
-	const struct go_trace_probe *probes, *spawn = NULL;
-	struct uprobe_link *link;
-	uint64_t cookie;
-	size_t i, n;
-	char exe[64], said[64];
-	int err;
-
-	say_unavailable(t, quiet);
-	n = go_binary__trace_probes(t->gb, &probes);
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
-	for (i = 0; i < n; i++) {
-		if (probes[i].source == TRACE_SOURCE_COUNT) {
-			spawn = &probes[i];
-			continue;
-		}
-		if (!(env->cfg->trace_sources & (1U << probes[i].source)) ||
-		    (probes[i].cookie == HTTP_PROBE_END && !env->request_ends))
-			continue;
-		cookie = probes[i].cookie;
-		/* a request's start finds its goroutine with no look at the target */
-		if (probes[i].cookie == HTTP_PROBE_REQ_RDI || probes[i].cookie == HTTP_PROBE_REQ_RCX)
-			cookie |= (__u64)t->layout.g_goid << PROBE_GOID_SHIFT;
-		link = uprobe_link__attach(env->bpf->http_request, t->pid, exe,
-					   probes[i].offset, cookie);
-		if (!link) {
-			err = -errno;
-			env->attach_failures[probes[i].source]++;
-			/* --all: once per file, whichever process runs it */
-			if (!quiet || env->cfg->verbose || !go_binary__said(t->gb, SAID_ATTACH))
-				fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
-						"no trace IDs from %s\n",
-					(int)t->pid, t->comm, probes[i].func, strerror(-err),
-					uprobe_link__hint(err),
-					trace_source__name(probes[i].source));
-			detach_http(t);
-			return;
-		}
-		t->http_links[t->nhttp++] = link;
-	}
-	/* the goroutine-start probe hands on what the others found */
-	if (spawn && t->nhttp && spawn_on(env)) {
-		struct spawn_policy policy = { .share = env->cfg->start_share,
-					       .max_per_sec = env->cfg->max_starts > UINT_MAX ?
-								      UINT_MAX :
-								      env->cfg->max_starts,
-					       .trap_ns = spawn_trap_ns(env, spawn->cookie) };
-
-		err = spawn_probe__attach(env->bpf->http_request,
-					  env->bpf->spawn_budgets_fd, t->pid, exe,
-					  spawn->offset, spawn->cookie, &policy, &t->spawn);
-		if (err)
-			env->attach_failures[TRACE_SOURCE_COUNT]++;
-		if (err && (!quiet || env->cfg->verbose || !go_binary__said(t->gb, SAID_ATTACH_SPAWN)))
-			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
-					"goroutines a request starts carry no trace ID\n",
-				(int)t->pid, t->comm, spawn->func, strerror(-err),
-				uprobe_link__hint(err));
-	}
-	if (env->cfg->verbose && t->nhttp)
-		fprintf(stderr, "pid %d (%s): %zu probes for request and span contexts%s (requests "
-				"of: %s; SDK spans: %s; goroutines they start: %s)\n",
-			(int)t->pid, t->comm, t->nhttp + !!t->spawn,
-			uprobe_link__tracefs(t->http_links[0]) ? ", as tracefs uprobe events" : "",
-			*go_binary__trace_servers(t->gb) ?
-			go_binary__trace_servers(t->gb) : "none",
-			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_OTEL_SDK) ? "no" : "yes",
-			spawn_said(t, spawn, said, sizeof(said)));
-	else if (env->cfg->verbose && go_binary__serves_requests(t->gb))
-		fprintf(stderr, "pid %d (%s): no traceparent source: %s\n", (int)t->pid, t->comm,
-			go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT) ?: "off");
-}
-
-static int scan_labels(struct target *t, struct vec *found);
-
-/*
- * Who sets T's label sets, so that the goroutines that only inherited one
- * are told apart once its setter has left it: a probe where labels are
- * set, then the sets its goroutines hold already, and who holds each in
- * pprof.Do (owners__scan). Without the scan, no sample of it is judged.
- */
-bool target__follow_labels(struct target *t, bool quiet)
-{
-	const struct target_env *env = t->env;
-	struct vec found = { .size = sizeof(struct owner_found) };
-	long off = go_binary__label_probe(t->gb), at_do = go_binary__do_probe(t->gb);
-	/* --wall's request spans need each set's end, which only label_set sees */
-	bool one_hit = at_do >= 0 && !env->cfg->wall;
-	char exe[64];
-	int err;
-
-	if (off < 0 || !env->cfg->sampling || !(env->cfg->trace_sources & (1U << TRACE_SOURCE_LABEL)))
-		return false;
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
-	t->label_link = uprobe_link__attach(one_hit ? env->bpf->label_do :
-							  env->bpf->label_set,
-					    t->pid, exe, one_hit ? at_do : off, 0);
-	if (!t->label_link) {
-		err = -errno;
-		env->attach_failures[TRACE_SOURCE_LABEL]++;
-		if (!quiet || env->cfg->verbose || !go_binary__said(t->gb, SAID_ATTACH_LABELS))
-			fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
-					"goroutines that inherit a request's labels count as it "
-					"even once it ends\n",
-				(int)t->pid, t->comm,
-				one_hit ? "runtime/pprof.Do" : "runtime/pprof.runtime_setProfLabel",
-				strerror(-err),
-				uprobe_link__hint(err));
-		return false;
-	}
-	err = scan_labels(t, &found);
-	if (!err)
-		err = owners__add(env->bpf->label_owners_fd, t->pid, found.items,
-				  found.n);
-	free(found.items);
-	if (err) {
-		if (env->cfg->verbose)
-			fprintf(stderr, "pid %d (%s): the label sets its goroutines hold could not be "
-					"read (%s): goroutines that inherit a request's labels count "
-					"as it even once it ends\n",
-				(int)t->pid, t->comm, strerror(-err));
-		uprobe_link__destroy(t->label_link);
-		t->label_link = NULL;
-		return false;
-	}
-	if (env->cfg->verbose)
-		fprintf(stderr, "pid %d (%s): label sets followed (%s); %zu with a trace ID "
-				"held in pprof.Do or on a CPU now\n",
-			(int)t->pid, t->comm,
-			one_hit ? "pprof.Do's set, one hit a request" :
-				  "every set, at runtime_setProfLabel",
-			found.n);
-	t->labels_followed = true;
-	return true;
-}
-
-/* The label sets T's goroutines hold, and who holds each in pprof.Do (owners__scan). */
-static int scan_labels(struct target *t, struct vec *found)
-{
-	uint64_t bias = 0;
-
-	if (go_binary__pie(t->gb) && !procfs__load_bias(t->pid, go_binary__entry(t->gb), &bias))
-		return -ENOENT;
-	return owners__scan(t->pid, t->gb, bias, &t->env->keys, found);
-}
-
-size_t target__sweep_owners(struct target *t, struct owners *copy)
-{
-	struct vec found = { .size = sizeof(struct owner_found) };
-	int fd = t->env->bpf->label_owners_fd;
-
-	if (!t->labels_followed)
-		return 0;
-	/* sets whose setter ran when looked for: looked for again */
-	if (owners__unknown(copy, t->pid) && !scan_labels(t, &found))
-		owners__settle(copy, fd, t->pid, found.items, found.n);
-	free(found.items);
-	return owners__sweep(copy, fd, t->pid, &t->layout);
-}
-
-void target__spawn_spent(struct target *t)
-{
-	if (t->spawn)
-		spawn_probe__spent(t->spawn);
-}
-
-void target__spawn_tick(struct target *t)
-{
-	if (t->spawn)
-		spawn_probe__tick(t->spawn);
-}
-
-/*
- * Deletes the entries of map FD (keys of KEY_SIZE bytes that start with
- * the tgid) that belong to PID. The keys are gathered first: a deleted key
- * makes the next get_next_key start over.
- */
-static void forget_tgid(int fd, size_t key_size, pid_t pid)
-{
-	uint8_t key[32], *keys = NULL, *grown;
-	size_t n = 0, cap = 0, i;
-	void *prev = NULL;
-	__u32 tgid;
-
-	while (key_size <= sizeof(key) && bpf_map_get_next_key(fd, prev, key) == 0) {
-		memcpy(&tgid, key, sizeof(tgid));
-		if (tgid == (__u32)pid) {
-			if (n == cap) {
-				cap = cap ? 2 * cap : 64;
-				grown = realloc(keys, cap * key_size);
-				if (!grown)
-					break;
-				keys = grown;
-			}
-			memcpy(keys + n++ * key_size, key, key_size);
-		}
-		prev = key;
-	}
-	for (i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, keys + i * key_size);
-	free(keys);
-}
-
-void target__detach_probes(struct target *t)
-{
-	const struct sampler_bpf *bpf = t->env->bpf;
-
-	if (t->label_link) {
-		uprobe_link__destroy(t->label_link);
-		t->label_link = NULL;
-		t->labels_followed = false;
-		forget_tgid(bpf->label_owners_fd, sizeof(struct labels_key), t->pid);
-	}
-	if (!t->nhttp)
-		return;
-	detach_http(t);
-	/* the request and span contexts it left: its pid may come back, with goids from 1 again */
-	forget_tgid(bpf->trace_ctxs_fd, sizeof(struct goid_key), t->pid);
-	forget_tgid(bpf->spawn_ctxs_fd, sizeof(struct goid_key), t->pid);
-	forget_tgid(bpf->grpc_streams_fd, sizeof(struct grpc_stream_key), t->pid);
-}
-
-bool target__spawn_stats(const struct target *t, struct spawn_probe_stats *st)
-{
-	if (!t->spawn)
-		return false;
-	spawn_probe__stats(t->spawn, st);
-	return true;
-}
-
-bool target__spawn_rested(const struct target *t, const struct spawn_probe_stats *st, char *buf,
-			  size_t len)
-{
-	char past[128];
-
-	if (!st->paused_ns)
-		return false;
-	if (st->capped)
-		snprintf(past, sizeof(past), "--max-goroutine-starts %lu a second", t->env->cfg->max_starts);
-	else
-		snprintf(past, sizeof(past),
-			 "its share, %g%% of the process's CPU (%llu starts a second at %.1f us a hit)",
-			 t->env->cfg->start_share * 100, (unsigned long long)st->allowed, st->price_ns / 1e3);
-	snprintf(buf, len, "its goroutine-start probe saw %llu goroutine starts and rested %.1f of "
-			   "%.1f s%s, past %s; the goroutines started meanwhile, about %.0f, carry no "
-			   "trace ID",
-		 (unsigned long long)st->watched, st->paused_ns / 1e9, (st->paused_ns + st->on_ns) / 1e9,
-		 st->failed ? " (for good: it could not be attached again)" : "", past, st->missed);
-	return true;
+	for (i = 0; i < PART_COUNT; i++)
+		if (target_parts[i]->tick)
+			target_parts[i]->tick(&t->parts, t->parts.state[i]);
 }
 
 bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char *buf,
 			    size_t len)
 {
-	const char *why;
-	struct go_layout l;
+	size_t i;
 
-	if (!t->nhttp) {
-		if (!go_binary__serves_requests(t->gb)) {
-			if (go_binary__sets_labels(t->gb))
-				return false;
-			snprintf(buf, len, "it sets no goroutine labels, serves no net/http or grpc-go "
-					   "requests and records no SDK spans");
+	for (i = 0; i < PART_COUNT; i++)
+		if (target_parts[i]->why_untraced &&
+		    target_parts[i]->why_untraced(&t->parts, t->parts.state[i], bare_requests, buf,
+						  len))
 			return true;
-		}
-		why = go_binary__trace_source_problem(t->gb, TRACE_SOURCE_TRACEPARENT);
-		snprintf(buf, len, "its requests give none: %s",
-			 why ?: "--trace-sources leaves traceparent out, or its probes failed");
-		return true;
-	}
-	if (bare_requests) {
-		snprintf(buf, len, "%llu requests came without a traceparent header",
-			 (unsigned long long)bare_requests);
-		return true;
-	}
-	/* a rested goroutine-start probe is said apart (target__spawn_rested) */
-	if (t->spawn)
-		return false;
-	if (go_binary__layout(t->gb, &l) != 0)
-		return false;
-	if (!l.g_parent_goid && go_binary__spawn_probe(t->gb) && !spawn_on(t->env))
-		snprintf(buf, len, "the goroutines its handlers start carry none: no g.parentGoid, and "
-				   "%s leaves out the goroutine-start probe", spawn_off_flag(t->env));
-	else if (!l.g_parent_goid)
-		snprintf(buf, len, "the goroutines its handlers start carry none: no g.parentGoid, and "
-				   "no goroutine-start probe (check says why)");
-	else
-		snprintf(buf, len, "on Go 1.21 and later the goroutines its handlers start carry "
-				   "their request (g.parentGoid), not the goroutines those start");
-	return true;
+	return false;
+}
+
+void target__say(const struct target *t, bool verbose)
+{
+	size_t i;
+
+	for (i = 0; i < PART_COUNT; i++)
+		if (target_parts[i]->say)
+			target_parts[i]->say(&t->parts, t->parts.state[i], verbose);
 }
 
 void target__stop_ticks(struct target *t)
@@ -952,9 +619,9 @@ void target__reexec(struct target *t, struct target_info *info)
 	 * Its probes were the old image's (an exec from another thread than
 	 * the first ends the task they followed), and so were its label sets
 	 */
-	target__detach_probes(t);
-	target__attach_probes(t, true);
-	info->label_owners = target__follow_labels(t, true);
+	target__detach_parts(t);
+	target__attach_parts(t, true);
+	info->label_owners = target__follows_labels(t);
 }
 
 int target__retire(struct target *t)

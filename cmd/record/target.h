@@ -16,10 +16,8 @@ struct sampler_bpf;
 struct go_binary;
 struct hashmap;
 struct otlp_process;
-struct owners;
 struct processes;
 struct spawn_account;
-struct spawn_probe_stats;
 struct target;
 struct wall_reader;
 
@@ -90,44 +88,32 @@ void target__map_strings(const struct target *t);
  */
 void target__map_file_strings(const char *path);
 
-/* The traceparent and otel-sdk sources' probes at its handlers' entries; said unless QUIET. */
-void target__attach_probes(struct target *t, bool quiet);
 /*
- * Who sets its goroutines' label sets followed (a probe where labels are
- * set, and the sets held when it was attached read); said unless QUIET
- * when it could not be. Then its samples say whether their labels belong
- * to a request that ended: the caller marks it so in the targets map.
+ * Its parts (part.h) attached, in order, each said unless QUIET where it
+ * fails; with -v, what each does in it. The caller marks its label sets
+ * followed in the targets map when target__follows_labels says so.
  */
-bool target__follow_labels(struct target *t, bool quiet);
+void target__attach_parts(struct target *t, bool quiet);
+/* Its parts detached, the last first, and what they left in the kernel forgotten: its pid may come back. */
+void target__detach_parts(struct target *t);
+/* Once a second: each part's tick (budgets refilled, probes attached again). */
+void target__tick(struct target *t);
+/* Its parts' view of it, for a part's own calls (spawn_part__spent, labels_part__sweep). */
+struct part_ctx *target__parts(struct target *t);
+/* Are its request probes attached? Are its label sets followed? */
+bool target__probed(const struct target *t);
 bool target__follows_labels(const struct target *t);
 /* Its layout, as the targets map has it. */
 const struct go_layout *target__go_layout(const struct target *t);
-/* Its entries of label_owners whose setter exited or left unseen, by COPY: deleted; how many. */
-size_t target__sweep_owners(struct target *t, struct owners *copy);
-/* Has it any of those probes? */
-bool target__probed(const struct target *t);
-/* Detached, and the contexts they left in the kernel forgotten: its pid may come back. */
-void target__detach_probes(struct target *t);
-/* Go before 1.21: its goroutine-start probe's budget ran out (spawn_probe.h). */
-void target__spawn_spent(struct target *t);
-/* Its goroutine-start probe's budget refilled each period, the probe attached again. */
-void target__spawn_tick(struct target *t);
 /*
- * Its goroutine-start probe, whose statistics are ST, rested, its budget
- * spent: for how long, and about how many goroutines started meanwhile,
- * into BUF; else false.
- */
-bool target__spawn_rested(const struct target *t, const struct spawn_probe_stats *st, char *buf,
-			  size_t len);
-/* Go before 1.21: its goroutine-start probe's statistics; false when it has none. */
-bool target__spawn_stats(const struct target *t, struct spawn_probe_stats *st);
-/*
- * Why its samples lack a trace ID, where a cause is known: into BUF, or
- * false. BARE_REQUESTS: requests that came without a traceparent, of every
- * target.
+ * Why its samples lack a trace ID, where a part knows the cause: into BUF,
+ * or false. BARE_REQUESTS: requests that came without a traceparent, of
+ * every target.
  */
 bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char *buf,
 			    size_t len);
+/* Its parts' lines at exit and on SIGUSR1; VERBOSE: -v's too. */
+void target__say(const struct target *t, bool verbose);
 
 /* --pid: the cpu-clock event on each of its threads (they pass it on to those they make). */
 int target__follow_threads(struct target *t);

@@ -23,6 +23,8 @@
 #include "owners.h"
 #include "sampler.h"
 #include "spawn_probe.h"
+#include "part_labels.h"
+#include "part_spawn.h"
 #include "session_config.h"
 #include "target.h"
 #include "targets.h"
@@ -165,7 +167,7 @@ static void add_spawn(struct target *t, void *ctx)
 	struct spawn_sum *sum = ctx;
 	struct spawn_probe_stats st;
 
-	if (target__spawn_stats(t, &st)) {
+	if (spawn_part__stats(target__parts(t), &st)) {
 		sum->watched += st.watched;
 		sum->missed += st.missed;
 	}
@@ -275,13 +277,13 @@ static int confirm_exe(struct targets *ts, const struct target *t, bool quiet)
  * T's label sets are followed: from now on its samples say whether their
  * labels are those of a request that ended.
  */
-static void follow_labels(struct targets *ts, struct target *t, bool quiet)
+static void follow_labels(struct targets *ts, struct target *t)
 {
 	int fd = ts->cfg.env.bpf->targets_fd;
 	pid_t pid = target__pid(t);
 	struct target_info info;
 
-	if (!target__follow_labels(t, quiet) || bpf_map_lookup_elem(fd, &(__u32){ pid }, &info))
+	if (!target__follows_labels(t) || bpf_map_lookup_elem(fd, &(__u32){ pid }, &info))
 		return;
 	info.label_owners = 1;
 	if (bpf_map_update_elem(fd, &(__u32){ pid }, &info, BPF_EXIST) && ts->cfg.env.cfg->verbose)
@@ -291,7 +293,7 @@ static void follow_labels(struct targets *ts, struct target *t, bool quiet)
 
 static void sweep_one(struct target *t, void *ctx)
 {
-	target__sweep_owners(t, ctx);
+	labels_part__sweep(target__parts(t), ctx);
 }
 
 void targets__sweep_owners(struct targets *ts)
@@ -353,8 +355,8 @@ static int add_target(struct targets *ts, pid_t pid, bool quiet)
 		close(ts->epfd);
 		ts->epfd = -1;
 	}
-	target__attach_probes(t, quiet);
-	follow_labels(ts, t, quiet);
+	target__attach_parts(t, quiet);
+	follow_labels(ts, t);
 	if (quiet && ts->cfg.env.cfg->verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s, %s) added\n", (int)pid, target__comm(t),
 			go_binary__version(target__binary(t)));
@@ -429,7 +431,7 @@ void targets__remove(struct targets *ts, pid_t pid, const char *why)
 	fail(ts, target__retire(t), "count goroutines");
 	uninstall_target(ts, pid);
 	ts->npending -= target__pending(t);
-	target__detach_probes(t);
+	target__detach_parts(t);
 	/* with --all processes come and go all the time: said with -v only */
 	if (!ts->cfg.env.cfg->all || ts->cfg.env.cfg->verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s) %s\n", (int)pid, target__comm(t), why);

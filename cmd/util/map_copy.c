@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* map_copy.c: a BPF hash map's entries copied into a hashmap, in batches. */
+/* map_copy.c: a BPF hash map's entries copied into a hashmap, in batches, or a process's deleted. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -48,4 +48,34 @@ int map_copy(int fd, struct hashmap *m, size_t key_size, size_t value_size)
 	free(keys);
 	free(vals);
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * The keys are gathered first: a deleted key makes the next get_next_key
+ * start over.
+ */
+void map_forget_tgid(int fd, size_t key_size, pid_t pid)
+{
+	uint8_t key[32], *keys = NULL, *grown;
+	size_t n = 0, cap = 0, i;
+	void *prev = NULL;
+	__u32 tgid;
+
+	while (key_size <= sizeof(key) && bpf_map_get_next_key(fd, prev, key) == 0) {
+		memcpy(&tgid, key, sizeof(tgid));
+		if (tgid == (__u32)pid) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				grown = realloc(keys, cap * key_size);
+				if (!grown)
+					break;
+				keys = grown;
+			}
+			memcpy(keys + n++ * key_size, key, key_size);
+		}
+		prev = key;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, keys + i * key_size);
+	free(keys);
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* map_copy.h: a BPF hash map's entries copied into a hashmap, in batches. */
+/* map_copy.h: a BPF hash map's entries copied into a hashmap, in batches, or a process's deleted. */
 #ifndef __MAP_COPY_H
 #define __MAP_COPY_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct hashmap;
 
@@ -14,5 +15,11 @@ struct hashmap;
  * when the map could not be read (M then holds what came before).
  */
 int map_copy(int fd, struct hashmap *m, size_t key_size, size_t value_size);
+
+/*
+ * Deletes the entries of the BPF hash map FD (keys of KEY_SIZE bytes that
+ * start with a tgid) that belong to PID.
+ */
+void map_forget_tgid(int fd, size_t key_size, pid_t pid);
 
 #endif /* __MAP_COPY_H */

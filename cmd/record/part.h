@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* part.h: a target's parts: each one thing a recording does in a process, owning its probes and what they keep in the kernel. */
+#ifndef __PART_H
+#define __PART_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "bpf/ctxprof.h"
+
+struct go_binary;
+struct target_env;
+
+/*
+ * Every part, in the order they attach (a part may rely on those before
+ * it), each with its part_ops: a new part is one line here.
+ * PART_REQUESTS: the traceparent and otel-sdk sources' probes
+ * (part_requests.c); PART_SPAWN: Go < 1.21, the goroutine-start probe
+ * and its budget (part_spawn.c); PART_LABELS: who sets each label set,
+ * for a request's lifetime (part_labels.c).
+ */
+#define TARGET_PARTS(X)                  \
+	X(PART_REQUESTS, requests_part) \
+	X(PART_SPAWN, spawn_part)       \
+	X(PART_LABELS, labels_part)
+
+enum part_id {
+#define PART_ID(id, ops) id,
+	TARGET_PARTS(PART_ID)
+#undef PART_ID
+	PART_COUNT,
+};
+
+/* What the parts say once per file, whichever process runs it (go_binary__said) */
+enum { SAID_ATTACH, SAID_ATTACH_SPAWN, SAID_ATTACH_LABELS, SAID_ASKED };
+
+/* What a part sees of its target; the target fills it, the parts keep their state in it. */
+struct part_ctx {
+	const struct target_env *env; /* the recording's: settings, the sampler's maps, counters */
+	pid_t pid;
+	const char *comm;
+	struct go_binary *gb; /* its executable; says once per file what --all says once */
+	const struct go_layout *layout; /* as the targets map has it */
+	void *state[PART_COUNT]; /* each part's, NULL while it is not attached */
+};
+
+/*
+ * A part. The target calls each in the order of enum part_id; its state
+ * is the part's own. Only attach and detach are required.
+ */
+struct part_ops {
+	const char *name;
+	/*
+	 * Starts the part in C's process: its probes attached, its kernel
+	 * state made, a failure said unless QUIET (--all says each once per
+	 * file) and counted. Its state, or NULL when the process goes
+	 * without it.
+	 */
+	void *(*attach)(struct part_ctx *c, bool quiet);
+	/* With -v, once every part is attached: what it does in C's process (STATE may be NULL). */
+	void (*note)(const struct part_ctx *c, const void *state);
+	/* Once a second: budgets refilled, probes attached again. */
+	void (*tick)(struct part_ctx *c, void *state);
+	/*
+	 * Why C's samples lack a trace ID, where the part knows it: into BUF,
+	 * and true. BARE: requests that came without a traceparent, of every
+	 * target. Asked in part order, STATE NULL too, until one knows.
+	 */
+	bool (*why_untraced)(const struct part_ctx *c, const void *state, uint64_t bare, char *buf,
+			     size_t len);
+	/* At exit, and on SIGUSR1: its lines, as the statistics say them; VERBOSE: -v's too. */
+	void (*say)(const struct part_ctx *c, const void *state, bool verbose);
+	/* Detached, what it left in the kernel forgotten (the pid may come back), and freed. */
+	void (*detach)(struct part_ctx *c, void *state);
+};
+
+#define PART_OPS(id, ops) extern const struct part_ops ops;
+TARGET_PARTS(PART_OPS)
+#undef PART_OPS
+
+/* The parts, by enum part_id (parts.c). */
+extern const struct part_ops *const target_parts[PART_COUNT];
+
+#endif /* __PART_H */
