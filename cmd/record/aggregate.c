@@ -5,84 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/util/clock.h"
 #include "cmd/util/hashmap.h"
-#include "cmd/util/vec.h"
 #include "aggregate.h"
+#include "aggregate_priv.h"
 #include "goid_stacks.h"
 #include "counted.h"
 #include "rec_build.h"
-#include "trace_ids.h"
-
-/* The last full label set each CPU sent; events flagged SAMPLE_F_SAME_LABELS refer to it. */
-struct cpu_labels {
-	uint32_t tgid;
-	uint32_t gen;
-	uint32_t flags; /* SAMPLE_F_TRACEPARENT of the set */
-	uint32_t nlabels;
-	struct go_label labels[MAX_LABELS];
-};
-
-struct aggregate {
-	struct trace_keys keys; /* the labels that hold the IDs */
-	bool no_labels, no_traceparent, no_otel, no_obi; /* --trace-sources without them */
-	struct rec_clock clock; /* what a sample stands for, and the wall clock */
-	uint64_t max_times[2]; /* sample times kept an interval at most: CPU, wall; 0: none */
-	uint64_t times_left[2]; /* of them, in this interval: CPU, wall */
-	uint64_t gen; /* of filled slots: 1 */
-	struct hashmap *records; /* record key -> struct counted */
-	struct hashmap *cpus; /* cpu number -> struct cpu_labels */
-	struct hashmap *reasons; /* pid -> struct go_wall_layout, for its wait reasons' names */
-	struct hashmap *pids; /* pid -> struct agg_pid_stats: what each process's samples were */
-	struct agg_stats stats;
-	agg_lookup_fn repair_lookup;
-	void *repair_ctx;
-	bool repair; /* put frameless leaves' callers back */
-	struct writers *writers; /* where records go */
-	agg_progress_fn progress;
-	void *progress_ctx;
-	struct rec_builder *build;
-	/* --wall: the goroutines' latest CPU stacks, for those found running */
-	struct goid_stacks *running;
-	/* requests begun and not yet ended: {tgid, goid, epoch} -> struct open_span */
-	struct hashmap *open_spans;
-	/* requests ended since the last flush, struct ended_span each: counted there */
-	struct vec ended;
-	/*
-	 * The traces the profile has, {pid, trace ID} -> the flush that last
-	 * counted a sample of theirs: only their requests are written
-	 */
-	struct hashmap *sampled;
-	uintptr_t flushes;
-};
-
-/* A trace's requests are written while a sample of it came within this many flushes */
-#define SAMPLED_FLUSHES 3
-
-/* A request begun on a goroutine, until it ends. */
-struct open_span {
-	uint64_t start_ns;
-	uint64_t key[3]; /* tgid, goid, epoch: its key */
-	uint8_t trace[TRACE_ID_LEN];
-	uint32_t source; /* SPAN_LABEL, TRACE_CTX_* */
-};
-
-/* {pid, trace ID}: the key of a.sampled */
-#define SAMPLED_KEY (4 + TRACE_ID_LEN)
-
-static size_t sampled_key(uint32_t pid, const uint8_t *trace, uint8_t key[SAMPLED_KEY])
-{
-	memcpy(key, &pid, 4);
-	memcpy(key + 4, trace, TRACE_ID_LEN);
-	return SAMPLED_KEY;
-}
-
-/* A request that ended, until the flush counts it (or not: its trace has no sample). */
-struct ended_span {
-	uint64_t start_ns, end_ns, goid;
-	uint32_t pid, source;
-	uint8_t trace[TRACE_ID_LEN];
-};
 
 void aggregate__set_writers(struct aggregate *a, struct writers *ws)
 {
@@ -144,113 +72,6 @@ void aggregate__repair_leaves(struct aggregate *a, bool on)
 	a->repair = on;
 }
 
-/*
- * The link register under a signal frame (FRAME_MAYBE, ustack.bpf.h) is
- * the interrupted function's caller only if that function had not stored
- * it yet: SP delta 0 at the interrupted PC. Else it is dropped, as when
- * there is no telling (no leaf repair, code without a pcsp table), and
- * when the frame after it is the same address: FP was at a record made
- * for the call (Go's calls of duffzero and duffcopy), which holds LR too.
- * The stack goes to BUF when it changes.
- */
-static const uint64_t *settle_signal_frames(struct aggregate *a, const struct sample_event *e,
-					    const uint64_t *stack, size_t *nframes, uint64_t *buf)
-{
-	struct agg_target t = {};
-	size_t i, n = 0;
-	bool known;
-
-	for (i = 0; i < *nframes && !(stack[i] & FRAME_MAYBE); i++)
-		;
-	if (i == *nframes)
-		return stack;
-	known = a->repair && a->repair_lookup &&
-		a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) && t.sym;
-	for (i = 0; i < *nframes; i++) {
-		if (!(stack[i] & FRAME_MAYBE))
-			buf[n++] = stack[i];
-		else if (known && n && symbolizer__sp_delta(t.sym, e->time_ns, buf[n - 1] & ~FRAME_TAGS) == 0 &&
-			 !(i + 1 < *nframes && (stack[i + 1] & ~FRAME_TAGS) == (stack[i] & ~FRAME_TAGS)))
-			buf[n++] = stack[i] & ~FRAME_MAYBE;
-	}
-	*nframes = n;
-	return buf;
-}
-
-/*
- * The event's stack, in BUF with the leaf's missing caller put back when
- * there is one. A caller the walk has next already came from a record
- * made for the leaf's call (Go's calls of duffzero and duffcopy).
- */
-static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_event *e,
-				      const uint64_t *stack, size_t *nframes, uint64_t *buf)
-{
-	struct agg_target t = {};
-	uint64_t caller;
-
-	if (!a->repair || !a->repair_lookup || !(e->flags & SAMPLE_F_TOP_WORDS) || *nframes == 0 ||
-	    !a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) || !t.sym)
-		return stack;
-	caller = symbolizer__leaf_caller(t.sym, e->time_ns, stack[0], e->sp, e->bp,
-					 (const uint64_t *)e->top);
-	if (!caller || (*nframes > 1 && (stack[1] & ~FRAME_TAGS) == caller))
-		return stack;
-	/* the outermost frame gives way when the stack is full */
-	if (*nframes == MAX_STACK_DEPTH)
-		(*nframes)--;
-	/* STACK may be BUF already: moved up first */
-	memmove(buf + 2, stack + 1, (*nframes - 1) * sizeof(*buf));
-	buf[0] = stack[0];
-	buf[1] = caller;
-	(*nframes)++;
-	a->stats.repaired++;
-	return buf;
-}
-
-void counted_stack__free(void *p)
-{
-	struct counted_stack *cs = p;
-
-	if (cs)
-		free(cs->times);
-	free(cs);
-}
-
-/*
- * When a sample (or a wall look) was taken, of which goroutine, and what
- * it counts; past the interval's bound, the count alone. Whether it was kept.
- */
-static bool keep_time(struct aggregate *a, struct counted_stack *cs, bool wall, uint64_t time_ns,
-		      uint64_t goid, uint64_t weight)
-{
-	struct counted_time *times;
-	uint32_t cap;
-
-	if (a->times_left[wall] == 0)
-		return false;
-	if (cs->ntimes == cs->cap) {
-		cap = cs->cap ? 2 * cs->cap : 8;
-		times = realloc(cs->times, cap * sizeof(*times));
-		if (!times)
-			return false;
-		cs->times = times;
-		cs->cap = cap;
-	}
-	cs->times[cs->ntimes++] = (struct counted_time){ time_ns, goid, weight };
-	a->times_left[wall]--;
-	return true;
-}
-
-static void counted__free(void *p)
-{
-	struct counted *r = p;
-
-	if (!r)
-		return;
-	hashmap__free(r->stacks, counted_stack__free);
-	free(r);
-}
-
 struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns)
 {
 	struct aggregate *a = calloc(1, sizeof(*a));
@@ -267,11 +88,8 @@ struct aggregate *aggregate__new(uint64_t period_ns, int64_t mono_to_real_ns)
 	a->cpus = hashmap__new();
 	a->reasons = hashmap__new();
 	a->pids = hashmap__new();
-	a->open_spans = hashmap__new();
-	a->ended.size = sizeof(struct ended_span);
-	a->sampled = hashmap__new();
 	a->build = rec_builder__new();
-	if (!a->records || !a->cpus || !a->reasons || !a->pids || !a->open_spans || !a->sampled ||
+	if (agg_requests__init(a) || !a->records || !a->cpus || !a->reasons || !a->pids ||
 	    !a->build) {
 		aggregate__free(a);
 		return NULL;
@@ -283,251 +101,14 @@ void aggregate__free(struct aggregate *a)
 {
 	if (!a)
 		return;
-	hashmap__free(a->records, counted__free);
+	hashmap__free(a->records, agg_counted__free);
 	hashmap__free(a->cpus, free);
 	hashmap__free(a->reasons, free);
 	hashmap__free(a->pids, free);
-	hashmap__free(a->open_spans, free);
-	free(a->ended.items);
-	hashmap__free(a->sampled, NULL);
+	agg_requests__free(a);
 	rec_builder__free(a->build);
 	goid_stacks__free(a->running);
 	free(a);
-}
-
-/* Orders labels by what they hold, so that map iteration order never splits a record. */
-static int label_cmp(const void *pa, const void *pb)
-{
-	const struct go_label *a = pa, *b = pb;
-	size_t ka = label_key_bytes(a), kb = label_key_bytes(b), va, vb;
-	int c;
-
-	c = memcmp(a->key, b->key, ka < kb ? ka : kb);
-	if (c || ka != kb)
-		return c ? c : (ka < kb ? -1 : 1);
-	if (a->key_len != b->key_len)
-		return a->key_len < b->key_len ? -1 : 1;
-	va = label_value_bytes(a);
-	vb = label_value_bytes(b);
-	c = memcmp(a->value, b->value, va < vb ? va : vb);
-	if (c || va != vb)
-		return c ? c : (va < vb ? -1 : 1);
-	return a->value_len < b->value_len ? -1 : a->value_len > b->value_len;
-}
-
-/* Serializes what identifies a record: only bytes that were read, never buffer slack. */
-static size_t counted_key(const struct counted *r, uint8_t *buf)
-{
-	uint8_t *p = buf;
-	uint32_t i;
-
-	memcpy(p, &r->pid, 4);
-	memcpy(p + 4, &r->flags, 4);
-	memcpy(p + 8, &r->nlabels, 4);
-	memcpy(p + 12, &r->wall, 4);
-	p += 16;
-	/* a traceparent's or a span's IDs are no label: they tell records apart on their own */
-	if (r->flags & (COUNTED_F_CONTEXT | COUNTED_F_REQUEST)) {
-		memcpy(p, r->trace_id, TRACE_ID_LEN);
-		memcpy(p + TRACE_ID_LEN, r->span_id, SPAN_ID_LEN);
-		p += TRACE_ID_LEN + SPAN_ID_LEN;
-	}
-	for (i = 0; i < r->nlabels; i++) {
-		const struct go_label *l = &r->labels[i];
-
-		memcpy(p, &l->key_len, 4);
-		memcpy(p + 4, &l->value_len, 4);
-		p += 8;
-		memcpy(p, l->key, label_key_bytes(l));
-		p += label_key_bytes(l);
-		memcpy(p, l->value, label_value_bytes(l));
-		p += label_value_bytes(l);
-	}
-	return p - buf;
-}
-
-/*
- * The labels an event carries, or for SAMPLE_F_SAME_LABELS the ones its CPU
- * sent last under the same gen; NULL when those never arrived. Full events
- * are remembered exactly when the BPF side remembers them: walk succeeded.
- */
-static const struct go_label *resolve_labels(struct aggregate *a, const struct sample_event *e,
-					     uint32_t *n, uint32_t *flags)
-{
-	struct cpu_labels *c = hashmap__get(a->cpus, &e->cpu, sizeof(e->cpu));
-
-	if (e->flags & SAMPLE_F_SAME_LABELS) {
-		if (!c || c->tgid != e->tgid || c->gen != e->gen)
-			return NULL;
-		*n = c->nlabels;
-		*flags = c->flags;
-		return c->labels;
-	}
-	/* events of custom traces are always whole, and never referred to */
-	if (!(e->flags & SAMPLE_F_READ_ERR) && e->origin == ORIGIN_SAMPLING) {
-		if (!c && (c = calloc(1, sizeof(*c))) &&
-		    hashmap__add(a->cpus, &e->cpu, sizeof(e->cpu), c) != 0) {
-			free(c);
-			c = NULL;
-		}
-		if (c) {
-			c->tgid = e->tgid;
-			c->gen = e->gen;
-			c->flags = e->flags & SAMPLE_F_TRACEPARENT;
-			c->nlabels = e->nlabels;
-			memcpy(c->labels, e->labels, e->nlabels * sizeof(e->labels[0]));
-		}
-	}
-	*n = e->nlabels;
-	*flags = e->flags & SAMPLE_F_TRACEPARENT;
-	return e->labels;
-}
-
-#define MAX_COUNTED_KEY (16 + TRACE_ID_LEN + SPAN_ID_LEN + MAX_LABELS * sizeof(struct go_label))
-
-/* Trace and span IDs from R's labels, as flags of R. */
-static void find_ids(const struct aggregate *a, struct counted *r)
-{
-	unsigned int found;
-
-	found = trace_ids__from_labels(r->labels, r->nlabels, &a->keys, r->trace_id, r->span_id);
-	if (found & TRACE_IDS_TRACE)
-		r->flags |= COUNTED_F_TRACE;
-	if (found & TRACE_IDS_SPAN)
-		r->flags |= COUNTED_F_SPAN;
-}
-
-/* The sampler's context entry names its source in its key: the record flag for it, or 0. */
-static uint32_t context_source(const struct go_label *l)
-{
-	if (l->key_len == 11 && !memcmp(l->key, "traceparent", 11))
-		return COUNTED_F_TRACEPARENT;
-	if (l->key_len == 8 && !memcmp(l->key, "otel-sdk", 8))
-		return COUNTED_F_OTEL;
-	if (l->key_len == 3 && !memcmp(l->key, "obi", 3))
-		return COUNTED_F_OBI;
-	return 0;
-}
-
-/*
- * Is the goroutine whose stack is STACK one of the runtime's own (a GC
- * worker, the finalizer)? Its outermost frames say: runtime.goexit, under
- * the function it started in, named runtime.* but not runtime.main, as
- * Go's isSystemGoroutine decides. A stack cut short says nothing.
- */
-static bool runtime_goroutine(struct aggregate *a, const struct sample_event *e,
-			      const uint64_t *stack, size_t nframes)
-{
-	const struct frame *f;
-	struct agg_target t = {};
-	size_t n;
-
-	if (nframes < 2 || !a->repair_lookup ||
-	    !a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) || !t.sym)
-		return false;
-	n = symbolizer__frames(t.sym, e->time_ns, stack[nframes - 1] & ~FRAME_TAGS, false, &f);
-	if (!n || !f[n - 1].func || strcmp(f[n - 1].func, "runtime.goexit"))
-		return false;
-	n = symbolizer__frames(t.sym, e->time_ns, stack[nframes - 2] & ~FRAME_TAGS, nframes == 2,
-			       &f);
-	return n && f[n - 1].func && !strncmp(f[n - 1].func, "runtime.", 8) &&
-	       strcmp(f[n - 1].func, "runtime.main");
-}
-
-/*
- * A request's lifetime, from what the sampler or the wall reader found:
- * a trace whose request ended is R's only as inherited; a context the
- * runtime's own goroutine took from the goroutine that started it is no
- * trace of its at all.
- */
-static void judge_request(struct aggregate *a, const struct sample_event *e, struct counted *r,
-			  const uint64_t *stack, size_t nframes)
-{
-	bool ctx = r->flags & COUNTED_F_CONTEXT;
-
-	if (!(r->flags & COUNTED_F_TRACE))
-		return;
-	if (ctx && (e->flags & SAMPLE_F_CTX_CHILD) && runtime_goroutine(a, e, stack, nframes)) {
-		r->flags &= ~(COUNTED_F_TRACE | COUNTED_F_SPAN | COUNTED_F_CONTEXT);
-		memset(r->trace_id, 0, sizeof(r->trace_id));
-		memset(r->span_id, 0, sizeof(r->span_id));
-		return;
-	}
-	if (e->flags & (ctx ? SAMPLE_F_CTX_ENDED : SAMPLE_F_LABELS_ENDED))
-		r->flags |= COUNTED_F_INHERITED;
-	/* the goroutine its request runs on, or one the request started */
-	else if (ctx)
-		r->flags |= COUNTED_F_ROLE |
-			    ((r->flags & COUNTED_F_OBI) || !(e->flags & SAMPLE_F_CTX_CHILD) ?
-				     COUNTED_F_OWN :
-				     0);
-	else if (e->flags & SAMPLE_F_LABELS_JUDGED)
-		r->flags |= COUNTED_F_ROLE | (e->flags & SAMPLE_F_LABELS_OWN ? COUNTED_F_OWN : 0);
-}
-
-/*
- * Checks an event and fills TMP with its record's identity (pid, IDs, sorted
- * labels); *STACK and *NFRAMES get its stack, its leaf's caller put back
- * (into BUF) when that applies. -EINVAL for a malformed event.
- */
-static int parse_event(struct aggregate *a, const struct sample_event *e, size_t size,
-		       struct counted *tmp, const uint64_t **stack, size_t *nframes, uint64_t *buf)
-{
-	const struct go_label *labels, *tp = NULL;
-	uint32_t nlabels, i, set_flags = 0, src;
-
-	if (size < offsetof(struct sample_event, labels) || e->nlabels > MAX_LABELS ||
-	    e->stack_bytes > sizeof(e->stack_room) || e->stack_bytes % 8 ||
-	    size < offsetof(struct sample_event, labels) + e->nlabels * sizeof(struct go_label) +
-			   e->stack_bytes) {
-		a->stats.malformed++;
-		return -EINVAL;
-	}
-	/* the stack follows the last label */
-	*stack = (const uint64_t *)&e->labels[e->nlabels];
-	*nframes = e->stack_bytes / 8;
-	*stack = settle_signal_frames(a, e, *stack, nframes, buf);
-	*stack = repaired_stack(a, e, *stack, nframes, buf);
-	labels = resolve_labels(a, e, &nlabels, &set_flags);
-	/* labels past nlabels are never read */
-	memset(tmp, 0, offsetof(struct counted, labels));
-	tmp->pid = e->tgid;
-	if (e->flags & SAMPLE_F_READ_ERR) {
-		/* a half-read label set could name the wrong trace: count it unlabeled */
-		a->stats.read_errors++;
-	} else if (!labels) {
-		/* repeats a set whose full event we never saw (lost, or before we started) */
-		a->stats.unresolved++;
-	} else {
-		/* the sampler put the request's or the span's context after the labels */
-		if ((set_flags & SAMPLE_F_TRACEPARENT) && nlabels && context_source(&labels[nlabels - 1]))
-			tp = &labels[--nlabels];
-		tmp->flags = e->flags & COUNTED_F_LABELS_CUT;
-		tmp->nlabels = nlabels;
-		for (i = 0; i < nlabels; i++) {
-			tmp->labels[i] = labels[i];
-			/* zero the slack so a copy never carries bytes past the lengths */
-			memset(tmp->labels[i].key + label_key_bytes(&labels[i]), 0,
-			       MAX_KEY_LEN - label_key_bytes(&labels[i]));
-			memset(tmp->labels[i].value + label_value_bytes(&labels[i]), 0,
-			       MAX_VALUE_LEN - label_value_bytes(&labels[i]));
-		}
-		qsort(tmp->labels, tmp->nlabels, sizeof(tmp->labels[0]), label_cmp);
-		if (!a->no_labels)
-			find_ids(a, tmp);
-		/* labels win; a bad header is no trace ID, and no label either */
-		src = tp ? context_source(tp) : 0;
-		if (src && !(src == COUNTED_F_OTEL ? a->no_otel : src == COUNTED_F_OBI ? a->no_obi : a->no_traceparent) &&
-		    !(tmp->flags & COUNTED_F_TRACE) && trace_ids__from_traceparent(tp, tmp->trace_id, tmp->span_id)) {
-			tmp->flags &= ~COUNTED_F_SPAN;
-			tmp->flags |= COUNTED_F_TRACE | COUNTED_F_SPAN | src;
-		}
-	}
-	if (e->origin == ORIGIN_WALL)
-		tmp->wall = e->wall ?: WALL_RUNNING;
-	tmp->first_ns = e->time_ns;
-	tmp->last_ns = e->time_ns;
-	return 0;
 }
 
 void aggregate__keep_times(struct aggregate *a, uint64_t max_cpu, uint64_t max_wall)
@@ -629,7 +210,8 @@ bool aggregate__repeat(struct aggregate *a, const struct agg_slot *slot, uint64_
 	if (!looks && t && t->time_ns == first_ns && t->goid == goid)
 		t->weight += n;
 	for (i = 0; times && i < looks; i++)
-		keep_time(a, cs, r->wall != 0, times[i], goid, weights ? weights[i] : 1);
+		agg_counted__keep_time(a, cs, r->wall != 0, times[i], goid,
+				       weights ? weights[i] : 1);
 	return true;
 }
 
@@ -681,12 +263,12 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	struct counted_stack *cs;
 	size_t klen, nframes;
 
-	if (parse_event(a, e, size, &tmp, &stack, &nframes, buf) != 0)
+	if (agg_event__parse(a, e, size, &tmp, &stack, &nframes, buf) != 0)
 		return -EINVAL;
 	if (a->running)
 		running_stack(a, e, &stack, &nframes);
-	judge_request(a, e, &tmp, stack, nframes);
-	klen = counted_key(&tmp, key);
+	agg_event__judge(a, e, &tmp, stack, nframes);
+	klen = agg_counted__key(&tmp, key);
 	r = hashmap__get(a->records, key, klen);
 	if (!r) {
 		r = malloc(offsetof(struct counted, labels) + tmp.nlabels * sizeof(tmp.labels[0]));
@@ -697,7 +279,7 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 		r->first_ns = e->time_ns;
 		r->last_ns = e->time_ns;
 		if (!r->stacks || hashmap__add(a->records, key, klen, r) != 0) {
-			counted__free(r);
+			agg_counted__free(r);
 			return -ENOMEM;
 		}
 	}
@@ -714,8 +296,8 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	r->observed++;
 	cs->count++;
 	if (e->origin == ORIGIN_SAMPLING || e->origin == ORIGIN_WALL)
-		keep_time(a, cs, e->origin == ORIGIN_WALL, e->time_ns,
-			  e->flags & SAMPLE_F_CURG ? e->goid : 0, 1);
+		agg_counted__keep_time(a, cs, e->origin == ORIGIN_WALL, e->time_ns,
+				       e->flags & SAMPLE_F_CURG ? e->goid : 0, 1);
 	if (slot) {
 		/* taken first: the slot may already hold these */
 		r->refs++;
@@ -724,149 +306,6 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 		*slot = (struct agg_slot){ a->gen, r, cs };
 	}
 	return 0;
-}
-
-/* The request record of PID's trace TRACE from SOURCE; NULL when out of memory. */
-static struct counted *request_record(struct aggregate *a, uint32_t pid, const uint8_t *trace,
-				      uint32_t source)
-{
-	uint8_t key[MAX_COUNTED_KEY];
-	struct counted tmp = {}, *r;
-	size_t klen;
-
-	tmp.pid = pid;
-	tmp.flags = COUNTED_F_TRACE | COUNTED_F_REQUEST | COUNTED_F_ROLE | COUNTED_F_OWN |
-		    (source == TRACE_CTX_HEADER ? COUNTED_F_TRACEPARENT :
-		     source == TRACE_CTX_OTEL	? COUNTED_F_OTEL :
-						  0);
-	memcpy(tmp.trace_id, trace, TRACE_ID_LEN);
-	klen = counted_key(&tmp, key);
-	if ((r = hashmap__get(a->records, key, klen)))
-		return r;
-	/* as every record: room for its labels only (it has none) */
-	if (!(r = malloc(offsetof(struct counted, labels) + tmp.nlabels * sizeof(tmp.labels[0]))))
-		return NULL;
-	memcpy(r, &tmp, offsetof(struct counted, labels));
-	r->first_ns = UINT64_MAX;
-	r->stacks = hashmap__new();
-	if (!r->stacks || hashmap__add(a->records, key, klen, r)) {
-		counted__free(r);
-		return NULL;
-	}
-	return r;
-}
-
-/* Open spans are forgotten when no end came for this long: a request no probe sees end */
-#define SPAN_MAX_NS (300 * NSEC_PER_SEC)
-
-/* The keys of the spans begun before BEFORE. */
-struct span_sweep {
-	uint64_t before;
-	struct vec gone; /* uint64_t[3] each */
-};
-
-static void old_span(const void *key, size_t len, void *value, void *ctx)
-{
-	const struct open_span *sp = value;
-	struct span_sweep *sw = ctx;
-	uint64_t *k;
-
-	(void)key;
-	(void)len;
-	if (sp->start_ns < sw->before && (k = vec__push(&sw->gone)))
-		memcpy(k, sp->key, sizeof(sp->key));
-}
-
-int aggregate__add_span(struct aggregate *a, const void *data, size_t size)
-{
-	const struct span_event *e = data;
-	uint64_t key[3] = { e->tgid, e->goid, e->epoch };
-	struct ended_span *d;
-	struct open_span *sp;
-
-	if (size < sizeof(*e) || (e->kind != SPAN_BEGIN && e->kind != SPAN_END)) {
-		a->stats.malformed++;
-		return -EINVAL;
-	}
-	if (e->kind == SPAN_BEGIN) {
-		if (hashmap__get(a->open_spans, key, sizeof(key)) || !(sp = calloc(1, sizeof(*sp))))
-			return 0;
-		sp->start_ns = e->time_ns;
-		memcpy(sp->key, key, sizeof(key));
-		sp->source = e->source;
-		if (!trace_ids__pack_hex(e->trace, TRACE_ID_LEN, sp->trace) ||
-		    hashmap__add(a->open_spans, key, sizeof(key), sp)) {
-			free(sp);
-			return 0;
-		}
-		return 0;
-	}
-	/* an end without its begin: a request that began before the recording */
-	if (!(sp = hashmap__del(a->open_spans, key, sizeof(key))))
-		return 0;
-	/* a record each only at the flush, for the traces sampled: most are not */
-	d = vec__push(&a->ended);
-	if (d) {
-		*d = (struct ended_span){ sp->start_ns, e->time_ns, e->goid, e->tgid, sp->source };
-		memcpy(d->trace, sp->trace, TRACE_ID_LEN);
-		a->stats.requests++;
-	}
-	free(sp);
-	return d ? 0 : -ENOMEM;
-}
-
-/* The requests ended since the last flush, into their request records: those of sampled traces. */
-static int count_requests(struct aggregate *a)
-{
-	const struct ended_span *d = a->ended.items;
-	uint8_t key[SAMPLED_KEY];
-	struct counted_stack *cs;
-	struct counted *r;
-	size_t i;
-	int ret = 0;
-
-	for (i = 0; i < a->ended.n && !ret; i++, d++) {
-		/* the requests of a trace no sample has: no record, nothing lost */
-		if (!hashmap__get(a->sampled, key, sampled_key(d->pid, d->trace, key))) {
-			a->stats.requests_unsampled++;
-			continue;
-		}
-		r = request_record(a, d->pid, d->trace, d->source);
-		cs = r ? hashmap__get(r->stacks, "", 0) : NULL;
-		if (r && !cs && (cs = calloc(1, sizeof(*cs))) && hashmap__add(r->stacks, "", 0, cs)) {
-			free(cs);
-			cs = NULL;
-		}
-		if (!cs) {
-			ret = -ENOMEM;
-			break;
-		}
-		cs->count++;
-		r->samples++;
-		r->elapsed_ns += d->end_ns - d->start_ns;
-		if (d->start_ns < r->first_ns)
-			r->first_ns = d->start_ns;
-		if (d->end_ns > r->last_ns)
-			r->last_ns = d->end_ns;
-		keep_time(a, cs, false, d->start_ns, d->goid, d->end_ns - d->start_ns);
-	}
-	a->ended.n = 0;
-	return ret;
-}
-
-/* Spans begun long ago whose end no probe saw (HTTP/2, grpc-go): forgotten. */
-static void forget_old_spans(struct aggregate *a, uint64_t now)
-{
-	struct span_sweep sw = { .before = now - SPAN_MAX_NS, .gone.size = 3 * sizeof(uint64_t) };
-	uint64_t *k = NULL;
-	size_t i;
-
-	if (now < SPAN_MAX_NS)
-		return;
-	hashmap__foreach(a->open_spans, old_span, &sw);
-	for (i = 0, k = sw.gone.items; i < sw.gone.n; i++, k += 3)
-		free(hashmap__del(a->open_spans, k, 3 * sizeof(uint64_t)));
-	free(sw.gone.items);
 }
 
 void aggregate__release_slot(struct aggregate *a, struct agg_slot *slot)
@@ -961,9 +400,9 @@ int aggregate__write_event(struct aggregate *a, const void *data, size_t size,
 	char comm[24]; /* the task's name */
 	int ret;
 
-	if (parse_event(a, e, size, &r, &stack, &nframes, buf) != 0)
+	if (agg_event__parse(a, e, size, &r, &stack, &nframes, buf) != 0)
 		return -EINVAL;
-	judge_request(a, e, &r, stack, nframes);
+	agg_event__judge(a, e, &r, stack, nframes);
 	r.samples = 1;
 	r.stacks = hashmap__new();
 	if (!r.stacks || hashmap__add(r.stacks, stack, nframes * 8, &one) != 0) {
@@ -1049,8 +488,8 @@ static void start_over(struct aggregate *a, struct counted *r, bool idle)
 	if (idle && r->samples)
 		return;
 	if (idle && !r->refs) {
-		hashmap__del(a->records, key, counted_key(r, key));
-		counted__free(r);
+		hashmap__del(a->records, key, agg_counted__key(r, key));
+		agg_counted__free(r);
 		return;
 	}
 	hashmap__foreach(r->stacks, find_idle_stack, &st);
@@ -1065,58 +504,6 @@ static void start_over(struct aggregate *a, struct counted *r, bool idle)
 	r->last_ns = 0;
 }
 
-struct stale {
-	uintptr_t before;
-	struct vec keys; /* uint8_t[SAMPLED_KEY] each */
-};
-
-static void stale_one(const void *key, size_t len, void *value, void *ctx)
-{
-	struct stale *st = ctx;
-	void *k;
-
-	if ((uintptr_t)value < st->before && (k = vec__push(&st->keys)))
-		memcpy(k, key, len);
-}
-
-/* A record with samples of a live trace this interval: its trace is marked sampled. */
-static void mark_one(const void *k, size_t klen, void *value, void *ctx)
-{
-	const struct counted *r = value;
-	struct aggregate *a = ctx;
-	uint8_t key[SAMPLED_KEY];
-	size_t len;
-
-	(void)k;
-	(void)klen;
-	if (!r->samples || (r->flags & (COUNTED_F_TRACE | COUNTED_F_INHERITED | COUNTED_F_REQUEST)) !=
-				   COUNTED_F_TRACE)
-		return;
-	len = sampled_key(r->pid, r->trace_id, key);
-	hashmap__del(a->sampled, key, len);
-	hashmap__add(a->sampled, key, len, (void *)a->flushes);
-}
-
-/*
- * The traces this flush has samples of, marked; those without any for
- * long, forgotten. A request record is written only for a trace the
- * profile has: a service's every request would be a record otherwise.
- */
-static void mark_sampled(struct aggregate *a)
-{
-	struct stale st = { .before = a->flushes - SAMPLED_FLUSHES, .keys.size = SAMPLED_KEY };
-	size_t i;
-
-	a->flushes++;
-	hashmap__foreach(a->records, mark_one, a);
-	if (a->flushes <= SAMPLED_FLUSHES)
-		return;
-	hashmap__foreach(a->sampled, stale_one, &st);
-	for (i = 0; i < st.keys.n; i++)
-		hashmap__del(a->sampled, (uint8_t *)st.keys.items + i * st.keys.size, st.keys.size);
-	free(st.keys.items);
-}
-
 int aggregate__flush(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
 {
 	struct agg_target t;
@@ -1127,9 +514,7 @@ int aggregate__flush(struct aggregate *a, agg_lookup_fn lookup, void *ctx)
 
 	a->times_left[0] = a->max_times[0];
 	a->times_left[1] = a->max_times[1];
-	forget_old_spans(a, now_ns(CLOCK_MONOTONIC));
-	mark_sampled(a);
-	ret = count_requests(a);
+	ret = agg_requests__flush(a);
 	collect(a->records, &all);
 	if (!all.items)
 		return -ENOMEM;
