@@ -394,7 +394,7 @@ static __noinline int take_labels(__u64 g, __u64 new, bool nested)
 /*
  * The runtime's runtime_setProfLabel, where pprof.SetGoroutineLabels (and
  * so pprof.Do) ends, which every release has and never inlines; at the
- * branch of its stack check where there is one (go_binary.c): the
+ * branch of its stack check where there is one (go_binary_probes.c): the
  * goroutine in R14 (arm64: R28) makes the set in the first argument
  * register its labels. Which goroutine set a set tells the goroutines
  * that only inherited it once the setter has left it.
@@ -413,7 +413,7 @@ int label_set(struct pt_regs *ctx)
 
 /*
  * pprof.Do's own call of SetGoroutineLabels, a call the kernel emulates,
- * in a program that sets labels no other way (go_binary.c): one hit a
+ * in a program that sets labels no other way (go_binary_probes.c): one hit a
  * pprof.Do where label_set takes two. The context in the second argument
  * register is WithLabels' *valueCtx. Do's restore is not seen: the
  * setter's g tells when it left the set, and user space deletes its entry.
