@@ -14,7 +14,8 @@
 # calls between the .c files of one folder (a name one file defines, not
 # static, named in another) must run one way. Only cmd/record/sampler.c
 # includes the BPF skeleton: the other modules take its programs and maps
-# from struct sampler_bpf.
+# from struct sampler_bpf. No .c file is over 1,000 lines, and no
+# function of cmd/ over 120.
 #
 # Usage: layering.sh [TREE]   (default: this checkout). The script first
 # checks a copy of the tree with one bad include of each kind planted in it,
@@ -124,6 +125,20 @@ circles() {
 }
 
 # skel_users TREE: the files but the sampler's that include the BPF skeleton
+# sizes TREE: each .c file over 1,000 lines, and each function of cmd/
+# over 120 (kernel style: a body opens with "{" alone on its line and
+# closes with "}" at the line's start), as "FILE: N lines" and
+# "FILE:LINE: N lines"
+sizes() {
+	(cd "$1" && find cmd offsets golayout -name '*.c' | sort | while read -r f; do
+		n=$(wc -l <"$f")
+		[ "$n" -le 1000 ] || printf '%s: %s lines\n' "$f" "$n"
+	done
+	find cmd -name '*.c' | sort | xargs awk '
+		/^\{$/ { start = FNR; next }
+		/^\}/ { if (start && FNR - start - 1 > 120) print FILENAME ":" start ": " FNR - start - 1 " lines"; start = 0 }')
+}
+
 skel_users() {
 	(cd "$1" && grep -rlE --include='*.[ch]' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"ctxprof\.skel\.h"' \
 		cmd offsets golayout | grep -vx 'cmd/record/sampler.c' | sort)
@@ -169,6 +184,16 @@ check_eq "the checker finds the skeleton included outside the sampler (planted)"
 	"$(skel_users "$plant" | tr '\n' ' ' | sed 's/ $//')"
 
 # then the tree itself
+# a planted long file and a planted long function, found
+{ printf 'void plant_long(void)\n{\n'; for i in $(seq 130); do printf '\t;\n'; done; printf '}\n'; } >>"$plant/cmd/record/parts.c"
+for i in $(seq 1001); do printf '\n'; done >>"$plant/offsets/util.c"
+found=$(sizes "$plant")
+if grep -q '^cmd/record/parts.c:[0-9]*: 130 lines$' <<<"$found" && grep -q '^offsets/util.c: ' <<<"$found"; then
+	ok "the checker finds a planted function over 120 lines and a planted file over 1,000"
+else
+	not_ok "the checker misses a planted long function or file (it found: $(tr '\n' ';' <<<"$found"))"
+fi
+
 n=$(cd "$tree" && find cmd offsets golayout bpf -name '*.[ch]' | wc -l)
 incs=$(cd "$tree" && find cmd offsets golayout bpf -name '*.[ch]' -exec grep -h '^#include "' {} + | wc -l)
 found=$(violations "$tree")
@@ -191,6 +216,12 @@ if [ -z "$found" ]; then
 	ok "only cmd/record/sampler.c includes the BPF skeleton; the others take its handles (struct sampler_bpf)"
 else
 	not_ok "the BPF skeleton is included outside the sampler: $(tr '\n' ' ' <<<"$found")"
+fi
+found=$(sizes "$tree")
+if [ -z "$found" ]; then
+	ok "no .c file over 1,000 lines, no function of cmd/ over 120"
+else
+	not_ok "too long: $(tr '\n' ';' <<<"$found")"
 fi
 found=$(circles "$tree")
 if [ -z "$found" ]; then
