@@ -13,11 +13,13 @@
 #    lost, and the statistics line says how many; nothing else fails, and
 #    the records still hold every sample that arrived.
 # 3. One step of adding a target made slow on purpose: testdata/parked
-#    with 200,000 goroutines, a third inside pprof.Do, whose label sets are
-#    read when it is added (seconds), after a busy testdata/traced, both in
-#    one -p, with rings of 64 KiB (a few hundred ms of samples): none is
-#    lost meanwhile, the rings were read while the loop was busy adding
-#    (-v), and -v said how far the add was and how long it took.
+#    with 400,000 goroutines, a third inside pprof.Do, whose label sets are
+#    read when it is added (about 2 s here: with 200,000, an add that
+#    took under a second once left -v nothing to say of its progress), after a
+#    busy testdata/traced, both in one -p, with rings of 64 KiB (a few
+#    hundred ms of samples): none is lost meanwhile, the rings were read
+#    while the loop was busy adding (-v), and -v said how far the add was
+#    and how long it took.
 # 4. A node whose CPUs heavier cgroups take: the agent's cgroup weighted as
 #    a DaemonSet's 50m, eight busy targets' as 2 CPUs, at 999 Hz: the loop
 #    waits seconds for a CPU (said), the rings' reader runs SCHED_FIFO
@@ -99,7 +101,7 @@ wait 2>/dev/null
 
 # a step of the add that takes seconds: the rings are read meanwhile
 if parked=$(go_build "$v" plain parked); then
-	"$parked" -parked 200000 -d 600s >/dev/null 2>"$work/parked.err" &
+	"$parked" -parked 400000 -d 600s >/dev/null 2>"$work/parked.err" &
 	pk=$!
 	wait_line "$work/parked.err" '^parked: pid' 1200 || not_ok "parked did not start: $(head -c 200 "$work/parked.err")"
 	"$bin" -d 600s -workers 1 2>/dev/null &
@@ -112,7 +114,7 @@ if parked=$(go_build "$v" plain parked); then
 	reads=$(sed -n 's/.*the rings were read \([0-9]*\) times while the loop was busy.*/\1/p' "$work/slow.err")
 	took=$(sed -n 's/.*2 targets added in \([0-9.]*\) s$/\1/p' "$work/slow.err")
 	if [ "$rc" -eq 0 ] && [ "${lost:-x}" = 0 ] && [ "${reads:-0}" -ge 10 ] && [ -n "$took" ]; then
-		ok "a target that takes ${took} s to add (200,000 goroutines' label sets read), rings of 64 KiB: none lost, the rings read $reads times meanwhile"
+		ok "a target that takes ${took} s to add (400,000 goroutines' label sets read), rings of 64 KiB: none lost, the rings read $reads times meanwhile"
 	else
 		not_ok "a target slow to add: exit $rc, lost ${lost:-?}, rings read ${reads:-0} times while busy, added in ${took:-?} s; $(tail -n 4 "$work/slow.err" | tr '\n' ' ')"
 	fi

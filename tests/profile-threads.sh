@@ -137,7 +137,9 @@ n=$(jq -s --argjson p "$target" '[.[] | select(.pid == $p) | .samples] | add // 
 check_eq "the target moved out of the cgroup: samples" 0 "$n"
 line=$(grep "warning: pid $target (threads): no sample taken" "$work/err")
 cpu=$(sed -n 's/.* used \([0-9.]*\) s of CPU.*/\1/p' <<<"$line")
-if [ -n "$line" ] && awk -v c="${cpu:-0}" 'BEGIN { exit !(c >= 3.5 && c <= 6) }'; then
+# its CPU time as the loop last read it while it lived, since it was
+# added: on a loaded machine 3.14 s of the 4 once, 3.37 s another time
+if [ -n "$line" ] && awk -v c="${cpu:-0}" 'BEGIN { exit !(c >= 3 && c <= 6) }'; then
 	ok "a target that used CPU without a sample is named, with its CPU time: $line"
 else
 	not_ok "no warning of pid $target's unsampled CPU (4 s burnt): ${line:-$(grep -i warning "$work/err" | head -n 3)}"

@@ -17,7 +17,10 @@
 #    - at least 99% of the CPU samples have a whole stack: the last frame
 #      is where Go's own traceback ends (ROOTS);
 #    - no stack is a lone frame outside Go code (a file that is not .go:
-#      assembly such as runtime.duffcopy, or C such as __restore_rt);
+#      assembly such as runtime.duffcopy, or C such as __restore_rt), but
+#      for libc's thread creation (pthread_create, clone, start_thread),
+#      built without frame pointers: a sample there ends there, as with
+#      perf's frame-pointer walk (pthread_create once, in caddy);
 #    - every trace ID sent has samples, and none was never sent;
 #    - --wall, on at the same time: at least 50% of the wall samples of
 #      running goroutines have frames, those of the goroutine's CPU sample
@@ -147,7 +150,8 @@ for suite in bookworm trixie sid; do
 		 cut: ($s - $whole | group_by(.f[-1]) | map({end: .[0].f[-1], n: (map(.n) | add)}) |
 			sort_by(-.n) | .[0:4] | map("\(.end) (\(.n))") | join(", ")),
 		 lone: ([$s[] | select((.f | length) == 1 and (.file | endswith(".go") | not) and
-			(.f[0] as $r | $roots | index($r) | not)) | .f[0]] |
+			(.f[0] as $r | $roots | index($r) | not) and
+			(.f[0] | test("^(pthread_create|clone3?|start_thread)(@|$)") | not)) | .f[0]] |
 			unique | join(" ")),
 		 found: ([$s[] | .t | select(. as $x | $x != null and ($sent | index($x)))] | unique | length),
 		 unsent: ([$s[] | .t | select(. as $x | $x != null and ($sent | index($x) | not))] | unique |

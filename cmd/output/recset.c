@@ -465,3 +465,18 @@ size_t recset__choose(struct recset *rs, size_t max_traces, uint64_t max_frames,
 		free(o);
 	return full;
 }
+
+void *recset__writer_new(const struct writer_dest *d)
+{
+	return recset__new();
+}
+
+int recset__writer_add(void *w, const struct rec *r)
+{
+	return recset__add(w, r);
+}
+
+void recset__writer_free(void *w)
+{
+	recset__free(w);
+}

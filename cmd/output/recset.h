@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "rec.h"
+#include "writer.h"
 
 struct recset;
 
@@ -74,6 +75,10 @@ struct recset_request {
 };
 
 struct recset *recset__new(void);
+/* As a writer's new, add and free (writer.h), for the writers of a whole run's records. */
+void *recset__writer_new(const struct writer_dest *d);
+int recset__writer_add(void *w, const struct rec *r);
+void recset__writer_free(void *w);
 void recset__free(struct recset *rs);
 
 /*

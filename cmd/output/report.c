@@ -458,30 +458,15 @@ int report__write(struct recset *rs, const char *path, const char *source)
 	return ret;
 }
 
-static void *report_new(const struct writer_dest *d)
-{
-	return recset__new();
-}
-
-static int report_add(void *w, const struct rec *r)
-{
-	return recset__add(w, r);
-}
-
 static int report_write(void *w, const struct writer_dest *d)
 {
 	return report__write(w, d->path, d->source);
 }
 
-static void report_free(void *w)
-{
-	recset__free(w);
-}
-
 const struct writer_ops report_writer = {
 	.what = "the report",
-	.new = report_new,
-	.add = report_add,
+	.new = recset__writer_new,
+	.add = recset__writer_add,
 	.write = report_write,
-	.free = report_free,
+	.free = recset__writer_free,
 };

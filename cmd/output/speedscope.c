@@ -435,30 +435,15 @@ out:
 	return ret;
 }
 
-static void *speedscope_new(const struct writer_dest *d)
-{
-	return recset__new();
-}
-
-static int speedscope_add(void *w, const struct rec *r)
-{
-	return recset__add(w, r);
-}
-
 static int speedscope_write(void *w, const struct writer_dest *d)
 {
 	return speedscope__write(w, d->path, d->source);
 }
 
-static void speedscope_free(void *w)
-{
-	recset__free(w);
-}
-
 const struct writer_ops speedscope_writer = {
 	.what = "the speedscope file",
-	.new = speedscope_new,
-	.add = speedscope_add,
+	.new = recset__writer_new,
+	.add = recset__writer_add,
 	.write = speedscope_write,
-	.free = speedscope_free,
+	.free = recset__writer_free,
 };

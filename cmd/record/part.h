@@ -16,12 +16,16 @@ struct target_env;
 /*
  * Every part, in the order they attach (a part may rely on those before
  * it), each with its part_ops: a new part is one line here.
- * PART_REQUESTS: the traceparent and otel-sdk sources' probes
- * (part_requests.c); PART_SPAWN: Go < 1.21, the goroutine-start probe
- * and its budget (part_spawn.c); PART_LABELS: who sets each label set,
- * for a request's lifetime (part_labels.c).
+ * PART_TICKS: --pid's cpu-clock events on each of its threads
+ * (part_ticks.c); PART_WALL: --wall's reader of its goroutines
+ * (part_wall.c); PART_REQUESTS: the traceparent and otel-sdk sources'
+ * probes (part_requests.c); PART_SPAWN: Go < 1.21, the goroutine-start
+ * probe and its budget (part_spawn.c); PART_LABELS: who sets each label
+ * set, for a request's lifetime (part_labels.c).
  */
 #define TARGET_PARTS(X)                  \
+	X(PART_TICKS, ticks_part)       \
+	X(PART_WALL, wall_part)         \
 	X(PART_REQUESTS, requests_part) \
 	X(PART_SPAWN, spawn_part)       \
 	X(PART_LABELS, labels_part)
@@ -43,6 +47,7 @@ struct part_ctx {
 	const char *comm;
 	struct go_binary *gb; /* its executable; says once per file what --all says once */
 	const struct go_layout *layout; /* as the targets map has it */
+	const uint64_t *cpu_seen_ns; /* its CPU time when last seen alive */
 	void *state[PART_COUNT]; /* each part's, NULL while it is not attached */
 };
 
@@ -53,12 +58,21 @@ struct part_ctx {
 struct part_ops {
 	const char *name;
 	/*
-	 * Starts the part in C's process: its probes attached, its kernel
-	 * state made, a failure said unless QUIET (--all says each once per
-	 * file) and counted. Its state, or NULL when the process goes
-	 * without it.
+	 * Starts the part in C's process, once it is in the targets map: its
+	 * probes attached, its kernel state made, into *STATE (NULL when the
+	 * process goes without it); a failure said unless QUIET (--all says
+	 * each once per file) and counted. -errno only when the process
+	 * cannot be a target as asked without it: it is then dropped.
 	 */
-	void *(*attach)(struct part_ctx *c, bool quiet);
+	int (*attach)(struct part_ctx *c, bool quiet, void **state);
+	/*
+	 * The process ran its own file again: a new image at a new address,
+	 * and C's layout already its. NULL: detached and attached again.
+	 * -errno when what it counted, or its start again, failed.
+	 */
+	int (*reexec)(struct part_ctx *c, void **state);
+	/* Before the process leaves the targets map: what it counted settled; -errno when that failed. */
+	int (*retire)(struct part_ctx *c, void *state);
 	/* With -v, once every part is attached: what it does in C's process (STATE may be NULL). */
 	void (*note)(const struct part_ctx *c, const void *state);
 	/* Once a second: budgets refilled, probes attached again. */

@@ -33,7 +33,7 @@ static int scan_labels(const struct part_ctx *c, struct vec *found)
  * left it. Without the scan, no sample of the process is judged: its
  * state is the probe, NULL when it goes without.
  */
-static void *labels_attach(struct part_ctx *c, bool quiet)
+static void *follow_labels(struct part_ctx *c, bool quiet)
 {
 	const struct target_env *env = c->env;
 	struct vec found = { .size = sizeof(struct owner_found) };
@@ -91,6 +91,13 @@ static void labels_detach(struct part_ctx *c, void *state)
 		return;
 	uprobe_link__destroy(state);
 	map_forget_tgid(c->env->bpf->label_owners_fd, sizeof(struct labels_key), c->pid);
+}
+
+/* Its failures are said and counted: the process goes without it. */
+static int labels_attach(struct part_ctx *c, bool quiet, void **state)
+{
+	*state = follow_labels(c, quiet);
+	return 0;
 }
 
 const struct part_ops labels_part = {

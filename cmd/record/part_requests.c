@@ -57,7 +57,7 @@ static void destroy(struct requests *r)
  * Through /proc/PID/exe, which names the very file in any mount namespace
  * and on any filesystem. One that fails leaves the process without any.
  */
-static void *requests_attach(struct part_ctx *c, bool quiet)
+static void *attach_probes(struct part_ctx *c, bool quiet)
 {
 	const struct target_env *env = c->env;
 	const struct go_trace_probe *probes;
@@ -160,6 +160,13 @@ static void requests_detach(struct part_ctx *c, void *state)
 	map_forget_tgid(bpf->trace_ctxs_fd, sizeof(struct goid_key), c->pid);
 	map_forget_tgid(bpf->spawn_ctxs_fd, sizeof(struct goid_key), c->pid);
 	map_forget_tgid(bpf->grpc_streams_fd, sizeof(struct grpc_stream_key), c->pid);
+}
+
+/* Its failures are said and counted: the process goes without it. */
+static int requests_attach(struct part_ctx *c, bool quiet, void **state)
+{
+	*state = attach_probes(c, quiet);
+	return 0;
 }
 
 const struct part_ops requests_part = {

@@ -55,7 +55,7 @@ static const struct go_trace_probe *spawn_probe_of(struct go_binary *gb)
 }
 
 /* It hands on what the request probes found: only where they are attached. */
-static void *spawn_attach(struct part_ctx *c, bool quiet)
+static void *attach_probe(struct part_ctx *c, bool quiet)
 {
 	const struct target_env *env = c->env;
 	const struct go_trace_probe *at = spawn_probe_of(c->gb);
@@ -185,6 +185,13 @@ static void spawn_detach(struct part_ctx *c, void *state)
 		acc->missed += st.missed;
 	}
 	spawn_probe__free(state);
+}
+
+/* Its failures are said and counted: the process goes without it. */
+static int spawn_attach(struct part_ctx *c, bool quiet, void **state)
+{
+	*state = attach_probe(c, quiet);
+	return 0;
 }
 
 const struct part_ops spawn_part = {

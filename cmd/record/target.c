@@ -25,6 +25,7 @@
 #include "aggregate.h"
 #include "frame_table.h"
 #include "part.h"
+#include "part_ticks.h"
 #include "proc_ctx.h"
 #include "processes.h"
 #include "sampler.h"
@@ -48,15 +49,12 @@ struct target {
 	/* its parts' view of it and their states (part.h) */
 	struct part_ctx parts;
 	struct go_layout layout; /* as in the targets map */
-	struct wall_reader *wall; /* --wall: its goroutines; NULL when its binary cannot give them */
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
 	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */
 	/* OTEL_SERVICE_NAME in its environment, or service.name in OTEL_RESOURCE_ATTRIBUTES; NULL until read, "" when none */
 	char *env_service;
 	struct proc_ctx *ctx; /* what its OpenTelemetry SDK publishes (OTEP 4719) */
 	char ctx_why[160]; /* why its context was skipped last; "" when it was not */
-	/* --pid: the cpu-clock events that follow its threads; NULL until then */
-	struct ticks *ticks;
 	/* arm64, Go before 1.21: its binary's frame sizes, shared by its processes */
 	struct frame_entry *frames;
 	/* its CPU time when added, and when last seen alive: what the sampler should have seen */
@@ -86,7 +84,7 @@ const struct go_binary *target__binary(const struct target *t)
 
 struct wall_reader *target__wall(const struct target *t)
 {
-	return t->wall;
+	return t->parts.state[PART_WALL];
 }
 
 bool target__pending(const struct target *t)
@@ -129,12 +127,10 @@ void target__free(struct target *t)
 	if (!t)
 		return;
 	target__detach_parts(t);
-	ticks__free(t->ticks);
 	if (t->frames && !--t->frames->refs) {
 		frame_table__free(t->frames->ft);
 		t->frames->ft = NULL;
 	}
-	wall_reader__free(t->wall);
 	binaries__put(t->gb);
 	free(t->env_service);
 	proc_ctx__free(t->ctx);
@@ -285,34 +281,6 @@ static void say_layout(const struct target *t, const struct target_info *info, b
 			(long long)l->tls_g_offset, l->g_m, l->m_curg, l->g_labels, l->g_goid);
 }
 
-/*
- * --wall: a reader of T's goroutines. A -p target whose binary cannot give
- * them is refused, saying why; under --all such a process gets CPU
- * samples only (said with -v).
- */
-static int start_wall(struct target *t, bool quiet)
-{
-	const char *why = go_binary__wall_problem(t->gb);
-	uint64_t bias = 0;
-
-	if (!why && go_binary__pie(t->gb) &&
-	    !procfs__load_bias(t->pid, go_binary__entry(t->gb), &bias))
-		why = "cannot read its load address from /proc/PID/auxv";
-	if (!why && !(t->wall = wall_reader__new(t->pid, t->gb, bias)))
-		return -ENOMEM;
-	if (!why)
-		return aggregate__name_reasons(t->env->agg, t->pid, go_binary__wall(t->gb));
-	if (quiet) {
-		if (t->env->cfg->verbose)
-			fprintf(stderr, "ctxprof-go: pid %d (%s): no --wall, CPU samples only: %s\n",
-				(int)t->pid, t->comm, why);
-		return 0;
-	}
-	fprintf(stderr, "pid %d (%s): --wall cannot read its goroutines: %s\n", (int)t->pid,
-		t->comm, why);
-	return -EOPNOTSUPP;
-}
-
 int target__open(const struct target_env *env, pid_t pid, bool quiet, struct target_info *info,
 		 struct target **out)
 {
@@ -331,6 +299,7 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 	t->parts.pid = pid;
 	t->parts.comm = t->comm;
 	t->parts.layout = &t->layout;
+	t->parts.cpu_seen_ns = &t->cpu_seen_ns;
 	t->pending = true;
 	/* before its events: CPU it uses from then on should show in samples */
 	process_cpu_ns(pid, &t->cpu_added_ns);
@@ -343,8 +312,6 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 		target_layout(t, info);
 		say_layout(t, info, quiet);
 		info->exe_ino = t->exe_st.st_ino;
-		if (env->cfg->wall)
-			ret = start_wall(t, quiet);
 	}
 	if (ret) {
 		target__free(t);
@@ -484,17 +451,20 @@ void target__map_file_strings(const char *path)
 	binaries__put(gb);
 }
 
-void target__attach_parts(struct target *t, bool quiet)
+int target__attach_parts(struct target *t, bool quiet)
 {
 	size_t i;
+	int err;
 
 	for (i = 0; i < PART_COUNT; i++)
-		t->parts.state[i] = target_parts[i]->attach(&t->parts, quiet);
+		if ((err = target_parts[i]->attach(&t->parts, quiet, &t->parts.state[i])))
+			return err;
 	if (!t->env->cfg->verbose)
-		return;
+		return 0;
 	for (i = 0; i < PART_COUNT; i++)
 		if (target_parts[i]->note)
 			target_parts[i]->note(&t->parts, t->parts.state[i]);
+	return 0;
 }
 
 void target__detach_parts(struct target *t)
@@ -542,24 +512,13 @@ void target__say(const struct target *t, bool verbose)
 
 void target__stop_ticks(struct target *t)
 {
-	ticks__stop(t->ticks);
+	ticks_part__stop(&t->parts);
 }
 
 /* Its per-thread events never counted, MIN_DUE_SAMPLES of its CPU time after they were opened. */
 bool target__ticks_stalled(struct target *t, uint64_t *cpu_ns)
 {
-	return ticks__stalled(t->ticks, t->cpu_seen_ns, MIN_DUE_SAMPLES * t->env->period_ns, cpu_ns);
-}
-
-/* --pid: the sampler's event on every thread of T (ticks.h). */
-int target__follow_threads(struct target *t)
-{
-	if (!t->ticks) {
-		t->ticks = ticks__new(t->env->bpf->on_sample, t->env->period_ns);
-		if (!t->ticks)
-			return -ENOMEM;
-	}
-	return ticks__follow(t->ticks, t->pid, t->comm);
+	return ticks_part__stalled(&t->parts, MIN_DUE_SAMPLES * t->env->period_ns, cpu_ns);
 }
 
 /*
@@ -587,9 +546,10 @@ void target__warn_unsampled(struct target *t)
 		"of CPU while sampled (%llu samples due at %lu Hz)",
 		(int)t->pid, t->comm, used / 1e9, (unsigned long long)due, env->cfg->freq);
 	/* whether the kernel ran its events at all: the cause differs */
-	if (ticks__threads(t->ticks))
+	if (ticks__threads(t->parts.state[PART_TICKS]))
 		fprintf(stderr, "; the cpu-clock events on its %zu threads counted %.2f s",
-			ticks__threads(t->ticks), ticks__ns(t->ticks) / 1e9);
+			ticks__threads(t->parts.state[PART_TICKS]),
+			ticks__ns(t->parts.state[PART_TICKS]) / 1e9);
 	fputc('\n', stderr);
 }
 
@@ -609,46 +569,45 @@ bool target__exited(struct target *t)
 	return false;
 }
 
-void target__reexec(struct target *t, struct target_info *info)
+int target__reexec(struct target *t, struct target_info *info)
 {
+	const struct part_ops *p;
+	int ret, err = 0;
+	size_t i;
+
 	t->reexecs = info->reexecs;
 	/* a new image: none of its string pages are mapped yet */
 	target__map_strings(t);
 	target_layout(t, info);
 	/*
-	 * Its probes were the old image's (an exec from another thread than
-	 * the first ends the task they followed), and so were its label sets
+	 * Probes of the old image (an exec from another thread than the first
+	 * ends the task they followed), and its label sets, go: they are
+	 * attached again, unless the part knows better
 	 */
-	target__detach_parts(t);
-	target__attach_parts(t, true);
+	for (i = 0; i < PART_COUNT; i++) {
+		p = target_parts[i];
+		if (p->reexec) {
+			ret = p->reexec(&t->parts, &t->parts.state[i]);
+		} else {
+			if (t->parts.state[i])
+				p->detach(&t->parts, t->parts.state[i]);
+			t->parts.state[i] = NULL;
+			ret = p->attach(&t->parts, true, &t->parts.state[i]);
+		}
+		err = err ?: ret;
+	}
 	info->label_owners = target__follows_labels(t);
+	return err;
 }
 
 int target__retire(struct target *t)
 {
-	int err = 0;
+	int ret, err = 0;
+	size_t i;
 
-	if (t->wall)
-		err = wall_reader__settle(t->wall, t->env->agg);
-	wall_reader__release(t->wall, t->env->agg);
-	return err;
-}
-
-int target__restart_wall(struct target *t)
-{
-	int err;
-
-	if (!t->wall)
-		return 0;
-	/* what the old image's snapshots counted stays counted */
-	err = target__retire(t);
-	wall_reader__free(t->wall);
-	t->wall = NULL;
-	if (start_wall(t, true))
-		return -ENOMEM;
-	if (t->env->cfg->verbose)
-		fprintf(stderr, "ctxprof-go: pid %d (%s) ran its program again: its goroutines "
-				"are read at its new address\n",
-			(int)t->pid, t->comm);
+	for (i = 0; i < PART_COUNT; i++)
+		if (target_parts[i]->retire &&
+		    (ret = target_parts[i]->retire(&t->parts, t->parts.state[i])))
+			err = err ?: ret;
 	return err;
 }

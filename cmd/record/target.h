@@ -33,6 +33,7 @@ struct target_env {
 	struct trace_keys keys; /* the labels that hold trace and span IDs */
 	/* an HTTP/1.1 request's end is probed, not told by its handler's frame */
 	bool request_ends;
+	bool per_task; /* --pid: the cpu-clock events follow each target's threads */
 	/* per trace source, and the goroutine-start probe at COUNT: attaches that failed */
 	uint64_t *attach_failures;
 	struct spawn_account *spawn_account;
@@ -89,11 +90,14 @@ void target__map_strings(const struct target *t);
 void target__map_file_strings(const char *path);
 
 /*
- * Its parts (part.h) attached, in order, each said unless QUIET where it
- * fails; with -v, what each does in it. The caller marks its label sets
- * followed in the targets map when target__follows_labels says so.
+ * Its parts (part.h) attached, in order, once it is in the targets map,
+ * each said unless QUIET where it fails; with -v, what each does in it.
+ * -errno when it cannot be a target as asked (its threads' events, or
+ * --wall's reader, under -p): said, and it is to be dropped. The caller
+ * marks its label sets followed in the targets map when
+ * target__follows_labels says so.
  */
-void target__attach_parts(struct target *t, bool quiet);
+int target__attach_parts(struct target *t, bool quiet);
 /* Its parts detached, the last first, and what they left in the kernel forgotten: its pid may come back. */
 void target__detach_parts(struct target *t);
 /* Once a second: each part's tick (budgets refilled, probes attached again). */
@@ -115,8 +119,6 @@ bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char
 /* Its parts' lines at exit and on SIGUSR1; VERBOSE: -v's too. */
 void target__say(const struct target *t, bool verbose);
 
-/* --pid: the cpu-clock event on each of its threads (they pass it on to those they make). */
-int target__follow_threads(struct target *t);
 /* Its per-thread events stopped: no sample of it is taken after this. */
 void target__stop_ticks(struct target *t);
 /*
@@ -135,12 +137,12 @@ int target__pidfd(const struct target *t);
 __u32 target__reexecs(const struct target *t);
 /*
  * It exec'd its own file again (INFO, from the kernel): a new image, its
- * string pages mapped, its layout into INFO at the new load address.
+ * string pages mapped, its layout into INFO at the new load address, each
+ * part started again at it (--wall's reader reads at the new address).
+ * -errno when a part lost what it counted, or could not start again.
  */
-void target__reexec(struct target *t, struct target_info *info);
-/* --wall: its goroutines read afresh, at the image's new address; -ENOMEM. */
-int target__restart_wall(struct target *t);
-/* What its goroutines' snapshots counted, kept counted as it goes; -ENOMEM. */
+int target__reexec(struct target *t, struct target_info *info);
+/* Before it leaves the targets map: what its parts counted settled (--wall's looks); -errno. */
 int target__retire(struct target *t);
 
 #endif /* __TARGET_H */

@@ -337,8 +337,8 @@ static int add_target(struct targets *ts, pid_t pid, bool quiet)
 	ret = install_target(ts, t, &info, quiet);
 	if (!ret)
 		ret = confirm_exe(ts, t, quiet);
-	if (!ret && ts->cfg.per_task)
-		ret = target__follow_threads(t);
+	if (!ret)
+		ret = target__attach_parts(t, quiet);
 	if (!ret)
 		ret = hashmap__add(ts->set, &pid, sizeof(pid), t);
 	if (ret) {
@@ -355,7 +355,6 @@ static int add_target(struct targets *ts, pid_t pid, bool quiet)
 		close(ts->epfd);
 		ts->epfd = -1;
 	}
-	target__attach_parts(t, quiet);
 	follow_labels(ts, t);
 	if (quiet && ts->cfg.env.cfg->verbose)
 		fprintf(stderr, "ctxprof-go: pid %d (%s, %s) added\n", (int)pid, target__comm(t),
@@ -495,7 +494,7 @@ static void stop_ticks_one(struct target *t, void *ctx)
 void targets__stop_ticks(struct targets *ts)
 {
 	targets__foreach(ts, stop_ticks_one, NULL);
-	ts->cfg.per_task = false;
+	ts->cfg.env.per_task = false;
 }
 
 struct stalled {
@@ -727,16 +726,16 @@ static void reexeced(struct targets *ts, pid_t pid)
 {
 	struct target *t = targets__find(ts, pid);
 	struct target_info info;
-	int fd = ts->cfg.env.bpf->targets_fd;
+	int fd = ts->cfg.env.bpf->targets_fd, err;
 
 	if (!t || bpf_map_lookup_elem(fd, &(__u32){ pid }, &info))
 		return;
-	target__reexec(t, &info);
+	err = target__reexec(t, &info);
 	if (bpf_map_update_elem(fd, &(__u32){ pid }, &info, BPF_EXIST))
 		fprintf(stderr, "pid %d (%s): failed to update its layout after it ran its "
 				"program again: %s\n",
 			(int)pid, target__comm(t), strerror(errno));
-	fail(ts, target__restart_wall(t), "read goroutines");
+	fail(ts, err, "read goroutines");
 }
 
 /*

@@ -16,7 +16,6 @@ struct targets_config {
 	struct target_env env; /* its frame_tables are the set's own */
 	/* reads the rings, before targets that ended go: their last samples (with CTX) */
 	void (*read_rings)(void *ctx);
-	bool per_task; /* --pid: the cpu-clock events follow each target's threads */
 	char *cgroup_dir; /* --cgroup's path below its cgroup2 mount, or NULL; the set's from then on */
 	/* the first failure that loses data (memory): it ends the run */
 	void (*fail)(void *ctx, int err, const char *what);
