@@ -283,8 +283,9 @@ static __always_inline int read_labels_map(struct work *wk, const struct go_layo
 		return -1;
 	if (!hmap)
 		return 0;
-	/* the header in one read: user space checked the members lie in it */
-	if (read_user(h, sizeof(h), hmap))
+	/* the header in one read, no further than its last member read */
+	__builtin_memset(h, 0, sizeof(h));
+	if (read_user(h, gomap_header_len(&l->lmap), hmap))
 		return -1;
 	if (gomap_start(w, &l->lmap, h))
 		wk->e.flags |= SAMPLE_F_LABELS_CUT;

@@ -54,8 +54,25 @@ static __always_inline __u8 gomap_header_byte(const __u64 *h, __u32 off)
 }
 
 /*
- * Starts W over the hmap whose header H (MAP_HEADER_LEN bytes, read
- * whole) M describes. Returns 1 when the map has more than 2^MAX_B
+ * The bytes of an hmap's header to read: up to the last member the walk
+ * needs, never its tail. An hmap may straddle two pages, and a page of the
+ * heap that nothing wrote yet is not mapped: BPF, which cannot fault, fails
+ * a read that reaches into it. At most MAP_HEADER_LEN.
+ */
+static __always_inline __u32 gomap_header_len(const struct go_hmap_layout *m)
+{
+	__u32 n = m->buckets > m->oldbuckets ? m->buckets + 8 : m->oldbuckets + 8;
+
+	if (m->b + 1 > n)
+		n = m->b + 1;
+	if (m->flags + 1 > n)
+		n = m->flags + 1;
+	return n < MAP_HEADER_LEN ? n : MAP_HEADER_LEN;
+}
+
+/*
+ * Starts W over the hmap whose header H (gomap_header_len bytes read, the
+ * rest of MAP_HEADER_LEN zero) M describes. Returns 1 when the map has more than 2^MAX_B
  * buckets, of which the walk leaves the rest out.
  */
 static __always_inline int gomap_start(struct gomap_walk *w, const struct go_hmap_layout *m,

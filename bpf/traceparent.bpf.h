@@ -214,7 +214,9 @@ static __always_inline int find_traceparent(struct work *wk, const struct go_lay
 	if (!hdr)
 		return 0;
 	/* the map header in one read: user space checked the members lie in it */
-	if (bpf_probe_read_user(h, sizeof(h), (const void *)hdr))
+	__builtin_memset(h, 0, sizeof(h));
+	if (bpf_probe_read_user(h, l->hdr.map == GO_MAP_SWISS ? sizeof(h) :
+						      gomap_header_len(&l->hdr.hmap), (const void *)hdr))
 		return -1;
 	if (l->hdr.map == GO_MAP_SWISS) {
 		if (!swiss_start(&w->mw, &l->hdr, h))

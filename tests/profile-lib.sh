@@ -261,6 +261,7 @@ share_verdict() {
 		ok "$1: $2/$3 right ($((pct / 10)).$((pct % 10))%)$4"
 	else
 		not_ok "$1: $2/$3 right ($((pct / 10)).$((pct % 10))%), need 97%$4"
+		return 1
 	fi
 }
 
@@ -315,8 +316,13 @@ job_verdicts() {
 				       $r.trace_id != null and $r.trace_id != $want[$j]) |
 				{trace: $r.trace_id, labels: $r.labels, n: .samples,
 				 frames: [.frames[] | "\(.func):\(.line)"]}' "$2" | sed 's/^/#   /'
-		else
-			share_verdict "$name $job" "$right" "$total" ", 0 wrong, $none without"
+		elif ! share_verdict "$name $job" "$right" "$total" ", 0 wrong, $none without"; then
+			# what those without were: their labels, flags and stack
+			jq -c --arg j "main.$job" --argjson want "$(want_json)" '. as $r | .stacks[] |
+				select(([.frames[].func | select(. as $f | $want | has($f))] | first) == $j and
+				       $r.trace_id == null) |
+				{labels: $r.labels, truncated: $r.truncated, source: $r.trace_source, n: .samples,
+				 frames: [.frames[] | "\(.func):\(.line)"]}' "$2" | sed 's/^/#   /'
 		fi
 	done
 }

@@ -89,7 +89,11 @@ static int read_labels_map(struct wall_reader *r, struct sample_event *e, uint64
 		return -EFAULT;
 	if (!hmap)
 		return 0;
-	if (l->lmap.size > sizeof(buf) || mem_read(r, h, sizeof(h), hmap))
+	if (l->lmap.size > sizeof(buf))
+		return -EFAULT;
+	/* as far as the walk reads, as BPF does */
+	memset(h, 0, sizeof(h));
+	if (mem_read(r, h, gomap_header_len(&l->lmap), hmap))
 		return -EFAULT;
 	if (gomap_start(&w, &l->lmap, h))
 		e->flags |= SAMPLE_F_LABELS_CUT;
