@@ -21,7 +21,6 @@
 
 /* the same writers as `ctxprof-go convert`, fed the same records, and --otlp's */
 struct outputs {
-	const struct session_config *cfg;
 	struct writers *ws;
 	FILE *stdout_stream; /* -f's */
 	struct otlp_settings {
@@ -180,7 +179,6 @@ struct outputs *outputs__new(const struct session_config *cfg, uint64_t period_n
 		fprintf(stderr, "out of memory\n");
 		goto fail;
 	}
-	o->cfg = cfg;
 	o->stdout_stream = stdout;
 	o->otlp_settings.cfg = cfg;
 	o->otlp_settings.period_ns = period_ns;

@@ -47,7 +47,6 @@ struct part_ctx {
 	const char *comm;
 	struct go_binary *gb; /* its executable; says once per file what --all says once */
 	const struct go_layout *layout; /* as the targets map has it */
-	const uint64_t *cpu_seen_ns; /* its CPU time when last seen alive */
 	void *state[PART_COUNT]; /* each part's, NULL while it is not attached */
 };
 

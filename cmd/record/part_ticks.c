@@ -50,7 +50,8 @@ void ticks_part__stop(struct part_ctx *c)
 	ticks__stop(c->state[PART_TICKS]);
 }
 
-bool ticks_part__stalled(struct part_ctx *c, uint64_t due_ns, uint64_t *cpu_ns)
+bool ticks_part__stalled(struct part_ctx *c, uint64_t cpu_seen_ns, uint64_t due_ns,
+			 uint64_t *cpu_ns)
 {
-	return ticks__stalled(c->state[PART_TICKS], *c->cpu_seen_ns, due_ns, cpu_ns);
+	return ticks__stalled(c->state[PART_TICKS], cpu_seen_ns, due_ns, cpu_ns);
 }

@@ -299,7 +299,6 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 	t->parts.pid = pid;
 	t->parts.comm = t->comm;
 	t->parts.layout = &t->layout;
-	t->parts.cpu_seen_ns = &t->cpu_seen_ns;
 	t->pending = true;
 	/* before its events: CPU it uses from then on should show in samples */
 	process_cpu_ns(pid, &t->cpu_added_ns);
@@ -518,7 +517,8 @@ void target__stop_ticks(struct target *t)
 /* Its per-thread events never counted, MIN_DUE_SAMPLES of its CPU time after they were opened. */
 bool target__ticks_stalled(struct target *t, uint64_t *cpu_ns)
 {
-	return ticks_part__stalled(&t->parts, MIN_DUE_SAMPLES * t->env->period_ns, cpu_ns);
+	return ticks_part__stalled(&t->parts, t->cpu_seen_ns, MIN_DUE_SAMPLES * t->env->period_ns,
+				   cpu_ns);
 }
 
 /*
