@@ -14,7 +14,8 @@
 # calls between the .c files of one folder (a name one file defines, not
 # static, named in another) must run one way. Only cmd/record/sampler.c
 # includes the BPF skeleton: the other modules take its programs and maps
-# from struct sampler_bpf. No .c file is over 1,000 lines, and no
+# from struct sampler_bpf, and each part (cmd/record/part_X.c) only its
+# own handle in it, env->bpf->X. No .c file is over 1,000 lines, and no
 # function of cmd/ over 120.
 #
 # Usage: layering.sh [TREE]   (default: this checkout). The script first
@@ -124,7 +125,6 @@ circles() {
 	rm -rf "$cache"
 }
 
-# skel_users TREE: the files but the sampler's that include the BPF skeleton
 # sizes TREE: each .c file over 1,000 lines, and each function of cmd/
 # over 120 (kernel style: a body opens with "{" alone on its line and
 # closes with "}" at the line's start), as "FILE: N lines" and
@@ -139,9 +139,26 @@ sizes() {
 		/^\}/ { if (start && FNR - start - 1 > 120) print FILENAME ":" start ": " FNR - start - 1 " lines"; start = 0 }')
 }
 
+# skel_users TREE: the files but the sampler's that include the BPF skeleton
 skel_users() {
 	(cd "$1" && grep -rlE --include='*.[ch]' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"ctxprof\.skel\.h"' \
 		cmd offsets golayout | grep -vx 'cmd/record/sampler.c' | sort)
+}
+
+# foreign_handles TREE: each use, in a part's file (cmd/record/part_X.c),
+# of a BPF handle not its own (another part's, or the sampler's whole
+# struct), as "FILE:LINE: USE"
+foreign_handles() {
+	(cd "$1" && for f in cmd/record/part_*.c; do
+		own=${f#cmd/record/part_}
+		own=${own%.c}
+		grep -noE 'env(->|\.)bpf->[a-z_]+|struct [a-z_]+_bpf\b' "$f" | while IFS=: read -r line use; do
+			case $use in
+			*"bpf->$own" | "struct ${own}_bpf") ;;
+			*) printf '%s:%s: %s\n' "$f" "$line" "$use" ;;
+			esac
+		done
+	done)
 }
 
 tree=${1:-$TOP}
@@ -183,6 +200,15 @@ printf '#include "ctxprof.skel.h"\n' >>"$plant/cmd/record/target.c"
 check_eq "the checker finds the skeleton included outside the sampler (planted)" cmd/record/target.c \
 	"$(skel_users "$plant" | tr '\n' ' ' | sed 's/ $//')"
 
+# and a part taking another part's maps
+printf 'int plant_foreign(struct part_ctx *c)\n{\n\treturn c->env->bpf->labels.owners_fd;\n}\n' >>"$plant/cmd/record/part_spawn.c"
+found=$(foreign_handles "$plant")
+if grep -q '^cmd/record/part_spawn.c:[0-9]*: env->bpf->labels$' <<<"$found" && [ "$(grep -c . <<<"$found")" -eq 1 ]; then
+	ok "the checker finds a part taking another part's BPF handle (planted): $found"
+else
+	not_ok "the checker misses a part taking another's BPF handle (it found: $(tr '\n' ';' <<<"$found"))"
+fi
+
 # then the tree itself
 # a planted long file and a planted long function, found
 { printf 'void plant_long(void)\n{\n'; for i in $(seq 130); do printf '\t;\n'; done; printf '}\n'; } >>"$plant/cmd/record/parts.c"
@@ -216,6 +242,12 @@ if [ -z "$found" ]; then
 	ok "only cmd/record/sampler.c includes the BPF skeleton; the others take its handles (struct sampler_bpf)"
 else
 	not_ok "the BPF skeleton is included outside the sampler: $(tr '\n' ' ' <<<"$found")"
+fi
+found=$(foreign_handles "$tree")
+if [ -z "$found" ]; then
+	ok "each part takes only its own BPF handle ($(cd "$tree" && ls cmd/record/part_*.c | wc -l) parts)"
+else
+	not_ok "a part takes a BPF handle not its own: $(tr '\n' ';' <<<"$found")"
 fi
 found=$(sizes "$tree")
 if [ -z "$found" ]; then

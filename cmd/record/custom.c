@@ -176,7 +176,7 @@ static int clear_pin(const char *path, bool prog)
 	return 0;
 }
 
-struct pins *pins__create(const struct sampler_bpf *bpf, const char *dir)
+struct pins *pins__create(const struct custom_bpf *bpf, const char *dir)
 {
 	struct pins *p = calloc(1, sizeof(*p));
 	int err;
@@ -280,7 +280,7 @@ static const char *not_elf(const char *path)
  * its binary's layout at INDEX of probe_layouts. Returns the cookie bits
  * that name it, or 0 when labels cannot be read.
  */
-static __u64 probe_layout(const struct sampler_bpf *bpf, const char *path, struct go_binary *gb,
+static __u64 probe_layout(const struct custom_bpf *bpf, const char *path, struct go_binary *gb,
 			  int index)
 {
 	struct go_layout l;
@@ -306,7 +306,7 @@ static __u64 probe_layout(const struct sampler_bpf *bpf, const char *path, struc
 	return (__u64)(index + 1) << 1;
 }
 
-struct bpf_link *uprobe__attach(const struct sampler_bpf *bpf, const char *spec, enum uprobe_abi abi,
+struct bpf_link *uprobe__attach(const struct custom_bpf *bpf, const char *spec, enum uprobe_abi abi,
 			       int index)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, opts);

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct sampler_bpf;
+struct custom_bpf;
 struct bpf_link;
 
 /* Pin names under --pin DIR: a contract with other people's loaders (README, custom traces). */
@@ -29,7 +29,7 @@ struct pins;
  * and pins that a live ctxprof-go holds; replaces stale ones. Returns NULL
  * with a message on stderr.
  */
-struct pins *pins__create(const struct sampler_bpf *bpf, const char *dir);
+struct pins *pins__create(const struct custom_bpf *bpf, const char *dir);
 /* Removes the pins, if they are still the ones this run made. Accepts NULL. */
 void pins__remove(struct pins *p);
 
@@ -40,7 +40,7 @@ void pins__remove(struct pins *p);
  * it, so that labels are read in any process that hits the probe. Returns
  * NULL with a message on stderr.
  */
-struct bpf_link *uprobe__attach(const struct sampler_bpf *bpf, const char *spec, enum uprobe_abi abi,
+struct bpf_link *uprobe__attach(const struct custom_bpf *bpf, const char *spec, enum uprobe_abi abi,
 				int index);
 
 #endif /* __CUSTOM_H */

@@ -14,16 +14,20 @@ struct go_binary;
 struct target_env;
 
 /*
- * Every part, in the order they attach (a part may rely on those before
- * it), each with its part_ops: a new part is one line here.
- * PART_TICKS: --pid's cpu-clock events on each of its threads
- * (part_ticks.c); PART_WALL: --wall's reader of its goroutines
+ * Every part, in the order they open and attach (a part may rely on those
+ * before it), each with its part_ops: a new part is one line here.
+ * PART_STRINGS: Go's string constants mapped in, where the sampler can
+ * read labels (part_strings.c); PART_SERVICE: the service its records
+ * name (part_service.c); PART_TICKS: --pid's cpu-clock events on each of
+ * its threads (part_ticks.c); PART_WALL: --wall's reader of its goroutines
  * (part_wall.c); PART_REQUESTS: the traceparent and otel-sdk sources'
  * probes (part_requests.c); PART_SPAWN: Go < 1.21, the goroutine-start
  * probe and its budget (part_spawn.c); PART_LABELS: who sets each label
  * set, for a request's lifetime (part_labels.c).
  */
 #define TARGET_PARTS(X)                  \
+	X(PART_STRINGS, strings_part)   \
+	X(PART_SERVICE, service_part)   \
 	X(PART_TICKS, ticks_part)       \
 	X(PART_WALL, wall_part)         \
 	X(PART_REQUESTS, requests_part) \
@@ -45,6 +49,7 @@ struct part_ctx {
 	const struct target_env *env; /* the recording's: settings, the sampler's maps, counters */
 	pid_t pid;
 	const char *comm;
+	const char *exe; /* /proc/PID/exe's target when added; "" when unknown */
 	struct go_binary *gb; /* its executable; says once per file what --all says once */
 	const struct go_layout *layout; /* as the targets map has it */
 	void *state[PART_COUNT]; /* each part's, NULL while it is not attached */
@@ -52,10 +57,16 @@ struct part_ctx {
 
 /*
  * A part. The target calls each in the order of enum part_id; its state
- * is the part's own. Only attach and detach are required.
+ * is the part's own. Only detach is required.
  */
 struct part_ops {
 	const char *name;
+	/*
+	 * Before C's process enters the targets map: what the sampler needs
+	 * ready in it when it first sees it, into *STATE. -errno: the process
+	 * cannot be a target.
+	 */
+	int (*open)(struct part_ctx *c, void **state);
 	/*
 	 * Starts the part in C's process, once it is in the targets map: its
 	 * probes attached, its kernel state made, into *STATE (NULL when the
@@ -65,8 +76,15 @@ struct part_ops {
 	 */
 	int (*attach)(struct part_ctx *c, bool quiet, void **state);
 	/*
+	 * What it reads of the process in /proc: when the target is described
+	 * (at once, or right after under --all), then every --interval before
+	 * records are written. -errno when that failed.
+	 */
+	int (*describe)(struct part_ctx *c, void *state);
+	/*
 	 * The process ran its own file again: a new image at a new address,
-	 * and C's layout already its. NULL: detached and attached again.
+	 * and C's layout already its. NULL: detached and attached again
+	 * (a part that opens has its own).
 	 * -errno when what it counted, or its start again, failed.
 	 */
 	int (*reexec)(struct part_ctx *c, void **state);

@@ -47,7 +47,7 @@ static void *follow_labels(struct part_ctx *c, bool quiet)
 	if (off < 0 || !env->cfg->sampling || !(env->cfg->trace_sources & (1U << TRACE_SOURCE_LABEL)))
 		return NULL;
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
-	link = uprobe_link__attach(one_hit ? env->bpf->label_do : env->bpf->label_set, c->pid, exe,
+	link = uprobe_link__attach(one_hit ? env->bpf->labels.label_do : env->bpf->labels.label_set, c->pid, exe,
 				   one_hit ? at_do : off, 0);
 	if (!link) {
 		err = -errno;
@@ -63,7 +63,7 @@ static void *follow_labels(struct part_ctx *c, bool quiet)
 	}
 	err = scan_labels(c, &found);
 	if (!err)
-		err = owners__add(env->bpf->label_owners_fd, c->pid, found.items, found.n);
+		err = owners__add(env->bpf->labels.owners_fd, c->pid, found.items, found.n);
 	free(found.items);
 	if (err) {
 		if (env->cfg->verbose)
@@ -90,7 +90,7 @@ static void labels_detach(struct part_ctx *c, void *state)
 	if (!state)
 		return;
 	uprobe_link__destroy(state);
-	map_forget_tgid(c->env->bpf->label_owners_fd, sizeof(struct labels_key), c->pid);
+	map_forget_tgid(c->env->bpf->labels.owners_fd, sizeof(struct labels_key), c->pid);
 }
 
 /* Its failures are said and counted: the process goes without it. */
@@ -109,7 +109,7 @@ const struct part_ops labels_part = {
 size_t labels_part__sweep(struct part_ctx *c, struct owners *copy)
 {
 	struct vec found = { .size = sizeof(struct owner_found) };
-	int fd = c->env->bpf->label_owners_fd;
+	int fd = c->env->bpf->labels.owners_fd;
 
 	if (!c->state[PART_LABELS])
 		return 0;

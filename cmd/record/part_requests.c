@@ -82,7 +82,7 @@ static void *attach_probes(struct part_ctx *c, bool quiet)
 		/* a request's start finds its goroutine with no look at the target */
 		if (probes[i].cookie == HTTP_PROBE_REQ_RDI || probes[i].cookie == HTTP_PROBE_REQ_RCX)
 			cookie |= (__u64)c->layout->g_goid << PROBE_GOID_SHIFT;
-		r->links[r->n] = uprobe_link__attach(env->bpf->http_request, c->pid, exe,
+		r->links[r->n] = uprobe_link__attach(env->bpf->requests.http_request, c->pid, exe,
 						     probes[i].offset, cookie);
 		if (!r->links[r->n]) {
 			err = -errno;
@@ -152,7 +152,7 @@ static bool requests_why_untraced(const struct part_ctx *c, const void *state, u
 /* Detached; the request and span contexts they left forgotten: the pid may come back, with goids from 1 again. */
 static void requests_detach(struct part_ctx *c, void *state)
 {
-	const struct sampler_bpf *bpf = c->env->bpf;
+	const struct requests_bpf *bpf = &c->env->bpf->requests;
 
 	if (!state)
 		return;

@@ -33,7 +33,7 @@ static uint64_t spawn_trap_ns(const struct target_env *env, uint64_t cookie)
 	if (!acc)
 		return 0;
 	if (!acc->trap_measured) {
-		acc->trap_ns = spawn_probe__trap_ns(env->bpf->http_request, cookie);
+		acc->trap_ns = spawn_probe__trap_ns(env->bpf->spawn.go_start, cookie);
 		acc->trap_measured = true;
 		if (env->cfg->verbose)
 			fprintf(stderr, "ctxprof-go: a uprobe hit's trap costs %.1f us here%s\n",
@@ -72,7 +72,7 @@ static void *attach_probe(struct part_ctx *c, bool quiet)
 		.trap_ns = spawn_trap_ns(env, at->cookie),
 	};
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
-	err = spawn_probe__attach(env->bpf->http_request, env->bpf->spawn_budgets_fd, c->pid, exe,
+	err = spawn_probe__attach(env->bpf->spawn.go_start, env->bpf->spawn.budgets_fd, c->pid, exe,
 				  at->offset, at->cookie, &policy, &sp);
 	if (err)
 		env->attach_failures[TRACE_SOURCE_COUNT]++;

@@ -15,7 +15,7 @@ static int ticks_attach(struct part_ctx *c, bool quiet, void **state)
 
 	if (!c->env->per_task)
 		return 0;
-	tk = ticks__new(c->env->bpf->on_sample, c->env->period_ns);
+	tk = ticks__new(c->env->bpf->ticks.on_sample, c->env->period_ns);
 	if (!tk)
 		return -ENOMEM;
 	err = ticks__follow(tk, c->pid, c->comm);

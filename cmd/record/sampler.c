@@ -23,6 +23,7 @@
 #include "cpu_clock.h"
 #include "custom.h"
 #include "obi_map.h"
+#include "part_strings.h"
 #include "sampler.h"
 #include "session_config.h"
 #include "target.h"
@@ -269,26 +270,35 @@ static void take_handles(struct sampler *s)
 	struct ctxprof_bpf *k = s->skel;
 
 	s->bpf = (struct sampler_bpf){
-		.on_sample = k->progs.on_sample,
-		.http_request = k->progs.http_request,
-		.label_set = k->progs.label_set,
-		.label_do = k->progs.label_do,
-		.uprobe_event = k->progs.uprobe_event,
-		.custom_generic = k->progs.custom__generic,
-		.custom_context_map = k->maps.custom_context_map,
 		.targets_fd = bpf_map__fd(k->maps.targets),
 		.frame_sizes_fd = bpf_map__fd(k->maps.frame_sizes),
-		.label_owners_fd = bpf_map__fd(k->maps.label_owners),
-		.probe_layouts_fd = bpf_map__fd(k->maps.probe_layouts),
 		.stats_fd = bpf_map__fd(k->maps.stats),
-		.trace_ctxs_fd = bpf_map__fd(k->maps.trace_ctxs),
-		.spawn_ctxs_fd = bpf_map__fd(k->maps.spawn_ctxs),
-		.spawn_budgets_fd = bpf_map__fd(k->maps.spawn_budgets),
-		.grpc_streams_fd = bpf_map__fd(k->maps.grpc_streams),
-		.spawn_notes_fd = bpf_map__fd(k->maps.spawn_notes),
-		.spans_fd = bpf_map__fd(k->maps.spans),
 		.target_bits = k->data_target_bits->target_bits,
 		.target_execs = &k->data_target_execs->target_execs,
+		.ticks = { .on_sample = k->progs.on_sample },
+		.requests = {
+			.http_request = k->progs.http_request,
+			.trace_ctxs_fd = bpf_map__fd(k->maps.trace_ctxs),
+			.spawn_ctxs_fd = bpf_map__fd(k->maps.spawn_ctxs),
+			.grpc_streams_fd = bpf_map__fd(k->maps.grpc_streams),
+			.spans_fd = bpf_map__fd(k->maps.spans),
+		},
+		.spawn = {
+			.go_start = k->progs.http_request,
+			.budgets_fd = bpf_map__fd(k->maps.spawn_budgets),
+			.notes_fd = bpf_map__fd(k->maps.spawn_notes),
+		},
+		.labels = {
+			.label_set = k->progs.label_set,
+			.label_do = k->progs.label_do,
+			.owners_fd = bpf_map__fd(k->maps.label_owners),
+		},
+		.custom = {
+			.uprobe_event = k->progs.uprobe_event,
+			.custom_generic = k->progs.custom__generic,
+			.custom_context_map = k->maps.custom_context_map,
+			.probe_layouts_fd = bpf_map__fd(k->maps.probe_layouts),
+		},
 	};
 }
 /* The skeleton, set up for what the options ask, through the verifier. */
@@ -340,7 +350,7 @@ static void map_uprobe_strings(struct sampler *s, const char *spec)
 		return;
 	memcpy(path, spec, colon - spec);
 	path[colon - spec] = '\0';
-	target__map_file_strings(path);
+	strings_part__map_file(path);
 }
 
 /* --pin DIR and --uprobe BINARY:SYMBOL: their messages are their own. */
@@ -350,14 +360,14 @@ int sampler__attach_custom(struct sampler *s)
 	int i;
 
 	if (cfg->pin_dir) {
-		s->pins = pins__create(&s->bpf, cfg->pin_dir);
+		s->pins = pins__create(&s->bpf.custom, cfg->pin_dir);
 		if (!s->pins)
 			return -EINVAL;
 		fprintf(stderr, "ctxprof-go: pinned %s/%s and %s/%s for tail calls\n", cfg->pin_dir,
 			PIN_PROG, cfg->pin_dir, PIN_MAP);
 	}
 	for (i = 0; i < cfg->nuprobes; i++) {
-		s->uprobe_links[i] = uprobe__attach(&s->bpf, cfg->uprobes[i], cfg->uprobe_abi, i);
+		s->uprobe_links[i] = uprobe__attach(&s->bpf.custom, cfg->uprobes[i], cfg->uprobe_abi, i);
 		if (!s->uprobe_links[i])
 			return -EINVAL;
 		map_uprobe_strings(s, cfg->uprobes[i]);

@@ -15,17 +15,44 @@ struct session_config;
  * programs, its maps' descriptors and the globals user space reads. Only
  * sampler.c knows the skeleton; the others take these.
  */
-struct sampler_bpf {
+/*
+ * Each part's own programs and maps (part.h), as the sampler loaded them:
+ * a part takes its handle and no other (tests/layering.sh).
+ */
+struct ticks_bpf {
 	struct bpf_program *on_sample; /* a cpu-clock tick: the sample */
+};
+struct requests_bpf {
 	struct bpf_program *http_request; /* the trace sources' uprobes */
+	int trace_ctxs_fd, spawn_ctxs_fd, grpc_streams_fd;
+	int spans_fd; /* --wall: requests' starts and ends, a ring */
+};
+struct spawn_bpf {
+	struct bpf_program *go_start; /* the goroutine-start uprobe (the request probes' program) */
+	int budgets_fd;
+	int notes_fd; /* what each start probe spent, a ring */
+};
+struct labels_bpf {
 	struct bpf_program *label_set, *label_do; /* where labels are set */
+	int owners_fd;
+};
+struct custom_bpf {
 	struct bpf_program *uprobe_event, *custom_generic; /* --uprobe, --pin */
 	struct bpf_map *custom_context_map; /* --pin */
-	int targets_fd, frame_sizes_fd, label_owners_fd, probe_layouts_fd, stats_fd;
-	int trace_ctxs_fd, spawn_ctxs_fd, spawn_budgets_fd, grpc_streams_fd;
-	int spawn_notes_fd, spans_fd; /* rings besides the samples' */
+	int probe_layouts_fd;
+};
+
+/* What the other modules take of the skeleton. */
+struct sampler_bpf {
+	/* every target's, kept by the target set */
+	int targets_fd, frame_sizes_fd, stats_fd;
 	__u64 *target_bits; /* TARGET_BITS of them: a marked tgid may be a target */
 	__u64 *target_execs; /* execs of targets' own files the kernel saw */
+	struct ticks_bpf ticks;
+	struct requests_bpf requests;
+	struct spawn_bpf spawn;
+	struct labels_bpf labels;
+	struct custom_bpf custom;
 };
 
 /*

@@ -469,12 +469,12 @@ struct session *session__new(const struct session_config *cfg)
 	s->rb = sampler__rings(s->sampler, handle_event, s);
 	if (!s->rb)
 		goto fail;
-	if (ring_buffer__add(s->rb, s->bpf->spawn_notes_fd, spawn_note, s)) {
+	if (ring_buffer__add(s->rb, s->bpf->spawn.notes_fd, spawn_note, s)) {
 		err = -errno;
 		fprintf(stderr, "failed to read the goroutine-start probe's notes: %s\n", strerror(-err));
 		goto fail;
 	}
-	if (ring_buffer__add(s->rb, s->bpf->spans_fd, span_note, s)) {
+	if (ring_buffer__add(s->rb, s->bpf->requests.spans_fd, span_note, s)) {
 		err = -errno;
 		fprintf(stderr, "failed to read the requests' spans: %s\n", strerror(-err));
 		goto fail;
@@ -692,8 +692,6 @@ static int finish(struct session *s)
 struct run_clock {
 	uint64_t next_flush, next_scan, next_wall, next_metrics, deadline;
 	uint64_t wall_start; /* --wall: when the snapshot of slot 0 was due */
-	/* label read errors seen so far, and when string pages may be mapped again */
-	uint64_t read_errors, next_remap;
 	/* every event before this moment has been read: 0 when the read budget ran out */
 	uint64_t consumed;
 };
@@ -839,24 +837,6 @@ static bool serve_outputs(struct session *s)
 }
 
 /*
- * Samples whose labels could not be read, most often a string constant's
- * page the target never mapped or reclaim took back: its targets' string
- * pages are mapped again, at most once a second.
- */
-static void remap_strings(struct session *s, struct run_clock *rc)
-{
-	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	struct agg_stats st;
-
-	aggregate__stats(s->agg, &st);
-	if (st.read_errors == rc->read_errors || now < rc->next_remap)
-		return;
-	rc->read_errors = st.read_errors;
-	rc->next_remap = now + 1000000000ULL;
-	targets__map_strings(s->targets);
-}
-
-/*
  * --pid: where the kernel does not run the events on the targets' threads
  * (targets__stalled_ticks), the sampler's event goes on every CPU instead,
  * as with --all: other processes' ticks cost it a check each, and no
@@ -897,7 +877,6 @@ static bool follow_targets(struct session *s, struct run_clock *rc, bool end_wit
 	processes__read(s->procs);
 	targets__handle_execs(s->targets);
 	targets__describe_pending(s->targets, now_ns(CLOCK_MONOTONIC) + DESCRIBE_BUDGET_NS);
-	remap_strings(s, rc);
 	/* without the kernel's exec records, new processes are found by looking */
 	if (s->cfg->all && !processes__following(s->procs) &&
 	    now_ns(CLOCK_MONOTONIC) >= rc->next_scan) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* target.c: one process a recording samples: its binary and layout, its probes, per-thread events and goroutine reader. */
+/* target.c: one process a recording samples: its binary and layout, installed for the sampler, and its parts. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -19,14 +19,13 @@
 #include "cmd/symbols/binaries.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/hashmap.h"
-#include "cmd/util/otel_env.h"
 #include "cmd/util/procfs.h"
 #include "offsets/go_binary.h"
 #include "aggregate.h"
 #include "frame_table.h"
 #include "part.h"
+#include "part_service.h"
 #include "part_ticks.h"
-#include "proc_ctx.h"
 #include "processes.h"
 #include "sampler.h"
 #include "session_config.h"
@@ -51,10 +50,6 @@ struct target {
 	struct go_layout layout; /* as in the targets map */
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
 	char exe[PATH_MAX]; /* /proc/PID/exe's target when added */
-	/* OTEL_SERVICE_NAME in its environment, or service.name in OTEL_RESOURCE_ATTRIBUTES; NULL until read, "" when none */
-	char *env_service;
-	struct proc_ctx *ctx; /* what its OpenTelemetry SDK publishes (OTEP 4719) */
-	char ctx_why[160]; /* why its context was skipped last; "" when it was not */
 	/* arm64, Go before 1.21: its binary's frame sizes, shared by its processes */
 	struct frame_entry *frames;
 	/* its CPU time when added, and when last seen alive: what the sampler should have seen */
@@ -132,8 +127,6 @@ void target__free(struct target *t)
 		t->frames->ft = NULL;
 	}
 	binaries__put(t->gb);
-	free(t->env_service);
-	proc_ctx__free(t->ctx);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	free(t);
@@ -281,6 +274,19 @@ static void say_layout(const struct target *t, const struct target_info *info, b
 			(long long)l->tls_g_offset, l->g_m, l->m_curg, l->g_labels, l->g_goid);
 }
 
+/* Its parts' open, in order, before it enters the targets map. */
+static int open_parts(struct target *t)
+{
+	size_t i;
+	int err;
+
+	for (i = 0; i < PART_COUNT; i++)
+		if (target_parts[i]->open &&
+		    (err = target_parts[i]->open(&t->parts, &t->parts.state[i])))
+			return err;
+	return 0;
+}
+
 int target__open(const struct target_env *env, pid_t pid, bool quiet, struct target_info *info,
 		 struct target **out)
 {
@@ -288,16 +294,15 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 	int ret;
 
 	t = calloc(1, sizeof(*t));
-	if (!t || !(t->ctx = proc_ctx__new(pid))) {
-		free(t);
+	if (!t)
 		return -ENOMEM;
-	}
 	t->env = env;
 	t->pid = pid;
 	t->pidfd = -1;
 	t->parts.env = env;
 	t->parts.pid = pid;
 	t->parts.comm = t->comm;
+	t->parts.exe = t->exe;
 	t->parts.layout = &t->layout;
 	t->pending = true;
 	/* before its events: CPU it uses from then on should show in samples */
@@ -311,6 +316,7 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 		target_layout(t, info);
 		say_layout(t, info, quiet);
 		info->exe_ino = t->exe_st.st_ino;
+		ret = open_parts(t);
 	}
 	if (ret) {
 		target__free(t);
@@ -330,44 +336,22 @@ bool target__same_exe(const struct target *t)
 	       now.st_ino == t->exe_st.st_ino;
 }
 
-/*
- * T's service, as its records and OTLP resource name it: its process
- * context's service.name, else its environment's, else its executable's
- * name. Kept with the process, so that its last records say it too.
- */
-static int name_service(struct target *t)
+/* Each part's describe, in order; the first failure. */
+static int describe_parts(struct target *t)
 {
-	const char *name = proc_ctx__service_name(t->ctx), *slash;
+	size_t i;
+	int ret, err = 0;
 
-	if (!t->env_service)
-		t->env_service = otel_env_service(t->pid);
-	if (!name && t->env_service && *t->env_service)
-		name = t->env_service;
-	if (!name && t->exe[0])
-		name = (slash = strrchr(t->exe, '/')) ? slash + 1 : t->exe;
-	return processes__set_service(t->env->procs, t->pid, name && *name ? name : t->comm);
+	for (i = 0; i < PART_COUNT; i++)
+		if (target_parts[i]->describe &&
+		    (ret = target_parts[i]->describe(&t->parts, t->parts.state[i])))
+			err = err ?: ret;
+	return err;
 }
 
 int target__refresh_context(struct target *t)
 {
-	char why[sizeof(t->ctx_why)] = "";
-	const char *name;
-	size_t n;
-	int ret;
-
-	ret = proc_ctx__refresh(t->ctx, why, sizeof(why));
-	/* -v says what came of it, once for each new cause */
-	if (ret < 0 && t->env->cfg->verbose && strcmp(why, t->ctx_why))
-		fprintf(stderr, "ctxprof-go: pid %d (%s): process context skipped: %s\n", (int)t->pid,
-			t->comm, why);
-	snprintf(t->ctx_why, sizeof(t->ctx_why), "%s", ret < 0 ? why : "");
-	if (ret > 0 && t->env->cfg->verbose) {
-		name = proc_ctx__service_name(t->ctx);
-		proc_ctx__attrs(t->ctx, &n);
-		fprintf(stderr, "ctxprof-go: pid %d (%s): process context: %zu resource attributes%s%s\n",
-			(int)t->pid, t->comm, n, name ? ", service.name " : "", name ?: "");
-	}
-	return name_service(t);
+	return describe_parts(t);
 }
 
 int target__describe(struct target *t)
@@ -381,73 +365,14 @@ int target__describe(struct target *t)
 				"addresses\n",
 			(int)t->pid, t->comm);
 	t->pending = false;
-	return target__refresh_context(t);
+	return describe_parts(t);
 }
 
 void target__describe_process(struct target *t, struct otlp_process *out)
 {
-	out->attrs = proc_ctx__attrs(t->ctx, &out->nattrs);
+	out->attrs = service_part__attrs(&t->parts, &out->nattrs);
 	out->exe_path = t->exe[0] ? t->exe : NULL;
 	out->go_version = go_binary__version(t->gb);
-}
-
-/*
- * Go's string constants, label keys and values a program spells out among
- * them, are in the executable's .rodata, whose pages a process maps only
- * as it touches them, and Go copies a constant's header, never its bytes:
- * a label's bytes can lie on a page the target never mapped, or one that
- * reclaim took out of its page tables, and the sampler, which cannot take
- * a page fault, fails to read them. One byte of each page read through
- * process_vm_readv maps it in, as the target's own fault would.
- */
-static void map_strings(pid_t pid, const struct go_binary *gb)
-{
-	struct iovec local, remote[1024];
-	uint64_t addr, len, bias = 0, page, end;
-	uint8_t sink[1024];
-	size_t n;
-
-	if (go_binary__rodata(gb, &addr, &len) ||
-	    (go_binary__pie(gb) && !procfs__load_bias(pid, go_binary__entry(gb), &bias)))
-		return;
-	end = addr + len + bias;
-	for (page = (addr + bias) & ~4095ULL; page < end;) {
-		for (n = 0; n < sizeof(sink) && page < end; n++, page += 4096)
-			remote[n] = (struct iovec){ (void *)(uintptr_t)page, 1 };
-		local = (struct iovec){ sink, n };
-		if (process_vm_readv(pid, &local, 1, remote, n, 0) < 0)
-			return;
-	}
-}
-
-void target__map_strings(const struct target *t)
-{
-	map_strings(t->pid, t->gb);
-}
-
-void target__map_file_strings(const char *path)
-{
-	struct stat want, st;
-	char exe[64], err[256];
-	struct go_binary *gb;
-	struct dirent *d;
-	DIR *dir;
-	pid_t pid;
-
-	if (stat(path, &want) != 0 || !(gb = binaries__get(path, err, sizeof(err))))
-		return;
-	if ((dir = opendir("/proc"))) {
-		while ((d = readdir(dir))) {
-			pid = atoi(d->d_name);
-			if (pid <= 0)
-				continue;
-			snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
-			if (stat(exe, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino)
-				map_strings(pid, gb);
-		}
-		closedir(dir);
-	}
-	binaries__put(gb);
 }
 
 int target__attach_parts(struct target *t, bool quiet)
@@ -456,7 +381,8 @@ int target__attach_parts(struct target *t, bool quiet)
 	int err;
 
 	for (i = 0; i < PART_COUNT; i++)
-		if ((err = target_parts[i]->attach(&t->parts, quiet, &t->parts.state[i])))
+		if (target_parts[i]->attach &&
+		    (err = target_parts[i]->attach(&t->parts, quiet, &t->parts.state[i])))
 			return err;
 	if (!t->env->cfg->verbose)
 		return 0;
@@ -576,8 +502,6 @@ int target__reexec(struct target *t, struct target_info *info)
 	size_t i;
 
 	t->reexecs = info->reexecs;
-	/* a new image: none of its string pages are mapped yet */
-	target__map_strings(t);
 	target_layout(t, info);
 	/*
 	 * Probes of the old image (an exec from another thread than the first
@@ -592,7 +516,7 @@ int target__reexec(struct target *t, struct target_info *info)
 			if (t->parts.state[i])
 				p->detach(&t->parts, t->parts.state[i]);
 			t->parts.state[i] = NULL;
-			ret = p->attach(&t->parts, true, &t->parts.state[i]);
+			ret = p->attach ? p->attach(&t->parts, true, &t->parts.state[i]) : 0;
 		}
 		err = err ?: ret;
 	}

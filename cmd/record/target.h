@@ -68,7 +68,7 @@ struct wall_reader *target__wall(const struct target *t);
 int target__describe(struct target *t);
 /* Not described yet. */
 bool target__pending(const struct target *t);
-/* Its process context looked at again, and its service named from it; -ENOMEM. */
+/* What its parts read of it in /proc read again (its process context, its service); -ENOMEM. */
 int target__refresh_context(struct target *t);
 /* --otlp: what it is, for its resource. */
 void target__describe_process(struct target *t, struct otlp_process *out);
@@ -77,17 +77,6 @@ void target__describe_process(struct target *t, struct otlp_process *out);
 int target__frame_fd(const struct target *t);
 /* Does /proc/PID/exe still name the file target__open read? */
 bool target__same_exe(const struct target *t);
-/*
- * Go's string constants mapped into its page tables, so that the sampler,
- * which cannot fault, can read label keys and values that lie among them.
- */
-void target__map_strings(const struct target *t);
-/*
- * --uprobe on a Go function of PATH: the string constants of every process
- * that runs it now are mapped in, as a target's are, so that the probe can
- * read their label keys (Go copies string headers, never their bytes).
- */
-void target__map_file_strings(const char *path);
 
 /*
  * Its parts (part.h) attached, in order, once it is in the targets map,

@@ -305,7 +305,7 @@ void targets__sweep_owners(struct targets *ts)
 		return;
 	ts->next_sweep = now + NSEC_PER_SEC;
 	if ((!ts->owners && !(ts->owners = owners__new())) ||
-	    owners__read(ts->owners, ts->cfg.env.bpf->label_owners_fd) ||
+	    owners__read(ts->owners, ts->cfg.env.bpf->labels.owners_fd) ||
 	    !owners__size(ts->owners))
 		return;
 	targets__foreach(ts, sweep_one, ts->owners);
@@ -333,7 +333,6 @@ static int add_target(struct targets *ts, pid_t pid, bool quiet)
 	 */
 	if (!quiet)
 		fail(ts, target__describe(t), "name a service");
-	target__map_strings(t);
 	ret = install_target(ts, t, &info, quiet);
 	if (!ret)
 		ret = confirm_exe(ts, t, quiet);
@@ -474,16 +473,6 @@ static void refresh_one(struct target *t, void *ctx)
 void targets__refresh_contexts(struct targets *ts)
 {
 	targets__foreach(ts, refresh_one, ts);
-}
-
-static void map_strings_one(struct target *t, void *ctx)
-{
-	target__map_strings(t);
-}
-
-void targets__map_strings(struct targets *ts)
-{
-	targets__foreach(ts, map_strings_one, NULL);
 }
 
 static void stop_ticks_one(struct target *t, void *ctx)

@@ -70,10 +70,8 @@ void targets__reap(struct targets *ts);
  */
 void targets__sweep_owners(struct targets *ts);
 
-/* Every target's process context looked at again, and its service named from it. */
+/* What every target's parts read of it in /proc, read again: its process context, its service. */
 void targets__refresh_contexts(struct targets *ts);
-/* Maps in every target's string constants again: labels whose bytes could not be read. */
-void targets__map_strings(struct targets *ts);
 
 /* Every target's per-thread events stopped; targets added later get none. */
 void targets__stop_ticks(struct targets *ts);

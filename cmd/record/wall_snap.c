@@ -114,7 +114,7 @@ static bool wall_context(void *ctx, uint32_t tgid, uint64_t goid, uint64_t paren
 	*out = *o;
 	out->origin = parent;
 	*flags |= SAMPLE_F_CTX_CHILD;
-	bpf_map_update_elem(w->bpf->spawn_ctxs_fd, &key, out, BPF_NOEXIST);
+	bpf_map_update_elem(w->bpf->requests.spawn_ctxs_fd, &key, out, BPF_NOEXIST);
 	if ((c = malloc(sizeof(*c)))) {
 		*c = *out;
 		if (hashmap__add(w->copies, &key, sizeof(key), c))
@@ -160,16 +160,16 @@ static void snapshot_contexts(struct wall_snap *w)
 	targets__foreach(w->ts, has_probes, &any);
 	if (any && (w->ctxs = hashmap__new()) && (w->copies = hashmap__new())) {
 		/* a map not read leaves its goroutines without a context this snapshot */
-		map_copy(w->bpf->trace_ctxs_fd, w->ctxs, sizeof(struct goid_key),
+		map_copy(w->bpf->requests.trace_ctxs_fd, w->ctxs, sizeof(struct goid_key),
 			 sizeof(struct trace_ctx));
-		map_copy(w->bpf->spawn_ctxs_fd, w->copies, sizeof(struct goid_key),
+		map_copy(w->bpf->requests.spawn_ctxs_fd, w->copies, sizeof(struct goid_key),
 			 sizeof(struct trace_ctx));
 		w->lookup.context = wall_context;
 	}
 	any = false;
 	targets__foreach(w->ts, follows_labels, &any);
 	if (any && (w->owners || (w->owners = owners__new())) &&
-	    !owners__follow(w->owners, w->bpf->label_owners_fd))
+	    !owners__follow(w->owners, w->bpf->labels.owners_fd))
 		w->lookup.labels_judge = wall_labels_judge;
 }
 
