@@ -37,15 +37,15 @@
 #define MIN_DUE_SAMPLES 20
 
 struct target {
-	const struct target_env *env;
-	pid_t pid;
 	int pidfd; /* readable once the process has exited */
 	char comm[32];
-	/* held while sampled: replicas of one binary read its DWARF once */
-	struct go_binary *gb;
 	struct stat exe_st; /* its executable when added */
 	bool pending; /* its name, container and mappings are still to be read */
-	/* its parts' view of it and their states (part.h) */
+	/*
+	 * its parts' view of it and their states (part.h), and its own: the
+	 * recording's environment, its pid, and its binary, held while sampled
+	 * (replicas of one binary read its DWARF once)
+	 */
 	struct part_ctx parts;
 	struct go_layout layout; /* as in the targets map */
 	__u32 reexecs; /* execs of its own file seen so far (target_info.reexecs) */
@@ -64,7 +64,7 @@ struct frame_entry {
 
 pid_t target__pid(const struct target *t)
 {
-	return t->pid;
+	return t->parts.pid;
 }
 
 const char *target__comm(const struct target *t)
@@ -74,7 +74,7 @@ const char *target__comm(const struct target *t)
 
 const struct go_binary *target__binary(const struct target *t)
 {
-	return t->gb;
+	return t->parts.gb;
 }
 
 struct wall_reader *target__wall(const struct target *t)
@@ -126,7 +126,7 @@ void target__free(struct target *t)
 		frame_table__free(t->frames->ft);
 		t->frames->ft = NULL;
 	}
-	binaries__put(t->gb);
+	binaries__put(t->parts.gb);
 	if (t->pidfd >= 0)
 		close(t->pidfd);
 	free(t);
@@ -140,7 +140,7 @@ void target__free(struct target *t)
 static int open_process(struct target *t, bool quiet)
 {
 	char exe[64], err[256], *path = t->exe;
-	pid_t pid = t->pid;
+	pid_t pid = t->parts.pid;
 	ssize_t n;
 	int ret;
 
@@ -174,15 +174,14 @@ static int open_process(struct target *t, bool quiet)
 		return ret;
 	}
 	/* shared with the symbolizer, and with other targets running the same file */
-	t->gb = binaries__get(exe, err, sizeof(err));
-	if (!t->gb) {
+	t->parts.gb = binaries__get(exe, err, sizeof(err));
+	if (!t->parts.gb) {
 		ret = -errno;
 		if (!quiet)
 			fprintf(stderr, "pid %d (%s): cannot read its executable%s%s: %s\n", (int)pid,
 				t->comm, *path ? " " : "", path, err);
 		return ret;
 	}
-	t->parts.gb = t->gb;
 	return 0;
 }
 
@@ -191,15 +190,15 @@ static int refuse_unsupported(const struct target *t, bool quiet)
 {
 	size_t i;
 
-	if (go_binary__supported(t->gb))
+	if (go_binary__supported(t->parts.gb))
 		return 0;
 	if (quiet)
 		return -ENOTSUP;
 	/* without a version the problem already says it is not Go */
-	fprintf(stderr, "pid %d (%s, %s): %s", (int)t->pid, t->comm, t->exe,
-		go_binary__version(t->gb) ? "unsupported Go build: " : "");
-	for (i = 0; i < go_binary__nproblems(t->gb); i++)
-		fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(t->gb, i));
+	fprintf(stderr, "pid %d (%s, %s): %s", (int)t->parts.pid, t->comm, t->exe,
+		go_binary__version(t->parts.gb) ? "unsupported Go build: " : "");
+	for (i = 0; i < go_binary__nproblems(t->parts.gb); i++)
+		fprintf(stderr, "%s%s", i ? "; " : "", go_binary__problem(t->parts.gb, i));
 	fputc('\n', stderr);
 	return -ENOTSUP;
 }
@@ -211,10 +210,10 @@ static void target_layout(struct target *t, struct target_info *info)
 	uint64_t bias = 0;
 	bool moved = true;
 
-	go_binary__layout(t->gb, l);
+	go_binary__layout(t->parts.gb, l);
 	/* the bias, read from /proc only when an address needs it */
-	if ((l->gc_cycles || t->frames) && go_binary__pie(t->gb))
-		moved = procfs__load_bias(t->pid, go_binary__entry(t->gb), &bias);
+	if ((l->gc_cycles || t->frames) && go_binary__pie(t->parts.gb))
+		moved = procfs__load_bias(t->parts.pid, go_binary__entry(t->parts.gb), &bias);
 	if (l->gc_cycles)
 		l->gc_cycles = moved ? l->gc_cycles + bias : 0;
 	if (t->frames && moved) {
@@ -231,24 +230,24 @@ static void target_layout(struct target *t, struct target_info *info)
  */
 static void find_frames(struct target *t, bool quiet)
 {
-	struct hashmap *tables = t->env->frame_tables;
+	struct hashmap *tables = t->parts.env->frame_tables;
 	struct frame_entry *fe;
 
-	if (!frame_table__needed(t->gb))
+	if (!frame_table__needed(t->parts.gb))
 		return;
-	fe = hashmap__get(tables, &t->gb, sizeof(t->gb));
+	fe = hashmap__get(tables, &t->parts.gb, sizeof(t->parts.gb));
 	if (!fe) {
 		fe = calloc(1, sizeof(*fe));
-		if (!fe || hashmap__add(tables, &t->gb, sizeof(t->gb), fe)) {
+		if (!fe || hashmap__add(tables, &t->parts.gb, sizeof(t->parts.gb), fe)) {
 			free(fe);
 			return;
 		}
 	}
-	if (!fe->ft && !(fe->ft = frame_table__new(t->gb))) {
+	if (!fe->ft && !(fe->ft = frame_table__new(t->parts.gb))) {
 		if (!quiet)
 			fprintf(stderr, "pid %d (%s): warning: cannot read its functions' frame "
 					"sizes (%s): stacks end where Go %s left a stale frame pointer\n",
-				(int)t->pid, t->comm, strerror(errno), go_binary__version(t->gb));
+				(int)t->parts.pid, t->comm, strerror(errno), go_binary__version(t->parts.gb));
 		return;
 	}
 	fe->refs++;
@@ -261,15 +260,15 @@ static void say_layout(const struct target *t, const struct target_info *info, b
 	const struct go_layout *l = &info->layout;
 	size_t i;
 
-	for (i = 0; !quiet && i < go_binary__nwarnings(t->gb); i++)
-		fprintf(stderr, "pid %d (%s, %s): warning: %s\n", (int)t->pid, t->comm, t->exe,
-			go_binary__warning(t->gb, i));
-	if (t->env->cfg->verbose)
+	for (i = 0; !quiet && i < go_binary__nwarnings(t->parts.gb); i++)
+		fprintf(stderr, "pid %d (%s, %s): warning: %s\n", (int)t->parts.pid, t->comm, t->exe,
+			go_binary__warning(t->parts.gb, i));
+	if (t->parts.env->cfg->verbose)
 		fprintf(stderr,
 			"pid %d (%s, %s): %s, offsets from %s, labels %s, g at fs%+lld, g.m %u, "
 			"m.curg %u, g.labels %u, g.goid %u\n",
-			(int)t->pid, t->comm, t->exe, go_binary__version(t->gb),
-			go_layout_source__name(go_binary__source(t->gb)),
+			(int)t->parts.pid, t->comm, t->exe, go_binary__version(t->parts.gb),
+			go_layout_source__name(go_binary__source(t->parts.gb)),
 			go_labels_layout__name(l->labels_layout) ?: "unknown",
 			(long long)l->tls_g_offset, l->g_m, l->m_curg, l->g_labels, l->g_goid);
 }
@@ -296,11 +295,9 @@ int target__open(const struct target_env *env, pid_t pid, bool quiet, struct tar
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
-	t->env = env;
-	t->pid = pid;
-	t->pidfd = -1;
 	t->parts.env = env;
 	t->parts.pid = pid;
+	t->pidfd = -1;
 	t->parts.comm = t->comm;
 	t->parts.exe = t->exe;
 	t->parts.layout = &t->layout;
@@ -331,7 +328,7 @@ bool target__same_exe(const struct target *t)
 	struct stat now;
 	char exe[64];
 
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->pid);
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)t->parts.pid);
 	return stat(exe, &now) == 0 && now.st_dev == t->exe_st.st_dev &&
 	       now.st_ino == t->exe_st.st_ino;
 }
@@ -356,14 +353,14 @@ int target__refresh_context(struct target *t)
 
 int target__describe(struct target *t)
 {
-	struct processes *procs = t->env->procs;
+	struct processes *procs = t->parts.env->procs;
 
-	processes__container(procs, t->pid);
-	processes__comm(procs, t->pid);
-	if (!symbolizer__known(processes__get(procs, t->pid, now_ns(CLOCK_MONOTONIC))))
+	processes__container(procs, t->parts.pid);
+	processes__comm(procs, t->parts.pid);
+	if (!symbolizer__known(processes__get(procs, t->parts.pid, now_ns(CLOCK_MONOTONIC))))
 		fprintf(stderr, "pid %d (%s): warning: cannot read its mappings: frames will be "
 				"addresses\n",
-			(int)t->pid, t->comm);
+			(int)t->parts.pid, t->comm);
 	t->pending = false;
 	return describe_parts(t);
 }
@@ -372,7 +369,7 @@ void target__describe_process(struct target *t, struct otlp_process *out)
 {
 	out->attrs = service_part__attrs(&t->parts, &out->nattrs);
 	out->exe_path = t->exe[0] ? t->exe : NULL;
-	out->go_version = go_binary__version(t->gb);
+	out->go_version = go_binary__version(t->parts.gb);
 }
 
 int target__attach_parts(struct target *t, bool quiet)
@@ -384,7 +381,7 @@ int target__attach_parts(struct target *t, bool quiet)
 		if (target_parts[i]->attach &&
 		    (err = target_parts[i]->attach(&t->parts, quiet, &t->parts.state[i])))
 			return err;
-	if (!t->env->cfg->verbose)
+	if (!t->parts.env->cfg->verbose)
 		return 0;
 	for (i = 0; i < PART_COUNT; i++)
 		if (target_parts[i]->note)
@@ -443,7 +440,7 @@ void target__stop_ticks(struct target *t)
 /* Its per-thread events never counted, MIN_DUE_SAMPLES of its CPU time after they were opened. */
 bool target__ticks_stalled(struct target *t, uint64_t *cpu_ns)
 {
-	return ticks_part__stalled(&t->parts, t->cpu_seen_ns, MIN_DUE_SAMPLES * t->env->period_ns,
+	return ticks_part__stalled(&t->parts, t->cpu_seen_ns, MIN_DUE_SAMPLES * t->parts.env->period_ns,
 				   cpu_ns);
 }
 
@@ -456,21 +453,21 @@ bool target__ticks_stalled(struct target *t, uint64_t *cpu_ns)
  */
 void target__warn_unsampled(struct target *t)
 {
-	const struct target_env *env = t->env;
+	const struct target_env *env = t->parts.env;
 	uint64_t now = 0, used, due;
 
 	if (!env->cfg->sampling || env->cfg->traced_only)
 		return;
-	if (!process_cpu_ns(t->pid, &now) && now > t->cpu_seen_ns)
+	if (!process_cpu_ns(t->parts.pid, &now) && now > t->cpu_seen_ns)
 		t->cpu_seen_ns = now;
 	used = t->cpu_seen_ns > t->cpu_added_ns ? t->cpu_seen_ns - t->cpu_added_ns : 0;
 	due = used / env->period_ns;
-	if (due < MIN_DUE_SAMPLES || aggregate__pid_samples(env->agg, t->pid))
+	if (due < MIN_DUE_SAMPLES || aggregate__pid_samples(env->agg, t->parts.pid))
 		return;
 	fprintf(stderr,
 		"ctxprof-go: warning: pid %d (%s): no sample taken, though its threads used %.2f s "
 		"of CPU while sampled (%llu samples due at %lu Hz)",
-		(int)t->pid, t->comm, used / 1e9, (unsigned long long)due, env->cfg->freq);
+		(int)t->parts.pid, t->comm, used / 1e9, (unsigned long long)due, env->cfg->freq);
 	/* whether the kernel ran its events at all: the cause differs */
 	if (ticks__threads(t->parts.state[PART_TICKS]))
 		fprintf(stderr, "; the cpu-clock events on its %zu threads counted %.2f s",
@@ -491,7 +488,7 @@ bool target__exited(struct target *t)
 	if (poll(&pfd, 1, 0) == 1)
 		return true;
 	/* its CPU time while it can be read: once reaped, it cannot */
-	process_cpu_ns(t->pid, &t->cpu_seen_ns);
+	process_cpu_ns(t->parts.pid, &t->cpu_seen_ns);
 	return false;
 }
 
