@@ -19,7 +19,8 @@ static const char usage[] =
 	"Tells whether ctxprof-go can read trace IDs from each Go BINARY, and what\n"
 	"it will read: Go version, where the g pointer sits in TLS, the runtime\n"
 	"struct offsets (from DWARF, or from the built-in table when stripped),\n"
-	"and whether the program sets goroutine labels at all.\n"
+	"whether the program sets goroutine labels at all, and where its sampled\n"
+	"allocations can be probed and their sampling rate read.\n"
 	"\n"
 	"  -j, --json   one JSON object per binary on stdout\n"
 	"  -h, --help   show this help\n"
@@ -28,7 +29,7 @@ static const char usage[] =
 	"2 on a usage error or a file that cannot be read.\n"
 	"\n"
 	"Examples:\n"
-	"  ctxprof-go check ./server                  # one line: supported or why not\n"
+	"  ctxprof-go check ./server                  # supported or why not; allocations\n"
 	"  ctxprof-go check --json ./server | jq .offsets\n"
 	"  ctxprof-go check bin/* || exit 1           # fail a CI job on any unsupported\n";
 
@@ -237,6 +238,27 @@ static json_t *wall_json(const struct go_binary *gb)
 	return o;
 }
 
+/*
+ * --alloc: where runtime.mProf_Malloc is probed and which argument is the
+ * size; where runtime.MemProfileRate is and how it was found; whether the
+ * linker turned memory profiling off. Null for what is not known.
+ */
+static json_t *alloc_json(const struct go_binary *gb)
+{
+	const char *why = go_binary__alloc_problem(gb), *rate_why = go_binary__alloc_rate_problem(gb);
+	struct go_alloc_probe a;
+
+	go_binary__alloc_probe(gb, &a);
+	return json_pack("{s:b, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "supported", !why, "reason",
+			 str_or_null(why), "probe_offset",
+			 a.offset >= 0 ? json_integer(a.offset) : json_null(), "size_arg",
+			 a.size_arg ? json_integer(a.size_arg) : json_null(), "rate_addr",
+			 a.rate_addr ? json_integer((json_int_t)a.rate_addr) : json_null(),
+			 "rate_source", str_or_null(go_alloc_rate_source__name(a.rate_source)),
+			 "rate_reason", str_or_null(rate_why), "memprofile_disabled",
+			 a.memprof_disabled < 0 ? json_null() : json_boolean(a.memprof_disabled));
+}
+
 /* What `check --json` prints for a file that could be read. */
 static json_t *report_json(const struct go_binary *gb)
 {
@@ -269,6 +291,7 @@ static json_t *report_json(const struct go_binary *gb)
 	json_object_set_new(o, "trace_sources", sources_json(gb));
 	json_object_set_new(o, "module_members", module_members_json(gb));
 	json_object_set_new(o, "wall", wall_json(gb));
+	json_object_set_new(o, "alloc", alloc_json(gb));
 	json_object_set_new(o, "inlining", json_boolean(go_binary__pclntab(gb) &&
 							 gopclntab__has_inlining(go_binary__pclntab(gb))));
 	json_object_set_new(o, "problems", notes_json(gb, go_binary__nproblems(gb), go_binary__problem));
@@ -288,6 +311,10 @@ static json_t *io_error_json(const char *path, const char *err)
 	json_object_set_new(o, "label_probe", json_null());
 	json_object_set_new(o, "module_members", json_array());
 	json_object_set_new(o, "wall", json_pack("{s:b, s:s}", "supported", 0, "reason", err));
+	json_object_set_new(o, "alloc",
+			    json_pack("{s:b, s:s, s:n, s:n, s:n, s:n, s:s, s:n}", "supported", 0,
+				      "reason", err, "probe_offset", "size_arg", "rate_addr",
+				      "rate_source", "rate_reason", err, "memprofile_disabled"));
 	json_object_set_new(o, "problems", json_pack("[s]", err));
 	json_object_set_new(o, "warnings", json_array());
 	return o;
@@ -338,6 +365,37 @@ static void print_sources(const struct go_binary *gb, const struct go_layout *l)
 		printf("none: %s", go_binary__trace_source_problem(gb, TRACE_SOURCE_LABEL));
 }
 
+/*
+ * The second line of a supported binary: where --alloc probes, which
+ * argument is the size, where the sampling rate is read and from what,
+ * and whether the linker turned memory profiling off.
+ */
+static void print_alloc(const struct go_binary *gb)
+{
+	const char *why = go_binary__alloc_problem(gb);
+	struct go_alloc_probe a;
+
+	printf("%s: allocations: ", go_binary__path(gb));
+	go_binary__alloc_probe(gb, &a);
+	if (why) {
+		printf("no: %s\n", why);
+		return;
+	}
+	printf("runtime.mProf_Malloc at file offset 0x%lx, size in argument %u; ", a.offset,
+	       a.size_arg);
+	if (a.rate_addr)
+		printf("runtime.MemProfileRate at 0x%llx (from %s)", (unsigned long long)a.rate_addr,
+		       go_alloc_rate_source__name(a.rate_source));
+	else
+		printf("runtime.MemProfileRate unknown: %s", go_binary__alloc_rate_problem(gb));
+	if (a.memprof_disabled == 1)
+		printf("; memory profiling: off (the linker disabled it: nothing in the program "
+		       "reads memory profiles)");
+	else if (a.memprof_disabled == 0)
+		printf("; memory profiling: on, unless the program sets runtime.MemProfileRate to 0");
+	putchar('\n');
+}
+
 static void print_human(const struct go_binary *gb)
 {
 	const struct go_wall_layout *w;
@@ -378,6 +436,7 @@ static void print_human(const struct go_binary *gb)
 	for (i = 0; i < n; i++)
 		printf("; warning: %s", go_binary__warning(gb, i));
 	putchar('\n');
+	print_alloc(gb);
 }
 
 int check__main(int argc, char **argv)

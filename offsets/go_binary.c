@@ -496,6 +496,8 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	}
 	gb->label_probe = -1;
 	gb->do_probe = -1;
+	gb->alloc = (struct go_alloc_probe){ .offset = -1, .memprof_disabled = -1 };
+	gb->alloc_err = -ENOENT;
 	gb->img = elf_image__open(path, ierr, sizeof(ierr));
 	if (!gb->img) {
 		if (errno != ENOEXEC && errno != EINVAL) {
@@ -557,6 +559,7 @@ static struct go_binary *open_binary(const char *path, bool full, char *err, siz
 	find_tls(gb);
 	find_layout(gb);
 	find_funcdata(gb);
+	go_binary_alloc__find(gb);
 	if (gb->pcln && !gb->sets_labels && !gb->nprobes)
 		note(&gb->warnings, "never sets goroutine labels (no runtime/pprof.Do or "
 				    "SetGoroutineLabels) and serves no HTTP that ctxprof-go can "

@@ -130,6 +130,44 @@ size_t go_binary__module_members(const struct go_binary *gb,
 const char *go_binary__trace_source_problem(const struct go_binary *gb, enum trace_source src);
 const char *trace_source__name(enum trace_source src);
 
+/* Where --alloc found runtime.MemProfileRate. */
+enum go_alloc_rate_source {
+	GO_ALLOC_RATE_NONE, /* not found: never guessed */
+	GO_ALLOC_RATE_SYMTAB, /* .symtab's runtime.MemProfileRate */
+	GO_ALLOC_RATE_CODE, /* decoded from runtime.profilealloc's load of it */
+};
+
+/*
+ * --alloc: every allocation the Go runtime samples, about one each
+ * runtime.MemProfileRate bytes, calls runtime.mProf_Malloc, which no
+ * release inlines; the rate, an int, is read from the process to unbias
+ * the counts (0: it samples nothing).
+ */
+struct go_alloc_probe {
+	/* file offset to probe runtime.mProf_Malloc at; -1 when not found */
+	long offset;
+	/* the Go register argument, from 1, with the size: 2, 3 from Go 1.23; 0 unknown */
+	unsigned int size_arg;
+	/* link-time address of runtime.MemProfileRate (a PIE adds its load bias); 0 unknown */
+	uint64_t rate_addr;
+	enum go_alloc_rate_source rate_source;
+	/* runtime.disableMemoryProfiling as linked: 1, 0, or -1 unknown (no symbol table) */
+	int memprof_disabled;
+};
+
+/*
+ * --alloc's probe and sampling rate in GB: 0; -ENOENT when it has no
+ * runtime.mProf_Malloc, -EOPNOTSUPP when the arguments of its Go release's
+ * are not known, and go_binary__alloc_problem says why. OUT gets what is
+ * known either way.
+ */
+int go_binary__alloc_probe(const struct go_binary *gb, struct go_alloc_probe *out);
+const char *go_binary__alloc_problem(const struct go_binary *gb); /* NULL when there is none */
+/* NULL when rate_addr is known, else why not */
+const char *go_binary__alloc_rate_problem(const struct go_binary *gb);
+/* "symtab", "code" or NULL */
+const char *go_alloc_rate_source__name(enum go_alloc_rate_source src);
+
 /*
  * --wall: where the goroutine list and each g's scheduling state are, and
  * Go's names of wait reasons; NULL when GB cannot give them, and then

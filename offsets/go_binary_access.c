@@ -239,3 +239,40 @@ const char *go_labels_layout__name(__u32 layout)
 		return NULL;
 	}
 }
+
+int go_binary__alloc_probe(const struct go_binary *gb, struct go_alloc_probe *out)
+{
+	*out = gb->alloc;
+	return gb->alloc_err;
+}
+
+const char *go_binary__alloc_problem(const struct go_binary *gb)
+{
+	if (!gb->alloc_err)
+		return NULL;
+	if (gb->alloc_problem[0])
+		return gb->alloc_problem;
+	/* never looked for: the binary stopped being read before */
+	return gb->problems.n ? gb->problems.text[0] : "the binary was not read";
+}
+
+const char *go_binary__alloc_rate_problem(const struct go_binary *gb)
+{
+	if (gb->alloc.rate_source != GO_ALLOC_RATE_NONE)
+		return NULL;
+	if (gb->alloc_rate_problem[0])
+		return gb->alloc_rate_problem;
+	return go_binary__alloc_problem(gb) ?: "not found";
+}
+
+const char *go_alloc_rate_source__name(enum go_alloc_rate_source src)
+{
+	switch (src) {
+	case GO_ALLOC_RATE_SYMTAB:
+		return "symtab";
+	case GO_ALLOC_RATE_CODE:
+		return "code";
+	default:
+		return NULL;
+	}
+}

@@ -10,11 +10,12 @@
 #include <string.h>
 
 #include "buildinfo.h"
+#include "elf_image.h"
 #include "go_binary.h"
 #include "../bpf/gomap.h"
 
-struct elf_image;
 struct gopclntab;
+struct gopclntab_func;
 struct golayout_row;
 struct go_dwarf_result;
 
@@ -29,7 +30,8 @@ struct notes {
 /*
  * One Go executable as go_binary__open reads it: go_binary.c fills in the
  * file, its version, function table, TLS slot and layout; go_binary_probes.c
- * the trace sources' part; go_binary_wall.c --wall's.
+ * the trace sources' part; go_binary_wall.c --wall's; go_binary_alloc.c
+ * --alloc's.
  */
 struct go_binary {
 	char *path;
@@ -67,6 +69,10 @@ struct go_binary {
 	size_t nmembers;
 	struct go_wall_layout wall; /* --wall: the goroutine list, when wall_problem is "" */
 	char wall_problem[NOTE_LEN];
+	struct go_alloc_probe alloc; /* --alloc: what is known of it, whether usable or not */
+	int alloc_err; /* 0 when alloc can be probed, else -errno and alloc_problem says why */
+	char alloc_problem[NOTE_LEN];
+	char alloc_rate_problem[NOTE_LEN]; /* why alloc.rate_addr is 0, "" when it is not */
 	uint64_t pcln_addr; /* link-time address of the function table */
 	size_t pcln_len;
 	struct notes problems, warnings;
@@ -111,6 +117,16 @@ static inline bool hmap_fits(const struct go_hmap_layout *m, __u32 value_size)
 	       m->values + BUCKET_SLOTS * value_size <= m->size && m->overflow + 8 <= m->size;
 }
 
+/* Is [ADDR, ADDR + LEN) inside GB's section NAME (NOBITS ones too)? */
+static inline bool in_section(const struct go_binary *gb, const char *name, uint64_t addr,
+			      uint64_t len)
+{
+	uint64_t start, size;
+
+	return elf_image__section_range(gb->img, name, &start, &size) == 0 && addr >= start &&
+	       addr - start <= size && size - (addr - start) >= len;
+}
+
 /*
  * go_binary_probes.c: which trace sources GB has something for, as it is
  * opened; their probes and layouts, once the runtime's layout is known.
@@ -118,6 +134,10 @@ static inline bool hmap_fits(const struct go_hmap_layout *m, __u32 value_size)
 void go_binary_probes__sources(struct go_binary *gb);
 void go_binary_probes__find(struct go_binary *gb, const struct golayout_row *row,
 			    const struct go_dwarf_result *dw);
+/* Where a uprobe on FN goes: its entry, or the branch of its stack check (go_binary_probes.c). */
+uint64_t go_binary_probes__pc(const struct go_binary *gb, const struct gopclntab_func *fn);
+/* go_binary_alloc.c: --alloc's probe, the size's argument, the sampling rate's address. */
+void go_binary_alloc__find(struct go_binary *gb);
 /* go_binary_wall.c: --wall's goroutine list, scheduling members and wait reasons. */
 void go_binary_wall__find(struct go_binary *gb, const struct go_dwarf_result *dw);
 

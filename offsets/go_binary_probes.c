@@ -47,7 +47,7 @@ static const char *header_problem(const struct go_header_layout *h)
  * arguments, g, SP); a stack that must grow comes back to the entry and
  * through the branch again, with the same arguments.
  */
-static uint64_t probe_pc(const struct go_binary *gb, const struct gopclntab_func *fn)
+uint64_t go_binary_probes__pc(const struct go_binary *gb, const struct gopclntab_func *fn)
 {
 	static const uint8_t amd64_check[] = { 0x49, 0x3b, 0x66, 0x10 }; /* CMPQ SP, 16(R14) */
 	const uint8_t *code;
@@ -122,7 +122,7 @@ static const char *add_probes(struct go_binary *gb, const struct probe_func *fun
 			snprintf(buf, len, "no %s in the function table", funcs[i].name);
 			goto undo;
 		}
-		off = elf_image__file_offset(gb->img, probe_pc(gb, &fn));
+		off = elf_image__file_offset(gb->img, go_binary_probes__pc(gb, &fn));
 		if (off < 0 || gb->nprobes >= MAX_TRACE_PROBES) {
 			snprintf(buf, len, "%s is not in a loaded segment", funcs[i].name);
 			goto undo;
@@ -391,7 +391,7 @@ static void find_label_probe(struct go_binary *gb)
 	if (!gb->sets_labels || !gb->pcln ||
 	    gopclntab__find(gb->pcln, "runtime/pprof.runtime_setProfLabel", &fn) != 0)
 		return;
-	gb->label_probe = elf_image__file_offset(gb->img, probe_pc(gb, &fn));
+	gb->label_probe = elf_image__file_offset(gb->img, go_binary_probes__pc(gb, &fn));
 }
 
 /* Some data word holds ENTRY: a function value of it, called where no call instruction shows. */

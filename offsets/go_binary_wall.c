@@ -126,15 +126,6 @@ static bool table_wait_reasons(struct go_binary *gb, struct go_wall_layout *w)
 	return w->nreasons > 0;
 }
 
-/* Is [ADDR, ADDR + LEN) inside section NAME? */
-static bool in_section(const struct go_binary *gb, const char *name, uint64_t addr, uint64_t len)
-{
-	uint64_t start, size;
-
-	return elf_image__section_range(gb->img, name, &start, &size) == 0 && addr >= start &&
-	       addr - start <= size && size - (addr - start) >= len;
-}
-
 /*
  * runtime.allgs and runtime.allglen without a symbol table: decoded from
  * runtime.allgadd, which .gopclntab still names. The decoding is checked

@@ -225,7 +225,8 @@ for v in 1.19 1.24; do
 		continue
 	fi
 	bin=$(go_build "$v" plain httpserver) || { not_ok "go$v httpserver: build failed"; continue; }
-	line=$("$CTXPROF" check "$bin")
+	# its first line; the second says where allocations are probed
+	line=$("$CTXPROF" check "$bin" | head -n 1)
 	want="trace IDs from traceparent (net/http requests, and the goroutines a handler starts)"
 	[ "$v" = 1.19 ] && want="trace IDs from traceparent (net/http requests, and the goroutines they start, at any depth: a probe where goroutines start)"
 	if [[ $line == *", $want" ]]; then
@@ -239,7 +240,7 @@ for variant in plain stripped arm64 arm64-stripped; do
 	check_eq "check --json on a go1.19 $variant net/http server: how the goroutines a handler starts get its request" \
 		probe "$("$CTXPROF" check --json "$bin" | jq -r .trace_sources.traceparent.goroutines)"
 done
-line=$("$CTXPROF" check "$(go_build "$(go_toolchains | tail -n 1)" plain)")
+line=$("$CTXPROF" check "$(go_build "$(go_toolchains | tail -n 1)" plain)" | head -n 1)
 [[ $line == *", trace IDs from label" ]] && ok "check's line on testdata/traced: labels: ...${line##*--wall yes}" ||
 	not_ok "check's line on testdata/traced: $line"
 done_testing

@@ -309,7 +309,7 @@ for b in "${bins[@]}"; do
 done
 top=$(jq -r 'keys_unsorted[]' "$tmp/check.json" 2>/dev/null | sort -u)
 nested=$(jq -r '[.offsets // {}, .wall.offsets // {}, (.trace_sources // {} | .[]), .wall // {},
-	(.module_members // [] | .[])] | map(keys[]) | .[]' "$tmp/check.json" 2>/dev/null |
+	.alloc // {}, (.module_members // [] | .[])] | map(keys[]) | .[]' "$tmp/check.json" 2>/dev/null |
 	sort -u)
 nested+=$'\n'$(jq -r '.trace_sources // {} | keys[]' "$tmp/check.json" 2>/dev/null)
 nested=$(sed '/^$/d' <<<"$nested" | sort -u)
@@ -325,7 +325,7 @@ else
 fi
 absent=$(grep -vxF -f "$tmp/page-words" <<<"$nested" | tr '\n' ' ')
 if [ -n "$nested" ] && [ -z "$absent" ]; then
-	ok "man page: all $nnested nested keys of those check --json objects (offsets, trace_sources, wall, module_members) are named in it"
+	ok "man page: all $nnested nested keys of those check --json objects (offsets, trace_sources, wall, alloc, module_members) are named in it"
 else
 	not_ok "man page: nested check --json keys ($nnested) not named in the page: ${absent:-none}"
 fi

@@ -211,6 +211,7 @@ go_build_locked() {
 		env+=(GO111MODULE=on GOFLAGS=-mod=vendor GOTOOLCHAIN=local GOPROXY=off GOWORK=off)
 		;;
 	pie) flags=(-buildmode=pie) ;;
+	pie-stripped) flags=(-buildmode=pie -ldflags=-s\ -w) ;;
 	cgo) env=(CGO_ENABLED=1) ;;
 	cgo-stripped) env=(CGO_ENABLED=1) flags=(-ldflags=-s\ -w) ;;
 	# arm64: read offline here, run in the emulated machine (arm64-vm.sh)

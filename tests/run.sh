@@ -99,6 +99,7 @@ unit=$(go_build "$(go_toolchains | tail -n 1)" plain)
 } >"$lanes/a"
 printf '%s\tbash %q\n' \
 	"check: testdata matrix" "$TOP/tests/check-matrix.sh" \
+	"check: where allocations are probed and their sampling rate read, every toolchain" "$TOP/tests/alloc-probe.sh" \
 	"check: Debian's Go binaries" "$TOP/tests/check-debian.sh" \
 	"pclntab: agreement with go tool addr2line" "$TOP/tests/pclntab-addr2line.sh" \
 	"arm64: make ARCH=arm64 on this machine, the result under qemu-user" "$TOP/tests/arm64-build.sh" \

@@ -1,0 +1,3 @@
+module ctxprof.test/memrate
+
+go 1.17
