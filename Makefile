@@ -55,7 +55,7 @@ ALL_CFLAGS = $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -DCTXPROF_VERSION='"
 	-iquote . -I$(OUTPUT) -I$(OUTPUT)/otlp $(shell $(PKG_CONFIG) --cflags $(LIBS) 2>/dev/null)
 # libcurl is not linked: --otlp opens it (cmd/output/otlp_export.c), its headers suffice
 LINK_LIBS := $(filter-out libcurl,$(LIBS))
-LDLIBS := $(shell $(PKG_CONFIG) --libs $(LINK_LIBS) 2>/dev/null || echo -lbpf -lelf -ldw -ljansson -lz -lprotobuf-c) -lpthread
+LDLIBS := $(shell $(PKG_CONFIG) --libs $(LINK_LIBS) 2>/dev/null || echo -lbpf -lelf -ldw -ljansson -lz -lprotobuf-c) -lpthread -lm
 
 # ASan+UBSan build of the same sources, in its own directory
 SAN_OUTPUT := $(OUTPUT)/san

@@ -84,25 +84,38 @@ static __always_inline __u32 stack_first(__u32 n)
 
 #define SET_FLAGS (SAMPLE_F_LABELS_CUT | SAMPLE_F_TRACE | SAMPLE_F_TRACEPARENT)
 
-static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work *w,
-				   const struct go_layout *l, __u64 pid_tgid, bool owners)
+/*
+ * A CPU sample (ORIGIN_SAMPLING), or one sampled allocation of VALUE
+ * bytes (ORIGIN_ALLOC), with the user registers REGS: a request's handler
+ * frame is judged by SP, and the stack walked from them. Only CPU samples
+ * send a label set by reference (last_sent): an allocation's probe can be
+ * interrupted by a CPU sample on its CPU, which would change the set
+ * last sent under it.
+ */
+static __always_inline void sample(struct work *w, const struct go_layout *l, __u64 pid_tgid,
+				   bool owners, const struct user_regs *regs, __u32 origin,
+				   __u64 value)
 {
 	struct sample_event *e = &w->e;
 	__u32 tgid = pid_tgid >> 32, zero = 0, n;
 	const struct trace_ctx *tc = NULL;
-	struct last_labels *last;
+	struct last_labels *last = NULL;
 	bool repeat, known, ended;
-	struct user_regs regs;
 	__u64 wakeup;
 	void *ring;
 	long len;
 
-	start_event(e, pid_tgid, ORIGIN_SAMPLING);
-	/* once: a request's handler frame is judged by SP, and the stack walked from them */
-	sample_user_regs(ctx, &regs);
-	last = bpf_map_lookup_elem(&last_sent, &zero);
+	start_event(e, pid_tgid, origin);
+	e->context = value;
+	if (origin == ORIGIN_SAMPLING) {
+		last = bpf_map_lookup_elem(&last_sent, &zero);
+		if (!last) {
+			stat_inc(STAT_LOST_RINGBUF);
+			return;
+		}
+	}
 	ring = bpf_map_lookup_elem(&events, &e->cpu);
-	if (!last || !ring) {
+	if (!ring) {
 		stat_inc(STAT_LOST_RINGBUF);
 		return;
 	}
@@ -116,7 +129,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 			stat_inc(STAT_NO_G);
 		else if (!w->curg)
 			stat_inc(STAT_NO_CURG);
-		tc = sampled_ctx(w, l, tgid, w->curg, e->goid, regs.sp, &e->flags);
+		tc = sampled_ctx(w, l, tgid, w->curg, e->goid, regs->sp, &e->flags);
 		/* a goroutine's own context wins over its thread's */
 		if (!tc)
 			tc = obi_ctx(w, pid_tgid);
@@ -130,7 +143,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 	 * set, and reading it (two reads a label) can be skipped. A request's
 	 * context is part of the set, and is never known that way.
 	 */
-	known = !(e->flags & SAMPLE_F_READ_ERR) && w->labels && w->cycles_ok &&
+	known = last && !(e->flags & SAMPLE_F_READ_ERR) && w->labels && w->cycles_ok &&
 		last->cycles_ok && last->tgid == tgid && last->labels == w->labels &&
 		last->cycles == w->cycles && !tc && !(last->flags & SAMPLE_F_TRACEPARENT);
 	if (known) {
@@ -156,7 +169,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		return;
 	}
 	/* a failed walk may have read half a set: always send it whole */
-	repeat = known || (!(e->flags & SAMPLE_F_READ_ERR) && last->tgid == tgid &&
+	repeat = known || (last && !(e->flags & SAMPLE_F_READ_ERR) && last->tgid == tgid &&
 			   last->hash == e->labels_hash && last->nlabels == e->nlabels &&
 			   (last->flags & (SAMPLE_F_LABELS_CUT | SAMPLE_F_TRACEPARENT)) ==
 				   (e->flags & (SAMPLE_F_LABELS_CUT | SAMPLE_F_TRACEPARENT)));
@@ -165,14 +178,17 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		e->gen = last->gen;
 		n = 0;
 	} else {
-		e->gen = last->gen + 1;
+		e->gen = last ? last->gen + 1 : 0;
 		n = e->nlabels;
 		if (n > MAX_LABELS)
 			n = MAX_LABELS;
 	}
 	e->nlabels = n;
 	frame_table(w, l, tgid);
-	len = read_user_stack(w, &regs, stack_first(n)) * 8;
+	if (origin == ORIGIN_SAMPLING)
+		len = read_user_stack(w, regs, stack_first(n)) * 8;
+	else
+		len = walk_user_stack(w, regs->ip, regs->sp, regs->bp, stack_first(n)) * 8;
 	if (len < 0 || len > sizeof(e->stack_room))
 		len = sizeof(e->stack_room);
 	e->stack_bytes = len;
@@ -188,7 +204,7 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 		stat_inc(STAT_LOST_RINGBUF);
 		return;
 	}
-	if (e->flags & SAMPLE_F_READ_ERR)
+	if (!last || (e->flags & SAMPLE_F_READ_ERR))
 		return;
 	/* only a set that reached user space can be repeated by reference */
 	if (!repeat) {
@@ -204,6 +220,27 @@ static __always_inline void sample(struct bpf_perf_event_data *ctx, struct work 
 	last->cycles_ok = w->cycles_ok;
 }
 
+/* sample() of target T, with a work slot of its own; a target that exec'd, or no slot, counted. */
+static __always_inline void sample_target(const struct target_info *t, __u64 pid_tgid,
+					  const struct user_regs *regs, __u32 origin, __u64 value)
+{
+	const struct go_layout *l = target_layout(t);
+	struct work *w;
+	__u32 slot;
+
+	if (!l) {
+		stat_inc(STAT_EXECED);
+		return;
+	}
+	w = work_claim(&slot);
+	if (!w) {
+		stat_inc(STAT_BUSY);
+		return;
+	}
+	sample(w, l, pid_tgid, t->label_owners, regs, origin, value);
+	work_release(slot);
+}
+
 /*
  * -p: the events follow the targets' threads, so a tick that is turned
  * away below is rare (a child a target forked) and counted; under --all
@@ -215,10 +252,9 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32, slot;
+	__u32 tgid = pid_tgid >> 32;
 	const struct target_info *t;
-	const struct go_layout *l;
-	struct work *w;
+	struct user_regs regs;
 
 	if (!maybe_target(tgid)) {
 		if (per_task)
@@ -231,18 +267,34 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			stat_inc(STAT_UNKNOWN);
 		return 0;
 	}
-	l = target_layout(t);
-	if (!l) {
-		stat_inc(STAT_EXECED);
+	sample_user_regs(ctx, &regs);
+	sample_target(t, pid_tgid, &regs, ORIGIN_SAMPLING, 0);
+	return 0;
+}
+
+/*
+ * --alloc: the runtime samples an allocation (runtime.mProf_Malloc, on the
+ * allocating goroutine). Its size is the Go argument the attach cookie
+ * names: the second before Go 1.23, the third from it (the m comes first).
+ */
+SEC("uprobe")
+int alloc_sample(struct pt_regs *ctx)
+{
+	/* both read: the context allows no computed offsets */
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), arg2 = GO_ARG2(ctx), arg3 = GO_ARG3(ctx);
+	__u32 tgid = pid_tgid >> 32;
+	const struct target_info *t;
+	struct user_regs regs;
+	__u64 size;
+
+	size = bpf_get_attach_cookie(ctx) == 3 ? arg3 : arg2;
+	t = bpf_map_lookup_elem(&targets, &tgid);
+	if (!t || !in_cgroup())
 		return 0;
-	}
-	w = work_claim(&slot);
-	if (!w) {
-		stat_inc(STAT_BUSY);
-		return 0;
-	}
-	sample(ctx, w, l, pid_tgid, t->label_owners);
-	work_release(slot);
+	regs.ip = PT_REGS_IP(ctx);
+	regs.sp = PT_REGS_SP(ctx);
+	regs.bp = PT_REGS_FP(ctx);
+	sample_target(t, pid_tgid, &regs, ORIGIN_ALLOC, size);
 	return 0;
 }
 

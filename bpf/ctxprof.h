@@ -242,7 +242,7 @@ struct sample_event {
 	__u64 labels_hash; /* of the label bytes read, in the order read */
 	__u64 sp, bp; /* user registers at the sample */
 	__u64 top[2]; /* [SP], [SP + 8], when SAMPLE_F_TOP_WORDS */
-	__u64 context; /* ORIGIN_CUSTOM and ORIGIN_UPROBE: the context value */
+	__u64 context; /* ORIGIN_CUSTOM and ORIGIN_UPROBE: the context value; ORIGIN_ALLOC: the size */
 	char comm[16]; /* ORIGIN_CUSTOM and ORIGIN_UPROBE: the task's */
 	struct go_label labels[MAX_LABELS];
 	__u64 stack_room[MAX_STACK_DEPTH];
@@ -253,6 +253,8 @@ struct sample_event {
 #define ORIGIN_UPROBE 2 /* a --uprobe that ctxprof-go attached */
 /* a goroutine as --wall found it, read by user space: never crosses the ring buffer */
 #define ORIGIN_WALL 3
+/* --alloc: an allocation the Go runtime sampled; context is its size in bytes */
+#define ORIGIN_ALLOC 4
 #define WALL_REASON_NONE 0xff /* not waiting, or a reason the binary does not name */
 
 /*

@@ -106,6 +106,10 @@ static const char usage[] =
 	"      --wall-hz HZ        goroutine snapshots per second with -w (default 19, at\n"
 	"                          most 1000)\n"
 	"      --folded-wall       like -f, wall records only (where goroutines waited)\n"
+	"      --alloc             also record the allocations Go's runtime samples (one\n"
+	"                          per runtime.MemProfileRate bytes, 512 KiB by default):\n"
+	"                          records with origin \"alloc\", alloc_objects and\n"
+	"                          alloc_bytes by trace, unbiased as Go's heap profile is\n"
 	"      --otlp URL          also send each interval's profiles to an OpenTelemetry\n"
 	"                          Collector, OTLP/HTTP with protobuf to\n"
 	"                          URL/v1development/profiles (URL may be that already);\n"
@@ -196,6 +200,7 @@ enum {
 	OPT_TRACE_SOURCES,
 	OPT_WALL_HZ,
 	OPT_FOLDED_WALL,
+	OPT_ALLOC,
 	OPT_OTLP,
 	OPT_OTLP_QUEUE,
 	OPT_OTLP_LABELS,
@@ -576,6 +581,7 @@ static const struct opt_spec opt_table[] = {
 	OFF("no-leaf-repair", OPT_NO_LEAF_REPAIR, leaf_repair),
 	FLAG("wall", 'w', wall),
 	PARSE("wall-hz", OPT_WALL_HZ, parse_wall_hz),
+	FLAG("alloc", OPT_ALLOC, alloc),
 	STRING("otlp", OPT_OTLP, otlp_url),
 	PARSE("otlp-queue", OPT_OTLP_QUEUE, parse_otlp_queue),
 	PARSE("otlp-labels", OPT_OTLP_LABELS, parse_otlp_labels),
@@ -769,6 +775,10 @@ static int check_combination(const struct session_config *o)
 	}
 	if (o->otlp_queue && !o->otlp_url) {
 		fprintf(stderr, "--otlp-queue sizes the queue of --otlp\n");
+		return 2;
+	}
+	if (o->alloc && !o->npids && !o->all) {
+		fprintf(stderr, "--alloc records the allocations of targets: give -p PID or --all\n");
 		return 2;
 	}
 	if (o->wall && !o->npids && !o->all) {

@@ -144,6 +144,7 @@ run "hostile input: broken binaries, records and flags under ASan+UBSan" bash "$
 run "hostile labels" bash "$TOP/tests/hostile-labels.sh"
 run "label sets of every shape, every toolchain, read by the sampler and --wall alike" bash "$TOP/tests/golabels.sh"
 run "label sets switching under a busy GC" bash "$TOP/tests/profile-labelswitch.sh"
+run "--alloc: each request's allocations, as the program's own runtime.MemProfile counts them" bash "$TOP/tests/profile-alloc.sh"
 run "capacity: 200 targets, small rings" bash "$TOP/tests/capacity.sh"
 run "arm64: profiling arm64 Go programs in an emulated arm64 machine (qemu TCG)" bash "$TOP/tests/arm64-vm.sh"
 run "install: binary, man page, systemd unit" bash "$TOP/tests/install.sh"

@@ -88,8 +88,8 @@ int folded__add(struct folded *f, const struct rec *r)
 	size_t i, j;
 	int root, ret;
 
-	/* a request's span has no stack */
-	if (r->origin == REC_REQUEST)
+	/* a request's span has no stack; allocations are no CPU time */
+	if (r->origin == REC_REQUEST || r->origin == REC_ALLOC)
 		return 0;
 	for (i = 0; i < r->nstacks; i++) {
 		st = &r->stacks[i];

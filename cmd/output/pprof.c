@@ -20,7 +20,7 @@ struct label {
 
 struct sample {
 	size_t nlocs, nlabels;
-	int64_t values[3]; /* samples, cpu ns, wall ns */
+	int64_t values[5]; /* samples, cpu ns, wall ns; alloc_objects, alloc_space (--alloc) */
 	uint64_t *locs;
 	struct label *labels;
 };
@@ -29,6 +29,7 @@ struct pprof {
 	struct profdict *dict;
 	struct vec samples; /* struct sample */
 	int64_t first_ns, last_ns, period;
+	bool alloc, cpu; /* allocation records came; records of any other kind came */
 	struct strbuf valid; /* a string made valid UTF-8 */
 };
 
@@ -98,6 +99,8 @@ int pprof__add(struct pprof *c, const struct rec *r)
 		c->first_ns = r->start_ns;
 	if (r->end_ns > c->last_ns)
 		c->last_ns = r->end_ns;
+	c->alloc |= r->origin == REC_ALLOC;
+	c->cpu |= r->origin != REC_ALLOC;
 	if (r->samples > 0 && r->cpu_ns > 0) {
 		per_sample = r->cpu_ns / r->samples;
 		if (!c->period)
@@ -110,9 +113,15 @@ int pprof__add(struct pprof *c, const struct rec *r)
 		s = vec__push(&c->samples);
 		if (!s)
 			return -ENOMEM;
-		s->values[0] = st->samples;
-		s->values[1] = st->samples * per_sample;
-		s->values[2] = st->samples * per_wall;
+		if (r->origin == REC_ALLOC) {
+			/* Go's own heap profile's types: -sample_index=alloc_space works as on it */
+			s->values[3] = st->alloc_objects;
+			s->values[4] = st->alloc_bytes;
+		} else {
+			s->values[0] = st->samples;
+			s->values[1] = st->samples * per_sample;
+			s->values[2] = st->samples * per_wall;
+		}
 		s->locs = calloc(st->nframes + 1, sizeof(*s->locs));
 		s->labels = calloc(r->nlabels + 8, sizeof(*s->labels));
 		if (!s->locs || !s->labels)
@@ -208,11 +217,50 @@ static void pb_value_type(struct strbuf *p, unsigned int field, uint64_t type, u
 	free(sub.p);
 }
 
+/*
+ * The sample types, then every sample: samples, CPU and wall time, and
+ * with --alloc's records Go's own heap profile types after them. Into P,
+ * with SUB and SUB2 as scratch.
+ */
+static void put_samples(struct pprof *c, struct strbuf *p, struct strbuf *sub, struct strbuf *sub2)
+{
+	uint64_t count = str_index(c, "count"), nanos = str_index(c, "nanoseconds");
+	size_t i, j, nvals = c->alloc ? 5 : 3;
+
+	pb_value_type(p, 1, str_index(c, "samples"), count);
+	pb_value_type(p, 1, str_index(c, "cpu"), nanos);
+	pb_value_type(p, 1, str_index(c, "wall"), nanos);
+	if (c->alloc) {
+		pb_value_type(p, 1, str_index(c, "alloc_objects"), count);
+		pb_value_type(p, 1, str_index(c, "alloc_space"), str_index(c, "bytes"));
+	}
+	for (i = 0; i < c->samples.n; i++) {
+		struct sample *sm = &((struct sample *)c->samples.items)[i];
+		uint64_t vals[5] = { sm->values[0], sm->values[1], sm->values[2], sm->values[3],
+				     sm->values[4] };
+
+		sub->n = 0;
+		pb_packed(sub, 1, sm->locs, sm->nlocs);
+		pb_packed(sub, 2, vals, nvals);
+		for (j = 0; j < sm->nlabels; j++) {
+			sub2->n = 0;
+			pb_uint(sub2, 1, sm->labels[j].key);
+			pb_uint(sub2, 2, sm->labels[j].str);
+			if (!sm->labels[j].str)
+				pb_uint(sub2, 3, sm->labels[j].num);
+			pb_sub(sub, 3, sub2);
+		}
+		pb_sub(p, 2, sub);
+	}
+}
+
 int pprof__write(struct pprof *c, const char *path)
 {
-	uint64_t samples = str_index(c, "samples"), count = str_index(c, "count");
 	uint64_t cpu = str_index(c, "cpu"), nanos = str_index(c, "nanoseconds");
-	uint64_t wall = str_index(c, "wall");
+	/* before the string table is written: an allocation-only profile's period type */
+	uint64_t space = c->alloc ? str_index(c, "space") : 0;
+	uint64_t bytes = c->alloc ? str_index(c, "bytes") : 0;
+	uint64_t alloc_space = c->alloc ? str_index(c, "alloc_space") : 0;
 	/* what the wall sample type is: `go tool pprof -comments` shows it */
 	uint64_t note = str_index(c, "wall: goroutine time (--wall), each goroutine of a trace counted "
 				    "for the time it was seen in each state, added; not a trace's "
@@ -227,26 +275,7 @@ int pprof__write(struct pprof *c, const char *path)
 	int fd;
 	int ret = 0;
 
-	pb_value_type(&p, 1, samples, count);
-	pb_value_type(&p, 1, cpu, nanos);
-	pb_value_type(&p, 1, wall, nanos);
-	for (i = 0; i < c->samples.n; i++) {
-		struct sample *sm = &((struct sample *)c->samples.items)[i];
-		uint64_t vals[3] = { sm->values[0], sm->values[1], sm->values[2] };
-
-		sub.n = 0;
-		pb_packed(&sub, 1, sm->locs, sm->nlocs);
-		pb_packed(&sub, 2, vals, 3);
-		for (j = 0; j < sm->nlabels; j++) {
-			sub2.n = 0;
-			pb_uint(&sub2, 1, sm->labels[j].key);
-			pb_uint(&sub2, 2, sm->labels[j].str);
-			if (!sm->labels[j].str)
-				pb_uint(&sub2, 3, sm->labels[j].num);
-			pb_sub(&sub, 3, &sub2);
-		}
-		pb_sub(&p, 2, &sub);
-	}
+	put_samples(c, &p, &sub, &sub2);
 	maps = profdict__mappings(c->dict, &n);
 	for (i = 0; i < n; i++) {
 		sub.n = 0;
@@ -293,11 +322,15 @@ int pprof__write(struct pprof *c, const char *path)
 	}
 	pb_uint(&p, 9, c->first_ns);
 	pb_uint(&p, 10, c->last_ns > c->first_ns ? c->last_ns - c->first_ns : 0);
-	pb_value_type(&p, 11, cpu, nanos);
-	pb_uint(&p, 12, c->period);
+	if (c->cpu || !c->alloc) {
+		pb_value_type(&p, 11, cpu, nanos);
+		pb_uint(&p, 12, c->period);
+	} else {
+		pb_value_type(&p, 11, space, bytes);
+	}
 	pb_uint(&p, 13, note);
-	/* go tool pprof shows CPU unless told -sample_index=wall */
-	pb_uint(&p, 14, cpu);
+	/* go tool pprof shows CPU unless told -sample_index=wall or alloc_space */
+	pb_uint(&p, 14, c->cpu || !c->alloc ? cpu : alloc_space);
 	if (p.oom || sub.oom || sub2.oom || profdict__oom(c->dict)) {
 		ret = -ENOMEM;
 		goto out;

@@ -72,6 +72,8 @@ const char *rec_origin__name(enum rec_origin o)
 		return "uprobe";
 	case REC_REQUEST:
 		return "request";
+	case REC_ALLOC:
+		return "alloc";
 	default:
 		return "sampling";
 	}
@@ -314,6 +316,13 @@ static void put_times(struct strbuf *b, const struct rec *r, const struct rec_st
 	}
 }
 
+/* An allocation record's or stack's alloc_objects and alloc_bytes. */
+static void put_alloc(struct strbuf *b, int64_t objects, int64_t bytes)
+{
+	put_fmt(b, ",\"alloc_objects\":%" PRId64, (uint64_t)objects);
+	put_fmt(b, ",\"alloc_bytes\":%" PRId64, (uint64_t)bytes);
+}
+
 int rec__json(const struct rec *r, struct strbuf *b)
 {
 	size_t i, j, left = REC_MAX_TIMES;
@@ -376,6 +385,9 @@ int rec__json(const struct rec *r, struct strbuf *b)
 		put_key(b, "wait_reason");
 		put_cstr(b, r->wait_reason);
 	}
+	if (r->origin == REC_ALLOC) {
+		put_alloc(b, r->alloc_objects, r->alloc_bytes);
+	}
 	put_key(b, "start");
 	put_time(b, r->start_ns);
 	put_key(b, "end");
@@ -391,7 +403,10 @@ int rec__json(const struct rec *r, struct strbuf *b)
 			put_frame(b, &r->stacks[i].frames[j]);
 		}
 		strbuf__put(b, "]", 1);
-		if (r->origin == REC_SAMPLING || r->origin == REC_WALL || r->origin == REC_REQUEST)
+		if (r->origin == REC_ALLOC)
+			put_alloc(b, r->stacks[i].alloc_objects, r->stacks[i].alloc_bytes);
+		if (r->origin == REC_SAMPLING || r->origin == REC_WALL || r->origin == REC_REQUEST ||
+		    r->origin == REC_ALLOC)
 			put_times(b, r, &r->stacks[i], &left);
 		strbuf__put(b, "}", 1);
 	}

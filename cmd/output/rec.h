@@ -44,6 +44,8 @@ struct rec_stack {
 	/* when its samples (wall: looks) were taken, in order, where kept; fewer than samples when not */
 	size_t ntimes;
 	const struct rec_time *times;
+	/* REC_ALLOC: its sampled allocations, unbiased as Go's heap profile is */
+	int64_t alloc_objects, alloc_bytes;
 };
 
 struct rec_mapping {
@@ -64,6 +66,7 @@ enum rec_origin {
 	REC_CUSTOM,
 	REC_UPROBE,
 	REC_REQUEST, /* the spans of a trace's requests: their starts, goroutines and durations */
+	REC_ALLOC, /* allocations the Go runtime sampled (--alloc) */
 };
 
 /*
@@ -102,6 +105,7 @@ struct rec {
 	int64_t wall_ns; /* REC_WALL only */
 	int64_t elapsed_ns; /* REC_REQUEST only: its requests' durations, added */
 	uint64_t observed; /* REC_WALL only: the looks behind samples */
+	int64_t alloc_objects, alloc_bytes; /* REC_ALLOC only: its stacks', added */
 	const char *state, *wait_reason; /* REC_WALL only; wait_reason NULL: null */
 	int64_t start_ns, end_ns; /* CLOCK_REALTIME */
 	const struct rec_stack *stacks;
@@ -115,7 +119,7 @@ struct rec {
 	uint64_t goid;
 };
 
-/* "sampling", "wall", "custom", "uprobe", "request" */
+/* "sampling", "wall", "custom", "uprobe", "request", "alloc" */
 const char *rec_origin__name(enum rec_origin o);
 
 /*

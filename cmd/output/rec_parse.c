@@ -108,7 +108,7 @@ static const char *unknown_key(json_t *o, const char *const *keys)
 static bool parse_origin(const char *s, enum rec_origin *o)
 {
 	static const enum rec_origin all[] = { REC_SAMPLING, REC_WALL, REC_CUSTOM, REC_UPROBE,
-					       REC_REQUEST };
+					       REC_REQUEST, REC_ALLOC };
 	size_t i;
 
 	if (!s)
@@ -201,7 +201,7 @@ static int parse_times(json_t *st, size_t i, struct rec *r, struct rec_stack *s,
 
 	if (!times && !goids && !weights && !durations)
 		return 0;
-	if (r->origin != REC_SAMPLING && !wall && !request)
+	if (r->origin != REC_SAMPLING && r->origin != REC_ALLOC && !wall && !request)
 		return fail("stack %zu: \"times_us\", \"goids\" or \"weights\" in a record of origin %s",
 			    i, rec_origin__name(r->origin));
 	n = json_array_size(times);
@@ -245,10 +245,30 @@ static int parse_times(json_t *st, size_t i, struct rec *r, struct rec_stack *s,
 	return 0;
 }
 
+/* An allocation record's or stack's alloc_objects and alloc_bytes: there exactly when it is one. */
+static int parse_alloc(json_t *o, enum rec_origin origin, int64_t *objects, int64_t *bytes,
+		       char *err, size_t errlen)
+{
+	json_t *n = json_object_get(o, "alloc_objects"), *b = json_object_get(o, "alloc_bytes");
+
+	if (origin != REC_ALLOC) {
+		if (n || b)
+			return fail("\"alloc_objects\" or \"alloc_bytes\" in a record of origin %s "
+				    "(alloc records only)", rec_origin__name(origin));
+		return 0;
+	}
+	if (!int_in(n, 0, INT64_MAX) || !int_in(b, 0, INT64_MAX))
+		return fail("\"alloc_objects\" or \"alloc_bytes\" missing or not an integer of at "
+			    "least 0 (every alloc record and stack has them)");
+	*objects = json_integer_value(n);
+	*bytes = json_integer_value(b);
+	return 0;
+}
+
 static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_t errlen)
 {
 	static const char *const stack_keys[] = { "samples", "frames", "times_us", "goids", "weights",
-						  "durations_us", NULL };
+						  "durations_us", "alloc_objects", "alloc_bytes", NULL };
 	static const char *const frame_keys[] = { "func", "addr", "file", "line", "inlined", NULL };
 	json_t *stacks = json_object_get(o, "stacks"), *st, *frames, *f, *v;
 	const char *k;
@@ -292,7 +312,9 @@ static int parse_stacks(json_t *o, struct rec *r, struct rec_mem *m, char *err, 
 	json_array_foreach(stacks, i, st) {
 		frames = json_object_get(st, "frames");
 		s[i].samples = json_integer_value(json_object_get(st, "samples"));
-		if ((ret = parse_times(st, i, r, &s[i], &t, err, errlen)))
+		if ((ret = parse_alloc(st, r->origin, &s[i].alloc_objects, &s[i].alloc_bytes, err,
+				       errlen)) ||
+		    (ret = parse_times(st, i, r, &s[i], &t, err, errlen)))
 			return ret;
 		s[i].frames = fr;
 		s[i].nframes = json_array_size(frames);
@@ -447,7 +469,7 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 		"truncated", "more_labels", "pid", "elapsed_ns",
 		"comm", "service_name", "container_id", "pod_uid", "ns_pid", "origin", "state", "wait_reason",
 		"wall_ns", "observed", "samples", "cpu_ns", "start", "end", "stacks", "mappings",
-		"context", "tid", "goid", NULL,
+		"context", "tid", "goid", "alloc_objects", "alloc_bytes", NULL,
 	};
 	static const char *const sources[] = { "label", "traceparent", "otel-sdk", "obi", NULL };
 	static const char *const states[] = { "running", "runnable", "waiting", "syscall", NULL };
@@ -507,8 +529,9 @@ int rec__from_json(json_t *o, struct rec *r, struct rec_mem *m, char *err, size_
 	if (!null_or(v, r->trace_source && sources[i]))
 		return fail("\"trace_source\" missing or not label, traceparent, otel-sdk, obi or null");
 	if (!parse_origin(json_string_value(json_object_get(o, "origin")), &r->origin))
-		return fail("\"origin\" missing or not sampling, wall, custom, uprobe or request");
-	if ((ret = check_origin_fields(o, r->origin, err, errlen)))
+		return fail("\"origin\" missing or not sampling, wall, custom, uprobe, request or alloc");
+	if ((ret = check_origin_fields(o, r->origin, err, errlen)) ||
+	    (ret = parse_alloc(o, r->origin, &r->alloc_objects, &r->alloc_bytes, err, errlen)))
 		return ret;
 	/* CPU time is the samples' only for CPU samples: the others have none */
 	if ((r->origin == REC_SAMPLING) != (r->cpu_ns >= 0))

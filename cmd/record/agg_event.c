@@ -278,6 +278,8 @@ int agg_event__parse(struct aggregate *a, const struct sample_event *e, size_t s
 	}
 	if (e->origin == ORIGIN_WALL)
 		tmp->wall = e->wall ?: WALL_RUNNING;
+	if (e->origin == ORIGIN_ALLOC)
+		tmp->flags |= COUNTED_F_ALLOC;
 	tmp->first_ns = e->time_ns;
 	tmp->last_ns = e->time_ns;
 	return 0;

@@ -170,6 +170,8 @@ static void count_n(struct aggregate *a, struct counted *r, uint64_t n, uint64_t
 
 	if (r->wall) {
 		a->stats.wall_samples += n;
+	} else if (r->flags & COUNTED_F_ALLOC) {
+		a->stats.alloc_samples += n;
 	} else {
 		a->stats.samples += n;
 		if ((r->flags & (COUNTED_F_TRACE | COUNTED_F_INHERITED)) == COUNTED_F_TRACE)
@@ -295,7 +297,9 @@ int aggregate__add_slot(struct aggregate *a, const void *data, size_t size, stru
 	count_n(a, r, 1, e->time_ns, e->time_ns);
 	r->observed++;
 	cs->count++;
-	if (e->origin == ORIGIN_SAMPLING || e->origin == ORIGIN_WALL)
+	if (e->origin == ORIGIN_ALLOC)
+		cs->bytes += e->context;
+	if (e->origin == ORIGIN_SAMPLING || e->origin == ORIGIN_WALL || e->origin == ORIGIN_ALLOC)
 		agg_counted__keep_time(a, cs, e->origin == ORIGIN_WALL, e->time_ns,
 				       e->flags & SAMPLE_F_CURG ? e->goid : 0, 1);
 	if (slot) {
@@ -450,6 +454,7 @@ static void find_idle_stack(const void *key, size_t len, void *value, void *arg)
 	cs->ntimes = 0;
 	if (cs->count || cs->refs) {
 		cs->count = 0;
+		cs->bytes = 0;
 		return;
 	}
 	/* out of memory: it stays, counting nothing */

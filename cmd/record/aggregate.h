@@ -174,6 +174,7 @@ struct agg_stats {
 	uint64_t records;
 	uint64_t unwritten; /* records a failed write left out */
 	uint64_t wall_samples; /* --wall: goroutines counted, snapshot by snapshot */
+	uint64_t alloc_samples; /* --alloc: allocations the runtime sampled, counted */
 	uint64_t wall_running; /* --wall: goroutines looked at while running, a CPU's */
 	uint64_t wall_running_framed; /* of those, given the stack of a CPU sample of theirs */
 	uint64_t requests; /* requests whose span began and ended */

@@ -34,6 +34,8 @@
  * goroutine and its duration (struct counted_time's weight) in its stack
  */
 #define COUNTED_F_REQUEST (1U << 24)
+/* --alloc: allocations the runtime sampled, each stack's sizes added (counted_stack.bytes) */
+#define COUNTED_F_ALLOC (1U << 25)
 
 struct counted {
 	uint32_t pid;
@@ -62,6 +64,7 @@ struct counted_time {
 /* What one stack of a record counted: its samples, and when each was taken (up to the bounds). */
 struct counted_stack {
 	uint64_t count; /* first: agg_slot points at it */
+	uint64_t bytes; /* COUNTED_F_ALLOC: the sizes of its sampled allocations, added */
 	/*
 	 * When it was first counted: its addresses are named with the
 	 * mappings of that moment (0: the record's time), since a record can

@@ -23,7 +23,8 @@ struct target_env;
  * (part_wall.c); PART_REQUESTS: the traceparent and otel-sdk sources'
  * probes (part_requests.c); PART_SPAWN: Go < 1.21, the goroutine-start
  * probe and its budget (part_spawn.c); PART_LABELS: who sets each label
- * set, for a request's lifetime (part_labels.c).
+ * set, for a request's lifetime (part_labels.c); PART_ALLOC: --alloc's
+ * probe where the runtime samples an allocation (part_alloc.c).
  */
 #define TARGET_PARTS(X)                  \
 	X(PART_STRINGS, strings_part)   \
@@ -32,7 +33,8 @@ struct target_env;
 	X(PART_WALL, wall_part)         \
 	X(PART_REQUESTS, requests_part) \
 	X(PART_SPAWN, spawn_part)       \
-	X(PART_LABELS, labels_part)
+	X(PART_LABELS, labels_part)     \
+	X(PART_ALLOC, alloc_part)
 
 enum part_id {
 #define PART_ID(id, ops) id,
@@ -42,7 +44,7 @@ enum part_id {
 };
 
 /* What the parts say once per file, whichever process runs it (go_binary__said) */
-enum { SAID_ATTACH, SAID_ATTACH_SPAWN, SAID_ATTACH_LABELS, SAID_ASKED };
+enum { SAID_ATTACH, SAID_ATTACH_SPAWN, SAID_ATTACH_LABELS, SAID_ASKED, SAID_ATTACH_ALLOC };
 
 /* What a part sees of its target; the target fills it, the parts keep their state in it. */
 struct part_ctx {

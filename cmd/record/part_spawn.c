@@ -75,7 +75,7 @@ static void *attach_probe(struct part_ctx *c, bool quiet)
 	err = spawn_probe__attach(env->bpf->spawn.go_start, env->bpf->spawn.budgets_fd, c->pid, exe,
 				  at->offset, at->cookie, &policy, &sp);
 	if (err)
-		env->attach_failures[TRACE_SOURCE_COUNT]++;
+		env->attach_failures[ATTACH_SPAWN]++;
 	if (err && (!quiet || env->cfg->verbose || !go_binary__said(c->gb, SAID_ATTACH_SPAWN)))
 		fprintf(stderr, "pid %d (%s): warning: failed to attach to %s: %s%s; "
 				"goroutines a request starts carry no trace ID\n",

@@ -53,6 +53,7 @@ struct proc {
 	bool container_read;
 	char comm[16]; /* as the kernel named it at its exec, or /proc said */
 	char *service; /* as the recording named it; NULL: not named */
+	int64_t memprofile_rate; /* --alloc: its runtime.MemProfileRate as last read; 0: not read */
 };
 
 struct processes {
@@ -487,6 +488,23 @@ const char *processes__service(struct processes *p, pid_t pid)
 	struct proc *pr = lookup(p, pid);
 
 	return pr ? pr->service : NULL;
+}
+
+int processes__set_memprofile_rate(struct processes *p, pid_t pid, int64_t rate)
+{
+	struct proc *pr = lookup(p, pid);
+
+	if (!pr && !(pr = fresh(p, pid, false)))
+		return -ENOMEM;
+	pr->memprofile_rate = rate;
+	return 0;
+}
+
+int64_t processes__memprofile_rate(struct processes *p, pid_t pid)
+{
+	struct proc *pr = lookup(p, pid);
+
+	return pr ? pr->memprofile_rate : 0;
 }
 
 struct release {

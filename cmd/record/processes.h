@@ -57,6 +57,13 @@ int processes__set_service(struct processes *p, pid_t pid, const char *name);
 const char *processes__service(struct processes *p, pid_t pid);
 
 /*
+ * --alloc: PID's runtime.MemProfileRate as last read, which unbiases its
+ * sampled allocations; kept past its exit as its service is. 0: not read.
+ */
+int processes__set_memprofile_rate(struct processes *p, pid_t pid, int64_t rate);
+int64_t processes__memprofile_rate(struct processes *p, pid_t pid);
+
+/*
  * Frees the address spaces of processes that exited before BEFORE_NS:
  * call it once every event up to BEFORE_NS has been read and written.
  */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* rec_build.c: a counted record as the record written: IDs in hex, the process named, every frame named. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,6 +181,44 @@ static int add_times(struct rec_builder *b, const struct counted_stack *cs,
 	return 0;
 }
 
+/*
+ * An allocation's stack from the allocating function on, as Go's heap
+ * profile shows it: the runtime's frames above it (mallocgc and the
+ * probed runtime.mProf_Malloc) are not the user's, unless every frame is
+ * the runtime's. FIRST: the stack's first frame in B.
+ */
+static void drop_runtime_leaves(struct rec_builder *b, size_t first)
+{
+	size_t i;
+
+	for (i = first; i < b->nframes; i++)
+		if (!b->frames[i].func || strncmp(b->frames[i].func, "runtime.", 8))
+			break;
+	if (i == first || i == b->nframes)
+		return;
+	memmove(b->frames + first, b->frames + i, (b->nframes - i) * sizeof(*b->frames));
+	b->nframes -= i - first;
+}
+
+/*
+ * COUNT sampled allocations of BYTES in all, at one in RATE bytes, as
+ * runtime/pprof unbiases a heap profile's record: each divided by the
+ * chance that an allocation of their average size was sampled,
+ * 1 - e^(-size/rate).
+ */
+static void unbias(uint64_t count, uint64_t bytes, int64_t rate, struct rec_stack *st)
+{
+	double scale;
+
+	st->alloc_objects = (int64_t)count;
+	st->alloc_bytes = (int64_t)bytes;
+	if (!count || !bytes || rate <= 1)
+		return;
+	scale = 1 / (1 - exp(-((double)bytes / (double)count) / (double)rate));
+	st->alloc_objects = (int64_t)((double)count * scale);
+	st->alloc_bytes = (int64_t)((double)bytes * scale);
+}
+
 /* C's stacks, most samples first, with their frames, times and mappings, into OUT. */
 static int build_stacks(struct rec_builder *b, const struct counted *c, const struct agg_target *t,
 			const struct rec_clock *clk, struct rec *out)
@@ -206,6 +245,8 @@ static int build_stacks(struct rec_builder *b, const struct counted *c, const st
 		first = b->nframes;
 		first_time = b->ntimes;
 		ret = add_frames(b, &at, l.items[i].pcs, l.items[i].n, c->wall != 0);
+		if (!ret && (c->flags & COUNTED_F_ALLOC))
+			drop_runtime_leaves(b, first);
 		if (!ret)
 			ret = add_times(b, l.items[i].cs, clk);
 		/* offsets now: the arrays may move as they grow */
@@ -213,6 +254,12 @@ static int build_stacks(struct rec_builder *b, const struct counted *c, const st
 			l.items[i].cs->count, b->nframes - first, (const struct rec_frame *)(uintptr_t)first,
 			b->ntimes - first_time, (const struct rec_time *)(uintptr_t)first_time,
 		};
+		if (c->flags & COUNTED_F_ALLOC) {
+			unbias(l.items[i].cs->count, l.items[i].cs->bytes, t->memprofile_rate,
+			       &b->stacks[i]);
+			out->alloc_objects += b->stacks[i].alloc_objects;
+			out->alloc_bytes += b->stacks[i].alloc_bytes;
+		}
 	}
 	for (i = 0; i < l.n; i++) {
 		b->stacks[i].frames = b->stacks[i].nframes ? b->frames + (uintptr_t)b->stacks[i].frames : NULL;
@@ -301,7 +348,7 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 	if (t->container)
 		out->ns_pid = t->container->ns_pid;
 	out->samples = c->samples;
-	out->cpu_ns = c->wall || (c->flags & COUNTED_F_REQUEST) ? -1 :
+	out->cpu_ns = c->wall || (c->flags & (COUNTED_F_REQUEST | COUNTED_F_ALLOC)) ? -1 :
 							     (int64_t)(c->samples * clk->period_ns);
 	if ((c->flags & (COUNTED_F_ROLE | COUNTED_F_INHERITED)) == COUNTED_F_ROLE)
 		out->role = c->flags & COUNTED_F_OWN ? REC_ROLE_REQUEST : REC_ROLE_STARTED;
@@ -309,6 +356,8 @@ int rec_builder__build(struct rec_builder *b, const struct counted *c, const str
 		out->origin = REC_REQUEST;
 		out->elapsed_ns = c->elapsed_ns;
 	}
+	if (c->flags & COUNTED_F_ALLOC)
+		out->origin = REC_ALLOC;
 	if (c->wall) {
 		out->origin = REC_WALL;
 		out->wall_ns = c->samples * clk->wall_period_ns;

@@ -18,6 +18,7 @@ struct agg_target {
 	const struct container_info *container; /* NULL: none known */
 	struct symbolizer *sym; /* may be NULL: frames are then printed as addresses */
 	uint64_t time_ns; /* the moment whose mappings name the frames */
+	int64_t memprofile_rate; /* --alloc: its runtime.MemProfileRate; <= 0 when not known */
 };
 
 /* How counts become times: what one sample stands for, and the wall clock. */

@@ -151,6 +151,7 @@ static int configure(struct sampler *s)
 				  c->sampling && (c->trace_sources & (1U << TRACE_SOURCE_LABEL)));
 	bpf_program__set_autoload(s->skel->progs.label_do, c->sampling && !c->wall &&
 				  (c->trace_sources & (1U << TRACE_SOURCE_LABEL)));
+	bpf_program__set_autoload(s->skel->progs.alloc_sample, c->sampling && c->alloc);
 	bpf_program__set_autoload(s->skel->progs.uprobe_event, c->nuprobes > 0);
 	bpf_program__set_autoload(s->skel->progs.custom__generic, c->pin_dir != NULL);
 	return 0;
@@ -293,6 +294,7 @@ static void take_handles(struct sampler *s)
 			.label_do = k->progs.label_do,
 			.owners_fd = bpf_map__fd(k->maps.label_owners),
 		},
+		.alloc = { .alloc_sample = k->progs.alloc_sample },
 		.custom = {
 			.uprobe_event = k->progs.uprobe_event,
 			.custom_generic = k->progs.custom__generic,

@@ -36,6 +36,9 @@ struct labels_bpf {
 	struct bpf_program *label_set, *label_do; /* where labels are set */
 	int owners_fd;
 };
+struct alloc_bpf {
+	struct bpf_program *alloc_sample; /* --alloc: where the runtime samples an allocation */
+};
 struct custom_bpf {
 	struct bpf_program *uprobe_event, *custom_generic; /* --uprobe, --pin */
 	struct bpf_map *custom_context_map; /* --pin */
@@ -52,6 +55,7 @@ struct sampler_bpf {
 	struct requests_bpf requests;
 	struct spawn_bpf spawn;
 	struct labels_bpf labels;
+	struct alloc_bpf alloc;
 	struct custom_bpf custom;
 };
 

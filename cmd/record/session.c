@@ -158,6 +158,7 @@ static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_
 	/* events come from any process: its mappings as they were at the event */
 	out->sym = processes__get(s->procs, pid, time_ns);
 	out->container = processes__container(s->procs, pid);
+	out->memprofile_rate = processes__memprofile_rate(s->procs, pid);
 	return true;
 }
 
@@ -170,7 +171,8 @@ static int handle_event(void *ctx, void *data, size_t size)
 
 	if (ring_keeper__keeping())
 		return ring_keeper__keep(s->keeper, RING_SAMPLES, data, size), 0;
-	if (size >= offsetof(struct sample_event, labels) && e->origin != ORIGIN_SAMPLING) {
+	if (size >= offsetof(struct sample_event, labels) && e->origin != ORIGIN_SAMPLING &&
+	    e->origin != ORIGIN_ALLOC) {
 		ret = aggregate__write_event(s->agg, data, size, lookup_target, s);
 		if (ret && ret != -EINVAL)
 			write_failed(s, ret);

@@ -33,6 +33,7 @@ struct session_config {
 	double interval; /* seconds between flushes */
 	bool wall; /* --wall: every goroutine of each target, wall_hz times a second */
 	unsigned long wall_hz;
+	bool alloc; /* --alloc: the allocations each target's runtime samples */
 	bool leaf_repair; /* frameless leaves' callers put back (--no-leaf-repair: off) */
 	int verbose; /* -v: details; -vv: libbpf's messages too */
 	bool quiet; /* --quiet: no summary of the costliest traces at exit */

@@ -228,10 +228,12 @@ static void print_otlp_stats(const struct stats_view *v)
 	fputc('\n', stderr);
 }
 
-/* The name a trace source's probes go by in the statistics: the goroutine-start probe's at COUNT. */
+/* The name a kind of probe goes by in the statistics: its trace source's, or its own. */
 static const char *probe_source_name(int src)
 {
-	return src == TRACE_SOURCE_COUNT ? "goroutine-start" : trace_source__name(src);
+	return src == ATTACH_SPAWN ? "goroutine-start" :
+	       src == ATTACH_ALLOC ? "alloc" :
+				     trace_source__name(src);
 }
 
 /* Probes that failed to attach, by source: each failure a process's source lost. */
@@ -241,12 +243,12 @@ static void print_attach_failures(const struct stats_view *v)
 	const char *sep = "";
 	int src;
 
-	for (src = 0; src <= TRACE_SOURCE_COUNT && !f[src]; src++)
+	for (src = 0; src < ATTACH_KINDS && !f[src]; src++)
 		;
-	if (src > TRACE_SOURCE_COUNT)
+	if (src == ATTACH_KINDS)
 		return;
 	fprintf(stderr, "ctxprof-go: probes that failed to attach (a process without that source): ");
-	for (src = 0; src <= TRACE_SOURCE_COUNT; src++) {
+	for (src = 0; src < ATTACH_KINDS; src++) {
 		if (!f[src])
 			continue;
 		fprintf(stderr, "%s%s %llu", sep, probe_source_name(src), (unsigned long long)f[src]);
@@ -316,10 +318,10 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	value(&b, "targets_added_total", "", targets__added(v->targets));
 	metric(&b, "probe_attach_failures_total", "counter",
 	       "Probes that failed to attach, by trace source: each a process without it.");
-	for (int src = 0; src <= TRACE_SOURCE_COUNT; src++) {
+	for (int src = 0; src < ATTACH_KINDS; src++) {
 		char label[48];
 
-		if (src == TRACE_SOURCE_OBI)
+		if (src == TRACE_SOURCE_OBI || (src == ATTACH_ALLOC && !v->cfg->alloc))
 			continue;
 		snprintf(label, sizeof(label), "{source=\"%s\"}", probe_source_name(src));
 		value(&b, "probe_attach_failures_total", label, targets__attach_failures(v->targets)[src]);

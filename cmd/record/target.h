@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* target.h: one process a recording samples: its binary and layout, its probes, per-thread events and goroutine reader. */
+/* target.h: one process a recording samples: its binary and layout, installed for the sampler, and its parts. */
 #ifndef __TARGET_H
 #define __TARGET_H
 
@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "bpf/ctxprof.h"
+#include "offsets/go_binary.h"
 #include "trace_ids.h"
 
 struct aggregate;
@@ -20,6 +21,13 @@ struct processes;
 struct spawn_account;
 struct target;
 struct wall_reader;
+
+/* Probes whose attaches fail are counted by kind: each trace source's, then these. */
+enum {
+	ATTACH_SPAWN = TRACE_SOURCE_COUNT, /* Go < 1.21: the goroutine-start probe */
+	ATTACH_ALLOC, /* --alloc's */
+	ATTACH_KINDS,
+};
 
 /* What a target needs of its recording, which outlives it. */
 struct target_env {
@@ -34,8 +42,7 @@ struct target_env {
 	/* an HTTP/1.1 request's end is probed, not told by its handler's frame */
 	bool request_ends;
 	bool per_task; /* --pid: the cpu-clock events follow each target's threads */
-	/* per trace source, and the goroutine-start probe at COUNT: attaches that failed */
-	uint64_t *attach_failures;
+	uint64_t *attach_failures; /* ATTACH_KINDS of them: attaches that failed */
 	struct spawn_account *spawn_account;
 };
 

@@ -40,7 +40,7 @@ struct targets {
 	size_t nexecs, capexecs;
 	bool full; /* the kernel's targets map is full: said once */
 	/* probes that failed to attach, per trace source; the goroutine-start probe's at COUNT */
-	uint64_t attach_failures[TRACE_SOURCE_COUNT + 1];
+	uint64_t attach_failures[ATTACH_KINDS];
 	struct spawn_account spawn_account;
 	/* targets per bit of the sampler's target_bits (TARGET_BITS of them) */
 	uint16_t *bit_refs;

@@ -1,0 +1,3 @@
+module ctxprof.test/allocs
+
+go 1.19

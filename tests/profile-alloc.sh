@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# profile-alloc.sh: --alloc counts each request's allocations as the program's own runtime.MemProfile does.
+#
+# Workload: testdata/allocs, built by Go 1.19, 1.22 and the newest
+# toolchain, plain and stripped: four requests under known trace IDs, each
+# allocating in a function of its own (64-byte objects, 1 KiB, 64 KiB, and
+# 4 KiB in a child goroutine the request starts), and an untraced
+# goroutine (2 KiB). Each program waits for a start file, allocates for
+# 3 s, and prints what its own runtime.MemProfile counted in that window,
+# by function, unbiased as runtime/pprof does. All are recorded by one
+# `ctxprof-go -p ... --alloc --pprof`, which ends when they have exited.
+# Per program and function: alloc_objects and alloc_bytes of the stacks
+# that hold the function within 2% of the program's own; per trace, its
+# records' within 2% of its function's; the untraced function's
+# allocations carry no trace ID; every such stack starts at the function
+# (the runtime's malloc frames left out); `go tool pprof
+# -sample_index=alloc_space -top` on the profile names the functions in
+# the order of the program's own allocs profile. One program sets
+# runtime.MemProfileRate 65536, the others keep Go's 512 KiB. A build that
+# never references runtime.MemProfile is said to take no samples, exit 0.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/profile-lib.sh"
+
+e2e_setup "allocations by request (--alloc)"
+mapfile -t all < <(go_toolchains)
+want=()
+for v in 1.19 1.22 "${all[-1]}"; do
+	for have in "${all[@]}"; do
+		[ "$have" != "$v" ] || { [[ " ${want[*]} " == *" $v "* ]] || want+=("$v"); }
+	done
+done
+[ "${#want[@]}" -gt 0 ] || { skip "--alloc" "none of Go 1.19, 1.22 and the newest is installed"; done_testing; }
+
+funcs=(main.allocSmall main.alloc1K main.alloc64K main.allocChild main.allocUntraced)
+pids=()
+declare -A name_of truth_of
+n=0
+for v in "${want[@]}"; do
+	for variant in plain stripped; do
+		bin=$(go_build "$v" "$variant" allocs) || { not_ok "go$v $variant allocs: build failed"; continue; }
+		# one keeps Go's default rate, the others sample more often
+		rate=65536
+		[ $n -ne 0 ] || rate=-1
+		"$bin" -rate "$rate" -d 3s -start "$work/go" -out "$work/truth.$n.json" \
+			-pprof "$work/own.$n.pb.gz" >"$work/ready.$n" 2>&1 &
+		pids+=($!)
+		name_of[$!]="go$v $variant"
+		truth_of[$!]=$work/truth.$n.json
+		wait_line "$work/ready.$n" '^ready' 100 || not_ok "go$v $variant allocs: not ready"
+		n=$((n + 1))
+	done
+done
+[ "${#pids[@]}" -gt 0 ] || done_testing
+
+ctxprof_start "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}")" --alloc -i 3600 \
+	--pprof "$work/alloc.pb.gz"
+check_eq "ctxprof-go -p --alloc starts with ${#pids[@]} targets" 0 "$?" || { cat "$work/err"; done_testing; }
+touch "$work/go"
+wait "$ctxprof"
+check_eq "ctxprof-go exits 0 once its targets have" 0 "$?" || cat "$work/err"
+wait "${pids[@]}" 2>/dev/null
+grep -i 'alloc\|warning' "$work/err" | sed 's/^/# /'
+schema_verdict "alloc records" "$work/out.jsonl"
+
+# FUNC's stacks in PID's alloc records: objects, bytes, the trace IDs they
+# carry, and whether each starts at FUNC
+OURS='[inputs | select(.origin == "alloc" and .pid == $pid) | . as $r | .stacks[] |
+	select(any(.frames[]; .func == $f)) | {o: .alloc_objects, b: .alloc_bytes,
+	t: ($r.trace_id // $r.inherited_trace_id), leaf: .frames[0].func}] |
+	{objects: (map(.o) | add // 0), bytes: (map(.b) | add // 0), traces: (map(.t) | unique),
+	 leaves: (map(.leaf) | unique)}'
+# TRACE's alloc records of PID: objects and bytes
+TRACED='[inputs | select(.origin == "alloc" and .pid == $pid and .trace_id == $t)] |
+	{objects: (map(.alloc_objects) | add // 0), bytes: (map(.alloc_bytes) | add // 0)}'
+
+# within2 WHAT WANT GOT: GOT within 2% of WANT
+within2() {
+	if [ "$2" -gt 0 ] && awk -v w="$2" -v g="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 0.02 * w) }'; then
+		ok "$1: $3, runtime.MemProfile $2"
+	else
+		not_ok "$1: $3, runtime.MemProfile $2 (not within 2%)"
+	fi
+}
+
+for pid in "${pids[@]}"; do
+	name=${name_of[$pid]}
+	truth=${truth_of[$pid]}
+	if ! jq -e .functions "$truth" >/dev/null 2>&1; then
+		not_ok "$name: the program printed no truth"
+		continue
+	fi
+	echo "# $name: rate $(jq .rate "$truth")"
+	for f in "${funcs[@]}"; do
+		read -r want_o want_b trace < <(jq -r --arg f "$f" \
+			'.functions[$f] | "\(.objects) \(.bytes) \(.trace_id // "null")"' "$truth")
+		ours=$(jq -n --argjson pid "$pid" --arg f "$f" "$OURS" "$work/out.jsonl")
+		within2 "$name $f: objects" "$want_o" "$(jq .objects <<<"$ours")"
+		within2 "$name $f: bytes" "$want_b" "$(jq .bytes <<<"$ours")"
+		check_eq "$name $f: every stack starts at the allocating function" "[\"$f\"]" \
+			"$(jq -c .leaves <<<"$ours")"
+		if [ "$trace" = null ]; then
+			check_eq "$name $f: untraced allocations carry no trace ID" '[null]' \
+				"$(jq -c .traces <<<"$ours")"
+			continue
+		fi
+		check_eq "$name $f: its allocations carry its trace ID" "[\"$trace\"]" \
+			"$(jq -c .traces <<<"$ours")"
+		traced=$(jq -n --argjson pid "$pid" --arg t "$trace" "$TRACED" "$work/out.jsonl")
+		within2 "$name trace $trace: bytes" "$want_b" "$(jq .bytes <<<"$traced")"
+	done
+done
+
+# go tool pprof -top on the profile and on the programs' own allocs
+# profiles, merged: the allocating functions, in the same order
+go=/usr/lib/go-${all[-1]}/bin/go
+# alloc_top PROFILE...: the main.alloc* functions by allocated bytes, most first
+alloc_top() {
+	"$go" tool pprof -sample_index=alloc_space -top "$@" 2>/dev/null |
+		awk '$NF ~ /^main\.alloc/ { print $NF }' | head -n 5 | tr '\n' ' ' | sed 's/ $//'
+}
+mapfile -t own < <(ls "$work"/own.*.pb.gz 2>/dev/null)
+want_top=$(alloc_top "${own[@]}")
+check_eq "go tool pprof -sample_index=alloc_space -top names Go's own allocs profile's functions, in its order" \
+	"$want_top" "$(alloc_top "$work/alloc.pb.gz")"
+echo "# go tool pprof -sample_index=alloc_space -top: $want_top"
+
+# a build that never references runtime.MemProfile: the linker turned memory profiling off
+v=${all[-1]}
+nomem=$work/nomem/allocs
+if (cd "$TOP/testdata/allocs" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=mod \
+	"/usr/lib/go-$v/bin/go" build -tags nomemprofile -o "$nomem" .); then
+	"$nomem" -d 2s -out "$work/nomem.json" >/dev/null 2>&1 &
+	nomem_pid=$!
+	"$CTXPROF" -p "$nomem_pid" --alloc -o "$work/nomem.jsonl" 2>"$work/nomem.err"
+	check_eq "go$v without runtime.MemProfile: ctxprof-go --alloc exits 0" 0 "$?"
+	wait "$nomem_pid" 2>/dev/null
+	if grep -q "pid $nomem_pid (allocs): --alloc: no allocations are sampled: runtime.MemProfileRate is 0: the linker turned memory profiling off" "$work/nomem.err"; then
+		ok "go$v without runtime.MemProfile: said: $(grep -m1 'no allocations are sampled' "$work/nomem.err")"
+	else
+		not_ok "go$v without runtime.MemProfile: no line says it takes no allocation samples: $(tr '\n' '|' <"$work/nomem.err")"
+	fi
+	check_eq "go$v without runtime.MemProfile: no alloc records" 0 \
+		"$(jq -s 'map(select(.origin == "alloc")) | length' "$work/nomem.jsonl")"
+else
+	not_ok "go$v allocs -tags nomemprofile: build failed"
+fi
+done_testing
