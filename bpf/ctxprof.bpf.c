@@ -272,6 +272,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/* tgid -> its allocation probe's budget; user space sizes it */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct probe_budget);
+} alloc_budgets SEC(".maps");
+
 /*
  * --alloc: the runtime samples an allocation (runtime.mProf_Malloc, on the
  * allocating goroutine). Its size is the Go argument the attach cookie
@@ -282,10 +290,11 @@ int alloc_sample(struct pt_regs *ctx)
 {
 	/* both read: the context allows no computed offsets */
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), arg2 = GO_ARG2(ctx), arg3 = GO_ARG3(ctx);
+	__u64 t0 = bpf_ktime_get_ns(), size;
 	__u32 tgid = pid_tgid >> 32;
 	const struct target_info *t;
+	struct probe_budget *b;
 	struct user_regs regs;
-	__u64 size;
 
 	size = bpf_get_attach_cookie(ctx) == 3 ? arg3 : arg2;
 	t = bpf_map_lookup_elem(&targets, &tgid);
@@ -294,7 +303,9 @@ int alloc_sample(struct pt_regs *ctx)
 	regs.ip = PT_REGS_IP(ctx);
 	regs.sp = PT_REGS_SP(ctx);
 	regs.bp = PT_REGS_FP(ctx);
+	b = budget_spend(&alloc_budgets, tgid, BUDGET_ALLOC);
 	sample_target(t, pid_tgid, &regs, ORIGIN_ALLOC, size);
+	budget_time(b, t0);
 	return 0;
 }
 

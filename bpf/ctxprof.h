@@ -412,16 +412,26 @@ struct span_event {
 };
 
 /*
- * Go before 1.21: the goroutine starts the probe may still watch in this
- * second, per process. Each start costs the process a uprobe hit, whoever
- * starts it: past the budget user space detaches the probe until the next
- * second, so that a server that starts goroutines fast pays a bounded
- * share of its CPU. The hit that spends the last of it says so on
- * spawn_notes.
+ * The hits a probe may still take in this period, per process: the
+ * goroutine-start probe (Go before 1.21) and --alloc's. Each costs the
+ * process a uprobe hit: past the budget user space detaches the probe
+ * until the next period, so that a process that starts goroutines or
+ * allocates fast pays a bounded share of its CPU. The hit that spends the
+ * last of it says so on budget_notes.
  */
-struct spawn_budget {
-	__s64 left; /* user space refills it each second, and counts what was spent */
+struct probe_budget {
+	__s64 left; /* user space refills it each period, and counts what was spent */
 	__u64 bpf_ns; /* the program's own time in the hits, so far: a hit's price is measured */
+};
+
+/* Which probe spent its budget: a budget_note's kind */
+#define BUDGET_SPAWN 0
+#define BUDGET_ALLOC 1
+#define BUDGET_KINDS 2
+
+struct budget_note {
+	__u32 tgid;
+	__u32 kind; /* BUDGET_* */
 };
 
 struct trace_ctx {

@@ -3,6 +3,7 @@
 #ifndef __TRACEPARENT_BPF_H
 #define __TRACEPARENT_BPF_H
 
+#include "budget.bpf.h"
 #include "go_walk.bpf.h"
 #include "spans.bpf.h"
 
@@ -56,14 +57,9 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
 	__type(key, __u32);
-	__type(value, struct spawn_budget);
+	__type(value, struct probe_budget);
 } spawn_budgets SEC(".maps");
 
-/* the tgids whose budget ran out, for user space to detach their probe at once */
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 4096);
-} spawn_notes SEC(".maps");
 
 /*
  * grpc streams whose headers carried a traceparent, until their handler
@@ -565,14 +561,11 @@ static __always_inline int spawn_ctx(struct pt_regs *ctx, const struct go_layout
 /* spawn_ctx, its hit counted down from its process's budget, and its time added up there */
 static __always_inline void spawn(struct pt_regs *ctx, const struct go_layout *l, __u32 tgid)
 {
-	struct spawn_budget *b = bpf_map_lookup_elem(&spawn_budgets, &tgid);
 	__u64 t0 = bpf_ktime_get_ns();
+	struct probe_budget *b = budget_spend(&spawn_budgets, tgid, BUDGET_SPAWN);
 
-	if (b && __sync_fetch_and_sub(&b->left, 1) == 1)
-		bpf_ringbuf_output(&spawn_notes, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
 	spawn_ctx(ctx, l, tgid);
-	if (b)
-		__sync_fetch_and_add(&b->bpf_ns, bpf_ktime_get_ns() - t0);
+	budget_time(b, t0);
 }
 
 /*

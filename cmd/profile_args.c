@@ -24,6 +24,7 @@
 #define DEFAULT_WALL_HZ 19
 /* Go < 1.21: goroutine starts the probe watches a second, per process (tests/bench/README.md) */
 #define DEFAULT_START_SHARE 2.0 /* percent */
+#define DEFAULT_ALLOC_SHARE 5.0 /* percent */
 #define MAX_STARTS_LIMIT 1000000
 #define MAX_WALL_HZ 1000
 #define MAX_OTLP_QUEUE 4096
@@ -110,6 +111,9 @@ static const char usage[] =
 	"                          per runtime.MemProfileRate bytes, 512 KiB by default):\n"
 	"                          records with origin \"alloc\", alloc_objects and\n"
 	"                          alloc_bytes by trace, unbiased as Go's heap profile is\n"
+	"      --alloc-share PCT   the share of a target's CPU --alloc's probe may spend\n"
+	"                          (default 5): past it the probe rests to the end of a\n"
+	"                          tenth of a second, and the statistics say what it missed\n"
 	"      --otlp URL          also send each interval's profiles to an OpenTelemetry\n"
 	"                          Collector, OTLP/HTTP with protobuf to\n"
 	"                          URL/v1development/profiles (URL may be that already);\n"
@@ -201,6 +205,7 @@ enum {
 	OPT_WALL_HZ,
 	OPT_FOLDED_WALL,
 	OPT_ALLOC,
+	OPT_ALLOC_SHARE,
 	OPT_OTLP,
 	OPT_OTLP_QUEUE,
 	OPT_OTLP_LABELS,
@@ -434,7 +439,8 @@ static int parse_wall_hz(struct session_config *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
-static int parse_start_share(struct session_config *o, size_t m, const char *arg)
+/* A share of a target's CPU, "0" to "100" percent, into the double at member M. */
+static int parse_share(struct session_config *o, size_t m, const char *arg, const char *name)
 {
 	char *end;
 	double v;
@@ -442,11 +448,22 @@ static int parse_start_share(struct session_config *o, size_t m, const char *arg
 	errno = 0;
 	v = strtod(arg, &end);
 	if (!errno && end != arg && !*end && v >= 0 && v <= 100) {
-		o->start_share = v / 100;
+		*(double *)((char *)o + m) = v / 100;
 		return ARG_OK;
 	}
-	fprintf(stderr, "invalid --goroutine-start-share '%s' (0 to 100, a percentage)\n", arg);
+	fprintf(stderr, "invalid --%s '%s' (0 to 100, a percentage)\n", name, arg);
 	return ARG_BAD;
+}
+
+static int parse_start_share(struct session_config *o, size_t m, const char *arg)
+{
+	return parse_share(o, offsetof(struct session_config, start_share), arg,
+			   "goroutine-start-share");
+}
+
+static int parse_alloc_share(struct session_config *o, size_t m, const char *arg)
+{
+	return parse_share(o, offsetof(struct session_config, alloc_share), arg, "alloc-share");
 }
 
 static int parse_max_starts(struct session_config *o, size_t m, const char *arg)
@@ -582,6 +599,7 @@ static const struct opt_spec opt_table[] = {
 	FLAG("wall", 'w', wall),
 	PARSE("wall-hz", OPT_WALL_HZ, parse_wall_hz),
 	FLAG("alloc", OPT_ALLOC, alloc),
+	PARSE("alloc-share", OPT_ALLOC_SHARE, parse_alloc_share),
 	STRING("otlp", OPT_OTLP, otlp_url),
 	PARSE("otlp-queue", OPT_OTLP_QUEUE, parse_otlp_queue),
 	PARSE("otlp-labels", OPT_OTLP_LABELS, parse_otlp_labels),
@@ -607,6 +625,7 @@ static void set_defaults(struct session_config *o)
 	o->interval = DEFAULT_INTERVAL;
 	o->wall_hz = DEFAULT_WALL_HZ;
 	o->start_share = DEFAULT_START_SHARE / 100;
+	o->alloc_share = DEFAULT_ALLOC_SHARE / 100;
 	o->max_starts = ULONG_MAX;
 	o->leaf_repair = true;
 }

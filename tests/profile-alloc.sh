@@ -16,9 +16,11 @@
 # allocations carry no trace ID; every such stack starts at the function
 # (the runtime's malloc frames left out); `go tool pprof
 # -sample_index=alloc_space -top` on the profile names the functions in
-# the order of the program's own allocs profile. One program sets
-# runtime.MemProfileRate 65536, the others keep Go's 512 KiB. A build that
-# never references runtime.MemProfile is said to take no samples, exit 0.
+# the order of the program's own allocs profile. One program keeps Go's
+# 512 KiB rate, the others set runtime.MemProfileRate 65536. A program
+# that samples every 256 bytes has its probe rest past --alloc-share, and
+# about what it missed said. A build that never references
+# runtime.MemProfile is said to take no samples, exit 0.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -125,6 +127,33 @@ want_top=$(alloc_top "${own[@]}")
 check_eq "go tool pprof -sample_index=alloc_space -top names Go's own allocs profile's functions, in its order" \
 	"$want_top" "$(alloc_top "$work/alloc.pb.gz")"
 echo "# go tool pprof -sample_index=alloc_space -top: $want_top"
+
+# past its budget: a program that samples one allocation in 256 bytes
+# (about 250,000 a second here) has its probe rest, and what it missed said
+bin=$(go_build "${all[-1]}" plain allocs)
+rm -f "$work/go"
+"$bin" -rate 256 -d 2s -start "$work/go" -out "$work/busy.json" >"$work/busy.ready" 2>&1 &
+busy=$!
+wait_line "$work/busy.ready" '^ready' 100
+"$CTXPROF" -p "$busy" --alloc -o "$work/busy.jsonl" 2>"$work/busy.err" &
+ctxprof=$!
+wait_line "$work/busy.err" 'Ctrl-C to stop' 300
+touch "$work/go"
+wait "$ctxprof"
+check_eq "go${all[-1]} at -rate 256: ctxprof-go --alloc exits 0" 0 "$?"
+wait "$busy" 2>/dev/null
+line=$(grep -m1 'allocation probes of 1 processes gone saw' "$work/busy.err")
+read -r seen missed < <(sed -n 's/.* saw \([0-9]*\) sampled allocations and missed about \([0-9]*\)$/\1 \2/p' <<<"$line")
+truth=$(jq '[.functions[] | .raw_objects] | add' "$work/busy.json" 2>/dev/null)
+echo "# -rate 256: $line; the program's own MemProfile: $truth sampled"
+if [ -n "${seen:-}" ] && [ "${missed:-0}" -gt 0 ] && [ -n "$truth" ] &&
+	[ $((seen + missed)) -ge $((truth / 2)) ] && [ $((seen + missed)) -le $((truth * 3 / 2)) ]; then
+	ok "go${all[-1]} at -rate 256: the probe rested past --alloc-share and says about how many it missed: $seen seen, about $missed missed, of $truth"
+else
+	not_ok "go${all[-1]} at -rate 256: no line says what a rested probe missed, or not near the program's $truth: $(tr '\n' '|' <"$work/busy.err")"
+fi
+check_eq "go${all[-1]} at -rate 256: its records count what the probe saw" "$seen" \
+	"$(jq -s 'map(select(.origin == "alloc") | .samples) | add' "$work/busy.jsonl")"
 
 # a build that never references runtime.MemProfile: the linker turned memory profiling off
 v=${all[-1]}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* part_alloc.c: --alloc: a probe where a target's runtime samples an allocation, and the rate it samples at. */
+/* part_alloc.c: --alloc: a probe where a target's runtime samples an allocation, within its share of the target's CPU, and the rate it samples at. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,18 +10,21 @@
 #include "cmd/util/clock.h"
 #include "cmd/util/procfs.h"
 #include "offsets/go_binary.h"
-#include "part.h"
+#include "budget_probe.h"
+#include "part_alloc.h"
 #include "processes.h"
 #include "sampler.h"
 #include "session_config.h"
 #include "target.h"
 #include "uprobe_link.h"
 
+/* Sampled allocations a second the probe may always take: twice 1 GB/s's at the default rate. */
+#define ALLOC_MIN_PER_SEC 4000
 /* How often runtime.MemProfileRate is read again: a program may set it while it runs. */
 #define RATE_READ_NS 1000000000ULL
 
 struct alloc {
-	struct uprobe_link *link;
+	struct budget_probe *probe;
 	uint64_t rate_at; /* runtime.MemProfileRate in the process */
 	int64_t rate; /* as last read; -1 while it could not be */
 	bool disabled; /* the linker turned memory profiling off */
@@ -70,18 +74,20 @@ static void alloc_free(struct alloc *a)
 {
 	if (!a)
 		return;
-	uprobe_link__destroy(a->link);
+	budget_probe__free(a->probe);
 	free(a);
 }
 
 /*
  * runtime.mProf_Malloc, probed through /proc/PID/exe for this process
- * only. A binary whose rate cannot be found goes without: its samples
- * could not be unbiased, and a rate is never guessed.
+ * only, within --alloc-share of its CPU. A binary whose rate cannot be
+ * found goes without: its samples could not be unbiased, and a rate is
+ * never guessed.
  */
 static int alloc_attach(struct part_ctx *c, bool quiet, void **state)
 {
 	const struct target_env *env = c->env;
+	struct budget_policy policy;
 	struct go_alloc_probe ap;
 	struct alloc *a;
 	uint64_t bias = 0;
@@ -113,11 +119,21 @@ static int alloc_attach(struct part_ctx *c, bool quiet, void **state)
 	a->rate_at = ap.rate_addr + bias;
 	a->rate = -1;
 	a->disabled = ap.memprof_disabled > 0;
+	policy = (struct budget_policy){
+		.share = env->cfg->alloc_share,
+		/* a process allocating 1 GB/s takes 2,000 at the default rate, whatever its CPU */
+		.min_per_sec = ALLOC_MIN_PER_SEC,
+		.max_per_sec = UINT_MAX,
+		.trap_ns = budget_account__trap_ns(&env->budget_accounts[BUDGET_ALLOC],
+						   env->bpf->alloc.alloc_sample, ap.size_arg,
+						   env->cfg->verbose),
+		.name = "allocation probe",
+		.loss = "its allocations from now on are not recorded",
+	};
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
-	a->link = uprobe_link__attach(env->bpf->alloc.alloc_sample, c->pid, exe, ap.offset,
-				      ap.size_arg);
-	if (!a->link) {
-		err = -errno;
+	err = budget_probe__attach(env->bpf->alloc.alloc_sample, env->bpf->alloc.budgets_fd, c->pid,
+				   exe, ap.offset, ap.size_arg, &policy, &a->probe);
+	if (err) {
 		env->attach_failures[ATTACH_ALLOC]++;
 		if (!quiet || env->cfg->verbose || !go_binary__said(c->gb, SAID_ATTACH_ALLOC))
 			fprintf(stderr, "pid %d (%s): warning: failed to attach to runtime.mProf_Malloc: "
@@ -147,7 +163,10 @@ static void alloc_tick(struct part_ctx *c, void *state)
 	struct alloc *a = state;
 	uint64_t now;
 
-	if (!a || (now = now_ns(CLOCK_MONOTONIC)) < a->next_read_ns)
+	if (!a)
+		return;
+	budget_probe__tick(a->probe);
+	if ((now = now_ns(CLOCK_MONOTONIC)) < a->next_read_ns)
 		return;
 	a->next_read_ns = now + RATE_READ_NS;
 	note_rate(c, a);
@@ -161,9 +180,44 @@ static int alloc_retire(struct part_ctx *c, void *state)
 	return 0;
 }
 
+/* What a rested probe missed, said; with -v, what its hits cost its process. */
+static void alloc_say(const struct part_ctx *c, const void *state, bool verbose)
+{
+	const struct alloc *a = state;
+	struct budget_probe_stats st;
+
+	if (!a)
+		return;
+	budget_probe__stats(a->probe, &st);
+	if (st.paused_ns)
+		fprintf(stderr,
+			"ctxprof-go: pid %d (%s): its allocation probe saw %llu sampled allocations "
+			"and rested %.1f of %.1f s%s, past its share, %g%% of the process's CPU (%llu "
+			"a second at %.1f us a hit); about %.0f sampled meanwhile are not recorded\n",
+			(int)c->pid, c->comm, (unsigned long long)st.watched, st.paused_ns / 1e9,
+			(st.paused_ns + st.on_ns) / 1e9,
+			st.failed ? " (for good: it could not be attached again)" : "",
+			c->env->cfg->alloc_share * 100, (unsigned long long)st.allowed,
+			st.price_ns / 1e3, st.missed);
+	if (verbose)
+		fprintf(stderr,
+			"ctxprof-go: pid %d (%s): its allocation probe saw %llu sampled allocations, "
+			"at %.1f us a hit %.1f ms: %.2f%% of the %.2f s of CPU its process used "
+			"meanwhile (its share: %g%%)\n",
+			(int)c->pid, c->comm, (unsigned long long)st.watched,
+			st.counted ? st.spent_ns / 1e3 / st.counted : st.price_ns / 1e3,
+			st.spent_ns / 1e6, st.cpu_ns ? 100.0 * st.spent_ns / st.cpu_ns : 0.0,
+			st.cpu_ns / 1e9, c->env->cfg->alloc_share * 100);
+}
+
+/* What it saw and missed stays counted after it. */
 static void alloc_detach(struct part_ctx *c, void *state)
 {
-	alloc_free(state);
+	struct alloc *a = state;
+
+	if (a)
+		budget_account__add(&c->env->budget_accounts[BUDGET_ALLOC], a->probe);
+	alloc_free(a);
 }
 
 const struct part_ops alloc_part = {
@@ -172,5 +226,23 @@ const struct part_ops alloc_part = {
 	.retire = alloc_retire,
 	.note = alloc_note,
 	.tick = alloc_tick,
+	.say = alloc_say,
 	.detach = alloc_detach,
 };
+
+void alloc_part__spent(struct part_ctx *c)
+{
+	struct alloc *a = c->state[PART_ALLOC];
+
+	if (a)
+		budget_probe__spent(a->probe);
+}
+
+bool alloc_part__stats(const struct part_ctx *c, struct budget_probe_stats *st)
+{
+	const struct alloc *a = c->state[PART_ALLOC];
+
+	if (a)
+		budget_probe__stats(a->probe, st);
+	return a;
+}

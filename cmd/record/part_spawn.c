@@ -9,7 +9,7 @@
 #include "part_spawn.h"
 #include "sampler.h"
 #include "session_config.h"
-#include "spawn_probe.h"
+#include "budget_probe.h"
 #include "target.h"
 #include "uprobe_link.h"
 
@@ -23,23 +23,6 @@ static bool spawn_on(const struct session_config *cfg)
 static const char *spawn_off_flag(const struct session_config *cfg)
 {
 	return cfg->start_share > 0 ? "--max-goroutine-starts 0" : "--goroutine-start-share 0";
-}
-
-/* A hit's trap, measured the first time a goroutine-start probe is attached: 0 when it cannot be. */
-static uint64_t spawn_trap_ns(const struct target_env *env, uint64_t cookie)
-{
-	struct spawn_account *acc = env->spawn_account;
-
-	if (!acc)
-		return 0;
-	if (!acc->trap_measured) {
-		acc->trap_ns = spawn_probe__trap_ns(env->bpf->spawn.go_start, cookie);
-		acc->trap_measured = true;
-		if (env->cfg->verbose)
-			fprintf(stderr, "ctxprof-go: a uprobe hit's trap costs %.1f us here%s\n",
-				acc->trap_ns / 1e3, acc->trap_ns ? "" : " (it could not be measured)");
-	}
-	return acc->trap_ns;
 }
 
 /* The probe's place in the binary, among the trace probes; NULL when it has none. */
@@ -59,20 +42,25 @@ static void *attach_probe(struct part_ctx *c, bool quiet)
 {
 	const struct target_env *env = c->env;
 	const struct go_trace_probe *at = spawn_probe_of(c->gb);
-	struct spawn_probe *sp = NULL;
-	struct spawn_policy policy;
+	struct budget_probe *sp = NULL;
+	struct budget_policy policy;
 	char exe[64];
 	int err;
 
 	if (!at || !c->state[PART_REQUESTS] || !spawn_on(env->cfg))
 		return NULL;
-	policy = (struct spawn_policy){
+	policy = (struct budget_policy){
 		.share = env->cfg->start_share,
+		/* a few requests' worth */
+		.min_per_sec = 100,
 		.max_per_sec = env->cfg->max_starts > UINT_MAX ? UINT_MAX : env->cfg->max_starts,
-		.trap_ns = spawn_trap_ns(env, at->cookie),
+		.trap_ns = budget_account__trap_ns(&env->budget_accounts[BUDGET_SPAWN],
+						   env->bpf->spawn.go_start, at->cookie, env->cfg->verbose),
+		.name = "goroutine-start probe",
+		.loss = "the goroutines it starts from now on carry no trace ID",
 	};
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
-	err = spawn_probe__attach(env->bpf->spawn.go_start, env->bpf->spawn.budgets_fd, c->pid, exe,
+	err = budget_probe__attach(env->bpf->spawn.go_start, env->bpf->spawn.budgets_fd, c->pid, exe,
 				  at->offset, at->cookie, &policy, &sp);
 	if (err)
 		env->attach_failures[ATTACH_SPAWN]++;
@@ -103,7 +91,7 @@ static void spawn_note(const struct part_ctx *c, const void *state)
 static void spawn_tick(struct part_ctx *c, void *state)
 {
 	if (state)
-		spawn_probe__tick(state);
+		budget_probe__tick(state);
 }
 
 /* Where requests are probed and none came bare: the goroutines they start, when no probe follows them. */
@@ -126,7 +114,7 @@ static bool spawn_why_untraced(const struct part_ctx *c, const void *state, uint
 }
 
 /* A probe that rested, its budget spent: for how long, and about how many starts it missed. */
-static bool rested(const struct part_ctx *c, const struct spawn_probe_stats *st, char *buf,
+static bool rested(const struct part_ctx *c, const struct budget_probe_stats *st, char *buf,
 		   size_t len)
 {
 	const struct session_config *cfg = c->env->cfg;
@@ -151,12 +139,12 @@ static bool rested(const struct part_ctx *c, const struct spawn_probe_stats *st,
 /* The starts a rested probe did not see; with -v, what every one cost its process. */
 static void spawn_say(const struct part_ctx *c, const void *state, bool verbose)
 {
-	struct spawn_probe_stats st;
+	struct budget_probe_stats st;
 	char why[384];
 
 	if (!state)
 		return;
-	spawn_probe__stats(state, &st);
+	budget_probe__stats(state, &st);
 	if (rested(c, &st, why, sizeof(why)))
 		fprintf(stderr, "ctxprof-go: pid %d (%s): %s\n", (int)c->pid, c->comm, why);
 	if (verbose)
@@ -173,18 +161,10 @@ static void spawn_say(const struct part_ctx *c, const void *state, bool verbose)
 /* What it saw and missed stays counted after it. */
 static void spawn_detach(struct part_ctx *c, void *state)
 {
-	struct spawn_account *acc = c->env->spawn_account;
-	struct spawn_probe_stats st;
-
 	if (!state)
 		return;
-	if (acc) {
-		spawn_probe__stats(state, &st);
-		acc->probes++;
-		acc->watched += st.watched;
-		acc->missed += st.missed;
-	}
-	spawn_probe__free(state);
+	budget_account__add(&c->env->budget_accounts[BUDGET_SPAWN], state);
+	budget_probe__free(state);
 }
 
 /* Its failures are said and counted: the process goes without it. */
@@ -207,13 +187,13 @@ const struct part_ops spawn_part = {
 void spawn_part__spent(struct part_ctx *c)
 {
 	if (c->state[PART_SPAWN])
-		spawn_probe__spent(c->state[PART_SPAWN]);
+		budget_probe__spent(c->state[PART_SPAWN]);
 }
 
-bool spawn_part__stats(const struct part_ctx *c, struct spawn_probe_stats *st)
+bool spawn_part__stats(const struct part_ctx *c, struct budget_probe_stats *st)
 {
 	if (!c->state[PART_SPAWN])
 		return false;
-	spawn_probe__stats(c->state[PART_SPAWN], st);
+	budget_probe__stats(c->state[PART_SPAWN], st);
 	return true;
 }

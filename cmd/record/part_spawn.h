@@ -7,11 +7,11 @@
 
 #include "part.h"
 
-struct spawn_probe_stats;
+struct budget_probe_stats;
 
 /* Its budget ran out (the kernel said so): the probe rests until the next refill. */
 void spawn_part__spent(struct part_ctx *c);
 /* Its probe's statistics; false when it has none. */
-bool spawn_part__stats(const struct part_ctx *c, struct spawn_probe_stats *st);
+bool spawn_part__stats(const struct part_ctx *c, struct budget_probe_stats *st);
 
 #endif /* __PART_SPAWN_H */

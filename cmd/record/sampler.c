@@ -141,6 +141,7 @@ static int configure(struct sampler *s)
 	bpf_map__set_max_entries(s->skel->maps.targets, max_targets);
 	bpf_map__set_max_entries(s->skel->maps.frame_sizes, max_targets);
 	bpf_map__set_max_entries(s->skel->maps.spawn_budgets, max_targets);
+	bpf_map__set_max_entries(s->skel->maps.alloc_budgets, max_targets);
 	/* only what this run uses is loaded: the verifier's time is start-up time */
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->sampling);
 	bpf_program__set_autoload(s->skel->progs.on_exec, c->sampling);
@@ -274,6 +275,7 @@ static void take_handles(struct sampler *s)
 		.targets_fd = bpf_map__fd(k->maps.targets),
 		.frame_sizes_fd = bpf_map__fd(k->maps.frame_sizes),
 		.stats_fd = bpf_map__fd(k->maps.stats),
+		.budget_notes_fd = bpf_map__fd(k->maps.budget_notes),
 		.target_bits = k->data_target_bits->target_bits,
 		.target_execs = &k->data_target_execs->target_execs,
 		.ticks = { .on_sample = k->progs.on_sample },
@@ -287,14 +289,16 @@ static void take_handles(struct sampler *s)
 		.spawn = {
 			.go_start = k->progs.http_request,
 			.budgets_fd = bpf_map__fd(k->maps.spawn_budgets),
-			.notes_fd = bpf_map__fd(k->maps.spawn_notes),
 		},
 		.labels = {
 			.label_set = k->progs.label_set,
 			.label_do = k->progs.label_do,
 			.owners_fd = bpf_map__fd(k->maps.label_owners),
 		},
-		.alloc = { .alloc_sample = k->progs.alloc_sample },
+		.alloc = {
+			.alloc_sample = k->progs.alloc_sample,
+			.budgets_fd = bpf_map__fd(k->maps.alloc_budgets),
+		},
 		.custom = {
 			.uprobe_event = k->progs.uprobe_event,
 			.custom_generic = k->progs.custom__generic,

@@ -30,7 +30,6 @@ struct requests_bpf {
 struct spawn_bpf {
 	struct bpf_program *go_start; /* the goroutine-start uprobe (the request probes' program) */
 	int budgets_fd;
-	int notes_fd; /* what each start probe spent, a ring */
 };
 struct labels_bpf {
 	struct bpf_program *label_set, *label_do; /* where labels are set */
@@ -38,6 +37,7 @@ struct labels_bpf {
 };
 struct alloc_bpf {
 	struct bpf_program *alloc_sample; /* --alloc: where the runtime samples an allocation */
+	int budgets_fd;
 };
 struct custom_bpf {
 	struct bpf_program *uprobe_event, *custom_generic; /* --uprobe, --pin */
@@ -49,6 +49,7 @@ struct custom_bpf {
 struct sampler_bpf {
 	/* every target's, kept by the target set */
 	int targets_fd, frame_sizes_fd, stats_fd;
+	int budget_notes_fd; /* the budgeted probes' (spawn, alloc): which one spent its budget, a ring */
 	__u64 *target_bits; /* TARGET_BITS of them: a marked tgid may be a target */
 	__u64 *target_execs; /* execs of targets' own files the kernel saw */
 	struct ticks_bpf ticks;

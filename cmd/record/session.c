@@ -20,6 +20,7 @@
 #include "aggregate.h"
 #include "processes.h"
 #include "outputs.h"
+#include "part_alloc.h"
 #include "part_spawn.h"
 #include "ring_keeper.h"
 #include "sampler.h"
@@ -45,7 +46,7 @@
 #define KEEP_MAX_BYTES (64UL << 20)
 
 /* The rings a kept event came from, for its replay. */
-enum ring_kind { RING_SAMPLES, RING_SPAWN_NOTES, RING_SPANS };
+enum ring_kind { RING_SAMPLES, RING_BUDGET_NOTES, RING_SPANS };
 /* time spent describing new targets before the rings are read again */
 #define DESCRIBE_BUDGET_NS (20 * 1000000ULL)
 
@@ -190,21 +191,23 @@ static int handle_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Go < 1.21: a target's goroutine-start probe spent its second's budget (spawn_probe.h). */
-static int spawn_note(void *ctx, void *data, size_t size)
+/* A target's goroutine-start or allocation probe spent its period's budget (budget_probe.h). */
+static int budget_note(void *ctx, void *data, size_t size)
 {
 	struct session *s = ctx;
+	struct budget_note note;
 	struct target *t;
-	__u32 tgid;
 
 	if (ring_keeper__keeping())
-		return ring_keeper__keep(s->keeper, RING_SPAWN_NOTES, data, size), 0;
-	if (size < sizeof(tgid) || !s->targets)
+		return ring_keeper__keep(s->keeper, RING_BUDGET_NOTES, data, size), 0;
+	if (size < sizeof(note) || !s->targets)
 		return 0;
-	memcpy(&tgid, data, sizeof(tgid));
-	t = targets__find(s->targets, tgid);
-	if (t)
+	memcpy(&note, data, sizeof(note));
+	t = targets__find(s->targets, note.tgid);
+	if (t && note.kind == BUDGET_SPAWN)
 		spawn_part__spent(target__parts(t));
+	else if (t && note.kind == BUDGET_ALLOC)
+		alloc_part__spent(target__parts(t));
 	return 0;
 }
 
@@ -241,8 +244,8 @@ static int replay(void *ctx, uint32_t kind, void *data, size_t size)
 	switch (kind) {
 	case RING_SAMPLES:
 		return handle_event(s, data, size);
-	case RING_SPAWN_NOTES:
-		return spawn_note(s, data, size);
+	case RING_BUDGET_NOTES:
+		return budget_note(s, data, size);
 	default:
 		return span_note(s, data, size);
 	}
@@ -471,9 +474,9 @@ struct session *session__new(const struct session_config *cfg)
 	s->rb = sampler__rings(s->sampler, handle_event, s);
 	if (!s->rb)
 		goto fail;
-	if (ring_buffer__add(s->rb, s->bpf->spawn.notes_fd, spawn_note, s)) {
+	if (ring_buffer__add(s->rb, s->bpf->budget_notes_fd, budget_note, s)) {
 		err = -errno;
-		fprintf(stderr, "failed to read the goroutine-start probe's notes: %s\n", strerror(-err));
+		fprintf(stderr, "failed to read the budgeted probes' notes: %s\n", strerror(-err));
 		goto fail;
 	}
 	if (ring_buffer__add(s->rb, s->bpf->requests.spans_fd, span_note, s)) {

@@ -34,6 +34,7 @@ struct session_config {
 	bool wall; /* --wall: every goroutine of each target, wall_hz times a second */
 	unsigned long wall_hz;
 	bool alloc; /* --alloc: the allocations each target's runtime samples */
+	double alloc_share; /* of a target's CPU its allocation probe may spend, 0 to 1 */
 	bool leaf_repair; /* frameless leaves' callers put back (--no-leaf-repair: off) */
 	int verbose; /* -v: details; -vv: libbpf's messages too */
 	bool quiet; /* --quiet: no summary of the costliest traces at exit */

@@ -14,7 +14,7 @@
 #include "cmd/util/strbuf.h"
 #include "aggregate.h"
 #include "processes.h"
-#include "spawn_probe.h"
+#include "budget_probe.h"
 #include "session_config.h"
 #include "stats.h"
 #include "target.h"
@@ -151,19 +151,27 @@ static void say_parts(struct target *t, void *ctx)
 	target__say(t, v->cfg->verbose);
 }
 
-/* Go < 1.21: what the goroutine-start probes of processes gone saw and missed. */
-static void print_spawn_gone(const struct stats_view *v)
+/* What the goroutine-start and allocation probes of processes gone saw and missed. */
+static void print_budgets_gone(const struct stats_view *v)
 {
-	struct spawn_account gone;
+	static const char *const what[BUDGET_KINDS][2] = {
+		[BUDGET_SPAWN] = { "goroutine-start", "starts" },
+		[BUDGET_ALLOC] = { "allocation", "sampled allocations" },
+	};
+	struct budget_account gone;
 	uint64_t watched;
 	double missed;
+	int kind;
 
-	targets__spawn_totals(v->targets, &gone, &watched, &missed);
-	if (gone.probes && (gone.missed >= 0.5 || v->cfg->verbose))
-		fprintf(stderr,
-			"ctxprof-go: the goroutine-start probes of %llu processes gone saw %llu starts "
-			"and missed about %.0f\n",
-			(unsigned long long)gone.probes, (unsigned long long)gone.watched, gone.missed);
+	for (kind = 0; kind < BUDGET_KINDS; kind++) {
+		targets__budget_totals(v->targets, kind, &gone, &watched, &missed);
+		if (gone.probes && (gone.missed >= 0.5 || v->cfg->verbose))
+			fprintf(stderr,
+				"ctxprof-go: the %s probes of %llu processes gone saw %llu %s and "
+				"missed about %.0f\n",
+				what[kind][0], (unsigned long long)gone.probes,
+				(unsigned long long)gone.watched, what[kind][1], gone.missed);
+	}
 }
 
 static void print_wall_stats(const struct stats_view *v)
@@ -273,7 +281,7 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 {
 	const struct otlp_export_stats *o = &v->otlp;
 	__u64 totals[STAT_MAX] = {};
-	struct spawn_account gone;
+	struct budget_account gone;
 	struct strbuf b = {};
 	struct agg_stats st;
 	uint64_t watched;
@@ -300,13 +308,22 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	value(&b, "samples_filtered_total", "", totals[STAT_FILTERED]);
 	metric(&b, "label_read_errors_total", "counter", "Samples whose goroutine labels could not be read.");
 	value(&b, "label_read_errors_total", "", totals[STAT_READ_ERR]);
-	targets__spawn_totals(v->targets, &gone, &watched, &missed);
+	targets__budget_totals(v->targets, BUDGET_SPAWN, &gone, &watched, &missed);
 	metric(&b, "goroutine_starts_seen_total", "counter",
 	       "Go < 1.21: goroutine starts the goroutine-start probes saw, of processes gone too.");
 	value(&b, "goroutine_starts_seen_total", "", watched);
 	metric(&b, "goroutine_starts_missed_total", "counter",
 	       "Go < 1.21: about how many goroutines started while their probe rested: no trace ID.");
 	value(&b, "goroutine_starts_missed_total", "", (uint64_t)(missed + 0.5));
+	if (v->cfg->alloc) {
+		targets__budget_totals(v->targets, BUDGET_ALLOC, &gone, &watched, &missed);
+		metric(&b, "alloc_samples_seen_total", "counter",
+		       "--alloc: allocations the runtime sampled that the allocation probes saw.");
+		value(&b, "alloc_samples_seen_total", "", watched);
+		metric(&b, "alloc_samples_missed_total", "counter",
+		       "--alloc: about how many it sampled while their probe rested, its budget spent.");
+		value(&b, "alloc_samples_missed_total", "", (uint64_t)(missed + 0.5));
+	}
 	metric(&b, "header_read_errors_total", "counter",
 	       "Requests and streams whose headers could not be read for a traceparent.");
 	value(&b, "header_read_errors_total", "", totals[STAT_HTTP_ERR]);
@@ -373,7 +390,7 @@ void stats__print(const struct stats_view *v, bool so_far)
 		aggregate__pids(v->agg, hint_one, &(struct hint_round){ .v = v, .totals = totals });
 	if (v->cfg->sampling) {
 		targets__foreach(v->targets, say_parts, (void *)v);
-		print_spawn_gone(v);
+		print_budgets_gone(v);
 	}
 	if (v->cfg->sampling)
 		print_attach_failures(v);

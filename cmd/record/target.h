@@ -18,7 +18,7 @@ struct go_binary;
 struct hashmap;
 struct otlp_process;
 struct processes;
-struct spawn_account;
+struct budget_account;
 struct target;
 struct wall_reader;
 
@@ -43,15 +43,7 @@ struct target_env {
 	bool request_ends;
 	bool per_task; /* --pid: the cpu-clock events follow each target's threads */
 	uint64_t *attach_failures; /* ATTACH_KINDS of them: attaches that failed */
-	struct spawn_account *spawn_account;
-};
-
-/* Go < 1.21: what every goroutine-start probe gone saw and missed; a trap's price, measured once */
-struct spawn_account {
-	uint64_t trap_ns;
-	bool trap_measured;
-	uint64_t probes, watched; /* of probes gone */
-	double missed;
+	struct budget_account *budget_accounts; /* BUDGET_KINDS of them: the budgeted probes' */
 };
 
 /*

@@ -22,8 +22,9 @@
 #include "container.h"
 #include "owners.h"
 #include "sampler.h"
-#include "spawn_probe.h"
+#include "budget_probe.h"
 #include "part_labels.h"
+#include "part_alloc.h"
 #include "part_spawn.h"
 #include "session_config.h"
 #include "target.h"
@@ -41,7 +42,7 @@ struct targets {
 	bool full; /* the kernel's targets map is full: said once */
 	/* probes that failed to attach, per trace source; the goroutine-start probe's at COUNT */
 	uint64_t attach_failures[ATTACH_KINDS];
-	struct spawn_account spawn_account;
+	struct budget_account budget_accounts[BUDGET_KINDS];
 	/* targets per bit of the sampler's target_bits (TARGET_BITS of them) */
 	uint16_t *bit_refs;
 	/* label_owners as last read for a sweep, and when the next one is due */
@@ -97,7 +98,7 @@ struct targets *targets__new(const struct targets_config *cfg)
 	}
 	ts->cfg = *cfg;
 	ts->cfg.env.attach_failures = ts->attach_failures;
-	ts->cfg.env.spawn_account = &ts->spawn_account;
+	ts->cfg.env.budget_accounts = ts->budget_accounts;
 	ts->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ts->set = hashmap__new();
 	ts->verdicts = hashmap__new();
@@ -157,29 +158,31 @@ int targets__count(const struct targets *ts)
 	return hashmap__size(ts->set);
 }
 
-struct spawn_sum {
+struct budget_sum {
+	int kind;
 	uint64_t watched;
 	double missed;
 };
 
-static void add_spawn(struct target *t, void *ctx)
+static void add_budget(struct target *t, void *ctx)
 {
-	struct spawn_sum *sum = ctx;
-	struct spawn_probe_stats st;
+	struct budget_sum *sum = ctx;
+	struct budget_probe_stats st;
 
-	if (spawn_part__stats(target__parts(t), &st)) {
+	if (sum->kind == BUDGET_SPAWN ? spawn_part__stats(target__parts(t), &st) :
+					alloc_part__stats(target__parts(t), &st)) {
 		sum->watched += st.watched;
 		sum->missed += st.missed;
 	}
 }
 
-void targets__spawn_totals(struct targets *ts, struct spawn_account *gone, uint64_t *watched,
-			   double *missed)
+void targets__budget_totals(struct targets *ts, int kind, struct budget_account *gone,
+			    uint64_t *watched, double *missed)
 {
-	struct spawn_sum sum = {};
+	struct budget_sum sum = { .kind = kind };
 
-	targets__foreach(ts, add_spawn, &sum);
-	*gone = ts->spawn_account;
+	targets__foreach(ts, add_budget, &sum);
+	*gone = ts->budget_accounts[kind];
 	*watched = sum.watched + gone->watched;
 	*missed = sum.missed + gone->missed;
 }

@@ -46,12 +46,13 @@ int targets__added(const struct targets *ts);
 /* Probes that failed to attach so far, by enum trace_source; the goroutine-start probe's at COUNT. */
 const uint64_t *targets__attach_failures(const struct targets *ts);
 /*
- * Go < 1.21: every goroutine-start probe's starts seen and about how many
- * missed, those of probes gone too (counted apart in OUT's probes,
- * watched and missed), in *WATCHED and *MISSED.
+ * Every budgeted probe of KIND's (BUDGET_SPAWN: Go < 1.21's goroutine
+ * starts; BUDGET_ALLOC: sampled allocations) hits seen and about how many
+ * missed while it rested, those of probes gone too (counted apart in
+ * GONE's probes, watched and missed), in *WATCHED and *MISSED.
  */
-void targets__spawn_totals(struct targets *ts, struct spawn_account *gone, uint64_t *watched,
-			   double *missed);
+void targets__budget_totals(struct targets *ts, int kind, struct budget_account *gone,
+			    uint64_t *watched, double *missed);
 int targets__pending(const struct targets *ts);
 
 /* --all: every Go process running now (from /proc), each binary checked once. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* spawn_probe.h: Go before 1.21: the probe where goroutines start, held to a share of its process's CPU. */
+/* budget_probe.h: a uprobe in one process held to a share of its CPU: the goroutine-start probe, --alloc's. */
 #ifndef __SPAWN_PROBE_H
 #define __SPAWN_PROBE_H
 
@@ -8,19 +8,40 @@
 #include <sys/types.h>
 
 struct bpf_program;
-struct spawn_probe;
+struct budget_probe;
 
-/* The starts a second a probe may always watch, however idle its process: a few requests' worth. */
-#define SPAWN_MIN_PER_SEC 100
 
-/* What a goroutine-start probe may spend. */
-struct spawn_policy {
+/* What a budgeted probe may spend, and what it is called when it says so. */
+struct budget_policy {
+	const char *name; /* "goroutine-start probe" */
+	const char *loss; /* what is lost without it: "the goroutines it starts ... carry no trace ID" */
 	double share; /* of its process's CPU time, 0 to 1 */
+	unsigned int min_per_sec; /* hits a second it may always take, however idle its process */
 	unsigned int max_per_sec; /* starts a second, besides; UINT_MAX: no cap */
-	uint64_t trap_ns; /* a hit's price but its program's own time (spawn_probe__trap_ns) */
+	uint64_t trap_ns; /* a hit's price but its program's own time (budget_probe__trap_ns) */
 };
 
-struct spawn_probe_stats {
+/*
+ * What every probe of one kind gone saw and missed, so that the statistics
+ * count processes that exited; and a trap's price, measured once.
+ */
+struct budget_account {
+	uint64_t trap_ns;
+	bool trap_measured;
+	uint64_t probes, watched; /* of probes gone */
+	double missed;
+};
+
+/*
+ * A hit's trap but its program's time, as PROG with COOKIE costs: measured
+ * the first time ACC is asked (budget_probe__trap_ns), said with VERBOSE.
+ */
+uint64_t budget_account__trap_ns(struct budget_account *acc, const struct bpf_program *prog,
+				 uint64_t cookie, bool verbose);
+/* What probe SP saw and missed, added to ACC as it goes. Accepts a NULL ACC. */
+void budget_account__add(struct budget_account *acc, const struct budget_probe *sp);
+
+struct budget_probe_stats {
 	uint64_t watched; /* goroutine starts it saw */
 	uint64_t on_ns; /* time it was attached */
 	uint64_t paused_ns; /* time it rested, its period's budget spent */
@@ -40,18 +61,18 @@ struct spawn_probe_stats {
  * cooled against the same calls unprobed. 0 when the probe could not be
  * attached.
  */
-uint64_t spawn_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie);
+uint64_t budget_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie);
 
 /*
  * PROG as a uprobe with COOKIE at OFFSET of PATH, for PID alone, watching
  * what POLICY allows; BUDGETS_FD is the kernel's spawn_budgets
  * map. 0 with *OUT, or -errno.
  */
-int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, const char *path,
-			uint64_t offset, uint64_t cookie, const struct spawn_policy *policy,
-			struct spawn_probe **out);
+int budget_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, const char *path,
+			uint64_t offset, uint64_t cookie, const struct budget_policy *policy,
+			struct budget_probe **out);
 /* The kernel said its budget ran out: it rests until its period is over. */
-void spawn_probe__spent(struct spawn_probe *sp);
+void budget_probe__spent(struct budget_probe *sp);
 /*
  * Its budget for the next period when this one is over (a tenth of a
  * second; a second under a cap), from its process's CPU time in this one
@@ -59,9 +80,9 @@ void spawn_probe__spent(struct spawn_probe *sp);
  * attached again if it rested; a failure to is said once on stderr, and
  * it rests for good.
  */
-void spawn_probe__tick(struct spawn_probe *sp);
-void spawn_probe__stats(const struct spawn_probe *sp, struct spawn_probe_stats *st);
+void budget_probe__tick(struct budget_probe *sp);
+void budget_probe__stats(const struct budget_probe *sp, struct budget_probe_stats *st);
 /* Detached, its budget deleted. Accepts NULL. */
-void spawn_probe__free(struct spawn_probe *sp);
+void budget_probe__free(struct budget_probe *sp);
 
 #endif /* __SPAWN_PROBE_H */

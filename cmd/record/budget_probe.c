@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* spawn_probe.c: Go before 1.21: the probe where goroutines start, held to a share of its process's CPU. */
+/* budget_probe.c: a uprobe in one process held to a share of its CPU: the goroutine-start probe, --alloc's. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,29 +11,29 @@
 
 #include "bpf/ctxprof.h"
 #include "cmd/util/clock.h"
-#include "spawn_probe.h"
+#include "budget_probe.h"
 #include "uprobe_link.h"
 
 /*
- * A uprobe hit costs the process a trap at every goroutine start, whoever
- * starts it, and only detaching the probe spares it that. So each period
- * the kernel counts down a budget of hits: the share of the process's CPU
- * time in the period before, at the price of a hit (the trap, measured
- * once, and the program's own time, which the kernel adds up). The hit
- * that spends it says so (spawn_notes) and the probe comes off until the
- * period is over. The goroutines started while it rests carry no context,
- * and the statistics say about how many those were. A period is short, so
+ * A uprobe hit costs the process a trap at every goroutine start (or
+ * sampled allocation), whoever makes it, and only detaching the probe
+ * spares it that. So each period the kernel counts down a budget of hits:
+ * the share of the process's CPU time in the period before, at the price
+ * of a hit (the trap, measured once, and the program's own time, which the
+ * kernel adds up). The hit that spends it says so (budget_notes) and the
+ * probe comes off until the period is over. What comes while it rests is
+ * not seen, and the statistics say about how much that was. A period is short, so
  * that a server busy all at once is followed within it; a second under
  * --max-goroutine-starts, which counts starts a second.
  */
-struct spawn_probe {
+struct budget_probe {
 	struct bpf_program *prog;
 	struct uprobe_link *link; /* NULL while it rests */
 	int budgets_fd;
 	__u32 pid;
 	char path[64];
 	uint64_t offset, cookie;
-	struct spawn_policy policy;
+	struct budget_policy policy;
 	uint64_t period_ns;
 	uint64_t allowed; /* this period's budget */
 	double credit; /* hits earned and not spent; below 0: overspent */
@@ -52,8 +52,8 @@ struct spawn_probe {
 };
 
 /* The program's time in a hit, before any was measured: what it costs on a slow machine. */
-#define SPAWN_FIRST_BPF_NS 2000
-#define SPAWN_PERIOD_NS (NSEC_PER_SEC / 10)
+#define BUDGET_FIRST_BPF_NS 2000
+#define BUDGET_PERIOD_NS (NSEC_PER_SEC / 10)
 /* Calls of the measure of a trap, each after the caches are cooled: the median stands */
 #define TRAP_CALLS 201
 /* What is written between two calls to cool the caches, when the L2's size is unknown */
@@ -144,7 +144,7 @@ static uint64_t median_cold_call(volatile char *cool, size_t len)
 	return t[TRAP_CALLS / 2] + (sum == 42); /* the calls are used */
 }
 
-uint64_t spawn_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie)
+uint64_t budget_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie)
 {
 	uint64_t off = own_file_offset((uint64_t)(uintptr_t)ctxprof_trap_call), bare, probed;
 	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
@@ -170,13 +170,13 @@ uint64_t spawn_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie)
 }
 
 /* Its budget's hits so far in this period, past the budget too (a note is read late). */
-static uint64_t period_hits(const struct spawn_probe *sp, const struct spawn_budget *b)
+static uint64_t period_hits(const struct budget_probe *sp, const struct probe_budget *b)
 {
 	return b->left < (__s64)sp->allowed ? (uint64_t)((__s64)sp->allowed - b->left) : 0;
 }
 
 /* This period's budget from the credit: at least a hit, and no more than --max-goroutine-starts. */
-static void allow(struct spawn_probe *sp)
+static void allow(struct budget_probe *sp)
 {
 	/* a cap is a number a second, and its period a second */
 	sp->capped = sp->credit > sp->policy.max_per_sec;
@@ -185,15 +185,16 @@ static void allow(struct spawn_probe *sp)
 
 /*
  * The next period's budget. The probe earns the share of the CPU time its
- * process used in this period, at the price of a hit, or SPAWN_MIN_PER_SEC
- * a second, whichever is more, and spends it in hits. What it saved, at
- * most a second's earnings, lets it follow a burst of starts (they come
- * before the CPU time they cause); what it overspent (a note read late) is
- * paid back. No more than --max-goroutine-starts.
+ * process used in this period, at the price of a hit, or its policy's
+ * least hits a second, whichever is more, and spends it in hits. What it
+ * saved, at most a second's earnings, lets it follow a burst of hits
+ * (goroutine starts come before the CPU time they cause); what it
+ * overspent (a note read late) is paid back. No more than its cap
+ * (--max-goroutine-starts).
  */
-static void next_budget(struct spawn_probe *sp, uint64_t hits, uint64_t bpf_ns)
+static void next_budget(struct budget_probe *sp, uint64_t hits, uint64_t bpf_ns)
 {
-	double earned, least = (double)SPAWN_MIN_PER_SEC * sp->period_ns / NSEC_PER_SEC;
+	double earned, least = (double)sp->policy.min_per_sec * sp->period_ns / NSEC_PER_SEC;
 	uint64_t cpu = 0, used = 0;
 
 	if (hits)
@@ -216,9 +217,9 @@ static void next_budget(struct spawn_probe *sp, uint64_t hits, uint64_t bpf_ns)
  * kernel may add a hit between the read and the write: one start, or a
  * few ns, uncounted.
  */
-static void refill(struct spawn_probe *sp)
+static void refill(struct budget_probe *sp)
 {
-	struct spawn_budget b = {};
+	struct probe_budget b = {};
 	uint64_t hits = 0, bpf_ns = 0;
 
 	if (!bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b)) {
@@ -233,18 +234,18 @@ static void refill(struct spawn_probe *sp)
 	bpf_map_update_elem(sp->budgets_fd, &sp->pid, &b, BPF_ANY);
 }
 
-static int attach(struct spawn_probe *sp)
+static int attach(struct budget_probe *sp)
 {
 	sp->link = uprobe_link__attach(sp->prog, sp->pid, sp->path, sp->offset, sp->cookie);
 	return sp->link ? 0 : -errno;
 }
 
-int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, const char *path,
-			uint64_t offset, uint64_t cookie, const struct spawn_policy *policy,
-			struct spawn_probe **out)
+int budget_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, const char *path,
+			uint64_t offset, uint64_t cookie, const struct budget_policy *policy,
+			struct budget_probe **out)
 {
-	struct spawn_budget b = {};
-	struct spawn_probe *sp;
+	struct probe_budget b = {};
+	struct budget_probe *sp;
 	int err;
 
 	sp = calloc(1, sizeof(*sp));
@@ -257,12 +258,12 @@ int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, con
 	sp->offset = offset;
 	sp->cookie = cookie;
 	sp->policy = *policy;
-	sp->period_ns = policy->max_per_sec == UINT_MAX ? SPAWN_PERIOD_NS : NSEC_PER_SEC;
+	sp->period_ns = policy->max_per_sec == UINT_MAX ? BUDGET_PERIOD_NS : NSEC_PER_SEC;
 	process_cpu_ns(pid, &sp->cpu_first_ns);
 	sp->cpu_last_ns = sp->cpu_first_ns;
 	/* before any of its CPU time was seen: a second's least earnings */
-	sp->price_ns = policy->trap_ns + SPAWN_FIRST_BPF_NS;
-	sp->credit = SPAWN_MIN_PER_SEC;
+	sp->price_ns = policy->trap_ns + BUDGET_FIRST_BPF_NS;
+	sp->credit = policy->min_per_sec;
 	allow(sp);
 	b.left = sp->allowed;
 	if (bpf_map_update_elem(budgets_fd, &sp->pid, &b, BPF_ANY)) {
@@ -281,10 +282,10 @@ int spawn_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, con
 	return 0;
 }
 
-void spawn_probe__spent(struct spawn_probe *sp)
+void budget_probe__spent(struct budget_probe *sp)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	struct spawn_budget b;
+	struct probe_budget b;
 
 	if (!sp->link)
 		return;
@@ -296,7 +297,7 @@ void spawn_probe__spent(struct spawn_probe *sp)
 	sp->since_ns = now;
 }
 
-void spawn_probe__tick(struct spawn_probe *sp)
+void budget_probe__tick(struct budget_probe *sp)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	int err;
@@ -311,9 +312,8 @@ void spawn_probe__tick(struct spawn_probe *sp)
 		return;
 	err = attach(sp);
 	if (err) {
-		fprintf(stderr, "pid %u: warning: failed to attach the goroutine-start probe again: "
-				"%s; the goroutines it starts from now on carry no trace ID\n",
-			sp->pid, strerror(-err));
+		fprintf(stderr, "pid %u: warning: failed to attach the %s again: %s; %s\n", sp->pid,
+			sp->policy.name, strerror(-err), sp->policy.loss);
 		sp->failed = true;
 		return;
 	}
@@ -322,10 +322,10 @@ void spawn_probe__tick(struct spawn_probe *sp)
 	sp->since_ns = now;
 }
 
-void spawn_probe__stats(const struct spawn_probe *sp, struct spawn_probe_stats *st)
+void budget_probe__stats(const struct budget_probe *sp, struct budget_probe_stats *st)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
-	struct spawn_budget b;
+	struct probe_budget b;
 
 	st->watched = st->counted = sp->watched;
 	st->spent_ns = sp->spent_ns;
@@ -342,11 +342,38 @@ void spawn_probe__stats(const struct spawn_probe *sp, struct spawn_probe_stats *
 	st->failed = sp->failed;
 }
 
-void spawn_probe__free(struct spawn_probe *sp)
+void budget_probe__free(struct budget_probe *sp)
 {
 	if (!sp)
 		return;
 	uprobe_link__destroy(sp->link);
 	bpf_map_delete_elem(sp->budgets_fd, &sp->pid);
 	free(sp);
+}
+
+uint64_t budget_account__trap_ns(struct budget_account *acc, const struct bpf_program *prog,
+				 uint64_t cookie, bool verbose)
+{
+	if (!acc)
+		return 0;
+	if (!acc->trap_measured) {
+		acc->trap_ns = budget_probe__trap_ns(prog, cookie);
+		acc->trap_measured = true;
+		if (verbose)
+			fprintf(stderr, "ctxprof-go: a uprobe hit's trap costs %.1f us here%s\n",
+				acc->trap_ns / 1e3, acc->trap_ns ? "" : " (it could not be measured)");
+	}
+	return acc->trap_ns;
+}
+
+void budget_account__add(struct budget_account *acc, const struct budget_probe *sp)
+{
+	struct budget_probe_stats st;
+
+	if (!acc || !sp)
+		return;
+	budget_probe__stats(sp, &st);
+	acc->probes++;
+	acc->watched += st.watched;
+	acc->missed += st.missed;
 }
