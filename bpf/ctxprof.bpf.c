@@ -281,22 +281,55 @@ struct {
 } alloc_budgets SEC(".maps");
 
 /*
+ * The allocation each CPU's probe saw last. A probe on a function's first
+ * instructions is hit again when the function grows its stack: morestack
+ * runs it again from the top, on the same thread, for the same object.
+ */
+struct last_alloc {
+	__u64 object;
+	__u32 tgid;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct last_alloc);
+} last_allocs SEC(".maps");
+
+/*
  * --alloc: the runtime samples an allocation (runtime.mProf_Malloc, on the
  * allocating goroutine). Its size is the Go argument the attach cookie
- * names: the second before Go 1.23, the third from it (the m comes first).
+ * names: the second before Go 1.23, the third from it (the m comes first);
+ * the object is the argument before it.
  */
 SEC("uprobe")
 int alloc_sample(struct pt_regs *ctx)
 {
-	/* both read: the context allows no computed offsets */
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), arg2 = GO_ARG2(ctx), arg3 = GO_ARG3(ctx);
-	__u64 t0 = bpf_ktime_get_ns(), size;
-	__u32 tgid = pid_tgid >> 32;
+	/* all read: the context allows no computed offsets */
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), arg1 = GO_ARG1(ctx), arg2 = GO_ARG2(ctx);
+	__u64 arg3 = GO_ARG3(ctx), t0 = bpf_ktime_get_ns(), size, object;
+	__u32 tgid = pid_tgid >> 32, zero = 0;
 	const struct target_info *t;
+	struct last_alloc *last;
 	struct probe_budget *b;
 	struct user_regs regs;
 
-	size = bpf_get_attach_cookie(ctx) == 3 ? arg3 : arg2;
+	if (bpf_get_attach_cookie(ctx) == 3) {
+		size = arg3;
+		object = arg2;
+	} else {
+		size = arg2;
+		object = arg1;
+	}
+	last = bpf_map_lookup_elem(&last_allocs, &zero);
+	if (last) {
+		/* the same allocation again, after its stack grew */
+		if (last->object == object && last->tgid == tgid)
+			return 0;
+		last->object = object;
+		last->tgid = tgid;
+	}
 	t = bpf_map_lookup_elem(&targets, &tgid);
 	if (!t || !in_cgroup())
 		return 0;

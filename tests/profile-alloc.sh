@@ -20,7 +20,9 @@
 # 512 KiB rate, the others set runtime.MemProfileRate 65536. A program
 # that samples every 256 bytes has its probe rest past --alloc-share, and
 # about what it missed said. A build that never references
-# runtime.MemProfile is said to take no samples, exit 0.
+# runtime.MemProfile is said to take no samples, exit 0. A net/http server
+# with no labels has each request's allocations, its handler's and its
+# child goroutine's, under the trace ID of its traceparent.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -127,6 +129,60 @@ want_top=$(alloc_top "${own[@]}")
 check_eq "go tool pprof -sample_index=alloc_space -top names Go's own allocs profile's functions, in its order" \
 	"$want_top" "$(alloc_top "$work/alloc.pb.gz")"
 echo "# go tool pprof -sample_index=alloc_space -top: $want_top"
+
+# a net/http server with no labels (testdata/httpserver, -memrate 4096:
+# it never references runtime.MemProfile), 12 requests each with a
+# traceparent of its own: every allocation of a request, its handler's and
+# its child goroutine's (parentGoid from Go 1.21, the goroutine-start probe
+# before), under its trace ID, from the traceparent source
+srv_builds=()
+for v in 1.19 "${all[-1]}"; do
+	[[ " ${all[*]} " == *" $v "* ]] && [[ " ${srv_builds[*]} " != *" $v "* ]] && srv_builds+=("$v")
+done
+srv_pids=()
+declare -A srv_addr srv_name
+for v in "${srv_builds[@]}"; do
+	bin=$(go_build "$v" plain httpserver) || { not_ok "go$v httpserver: build failed"; continue; }
+	: >"$work/srv.$v"
+	"$bin" -memrate 4096 >"$work/srv.$v" 2>/dev/null &
+	wait_line "$work/srv.$v" '^https ' 600 || { not_ok "go$v httpserver: no address"; continue; }
+	srv_pids+=($!)
+	srv_addr[$!]=$(awk '$1 == "http" { print $2 }' "$work/srv.$v")
+	srv_name[$!]="go$v httpserver"
+done
+if [ "${#srv_pids[@]}" -gt 0 ]; then
+	ctxprof_start "$work/srv.err" "$work/srv.jsonl" -p "$(IFS=,; echo "${srv_pids[*]}")" --alloc -i 3600
+	check_eq "ctxprof-go --alloc on ${#srv_pids[@]} net/http servers starts" 0 "$?" || cat "$work/srv.err"
+	for pid in "${srv_pids[@]}"; do
+		for i in $(seq 1 12); do
+			tid=$(printf 'a110cde0%08x%016x' "$pid" "$i")
+			curl -sS --max-time 60 -H "traceparent: 00-$tid-00f067aa0ba902b7-01" \
+				"http://${srv_addr[$pid]}/alloc?kb=64&n=16" >/dev/null || not_ok "${srv_name[$pid]}: request $i failed"
+		done
+	done
+	ctxprof_stop
+	kill "${srv_pids[@]}" 2>/dev/null
+	wait "${srv_pids[@]}" 2>/dev/null
+	for pid in "${srv_pids[@]}"; do
+		want=$(for i in $(seq 1 12); do printf 'a110cde0%08x%016x\n' "$pid" "$i"; done | jq -Rsc 'split("\n") | map(select(. != ""))')
+		for f in main.handleAlloc main.childAlloc; do
+			# per trace: its sources and its bytes in F
+			got=$(jq -sc --argjson pid "$pid" --arg f "$f" '[.[] | select(.origin == "alloc" and .pid == $pid) |
+				. as $r | .stacks[] | select(any(.frames[]; .func == $f)) |
+				{t: $r.trace_id, s: $r.trace_source, b: .alloc_bytes}] | group_by(.t) |
+				map({t: .[0].t, s: (map(.s) | unique), b: (map(.b) | add)})' "$work/srv.jsonl")
+			check_eq "${srv_name[$pid]} $f: every request's allocations under its traceparent's trace ID" \
+				"$want" "$(jq -c 'map(.t) | sort' <<<"$got")"
+			check_eq "${srv_name[$pid]} $f: from the traceparent source" '["traceparent"]' \
+				"$(jq -c 'map(.s[]) | unique' <<<"$got")"
+			# 16 slices of 64 KiB, each sampled at one in 4096 bytes but for e^-16 of
+			# them, each counted once (a stack that grows runs mProf_Malloc's first
+			# instructions again), and 16 of 24 bytes (the sink's), a few sampled
+			check_eq "${srv_name[$pid]} $f: each request's 16 slices of 64 KiB, each once, and 16 of 24 bytes" \
+				'[true]' "$(jq -c 'map(.b >= 1048576 and .b < 1048576 + 16 * 4096) | unique' <<<"$got")"
+		done
+	done
+fi
 
 # past its budget: a program that samples one allocation in 256 bytes
 # (about 250,000 a second here) has its probe rest, and what it missed said

@@ -10,7 +10,11 @@
 // where. /wait?ms=N sleeps N ms in main.handleWait (for --wall). For make
 // bench, /small only says ok, and /spawn?n=N starts N goroutines and
 // replies with the nanoseconds until all were done. /fan starts goroutines
-// that start goroutines, each burning CPU (a request's fan-out). Built in
+// that start goroutines, each burning CPU (a request's fan-out).
+// /alloc?kb=K&n=N allocates N slices of K KiB in main.handleAlloc, then as
+// many in main.childAlloc on a goroutine it starts and waits for (--alloc);
+// -memrate R sets runtime.MemProfileRate, which a program that never
+// references runtime.MemProfile, as this one, otherwise has at 0. Built in
 // GOPATH mode against Debian's golang-golang-x-net-dev.
 package main
 
@@ -164,6 +168,41 @@ func fan(w http.ResponseWriter, r *http.Request) {
 //go:noinline
 func handleWait(d time.Duration) { time.Sleep(d) }
 
+var allocSink [][]byte
+
+//go:noinline
+func handleAlloc(kb, n int) int { return allocSlices(kb, n) }
+
+//go:noinline
+func childAlloc(kb, n int) int { return allocSlices(kb, n) }
+
+// allocSlices allocates n slices of kb KiB, keeping only the last: GC takes the rest.
+func allocSlices(kb, n int) int {
+	total := 0
+	for i := 0; i < n; i++ {
+		b := make([]byte, kb<<10)
+		b[0] = byte(i)
+		total += len(b)
+		allocSink = [][]byte{b}
+	}
+	return total
+}
+
+// alloc allocates ?n=N slices of ?kb=K KiB in main.handleAlloc, then as many in main.childAlloc on a goroutine it starts.
+func alloc(w http.ResponseWriter, r *http.Request) {
+	kb, err1 := strconv.Atoi(r.URL.Query().Get("kb"))
+	n, err2 := strconv.Atoi(r.URL.Query().Get("n"))
+	if err1 != nil || err2 != nil || kb <= 0 || n <= 0 {
+		http.Error(w, "kb and n must be positive integers", http.StatusBadRequest)
+		return
+	}
+	total := handleAlloc(kb, n)
+	done := make(chan int)
+	go func() { done <- childAlloc(kb, n) }()
+	total += <-done
+	fmt.Fprintf(w, "%s %s %d\n", r.Proto, r.Header.Get("traceparent"), total)
+}
+
 // wait sleeps ?ms=N milliseconds in main.handleWait: a request that waits, for --wall.
 func wait(w http.ResponseWriter, r *http.Request) {
 	ms, err := strconv.Atoi(r.URL.Query().Get("ms"))
@@ -220,7 +259,11 @@ func selfSigned() (tls.Certificate, error) {
 func main() {
 	life := flag.Duration("d", 0, "exit after this long (0: run until killed)")
 	burn := flag.Duration("burn", 20*time.Millisecond, "CPU time per request, in the handler and again in its goroutine")
+	memrate := flag.Int("memrate", -1, "runtime.MemProfileRate (-1: leave it)")
 	flag.Parse()
+	if *memrate >= 0 {
+		runtime.MemProfileRate = *memrate
+	}
 
 	mux := http.NewServeMux()
 	mux.HandleFunc("/work", work(*burn))
@@ -228,6 +271,7 @@ func main() {
 	mux.HandleFunc("/spawn", spawn)
 	mux.HandleFunc("/fan", fan)
 	mux.HandleFunc("/wait", wait)
+	mux.HandleFunc("/alloc", alloc)
 
 	plain, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
