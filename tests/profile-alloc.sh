@@ -3,7 +3,7 @@
 # profile-alloc.sh: --alloc counts each request's allocations as the program's own runtime.MemProfile does.
 #
 # Workload: testdata/allocs, built by Go 1.19, 1.22 and the newest
-# toolchain, plain and stripped: four requests under known trace IDs, each
+# toolchain, plain and stripped, and by the newest as a PIE and with cgo: four requests under known trace IDs, each
 # allocating in a function of its own (64-byte objects, 1 KiB, 64 KiB, and
 # 4 KiB in a child goroutine the request starts), and an untraced
 # goroutine (2 KiB). Each program waits for a start file, allocates for
@@ -41,8 +41,13 @@ funcs=(main.allocSmall main.alloc1K main.alloc64K main.allocChild main.allocUntr
 pids=()
 declare -A name_of truth_of
 n=0
-for v in "${want[@]}"; do
-	for variant in plain stripped; do
+# the newest also as a PIE and with cgo
+builds=()
+for v in "${want[@]}"; do builds+=("$v plain" "$v stripped"); done
+builds+=("${all[-1]} pie" "${all[-1]} cgo")
+for build in "${builds[@]}"; do
+	read -r v variant <<<"$build"
+	{
 		bin=$(go_build "$v" "$variant" allocs) || { not_ok "go$v $variant allocs: build failed"; continue; }
 		# one keeps Go's default rate, the others sample more often
 		rate=65536
@@ -54,7 +59,7 @@ for v in "${want[@]}"; do
 		truth_of[$!]=$work/truth.$n.json
 		wait_line "$work/ready.$n" '^ready' 100 || not_ok "go$v $variant allocs: not ready"
 		n=$((n + 1))
-	done
+	}
 done
 [ "${#pids[@]}" -gt 0 ] || done_testing
 
