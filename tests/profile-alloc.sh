@@ -47,19 +47,17 @@ for v in "${want[@]}"; do builds+=("$v plain" "$v stripped"); done
 builds+=("${all[-1]} pie" "${all[-1]} cgo")
 for build in "${builds[@]}"; do
 	read -r v variant <<<"$build"
-	{
-		bin=$(go_build "$v" "$variant" allocs) || { not_ok "go$v $variant allocs: build failed"; continue; }
-		# one keeps Go's default rate, the others sample more often
-		rate=65536
-		[ $n -ne 0 ] || rate=-1
-		"$bin" -rate "$rate" -d 3s -start "$work/go" -out "$work/truth.$n.json" \
-			-pprof "$work/own.$n.pb.gz" >"$work/ready.$n" 2>&1 &
-		pids+=($!)
-		name_of[$!]="go$v $variant"
-		truth_of[$!]=$work/truth.$n.json
-		wait_line "$work/ready.$n" '^ready' 100 || not_ok "go$v $variant allocs: not ready"
-		n=$((n + 1))
-	}
+	bin=$(go_build "$v" "$variant" allocs) || { not_ok "go$v $variant allocs: build failed"; continue; }
+	# one keeps Go's default rate, the others sample more often
+	rate=65536
+	[ $n -ne 0 ] || rate=-1
+	"$bin" -rate "$rate" -d 3s -start "$work/go" -out "$work/truth.$n.json" \
+		-pprof "$work/own.$n.pb.gz" >"$work/ready.$n" 2>&1 &
+	pids+=($!)
+	name_of[$!]="go$v $variant"
+	truth_of[$!]=$work/truth.$n.json
+	wait_line "$work/ready.$n" '^ready' 100 || not_ok "go$v $variant allocs: not ready"
+	n=$((n + 1))
 done
 [ "${#pids[@]}" -gt 0 ] || done_testing
 
