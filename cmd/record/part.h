@@ -44,7 +44,7 @@ enum part_id {
 };
 
 /* What the parts say once per file, whichever process runs it (go_binary__said) */
-enum { SAID_ATTACH, SAID_ATTACH_SPAWN, SAID_ATTACH_LABELS, SAID_ASKED, SAID_ATTACH_ALLOC };
+enum { SAID_ATTACH, SAID_ATTACH_SPAWN, SAID_ATTACH_LABELS, SAID_ASKED, SAID_ATTACH_ALLOC, SAID_ALLOC_OFF };
 
 /* What a part sees of its target; the target fills it, the parts keep their state in it. */
 struct part_ctx {

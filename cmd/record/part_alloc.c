@@ -28,6 +28,7 @@ struct alloc {
 	uint64_t rate_at; /* runtime.MemProfileRate in the process */
 	int64_t rate; /* as last read; -1 while it could not be */
 	bool disabled; /* the linker turned memory profiling off */
+	bool quiet; /* --all: a rate of 0 is said once per file */
 	uint64_t next_read_ns;
 };
 
@@ -52,20 +53,25 @@ static const char *why_none(const struct alloc *a)
 	       "linker turns memory profiling off)";
 }
 
-/* The rate read again; a change said, a rate of 0 said once (never a silent zero). */
+/*
+ * The rate read again; a change said, a rate of 0 said once (never a
+ * silent zero): under --all once per file, whichever process runs it.
+ */
 static void note_rate(struct part_ctx *c, struct alloc *a)
 {
 	int64_t rate = read_rate(c->pid, a->rate_at);
 
 	if (rate < 0 || rate == a->rate)
 		return;
-	if (rate == 0)
-		fprintf(stderr, "pid %d (%s): --alloc: no allocations are sampled: "
-				"runtime.MemProfileRate is 0: %s\n",
-			(int)c->pid, c->comm, why_none(a));
-	else if (a->rate >= 0 && c->env->cfg->verbose)
+	if (rate == 0) {
+		if (!a->quiet || c->env->cfg->verbose || !go_binary__said(c->gb, SAID_ALLOC_OFF))
+			fprintf(stderr, "pid %d (%s): --alloc: no allocations are sampled: "
+					"runtime.MemProfileRate is 0: %s\n",
+				(int)c->pid, c->comm, why_none(a));
+	} else if (a->rate >= 0 && c->env->cfg->verbose) {
 		fprintf(stderr, "ctxprof-go: pid %d (%s): runtime.MemProfileRate is %lld now\n",
 			(int)c->pid, c->comm, (long long)rate);
+	}
 	a->rate = rate;
 	processes__set_memprofile_rate(c->env->procs, c->pid, rate);
 }
@@ -119,6 +125,7 @@ static int alloc_attach(struct part_ctx *c, bool quiet, void **state)
 	a->rate_at = ap.rate_addr + bias;
 	a->rate = -1;
 	a->disabled = ap.memprof_disabled > 0;
+	a->quiet = quiet;
 	policy = (struct budget_policy){
 		.share = env->cfg->alloc_share,
 		/* a process allocating 1 GB/s takes 2,000 at the default rate, whatever its CPU */
