@@ -70,6 +70,14 @@ check_eq "ctxprof-go exits 0 once its targets have" 0 "$?" || cat "$work/err"
 wait "${pids[@]}" 2>/dev/null
 grep -i 'alloc\|warning' "$work/err" | sed 's/^/# /'
 schema_verdict "alloc records" "$work/out.jsonl"
+# no sampled allocation lost between the probes and the records
+read -r counted saw missed < <(sed -n 's/^ctxprof-go: alloc: \([0-9]*\) sampled allocations counted, of \([0-9]*\) the probes saw; about \([0-9]*\) missed.*/\1 \2 \3/p' "$work/err")
+# (a budget's count may leave out the hit the kernel adds while user space refills it)
+if [ -n "${saw:-}" ] && [ "$counted" -ge "$saw" ] && [ "$missed" = 0 ]; then
+	ok "every sampled allocation the probes saw is counted, none missed (the exit statistics): $counted of $saw"
+else
+	not_ok "sampled allocations lost: $(grep '^ctxprof-go: alloc:' "$work/err")"
+fi
 
 # FUNC's stacks in PID's alloc records: objects, bytes, the trace IDs they
 # carry, and whether each starts at FUNC

@@ -196,6 +196,22 @@ static void print_wall_stats(const struct stats_view *v)
 		(unsigned long long)st.wall_running, (unsigned long long)st.wall_running_framed);
 }
 
+/* --alloc: the sampled allocations counted, and about how many the probes missed while they rested. */
+static void print_alloc_stats(const struct stats_view *v)
+{
+	struct budget_account gone;
+	struct agg_stats st;
+	uint64_t watched;
+	double missed;
+
+	aggregate__stats(v->agg, &st);
+	targets__budget_totals(v->targets, BUDGET_ALLOC, &gone, &watched, &missed);
+	fprintf(stderr,
+		"ctxprof-go: alloc: %llu sampled allocations counted, of %llu the probes saw; about "
+		"%.0f missed while they rested past --alloc-share\n",
+		(unsigned long long)st.alloc_samples, (unsigned long long)watched, missed);
+}
+
 /* --otlp: what reached the collector, and what did not; during the run, what so far. */
 static void print_otlp_stats(const struct stats_view *v)
 {
@@ -438,6 +454,8 @@ void stats__print(const struct stats_view *v, bool so_far)
 			(unsigned long long)ps.lost);
 	if (v->cfg->wall)
 		print_wall_stats(v);
+	if (v->cfg->alloc)
+		print_alloc_stats(v);
 	/* --wall: the requests behind each trace's elapsed time */
 	if (v->cfg->wall && v->cfg->sampling)
 		fprintf(stderr,
