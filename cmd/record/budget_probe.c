@@ -342,6 +342,20 @@ void budget_probe__stats(const struct budget_probe *sp, struct budget_probe_stat
 	st->failed = sp->failed;
 }
 
+void budget_probe__say_cost(const struct budget_probe *sp, pid_t pid, const char *comm)
+{
+	struct budget_probe_stats st;
+
+	budget_probe__stats(sp, &st);
+	fprintf(stderr,
+		"ctxprof-go: pid %d (%s): its %s saw %llu %s, at %.1f us a hit %.1f ms: %.2f%% of the "
+		"%.2f s of CPU its process used meanwhile (its share: %g%%)\n",
+		(int)pid, comm, sp->policy.name, (unsigned long long)st.watched, sp->policy.hits,
+		st.counted ? st.spent_ns / 1e3 / st.counted : st.price_ns / 1e3, st.spent_ns / 1e6,
+		st.cpu_ns ? 100.0 * st.spent_ns / st.cpu_ns : 0.0, st.cpu_ns / 1e9,
+		sp->policy.share * 100);
+}
+
 void budget_probe__free(struct budget_probe *sp)
 {
 	if (!sp)

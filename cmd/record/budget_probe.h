@@ -14,6 +14,7 @@ struct budget_probe;
 /* What a budgeted probe may spend, and what it is called when it says so. */
 struct budget_policy {
 	const char *name; /* "goroutine-start probe" */
+	const char *hits; /* what a hit is, counted: "starts" */
 	const char *loss; /* what is lost without it: "the goroutines it starts ... carry no trace ID" */
 	double share; /* of its process's CPU time, 0 to 1 */
 	unsigned int min_per_sec; /* hits a second it may always take, however idle its process */
@@ -82,6 +83,8 @@ void budget_probe__spent(struct budget_probe *sp);
  */
 void budget_probe__tick(struct budget_probe *sp);
 void budget_probe__stats(const struct budget_probe *sp, struct budget_probe_stats *st);
+/* -v's line for PID (COMM): what it saw, and what its hits cost the process against its share. */
+void budget_probe__say_cost(const struct budget_probe *sp, pid_t pid, const char *comm);
 /* Detached, its budget deleted. Accepts NULL. */
 void budget_probe__free(struct budget_probe *sp);
 

@@ -135,6 +135,7 @@ static int alloc_attach(struct part_ctx *c, bool quiet, void **state)
 						   env->bpf->alloc.alloc_sample, ap.size_arg,
 						   env->cfg->verbose),
 		.name = "allocation probe",
+		.hits = "sampled allocations",
 		.loss = "its allocations from now on are not recorded",
 	};
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
@@ -207,14 +208,7 @@ static void alloc_say(const struct part_ctx *c, const void *state, bool verbose)
 			c->env->cfg->alloc_share * 100, (unsigned long long)st.allowed,
 			st.price_ns / 1e3, st.missed);
 	if (verbose)
-		fprintf(stderr,
-			"ctxprof-go: pid %d (%s): its allocation probe saw %llu sampled allocations, "
-			"at %.1f us a hit %.1f ms: %.2f%% of the %.2f s of CPU its process used "
-			"meanwhile (its share: %g%%)\n",
-			(int)c->pid, c->comm, (unsigned long long)st.watched,
-			st.counted ? st.spent_ns / 1e3 / st.counted : st.price_ns / 1e3,
-			st.spent_ns / 1e6, st.cpu_ns ? 100.0 * st.spent_ns / st.cpu_ns : 0.0,
-			st.cpu_ns / 1e9, c->env->cfg->alloc_share * 100);
+		budget_probe__say_cost(a->probe, c->pid, c->comm);
 }
 
 /* What it saw and missed stays counted after it. */

@@ -57,6 +57,7 @@ static void *attach_probe(struct part_ctx *c, bool quiet)
 		.trap_ns = budget_account__trap_ns(&env->budget_accounts[BUDGET_SPAWN],
 						   env->bpf->spawn.go_start, at->cookie, env->cfg->verbose),
 		.name = "goroutine-start probe",
+		.hits = "starts",
 		.loss = "the goroutines it starts from now on carry no trace ID",
 	};
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
@@ -148,14 +149,7 @@ static void spawn_say(const struct part_ctx *c, const void *state, bool verbose)
 	if (rested(c, &st, why, sizeof(why)))
 		fprintf(stderr, "ctxprof-go: pid %d (%s): %s\n", (int)c->pid, c->comm, why);
 	if (verbose)
-		fprintf(stderr,
-			"ctxprof-go: pid %d (%s): its goroutine-start probe saw %llu starts, at %.1f us "
-			"a hit %.1f ms: %.2f%% of the %.2f s of CPU its process used meanwhile (its "
-			"share: %g%%)\n",
-			(int)c->pid, c->comm, (unsigned long long)st.watched,
-			st.counted ? st.spent_ns / 1e3 / st.counted : st.price_ns / 1e3,
-			st.spent_ns / 1e6, st.cpu_ns ? 100.0 * st.spent_ns / st.cpu_ns : 0.0,
-			st.cpu_ns / 1e9, c->env->cfg->start_share * 100);
+		budget_probe__say_cost(state, c->pid, c->comm);
 }
 
 /* What it saw and missed stays counted after it. */
