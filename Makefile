@@ -230,7 +230,7 @@ $(1)/libctxprof.a: $(call lib_objs,$(1))
 $(1)/tests:
 	$$(Q)mkdir -p $$@
 
-$(1)/tests/%: tests/unit/%.c tests/unit/tap.h $(1)/libctxprof.a | $(1)/tests
+$(1)/tests/%: tests/unit/%.c tests/unit/tap.h tests/unit/code_buf.h $(1)/libctxprof.a | $(1)/tests
 	$$(call msg,TEST$(4),$$@)
 	$$(Q)$$($(2)) $$(ALL_CFLAGS) $$($(3)) $$< $(1)/libctxprof.a $$(LDLIBS) -o $$@
 endef

@@ -4,32 +4,12 @@
 #include <string.h>
 
 #include "offsets/go_allgs.h"
+#include "code_buf.h"
 #include "tap.h"
 
 #define ENTRY 0x435c00ULL
 #define ALLGS 0x567110ULL
 #define ALLGLEN 0x596038ULL
-
-struct code {
-	uint8_t b[128];
-	size_t len;
-};
-
-static void put(struct code *c, const uint8_t *bytes, size_t n)
-{
-	memcpy(c->b + c->len, bytes, n);
-	c->len += n;
-}
-
-/* REX, OP, MODRM, then the disp32 that makes it refer to TARGET */
-static void rip(struct code *c, uint8_t rex, uint8_t op, uint8_t modrm, uint64_t target)
-{
-	int32_t disp = (int32_t)(target - (ENTRY + c->len + 7));
-	uint8_t b[7] = { rex, op, modrm };
-
-	memcpy(b + 3, &disp, 4);
-	put(c, b, sizeof(b));
-}
 
 static void nops(struct code *c, size_t n)
 {
@@ -79,33 +59,9 @@ static void judge(const char *what, int rc, uint64_t allgs, uint64_t allglen, in
 static void decodes(const char *what, const struct code *c, size_t len, int want_rc)
 {
 	uint64_t allgs = 0, allglen = 0;
-	int rc = go_allgs__decode_allgadd(c->b, len, ENTRY, &allgs, &allglen);
+	int rc = go_allgs__decode_allgadd(c->b, len, c->entry, &allgs, &allglen);
 
 	judge(what, rc, allgs, allglen, want_rc);
-}
-
-/* arm64 encodings: what go1.19 to go1.27 emit for allgadd's loads and stores */
-static void a64(struct code *c, uint32_t insn)
-{
-	put(c, (const uint8_t[]){ insn, insn >> 8, insn >> 16, insn >> 24 }, 4);
-}
-
-static void a64_adrp(struct code *c, unsigned int rd, uint64_t target)
-{
-	int64_t pages = (int64_t)(target >> 12) - (int64_t)((ENTRY + c->len) >> 12);
-	uint32_t imm = (uint32_t)pages & 0x1fffff;
-
-	a64(c, 0x90000000 | (imm & 3) << 29 | (imm >> 2) << 5 | rd);
-}
-
-static void a64_add(struct code *c, unsigned int rd, unsigned int rn, uint32_t imm12)
-{
-	a64(c, 0x91000000 | imm12 << 10 | rn << 5 | rd);
-}
-
-static void a64_ldr(struct code *c, unsigned int rt, unsigned int rn, uint32_t off)
-{
-	a64(c, 0xf9400000 | (off / 8) << 10 | rn << 5 | rt);
 }
 
 /* ldr xT, ADDR as Go emits it: adrp x27, then a load at the page offset */
@@ -126,7 +82,7 @@ static void a64_store(struct code *c, unsigned int rt, unsigned int rb, uint64_t
 static void decodes_arm64(const char *what, const struct code *c, int want_rc)
 {
 	uint64_t allgs = 0, allglen = 0;
-	int rc = go_allgs__decode_allgadd_arm64(c->b, c->len, ENTRY, &allgs, &allglen);
+	int rc = go_allgs__decode_allgadd_arm64(c->b, c->len, c->entry, &allgs, &allglen);
 
 	judge(what, rc, allgs, allglen, want_rc);
 }
@@ -154,7 +110,7 @@ static void allgadd_arm64(struct code *c, bool with_cap, bool clobber)
 
 int main(void)
 {
-	struct code c;
+	struct code c = { .entry = ENTRY };
 
 	allgadd(&c, false, true, 0x0a);
 	decodes("mov, lea, xchg as Go emits them", &c, c.len, 0);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "offsets/go_memrate.h"
+#include "code_buf.h"
 #include "tap.h"
 
 #define ENTRY 0x40c780ULL
@@ -11,41 +12,6 @@
 #define OTHER 0x42b2a0ULL /* runtime.mProf_Malloc, called after */
 #define MCACHE0 0x573630ULL
 #define RATE 0x549268ULL
-
-struct code {
-	uint8_t b[160];
-	size_t len;
-};
-
-static void put(struct code *c, const uint8_t *bytes, size_t n)
-{
-	memcpy(c->b + c->len, bytes, n);
-	c->len += n;
-}
-
-/* REX, 0x8b, MODRM, then the disp32 that makes it load from TARGET */
-static void rip_load(struct code *c, uint8_t rex, uint8_t modrm, uint64_t target)
-{
-	int32_t disp = (int32_t)(target - (ENTRY + c->len + 7));
-	uint8_t b[7] = { rex, 0x8b, modrm };
-
-	memcpy(b + 3, &disp, 4);
-	put(c, b, sizeof(b));
-}
-
-static void call(struct code *c, uint64_t target)
-{
-	int32_t rel = (int32_t)(target - (ENTRY + c->len + 5));
-	uint8_t b[5] = { 0xe8 };
-
-	memcpy(b + 1, &rel, 4);
-	put(c, b, sizeof(b));
-}
-
-static void bytes(struct code *c, const uint8_t *b, size_t n)
-{
-	put(c, b, n);
-}
 
 /*
  * Go 1.23's profilealloc, reduced: getMCache (mcache0 when there is no
@@ -56,21 +22,21 @@ static void bytes(struct code *c, const uint8_t *b, size_t n)
 static void profilealloc(struct code *c, bool twice, uint8_t rex)
 {
 	c->len = 0;
-	bytes(c, (const uint8_t[]){ 0x49, 0x3b, 0x66, 0x10, 0x0f, 0x86, 0x93, 0, 0, 0 }, 10);
-	bytes(c, (const uint8_t[]){ 0x48, 0x8b, 0x90, 0xd0, 0, 0, 0 }, 7); /* mov 0xd0(%rax),%rdx */
-	rip_load(c, 0x48, 0x15, MCACHE0); /* mov mcache0(%rip),%rdx */
-	bytes(c, (const uint8_t[]){ 0x48, 0x85, 0xd2, 0x74, 0x5b }, 5); /* test; je */
-	rip_load(c, rex, 0x35, RATE); /* mov MemProfileRate(%rip),%rsi */
+	put(c, (const uint8_t[]){ 0x49, 0x3b, 0x66, 0x10, 0x0f, 0x86, 0x93, 0, 0, 0 }, 10);
+	put(c, (const uint8_t[]){ 0x48, 0x8b, 0x90, 0xd0, 0, 0, 0 }, 7); /* mov 0xd0(%rax),%rdx */
+	rip(c, 0x48, 0x8b, 0x15, MCACHE0); /* mov mcache0(%rip),%rdx */
+	put(c, (const uint8_t[]){ 0x48, 0x85, 0xd2, 0x74, 0x5b }, 5); /* test; je */
+	rip(c, rex, 0x8b, 0x35, RATE); /* mov MemProfileRate(%rip),%rsi */
 	if (twice) {
-		bytes(c, (const uint8_t[]){ 0x48, 0x89, 0x72, 0x08 }, 4); /* mov %rsi,0x8(%rdx) */
-		rip_load(c, rex, 0x35, RATE);
+		put(c, (const uint8_t[]){ 0x48, 0x89, 0x72, 0x08 }, 4); /* mov %rsi,0x8(%rdx) */
+		rip(c, rex, 0x8b, 0x35, RATE);
 	}
-	bytes(c, (const uint8_t[]){ 0x48, 0x83, 0xfe, 0x01, 0x75, 0x05 }, 6); /* cmp $1; jne */
-	bytes(c, (const uint8_t[]){ 0x48, 0x89, 0xf0 }, 3); /* mov %rsi,%rax */
+	put(c, (const uint8_t[]){ 0x48, 0x83, 0xfe, 0x01, 0x75, 0x05 }, 6); /* cmp $1; jne */
+	put(c, (const uint8_t[]){ 0x48, 0x89, 0xf0 }, 3); /* mov %rsi,%rax */
 	call(c, FASTEXPRAND);
-	bytes(c, (const uint8_t[]){ 0x48, 0x63, 0xc8, 0x90 }, 4); /* movslq; nop */
+	put(c, (const uint8_t[]){ 0x48, 0x63, 0xc8, 0x90 }, 4); /* movslq; nop */
 	call(c, OTHER);
-	bytes(c, (const uint8_t[]){ 0xc3 }, 1);
+	put(c, (const uint8_t[]){ 0xc3 }, 1);
 }
 
 /* The verdict on one decoding against WANT (an address, or 0 for -ENOENT). */
@@ -92,35 +58,9 @@ static void judge(const char *what, int rc, uint64_t rate, uint64_t want)
 static void decodes(const char *what, const struct code *c, uint64_t callee, uint64_t want)
 {
 	uint64_t rate = 0;
-	int rc = go_memrate__decode_profilealloc(c->b, c->len, ENTRY, callee, &rate);
+	int rc = go_memrate__decode_profilealloc(c->b, c->len, c->entry, callee, &rate);
 
 	judge(what, rc, rate, want);
-}
-
-/* arm64 encodings, as go1.19 to go1.27 emit them */
-static void a64(struct code *c, uint32_t insn)
-{
-	put(c, (const uint8_t[]){ insn, insn >> 8, insn >> 16, insn >> 24 }, 4);
-}
-
-static void a64_adrp(struct code *c, unsigned int rd, uint64_t target)
-{
-	int64_t pages = (int64_t)(target >> 12) - (int64_t)((ENTRY + c->len) >> 12);
-	uint32_t imm = (uint32_t)pages & 0x1fffff;
-
-	a64(c, 0x90000000 | (imm & 3) << 29 | (imm >> 2) << 5 | rd);
-}
-
-static void a64_ldr(struct code *c, unsigned int rt, unsigned int rn, uint32_t off)
-{
-	a64(c, 0xf9400000 | (off / 8) << 10 | rn << 5 | rt);
-}
-
-static void a64_bl(struct code *c, uint64_t target)
-{
-	int64_t rel = ((int64_t)target - (int64_t)(ENTRY + c->len)) / 4;
-
-	a64(c, 0x94000000 | ((uint32_t)rel & 0x03ffffff));
 }
 
 /*
@@ -142,7 +82,7 @@ static void profilealloc_arm64(struct code *c, bool go119, bool clobber)
 	if (clobber)
 		a64(c, 0xaa0003fb); /* mov x27, x0 */
 	if (go119) {
-		a64(c, 0x91000000 | (uint32_t)(RATE & 0xfff) << 10 | 27 << 5 | 27); /* add x27, x27, #lo */
+		a64_add(c, 27, 27, RATE & 0xfff);
 		a64_ldr(c, 4, 27, 0);
 	} else {
 		a64_ldr(c, 4, 27, RATE & 0xfff);
@@ -157,14 +97,14 @@ static void profilealloc_arm64(struct code *c, bool go119, bool clobber)
 static void decodes_arm64(const char *what, const struct code *c, uint64_t callee, uint64_t want)
 {
 	uint64_t rate = 0;
-	int rc = go_memrate__decode_profilealloc_arm64(c->b, c->len, ENTRY, callee, &rate);
+	int rc = go_memrate__decode_profilealloc_arm64(c->b, c->len, c->entry, callee, &rate);
 
 	judge(what, rc, rate, want);
 }
 
 int main(void)
 {
-	struct code c;
+	struct code c = { .entry = ENTRY };
 
 	profilealloc(&c, false, 0x48);
 	decodes("amd64: the load before fastexprand's call, after mcache0's (go1.19 to 1.23)", &c,
