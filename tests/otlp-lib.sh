@@ -120,12 +120,12 @@ pipeline() {
 		not_ok "$1: the sink or the collector did not start: $(tail -n 3 "$2/collector.log" 2>/dev/null)"
 }
 
-# json_totals JSONL [TYPE]: {"trace or null": ns, ...} of the records' cpu_ns
-# (or, with TYPE wall, wall_ns): what the sink must hold
+# json_totals JSONL [TYPE]: {"trace or null": ns, ...} of the sampling records'
+# cpu_ns (or, with TYPE wall, the wall records' wall_ns): what the sink must hold
 json_totals() {
 	local type=${2:-cpu}
 	jq -s -S -c --arg t "$type" '
-		map(select((.origin == "wall") == ($t == "wall")))
+		map(select(.origin == (if $t == "wall" then "wall" else "sampling" end)))
 		| group_by(.trace_id) | map({key: (.[0].trace_id // "null"),
 		  value: (map(if $t == "wall" then .wall_ns else .cpu_ns end) | add)}) | from_entries' "$1"
 }

@@ -138,6 +138,7 @@ run "output errors: full devices, closed pipes" bash "$TOP/tests/output-errors.s
 run "output files: private (0600), --append, SIGHUP rotation" bash "$TOP/tests/output-files.sh"
 run "report page and speedscope, seen in headless Chromium" bash "$TOP/tests/report.sh"
 run "OTLP profiles through an OpenTelemetry Collector" bash "$TOP/tests/otlp.sh"
+run "OTLP allocation profiles (--alloc) as Pyroscope files them, per trace" bash "$TOP/tests/otlp-alloc.sh"
 run "process contexts (OTEP 4719): services as their SDK names them; hostile contexts" bash "$TOP/tests/profile-procctx.sh"
 run "the agent's image under podman, as deploy/kubernetes's DaemonSet runs it" bash "$TOP/tests/container.sh"
 run "hostile input: broken binaries, records and flags under ASan+UBSan" bash "$TOP/tests/hostile-input.sh"

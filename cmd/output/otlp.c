@@ -93,8 +93,10 @@ static void resource__free(struct resource *res)
 		return;
 	samples__free(&res->cpu);
 	samples__free(&res->wall);
+	samples__free(&res->alloc);
 	hashmap__free(res->cpu_ids, NULL);
 	hashmap__free(res->wall_ids, NULL);
+	hashmap__free(res->alloc_ids, NULL);
 	free(res->comm);
 	free(res->container_id);
 	free(res->pod_uid);
@@ -484,9 +486,10 @@ static struct resource *resource(struct otlp *o, const struct rec *r)
 	}
 	*slot = res;
 	res->pid = r->pid;
-	res->cpu.size = res->wall.size = sizeof(struct sample);
+	res->cpu.size = res->wall.size = res->alloc.size = sizeof(struct sample);
 	res->cpu_ids = hashmap__new();
 	res->wall_ids = hashmap__new();
+	res->alloc_ids = hashmap__new();
 	res->comm = strdup(rec__valid(&o->valid, r->comm, r->comm_len));
 	res->container_id = dup_or_null(r->container_id);
 	res->pod_uid = dup_or_null(r->pod_uid);
@@ -497,13 +500,14 @@ static struct resource *resource(struct otlp *o, const struct rec *r)
 	if (o->process && o->process(o->process_ctx, r->pid, &p)) {
 		res->exe_path = dup_or_null(p.exe_path);
 		res->go_version = dup_or_null(p.go_version);
+		res->memprofile_rate = p.memprofile_rate;
 		if (copy_attrs(res, p.attrs, p.nattrs))
 			return NULL;
 	}
 	/* as the records name it: its context's, its environment's, its executable's */
 	if (r->service_name && !(res->service_name = strdup(r->service_name)))
 		return NULL;
-	if (!res->comm || !res->cpu_ids || !res->wall_ids ||
+	if (!res->comm || !res->cpu_ids || !res->wall_ids || !res->alloc_ids ||
 	    (r->container_id && !res->container_id) || (r->pod_uid && !res->pod_uid) ||
 	    (p.exe_path && !res->exe_path) ||
 	    (p.go_version && !res->go_version) || labels_max(o, res) ||
@@ -750,19 +754,61 @@ static int add_times(struct sample *s, const struct rec_stack *st)
 	return 0;
 }
 
+/* The samples of RES that records of ORIGIN go to, and their index by identity; NULL: none. */
+static struct vec *samples_of(struct resource *res, enum rec_origin origin, struct hashmap **ids)
+{
+	switch (origin) {
+	case REC_SAMPLING:
+		*ids = res->cpu_ids;
+		return &res->cpu;
+	case REC_WALL:
+		*ids = res->wall_ids;
+		return &res->wall;
+	case REC_ALLOC:
+		*ids = res->alloc_ids;
+		return &res->alloc;
+	default:
+		*ids = NULL;
+		return NULL;
+	}
+}
+
+/*
+ * ST's share of its sample S: CPU samples with their times, a wall
+ * record's nanoseconds (PER a sample), an allocation record's objects and
+ * bytes as the runtime's sampling unbiased them.
+ */
+static int add_stack(struct sample *s, const struct rec *r, const struct rec_stack *st, int64_t per)
+{
+	switch (r->origin) {
+	case REC_ALLOC:
+		s->value += st->alloc_objects;
+		s->bytes += st->alloc_bytes;
+		return 0;
+	case REC_WALL:
+		s->value += (int64_t)st->samples * per;
+		return 0;
+	default:
+		s->value += (int64_t)st->samples;
+		return add_times(s, st);
+	}
+}
+
 int otlp__add(struct otlp *o, const struct rec *r)
 {
-	bool wall = r->origin == REC_WALL;
+	struct hashmap *ids = NULL;
 	struct resource *res;
+	struct vec *samples;
 	struct sample *s;
 	int32_t *key;
 	size_t i, nkey;
 	int64_t per;
+	uint64_t taken = 0;
 	int ret = 0;
 
-	if (r->origin != REC_SAMPLING && !wall)
-		return 0;
-	if (!r->samples)
+	/* events (custom, uprobe) and requests are no profile */
+	if ((r->origin != REC_SAMPLING && r->origin != REC_WALL && r->origin != REC_ALLOC) ||
+	    !r->samples)
 		return 0;
 	res = resource(o, r);
 	if (!res)
@@ -773,21 +819,26 @@ int otlp__add(struct otlp *o, const struct rec *r)
 		res->last_ns = r->end_ns;
 	note_build_id(res, r);
 	key = sample_key(o, res, r, &nkey);
-	per = wall ? r->wall_ns / (int64_t)r->samples : 1;
+	per = r->origin == REC_WALL ? r->wall_ns / (int64_t)r->samples : 1;
+	samples = samples_of(res, r->origin, &ids);
 	for (i = 0; key && !ret && i < r->nstacks; i++) {
-		key[0] = stack(o, r, &r->stacks[i]);
-		s = wall ? sample(&res->wall, res->wall_ids, key, nkey) :
-			   sample(&res->cpu, res->cpu_ids, key, nkey);
+		const struct rec_stack *st = &r->stacks[i];
+
+		/* a value of 0 or less is no sample to a backend: Pyroscope drops it */
+		if (r->origin == REC_ALLOC && (st->alloc_objects <= 0 || st->alloc_bytes <= 0))
+			continue;
+		key[0] = stack(o, r, st);
+		s = sample(samples, ids, key, nkey);
 		if (!s) {
 			ret = -ENOMEM;
 			break;
 		}
-		s->value += (int64_t)r->stacks[i].samples * per;
-		if (!wall)
-			ret = add_times(s, &r->stacks[i]);
+		ret = add_stack(s, r, st, per);
+		taken += st->samples;
 	}
 	free(key);
 	o->batch.records++;
-	o->batch.samples += r->samples;
+	/* an allocation record's samples are the allocations the runtime sampled */
+	o->batch.samples += r->origin == REC_ALLOC ? taken : r->samples;
 	return !key || ret || o->oom || profdict__oom(o->dict) ? -ENOMEM : 0;
 }

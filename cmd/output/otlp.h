@@ -37,6 +37,8 @@ struct otlp_process {
 	/* its process context's resource (OTEP 4719), ahead of every other attribute */
 	const struct otlp_attr *attrs;
 	size_t nattrs;
+	/* --alloc: its runtime.MemProfileRate, the period of its allocation profiles; <= 0: unknown */
+	int64_t memprofile_rate;
 };
 /* Fills OUT for PID; false when nothing is known (the records still name it). */
 typedef bool (*otlp_process_fn)(void *ctx, uint32_t pid, struct otlp_process *out);
@@ -92,9 +94,11 @@ int otlp__set_labels(struct otlp *o, const char *const *keys, size_t n);
 /*
  * Takes R's samples into the request being built: sampling records into
  * the CPU profile (samples/count, period cpu/nanoseconds), wall records
- * into the wall profile (wall/nanoseconds); events (custom, uprobe) are no
- * profile and are left out. Samples of one process with the same stack,
- * attributes and link are one sample. -ENOMEM.
+ * into the wall profile (wall/nanoseconds), allocation records into two
+ * profiles, alloc_objects/count and alloc_space/bytes (period
+ * memory/bytes, the process's rate); events (custom, uprobe) and requests
+ * are no profile and are left out. Samples of one process with the same
+ * stack, attributes and link are one sample. -ENOMEM.
  */
 int otlp__add(struct otlp *o, const struct rec *r);
 

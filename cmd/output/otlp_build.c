@@ -93,32 +93,75 @@ static pb_value_type *value_type(struct otlp *o, struct arena *a, const char *ty
 }
 
 /*
+ * The profiles of a process, each one sample type, as the format has it
+ * since 1.8 (Pyroscope reads no other): an allocation record's objects and
+ * bytes go as two profiles of the same samples.
+ */
+enum profile_kind { PROFILE_CPU, PROFILE_WALL, PROFILE_ALLOC_OBJECTS, PROFILE_ALLOC_SPACE, NPROFILES };
+
+/*
+ * What each is, as Pyroscope names it: samples/count with period
+ * cpu/nanoseconds is its process_cpu, each sample the period times its
+ * count; any other profile it names after its period type, so wall is
+ * wall. The allocation profiles have Go's own sample types (what
+ * runtime/pprof, Pyroscope's Go SDK and godeltaprof send) and period
+ * memory/bytes, so that they are named memory, where Grafana looks for
+ * memory. The SDK's memory:alloc_space:bytes:space:bytes is out of reach:
+ * the period type is both the name and the type ID's fourth field, and
+ * Go's own, space, would name them space.
+ */
+static const struct profile_shape {
+	const char *type, *unit, *period_type, *period_unit;
+} shapes[NPROFILES] = {
+	[PROFILE_CPU] = { "samples", "count", "cpu", "nanoseconds" },
+	[PROFILE_WALL] = { "wall", "nanoseconds", "wall", "nanoseconds" },
+	[PROFILE_ALLOC_OBJECTS] = { "alloc_objects", "count", "memory", "bytes" },
+	[PROFILE_ALLOC_SPACE] = { "alloc_space", "bytes", "memory", "bytes" },
+};
+
+static const struct vec *kind_samples(const struct resource *res, enum profile_kind kind)
+{
+	return kind == PROFILE_CPU ? &res->cpu : kind == PROFILE_WALL ? &res->wall : &res->alloc;
+}
+
+/*
+ * The period of KIND: one CPU or wall sample's nanoseconds; for
+ * allocations the bytes between two sampled ones on average, the
+ * process's runtime.MemProfileRate, 1 when unknown (its records were then
+ * not unbiased either, as with a rate of 1: every allocation sampled).
+ */
+static int64_t kind_period(const struct otlp *o, const struct resource *res, enum profile_kind kind)
+{
+	if (kind == PROFILE_CPU)
+		return o->cpu_period_ns;
+	if (kind == PROFILE_WALL)
+		return o->wall_period_ns;
+	return res->memprofile_rate > 1 ? res->memprofile_rate : 1;
+}
+
+/*
  * One profile of RES. The format pairs each timestamp with one value, and
  * Pyroscope takes one value a sample: CPU samples go as their timestamps
  * alone, each one sample (what backends multiply by the period), or,
  * when some came without their time, as counts alone, all of the profile
- * alike; wall samples as their nanoseconds.
+ * alike; wall samples as their nanoseconds, allocation samples as their
+ * objects or their bytes: a weighted sample cannot keep its times.
  */
 static pb_profile *build_profile(struct otlp *o, struct arena *a, const struct resource *res,
-				 bool wall)
+				 enum profile_kind kind)
 {
 	pb_profile *p = NEW(a, pb_profile, OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__PROFILE__INIT);
-	const struct vec *samples = wall ? &res->wall : &res->cpu;
+	const struct profile_shape *sh = &shapes[kind];
+	const struct vec *samples = kind_samples(res, kind);
 	const struct sample *s = samples->items;
-	bool timed = !wall;
+	bool timed = kind == PROFILE_CPU;
 	size_t i;
 
 	if (!p)
 		return NULL;
-	if (wall) {
-		p->sample_type = value_type(o, a, "wall", "nanoseconds");
-		p->period_type = value_type(o, a, "wall", "nanoseconds");
-		p->period = o->wall_period_ns;
-	} else {
-		p->sample_type = value_type(o, a, "samples", "count");
-		p->period_type = value_type(o, a, "cpu", "nanoseconds");
-		p->period = o->cpu_period_ns;
-	}
+	p->sample_type = value_type(o, a, sh->type, sh->unit);
+	p->period_type = value_type(o, a, sh->period_type, sh->period_unit);
+	p->period = kind_period(o, res, kind);
 	/* [time, time + duration) holds every sample */
 	p->time_unix_nano = res->first_ns;
 	p->duration_nano = res->last_ns - res->first_ns + 1;
@@ -141,7 +184,7 @@ static pb_profile *build_profile(struct otlp *o, struct arena *a, const struct r
 			ps->timestamps_unix_nano = s[i].times.items;
 			ps->n_timestamps_unix_nano = s[i].times.n;
 		} else {
-			ps->values = (int64_t *)&s[i].value;
+			ps->values = (int64_t *)(kind == PROFILE_ALLOC_SPACE ? &s[i].bytes : &s[i].value);
 			ps->n_values = 1;
 		}
 		p->samples[p->n_samples++] = ps;
@@ -158,21 +201,23 @@ static pb_resource_profiles *build_resource_profiles(struct otlp *o, struct aren
 				    OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__SCOPE_PROFILES__INIT);
 	pb_scope *scope = NEW(a, pb_scope,
 			      OPENTELEMETRY__PROTO__COMMON__V1__INSTRUMENTATION_SCOPE__INIT);
+	enum profile_kind kind;
 
 	if (!rp || !sp || !scope)
 		return NULL;
 	scope->name = "ctxprof-go";
 	scope->version = o->version;
 	sp->scope = scope;
-	sp->profiles = arena__alloc(a, 2, sizeof(pb_profile *));
+	sp->profiles = arena__alloc(a, NPROFILES, sizeof(pb_profile *));
 	rp->scope_profiles = arena__alloc(a, 1, sizeof(pb_scope_profiles *));
 	rp->resource = build_resource(o, a, res);
 	if (!sp->profiles || !rp->scope_profiles || !rp->resource)
 		return NULL;
-	if (res->cpu.n && !(sp->profiles[sp->n_profiles++] = build_profile(o, a, res, false)))
-		return NULL;
-	if (res->wall.n && !(sp->profiles[sp->n_profiles++] = build_profile(o, a, res, true)))
-		return NULL;
+	/* alloc_space right after alloc_objects: otlp_split keeps the two together */
+	for (kind = 0; kind < NPROFILES; kind++)
+		if (kind_samples(res, kind)->n &&
+		    !(sp->profiles[sp->n_profiles++] = build_profile(o, a, res, kind)))
+			return NULL;
 	rp->scope_profiles[rp->n_scope_profiles++] = sp;
 	return rp;
 }

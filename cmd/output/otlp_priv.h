@@ -24,7 +24,8 @@ struct sample {
 	int32_t stack, link;
 	int32_t *attrs; /* ascending */
 	size_t nattrs;
-	int64_t value; /* CPU: samples; wall: nanoseconds */
+	int64_t value; /* CPU: samples; wall: nanoseconds; alloc: objects */
+	int64_t bytes; /* alloc: bytes, of the same allocations */
 	struct vec times; /* CPU: uint64_t, when each sample was taken */
 	bool untimed; /* some of its CPU samples came without their time */
 };
@@ -37,8 +38,9 @@ struct resource {
 	struct otlp_attr *attrs; /* its process context's */
 	size_t nattrs;
 	int64_t ns_pid;
-	struct vec cpu, wall; /* struct sample */
-	struct hashmap *cpu_ids, *wall_ids; /* identity -> index + 1 */
+	int64_t memprofile_rate; /* <= 0: unknown */
+	struct vec cpu, wall, alloc; /* struct sample */
+	struct hashmap *cpu_ids, *wall_ids, *alloc_ids; /* identity -> index + 1 */
 	int64_t first_ns, last_ns; /* CLOCK_REALTIME */
 	size_t labels_max; /* goroutine labels a sample may carry as attributes */
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* otlp_split.c: an encoded OTLP profiles request cut in two, each half with the dictionary entries it uses. */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,20 +267,68 @@ static bool dictionary_tables(struct arena *a, const struct keep *k, pb_dictiona
 	return true;
 }
 
-/* The samples a sample stands for: its times or count, or its nanoseconds in periods. */
-static uint64_t sample_weight(const pb_profile *p, const pb_sample *s, const pb_dictionary *d)
+/* The sample type of P, "" when it names none. */
+static const char *type_of(const pb_profile *p, const pb_dictionary *d)
 {
-	const pb_value_type *t = p->sample_type;
+	int32_t i = p->sample_type ? p->sample_type->type_strindex : 0;
+
+	return i > 0 && (size_t)i < d->n_string_table ? d->string_table[i] : "";
+}
+
+/*
+ * Whether profile P of SP is the alloc_space twin of the alloc_objects
+ * profile before it: the same allocations, sample for sample, as the
+ * encoder writes them side by side. A half takes the same samples of
+ * both, so that each half can still weigh its allocations.
+ */
+static bool alloc_twin(const pb_scope_profiles *sp, size_t p, const pb_dictionary *d)
+{
+	return p > 0 && !strcmp(type_of(sp->profiles[p], d), "alloc_space") &&
+	       !strcmp(type_of(sp->profiles[p - 1], d), "alloc_objects") &&
+	       sp->profiles[p]->n_samples == sp->profiles[p - 1]->n_samples;
+}
+
+/*
+ * The allocations the runtime sampled behind OBJECTS of BYTES in all, at
+ * one in PERIOD bytes: their unbiasing undone, each object counting the
+ * chance that one of their average size is sampled, 1 - e^(-size/period).
+ */
+static uint64_t sampled_allocations(int64_t objects, int64_t bytes, int64_t period)
+{
+	if (objects <= 0)
+		return 0;
+	if (bytes <= 0 || period <= 1)
+		return objects;
+	return llround(-expm1(-((double)bytes / (double)objects) / (double)period) * (double)objects);
+}
+
+/*
+ * The samples sample S of profile P of SP stands for: its times or count,
+ * its nanoseconds in periods, or the sampled allocations behind an
+ * alloc_objects sample (its twin's bytes give their size; the twin, the
+ * same allocations, stands for none).
+ */
+static uint64_t sample_weight(const pb_scope_profiles *sp, size_t p, size_t s, const pb_dictionary *d)
+{
+	const pb_profile *pr = sp->profiles[p];
+	const pb_value_type *t = pr->sample_type;
+	const pb_sample *x = pr->samples[s], *twin;
 	uint64_t sum = 0;
 	size_t i;
 
-	if (s->n_timestamps_unix_nano)
-		return s->n_timestamps_unix_nano;
-	for (i = 0; i < s->n_values; i++)
-		sum += s->values[i] > 0 ? s->values[i] : 0;
+	if (x->n_timestamps_unix_nano)
+		return x->n_timestamps_unix_nano;
+	for (i = 0; i < x->n_values; i++)
+		sum += x->values[i] > 0 ? x->values[i] : 0;
+	if (alloc_twin(sp, p, d))
+		return 0;
+	if (p + 1 < sp->n_profiles && alloc_twin(sp, p + 1, d)) {
+		twin = sp->profiles[p + 1]->samples[s];
+		return sampled_allocations(sum, twin->n_values ? twin->values[0] : 0, pr->period);
+	}
 	if (t && t->unit_strindex > 0 && (size_t)t->unit_strindex < d->n_string_table &&
-	    !strcmp(d->string_table[t->unit_strindex], "nanoseconds") && p->period > 0)
-		return (sum + p->period / 2) / p->period;
+	    !strcmp(d->string_table[t->unit_strindex], "nanoseconds") && pr->period > 0)
+		return (sum + pr->period / 2) / pr->period;
 	return sum;
 }
 
@@ -307,7 +356,7 @@ static pb_value_type *value_type(struct arena *a, const struct keep *k, const pb
 static bool half(struct arena *a, struct keep *k, const pb_request *req, struct range r, int pass,
 		 pb_request *out, uint64_t *weight)
 {
-	size_t i, j, p, s, at = 0;
+	size_t i, j, p, s, at = 0, from = 0, end = 0;
 
 	if (pass && !(out->resource_profiles = arena__alloc(a, req->n_resource_profiles,
 							     sizeof(pb_resource_profiles *))))
@@ -322,13 +371,16 @@ static bool half(struct arena *a, struct keep *k, const pb_request *req, struct 
 
 			for (p = 0; p < sp->n_profiles; p++) {
 				const pb_profile *pr = sp->profiles[p];
-				size_t from = r.from > at ? r.from - at : 0;
-				size_t end = r.to > at ? r.to - at : 0;
 				pb_profile *npr;
 
-				if (end > pr->n_samples)
-					end = pr->n_samples;
-				at += pr->n_samples;
+				/* an alloc_space twin takes the samples its alloc_objects took */
+				if (!alloc_twin(sp, p, req->dictionary)) {
+					from = r.from > at ? r.from - at : 0;
+					end = r.to > at ? r.to - at : 0;
+					if (end > pr->n_samples)
+						end = pr->n_samples;
+					at += pr->n_samples;
+				}
 				/* a profile of no sample goes with the first half */
 				if (from >= end && !(pr->n_samples == 0 && r.from == 0))
 					continue;
@@ -374,7 +426,7 @@ static bool half(struct arena *a, struct keep *k, const pb_request *req, struct 
 					ns->stack_index = to(k, STACKS, os->stack_index);
 					ns->link_index = to(k, LINKS, os->link_index);
 					npr->samples[npr->n_samples++] = ns;
-					*weight += sample_weight(pr, os, req->dictionary);
+					*weight += sample_weight(sp, p, s, req->dictionary);
 				}
 				nsp->profiles[nsp->n_profiles++] = npr;
 			}
@@ -383,14 +435,20 @@ static bool half(struct arena *a, struct keep *k, const pb_request *req, struct 
 	return true;
 }
 
+/* The samples of REQ a half may be cut between: an alloc_space twin's go with their alloc_objects. */
 static size_t count_samples(const pb_request *req)
 {
+	const pb_scope_profiles *sp;
 	size_t i, j, p, n = 0;
 
-	for (i = 0; i < req->n_resource_profiles; i++)
-		for (j = 0; j < req->resource_profiles[i]->n_scope_profiles; j++)
-			for (p = 0; p < req->resource_profiles[i]->scope_profiles[j]->n_profiles; p++)
-				n += req->resource_profiles[i]->scope_profiles[j]->profiles[p]->n_samples;
+	for (i = 0; i < req->n_resource_profiles; i++) {
+		for (j = 0; j < req->resource_profiles[i]->n_scope_profiles; j++) {
+			sp = req->resource_profiles[i]->scope_profiles[j];
+			for (p = 0; p < sp->n_profiles; p++)
+				if (!alloc_twin(sp, p, req->dictionary))
+					n += sp->profiles[p]->n_samples;
+		}
+	}
 	return n;
 }
 

@@ -15,8 +15,10 @@ struct otlp_part {
 /*
  * Cuts the ExportProfilesServiceRequest BUF (LEN bytes, SAMPLES samples)
  * into OUT[0] and OUT[1]: the first and the second half of its samples,
- * in the order they come, each half with its own dictionary holding only
- * what its samples and profiles refer to. OUT's samples add up to SAMPLES.
+ * in the order they come (an alloc_space sample goes with its twin of the
+ * alloc_objects profile before it, the same allocations), each half with
+ * its own dictionary holding only what its samples and profiles refer to.
+ * OUT's samples add up to SAMPLES.
  * -E2BIG when it holds fewer than two samples, -EINVAL when it does not
  * decode or refers outside its dictionary, -ENOMEM.
  */

@@ -163,6 +163,20 @@ static bool lookup_target(void *ctx, uint32_t pid, uint64_t time_ns, struct agg_
 	return true;
 }
 
+/*
+ * --otlp: what a process is, for its resource: the target's view of it,
+ * and its allocation rate, which the process store keeps past its exit
+ * for its last records as it does for their unbiasing.
+ */
+static bool describe_process(void *ctx, uint32_t pid, struct otlp_process *out)
+{
+	struct session *s = ctx;
+	bool known = s->targets && targets__describe_process(s->targets, pid, out);
+
+	out->memprofile_rate = processes__memprofile_rate(s->procs, pid);
+	return known || out->memprofile_rate > 0;
+}
+
 /* One event from the ring; a failure that loses data stops the reading (malformed ones are counted). */
 static int handle_event(void *ctx, void *data, size_t size)
 {
@@ -443,7 +457,7 @@ static int create_targets(struct session *s)
 	}
 	if (c->all)
 		processes__on_exec(s->procs, targets__on_exec, s->targets);
-	outputs__set_processes(s->outputs, targets__describe_process, s->targets);
+	outputs__set_processes(s->outputs, describe_process, s);
 	return 0;
 }
 

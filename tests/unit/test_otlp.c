@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* test_otlp.c: records in, an OTLP profiles request out, read back with protobuf-c: tables, shapes, links, attributes, budget, halves. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +16,7 @@
 #define SPAN_B "1234567890abcdef" /* Datadog's "span id" 1311768467294899695 */
 #define PERIOD 10101010
 #define WALL_PERIOD 52631578
+#define RATE 65536 /* runtime.MemProfileRate of the known processes */
 #define T0 1764072000000000000LL /* 2025-11-25T12:00:00Z */
 
 /* main.leaf inlined into main.caller at one address, called by main.root */
@@ -41,6 +43,7 @@ static bool process(void *ctx, uint32_t pid, struct otlp_process *out)
 		return false;
 	out->exe_path = "/usr/bin/shop";
 	out->go_version = "go1.24.4";
+	out->memprofile_rate = RATE;
 	return true;
 }
 
@@ -570,6 +573,146 @@ out:
 	otlp__free(o);
 }
 
+/* COUNT sampled allocations of SIZE bytes at RATE into ST, unbiased as runtime/pprof does. */
+static void unbiased(struct rec_stack *st, uint64_t count, int64_t size)
+{
+	double scale = 1 / (1 - exp(-(double)size / RATE));
+
+	st->samples = count;
+	st->alloc_objects = (int64_t)((double)count * scale);
+	st->alloc_bytes = (int64_t)((double)count * (double)size * scale);
+}
+
+/* The samples of each part BUF is cut down to, one unit each, into W (at most MAX); their number. */
+static size_t part_samples(const uint8_t *buf, size_t len, uint64_t samples, uint64_t *w, size_t max)
+{
+	struct otlp_part half[2];
+	size_t n = 0;
+	int i;
+
+	if (!max)
+		return 0;
+	if (otlp_split(buf, len, samples, half)) {
+		w[0] = samples;
+		return 1;
+	}
+	for (i = 0; i < 2; i++) {
+		n += part_samples(half[i].buf, half[i].len, half[i].samples, w + n, max - n);
+		free(half[i].buf);
+	}
+	return n;
+}
+
+/* Allocation records: two profiles of the same samples, Go's sample types, the rate as the period. */
+static void test_alloc(void)
+{
+	struct rec_label labels[] = { L("otel.traceid", TRACE_A), L("route", "/pay") };
+	static const struct rec_time times[] = { { T0 + 10, 1, 1 }, { T0 + 20, 1, 1 }, { T0 + 30, 1, 1 } };
+	struct rec_stack traced[] = { { 0, 3, frames_a, 3, times }, { 0, 2, frames_b, 2, times } };
+	struct rec_stack untraced[] = { { 0, 2, frames_b, 1, times } };
+	/* a process of unknown rate: its records were left unscaled */
+	struct rec_stack raw[] = { { 1, 2, frames_b, 1, times, 1, 2048 } };
+	struct rec_stack cpu_stacks[] = { { 2, 3, frames_a, 2, times } };
+	struct rec base = { .pid = 4244, .service_name = "checkout", .comm = (const uint8_t *)"shop",
+			    .comm_len = 4, .origin = REC_ALLOC, .cpu_ns = -1, .start_ns = T0,
+			    .end_ns = T0 + 30, .nstacks = 1, .mappings = maps, .nmappings = 1 };
+	struct rec recs[4] = { base, base, base, base };
+	static const char *const ids[] = { "otel.traceid" };
+	struct otlp *o = otlp__new("v-test", PERIOD, 0);
+	const pb_profile *objs, *space, *cpu;
+	const pb_scope_profiles *sp;
+	struct otlp_batch what;
+	uint64_t w[16], want_w[] = { 2, 3, 2, 1, 1 };
+	const pb_dictionary *d;
+	pb_request *req = NULL;
+	uint8_t *buf;
+	size_t len, nw, i;
+	bool same;
+
+	unbiased(&traced[0], 3, 64);
+	unbiased(&traced[1], 2, 65536);
+	unbiased(&untraced[0], 1, 2048);
+	recs[0].trace_id = TRACE_A, recs[0].trace_source = "label", recs[0].span_id = SPAN_A;
+	recs[0].labels = labels, recs[0].nlabels = 2, recs[0].stacks = traced, recs[0].nstacks = 2;
+	recs[0].samples = 5;
+	recs[1].stacks = untraced, recs[1].samples = 1;
+	recs[2] = recs[0], recs[2].origin = REC_SAMPLING, recs[2].stacks = cpu_stacks;
+	recs[2].nstacks = 1, recs[2].samples = 2, recs[2].cpu_ns = 2LL * PERIOD;
+	recs[3].pid = 7, recs[3].comm = (const uint8_t *)"other", recs[3].comm_len = 5;
+	recs[3].stacks = raw, recs[3].samples = 1;
+	otlp__set_processes(o, process, NULL);
+	check_int("ID keys", 0, otlp__set_id_keys(o, ids, 1));
+	for (i = 0; i < 4; i++)
+		check_int(desc("otlp__add record %zu", i), 0, otlp__add(o, &recs[i]));
+	check_int("otlp__take", 0, otlp__take(o, &buf, &len, &what));
+	check_int("the request counts the sampled allocations as samples, with the CPU's", 5 + 1 + 2 + 1,
+		  what.samples);
+	nw = part_samples(buf, len, what.samples, w, 16);
+	req = opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__unpack(
+		NULL, len, buf);
+	free(buf);
+	if (!check(req != NULL, "protobuf-c reads the request back", "a request", "NULL"))
+		goto out;
+	d = req->dictionary;
+	sp = req->resource_profiles[0]->scope_profiles[0];
+	objs = profile(req, 0, "alloc_objects");
+	space = profile(req, 0, "alloc_space");
+	cpu = profile(req, 0, "samples");
+	if (!check(objs && space && cpu && sp->n_profiles == 3,
+		   "pid 4244: a CPU profile and two allocation profiles", "3", "not so"))
+		goto out;
+	check(sp->profiles[1] == objs && sp->profiles[2] == space,
+	      "alloc_space right after alloc_objects", "CPU, objects, space", "another order");
+	check_str("objects: sample type", "alloc_objects/count",
+		  desc("%s/%s", str(d, objs->sample_type->type_strindex), str(d, objs->sample_type->unit_strindex)));
+	check_str("space: sample type", "alloc_space/bytes",
+		  desc("%s/%s", str(d, space->sample_type->type_strindex), str(d, space->sample_type->unit_strindex)));
+	check_str("both: period type memory/bytes, what Pyroscope names them after", "memory/bytes memory/bytes",
+		  desc("%s/%s %s/%s", str(d, objs->period_type->type_strindex),
+		       str(d, objs->period_type->unit_strindex), str(d, space->period_type->type_strindex),
+		       str(d, space->period_type->unit_strindex)));
+	check_int("objects: period, the process's rate", RATE, objs->period);
+	check_int("space: period, the process's rate", RATE, space->period);
+	check_int("samples: the traced record's two stacks and the untraced one's", 3, objs->n_samples);
+	check_int("the same samples in both", objs->n_samples, space->n_samples);
+	for (i = 0, same = true; i < objs->n_samples && i < space->n_samples; i++)
+		same &= objs->samples[i]->stack_index == space->samples[i]->stack_index &&
+			objs->samples[i]->link_index == space->samples[i]->link_index &&
+			objs->samples[i]->n_values == 1 && space->samples[i]->n_values == 1 &&
+			!objs->samples[i]->n_timestamps_unix_nano && !space->samples[i]->n_timestamps_unix_nano;
+	check(same, "sample for sample: stack and link alike, one value, no timestamps", "alike", "not");
+	check_int("a stack's objects, unbiased", traced[0].alloc_objects, objs->samples[0]->values[0]);
+	check_int("its bytes, unbiased", traced[0].alloc_bytes, space->samples[0]->values[0]);
+	check_int("the second stack's bytes", traced[1].alloc_bytes, space->samples[1]->values[0]);
+	check_str("the link's trace ID", TRACE_A, hex(&d->link_table[objs->samples[0]->link_index]->trace_id));
+	check_str("the link's span ID", SPAN_A, hex(&d->link_table[objs->samples[0]->link_index]->span_id));
+	check_str("attributes as the CPU sample's of the same record", attrs_text(d, cpu->samples[0]),
+		  attrs_text(d, space->samples[0]));
+	check_int("the untraced record's sample has no link", 0, space->samples[2]->link_index);
+	check_int("the same stack with another link is another sample", 1,
+		  space->samples[2]->stack_index == space->samples[1]->stack_index);
+	check_int("the CPU profile keeps its times", 2, cpu->samples[0]->n_timestamps_unix_nano);
+	objs = profile(req, 1, "alloc_objects");
+	check_int("a process of unknown rate: period 1, as its records were left unscaled", 1,
+		  objs ? objs->period : -1);
+	/*
+	 * each part one CPU sample, or one allocation sample with its twin,
+	 * in order: its samples, the sampled allocations behind it (the last
+	 * part takes what the others leave, so the others must be exact)
+	 */
+	for (i = 0, same = nw == 5; same && i < nw; i++)
+		same = w[i] == want_w[i];
+	check(same, "cut down to single samples, each half counts its sampled allocations",
+	      "5 parts: 2 3 2 1 1", desc("%zu parts: %llu %llu %llu %llu %llu", nw,
+					(unsigned long long)w[0], (unsigned long long)w[1],
+					(unsigned long long)w[2], (unsigned long long)w[3],
+					(unsigned long long)w[4]));
+out:
+	if (req)
+		request_free(req);
+	otlp__free(o);
+}
+
 /* One line a sample of REQ: process, profile type, stack, attributes, link, values or times. */
 static size_t describe(const pb_request *req, char **lines, size_t max)
 {
@@ -653,6 +796,7 @@ static void test_split(void)
 	static const struct rec_time times[] = { { T0 + 10, 1, 1 }, { T0 + 20, 2, 1 }, { T0 + 30, 1, 1 } };
 	struct rec_stack stacks[] = { { 4, 3, frames_a, 3, times }, { 2, 2, frames_b } };
 	struct rec_stack stacks_wall[] = { { 5, 3, frames_a, 3, times }, { 1, 2, frames_b } };
+	struct rec_stack stacks_alloc[] = { { 3, 3, frames_a, 3, times }, { 2, 2, frames_b } };
 	struct rec recs[] = {
 		{ .trace_id = TRACE_A, .trace_source = "label", .labels = labels, .nlabels = 2, .pid = 4242, .service_name = "checkout",
 		  .comm = (const uint8_t *)"shop", .comm_len = 4, .origin = REC_SAMPLING, .samples = 6,
@@ -669,17 +813,23 @@ static void test_split(void)
 		  .origin = REC_WALL, .samples = 6, .cpu_ns = -1, .wall_ns = 6LL * WALL_PERIOD,
 		  .state = "waiting", .wait_reason = "chan receive", .start_ns = T0, .end_ns = T0 + 30,
 		  .stacks = stacks_wall, .nstacks = 2, .mappings = maps, .nmappings = 1 },
+		{ .trace_id = TRACE_A, .trace_source = "label", .labels = labels, .nlabels = 2, .pid = 4242,
+		  .service_name = "checkout", .comm = (const uint8_t *)"shop", .comm_len = 4, .origin = REC_ALLOC,
+		  .samples = 5, .cpu_ns = -1, .start_ns = T0, .end_ns = T0 + 30, .stacks = stacks_alloc,
+		  .nstacks = 2, .mappings = maps, .nmappings = 1 },
 	};
 	struct otlp *o = otlp__new("v-test", PERIOD, WALL_PERIOD);
 	char *want[64], *got[64];
 	struct otlp_batch what;
 	struct otlp_part half[2];
-	size_t len, nwant, ngot, parts = 0, i;
+	size_t len, nwant, ngot, parts = 0, twins = 0, i;
 	uint64_t total = 0;
 	bool smaller = true, same = true;
 	pb_request *req;
 	uint8_t *buf;
 
+	unbiased(&stacks_alloc[0], 3, 64);
+	unbiased(&stacks_alloc[1], 2, 65536);
 	otlp__set_processes(o, process, NULL);
 	for (i = 0; i < sizeof(recs) / sizeof(recs[0]); i++)
 		otlp__add(o, &recs[i]);
@@ -690,7 +840,10 @@ static void test_split(void)
 	nwant = describe(req, want, 64);
 	request_free(req);
 	ngot = split_down(buf, len, what.samples, got, 64, &total, &parts, &smaller);
-	check_int("halves down to one sample each: as many parts as samples", nwant, parts);
+	for (i = 0; i < nwant; i++)
+		twins += strstr(want[i], " alloc_space/") != NULL;
+	check_int("halves down to one sample each, an alloc_space sample with its alloc_objects twin",
+		  nwant - twins, parts);
 	check_int("the halves' samples add up to the request's", what.samples, total);
 	check(smaller, "every half is smaller than what it was cut from", "smaller", "not smaller");
 	qsort(want, nwant, sizeof(*want), cmp_lines);
@@ -719,6 +872,7 @@ int main(void)
 	test_ids();
 	test_budget();
 	test_allow_list();
+	test_alloc();
 	test_split();
 	return tap_done();
 }
