@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* summary.c: a run's costliest traces by CPU and by wall time, each with its commonest leaf function, for the lines at exit. */
+/* summary.c: a run's costliest traces by CPU, wall time and allocated bytes, each with its commonest leaf function, for the lines at exit. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -17,8 +17,11 @@
 
 struct leaf {
 	uint32_t func; /* index into names + 1; 0: a free slot */
-	uint64_t ns;
+	uint64_t value; /* ns; for allocations, bytes */
 };
+
+/* What a trace costs, and its leaves, by kind; ELAPSED is the time its requests were in flight. */
+enum { KIND_CPU, KIND_WALL, KIND_ALLOC, KIND_ELAPSED };
 
 /*
  * Times in flight, [start, end) each, in order and apart: a request seen
@@ -86,8 +89,12 @@ static uint64_t spans__total(const struct spans *s)
 struct trace_cost {
 	char id[ID_LEN + 1];
 	uint64_t ns[2]; /* CPU, goroutine time (--wall) */
-	/* the leaves of its CPU, and of the goroutine time of the goroutine its request runs on */
-	struct leaf leaves[2][LEAVES];
+	uint64_t alloc_bytes; /* allocated (--alloc), unbiased */
+	/*
+	 * the leaves of its CPU, of the goroutine time of the goroutine its
+	 * request runs on, and of its allocated bytes (the allocating function)
+	 */
+	struct leaf leaves[3][LEAVES];
 	uint64_t started_ns; /* goroutine time of the goroutines its requests started */
 	/* when its requests were in flight: their spans, merged where they overlap */
 	struct spans spans;
@@ -100,7 +107,8 @@ struct summary {
 	struct vec names; /* char *: leaf functions */
 	struct hashmap *by_name; /* name -> index + 1 */
 	uint64_t dropped; /* traces the cap let go */
-	uint64_t inherited[2]; /* CPU and wall time of goroutines whose request had ended */
+	/* CPU and wall time, and bytes allocated, of goroutines whose request had ended */
+	uint64_t inherited[3];
 };
 
 struct summary *summary__new(void)
@@ -165,10 +173,16 @@ static uint64_t cost(const struct trace_cost *t)
 	return t->ns[0] + t->ns[1];
 }
 
+/* Costliest first; among equals (a trace that only allocated costs no time), the most allocated bytes. */
 static int by_cost(const void *a, const void *b)
 {
-	uint64_t x = cost(a), y = cost(b);
+	const struct trace_cost *ta = a, *tb = b;
+	uint64_t x = cost(ta), y = cost(tb);
 
+	if (x == y) {
+		x = ta->alloc_bytes;
+		y = tb->alloc_bytes;
+	}
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -215,8 +229,8 @@ static struct trace_cost *trace_of(struct summary *s, const char *id)
 	return t;
 }
 
-/* NS more in FUNC's slot of LEAVES; a new one takes over the least one's. */
-static void add_leaf(struct leaf *leaves, uint32_t func, uint64_t ns)
+/* V more in FUNC's slot of LEAVES; a new one takes over the least one's. */
+static void add_leaf(struct leaf *leaves, uint32_t func, uint64_t v)
 {
 	struct leaf *least = &leaves[0];
 	int i;
@@ -224,14 +238,14 @@ static void add_leaf(struct leaf *leaves, uint32_t func, uint64_t ns)
 	for (i = 0; i < LEAVES; i++) {
 		if (leaves[i].func == func || !leaves[i].func) {
 			leaves[i].func = func;
-			leaves[i].ns += ns;
+			leaves[i].value += v;
 			return;
 		}
-		if (leaves[i].ns < least->ns)
+		if (leaves[i].value < least->value)
 			least = &leaves[i];
 	}
 	least->func = func;
-	least->ns += ns;
+	least->value += v;
 }
 
 /*
@@ -270,6 +284,46 @@ static int add_requests(struct summary *s, const struct rec *r)
 	return 0;
 }
 
+/* R's start and end in T's first and last time. */
+static void add_times(struct trace_cost *t, const struct rec *r)
+{
+	if (r->start_ns < t->first_ns)
+		t->first_ns = r->start_ns;
+	if (r->end_ns > t->last_ns)
+		t->last_ns = r->end_ns;
+}
+
+/*
+ * An alloc record: its trace's bytes, and the functions that allocated
+ * them (its stacks start at the allocating function). Its samples are
+ * moments of the trace, in its first and last.
+ */
+static int add_alloc(struct summary *s, const struct rec *r)
+{
+	struct trace_cost *t;
+	uint32_t func;
+	size_t i;
+
+	if (r->alloc_bytes > 0 && !r->trace_id && r->inherited_trace_id)
+		s->inherited[KIND_ALLOC] += r->alloc_bytes;
+	if (!r->trace_id || strlen(r->trace_id) != ID_LEN || r->alloc_bytes <= 0)
+		return 0;
+	if (!(t = trace_of(s, r->trace_id)))
+		return -ENOMEM;
+	t->alloc_bytes += r->alloc_bytes;
+	add_times(t, r);
+	for (i = 0; i < r->nstacks; i++) {
+		const struct rec_stack *st = &r->stacks[i];
+
+		if (!st->nframes || st->alloc_bytes <= 0)
+			continue;
+		if (!(func = name_of(s, leaf_of(st, 0))))
+			return -ENOMEM;
+		add_leaf(t->leaves[KIND_ALLOC], func, st->alloc_bytes);
+	}
+	return 0;
+}
+
 int summary__add(struct summary *s, const struct rec *r)
 {
 	int kind = r->origin == REC_WALL;
@@ -280,6 +334,8 @@ int summary__add(struct summary *s, const struct rec *r)
 
 	if (r->origin == REC_REQUEST)
 		return add_requests(s, r);
+	if (r->origin == REC_ALLOC)
+		return add_alloc(s, r);
 	if (total > 0 && r->inherited_trace_id &&
 	    (r->origin == REC_SAMPLING || r->origin == REC_WALL))
 		s->inherited[kind] += total;
@@ -289,10 +345,7 @@ int summary__add(struct summary *s, const struct rec *r)
 	if (!(t = trace_of(s, r->trace_id)))
 		return -ENOMEM;
 	t->ns[kind] += total;
-	if (r->start_ns < t->first_ns)
-		t->first_ns = r->start_ns;
-	if (r->end_ns > t->last_ns)
-		t->last_ns = r->end_ns;
+	add_times(t, r);
 	/* the leaves that describe a request: its own goroutine's; the others' time apart */
 	if (kind && r->role == REC_ROLE_STARTED) {
 		t->started_ns += total;
@@ -325,12 +378,13 @@ static uint64_t elapsed(const struct trace_cost *t, bool *spanned)
 	return t->last_ns > t->first_ns ? (uint64_t)(t->last_ns - t->first_ns) : 0;
 }
 
-/* kind 2: elapsed time */
 static uint64_t cost_of(const struct trace_cost *t, int kind)
 {
 	bool spanned;
 
-	return kind < 2 ? t->ns[kind] : elapsed(t, &spanned);
+	return kind == KIND_ALLOC   ? t->alloc_bytes :
+	       kind == KIND_ELAPSED ? elapsed(t, &spanned) :
+				      t->ns[kind];
 }
 
 static int by_kind(const void *a, const void *b, void *kind)
@@ -373,7 +427,7 @@ static void print_leaf(const struct summary *s, const struct trace_cost *t, int 
 	int i;
 
 	for (i = 0; i < LEAVES; i++)
-		if (t->leaves[kind][i].func && (!top || t->leaves[kind][i].ns > top->ns))
+		if (t->leaves[kind][i].func && (!top || t->leaves[kind][i].value > top->value))
 			top = &t->leaves[kind][i];
 	if (!top) {
 		fputs("(no stack)\n", f);
@@ -381,7 +435,8 @@ static void print_leaf(const struct summary *s, const struct trace_cost *t, int 
 	}
 	/* a wait's share of the request goroutine's time: the others' is apart */
 	snprintf(share, sizeof(share), " (%.0f%%)",
-		 100.0 * top->ns / (kind ? t->ns[1] - t->started_ns : t->ns[0]));
+		 100.0 * top->value /
+			 (kind == KIND_WALL ? t->ns[1] - t->started_ns : cost_of(t, kind)));
 	fprintf(f, "%s%s\n",
 		shorten(((char **)s->names.items)[top->func - 1], buf, sizeof(buf),
 			room - (int)strlen(share)),
@@ -391,7 +446,7 @@ static void print_leaf(const struct summary *s, const struct trace_cost *t, int 
 static void print_cpu(const struct summary *s, struct trace_cost *sorted, FILE *f, int n,
 		      int width)
 {
-	int kind = 0, used;
+	int kind = KIND_CPU, used;
 	size_t i, with = 0;
 	char cost[24];
 
@@ -420,7 +475,7 @@ static void print_elapsed(const struct summary *s, struct trace_cost *sorted, FI
 			  int width, bool wall)
 {
 	char took[24], cost[24];
-	int kind = 2, used;
+	int kind = KIND_ELAPSED, used;
 	size_t i, with = 0;
 	bool spanned;
 
@@ -438,6 +493,31 @@ static void print_elapsed(const struct summary *s, struct trace_cost *sorted, FI
 		snprintf(cost, sizeof(cost), "%.2fs", sorted[i].ns[wall] / 1e9);
 		used = fprintf(f, "%s %7s %7s ", sorted[i].id, took, cost);
 		print_leaf(s, &sorted[i], wall, f, width - used);
+	}
+}
+
+/*
+ * The traces that allocated the most bytes (--alloc), in MB (10^6 bytes),
+ * each with the function that allocated the most of them.
+ */
+static void print_alloc(const struct summary *s, struct trace_cost *sorted, FILE *f, int n,
+			int width)
+{
+	int kind = KIND_ALLOC, used;
+	size_t i, with = 0;
+	char mb[32];
+
+	qsort_r(sorted, s->traces.n, sizeof(*sorted), by_kind, &kind);
+	for (i = 0; i < s->traces.n && sorted[i].alloc_bytes; i++)
+		with++;
+	if (!with)
+		return;
+	fprintf(f, "the costliest traces by allocated bytes, of %zu%s, top allocator:\n", with,
+		s->dropped ? " kept" : "");
+	for (i = 0; i < with && i < (size_t)n; i++) {
+		snprintf(mb, sizeof(mb), "%.2fMB", sorted[i].alloc_bytes / 1e6);
+		used = fprintf(f, "%s %8s ", sorted[i].id, mb);
+		print_leaf(s, &sorted[i], KIND_ALLOC, f, width - used);
 	}
 }
 
@@ -465,10 +545,15 @@ void summary__print(const struct summary *s, FILE *f, int n, int width)
 	memcpy(sorted, s->traces.items, s->traces.n * sizeof(*sorted));
 	print_cpu(s, sorted, f, n, width);
 	print_elapsed(s, sorted, f, n, width, any_wall(s));
+	print_alloc(s, sorted, f, n, width);
 	free(sorted);
-	if (s->inherited[0] || s->inherited[1])
-		fprintf(f, "inherited, request ended: %.2fs CPU, %.2fs goroutine time\n",
-			s->inherited[0] / 1e9, s->inherited[1] / 1e9);
+	if (!s->inherited[KIND_CPU] && !s->inherited[KIND_WALL] && !s->inherited[KIND_ALLOC])
+		return;
+	fprintf(f, "inherited, request ended: %.2fs CPU, %.2fs goroutine time",
+		s->inherited[KIND_CPU] / 1e9, s->inherited[KIND_WALL] / 1e9);
+	if (s->inherited[KIND_ALLOC])
+		fprintf(f, ", %.2fMB allocated", s->inherited[KIND_ALLOC] / 1e6);
+	fputc('\n', f);
 }
 
 static void *summary_new(const struct writer_dest *d)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* summary.h: a run's costliest traces by CPU and by wall time, each with its commonest leaf function, for the lines at exit. */
+/* summary.h: a run's costliest traces by CPU, wall time and allocated bytes, each with its commonest leaf function, for the lines at exit. */
 #ifndef __SUMMARY_H
 #define __SUMMARY_H
 
@@ -16,13 +16,14 @@ struct summary;
 struct summary *summary__new(void);
 void summary__free(struct summary *s); /* accepts NULL */
 
-/* A record as written: its trace's CPU or wall time, and its stacks' leaves. -ENOMEM. */
+/* A record as written: its trace's CPU or wall time or allocated bytes, and its stacks' leaves. -ENOMEM. */
 int summary__add(struct summary *s, const struct rec *r);
 
 /*
- * The N costliest traces by CPU, then by wall time where there is any, to
- * F: a heading and a line each, none wider than WIDTH columns. Nothing
- * when no record had a trace ID.
+ * The N costliest traces by CPU, then the slowest (with their wall time
+ * where there is any), then the N that allocated the most bytes where any
+ * did (--alloc), to F: a heading and a line each, none wider than WIDTH
+ * columns. Nothing when no record had a trace ID.
  */
 void summary__print(const struct summary *s, FILE *f, int n, int width);
 
