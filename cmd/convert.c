@@ -38,7 +38,8 @@ static int take(json_t *o, struct writers *ws, char *err, size_t errlen)
 }
 
 static const char usage[] =
-	"Usage: ctxprof-go convert (--pprof FILE | -f [--folded-trace-root] [--folded-wall] |\n"
+	"Usage: ctxprof-go convert (--pprof FILE | -f [--folded-trace-root]\n"
+	"                           [--folded-wall | --folded-alloc] |\n"
 	"                           --html FILE | --speedscope FILE) [INPUT...]\n"
 	"\n"
 	"Reads ctxprof-go's JSON lines from each INPUT (default: stdin), for example a\n"
@@ -55,7 +56,10 @@ static const char usage[] =
 	"  -f, --folded               comm;root;...;leaf COUNT lines (flame graphs)\n"
 	"      --folded-trace-root    the trace ID as the root frame\n"
 	"      --folded-wall          wall records only (--wall), the state or wait reason\n"
-	"                             as the leaf, [chan_receive]; without it, the others\n"
+	"                             as the leaf, [chan_receive]; without it or\n"
+	"                             --folded-alloc, the CPU samples and events\n"
+	"      --folded-alloc         alloc records only (--alloc), each stack's count its\n"
+	"                             bytes allocated\n"
 	"      --html FILE            one self-contained page: every trace in a table, and\n"
 	"                             for the costliest 500 their CPU and wall-clock flame\n"
 	"                             graphs and a timeline of their samples; the whole run\n"
@@ -236,7 +240,7 @@ out:
 /* What the run asked for. */
 struct convert_args {
 	const char *pprof, *html, *speedscope;
-	bool folded, trace_root, wall;
+	bool folded, trace_root, wall, alloc;
 	char **inputs;
 	size_t ninputs;
 };
@@ -244,7 +248,7 @@ struct convert_args {
 /* ARGS from the command line; 0, or 2 after a usage error, or -1 after --help. */
 static int parse_args(int argc, char **argv, struct convert_args *a)
 {
-	enum { OPT_PPROF = 256, OPT_TRACE_ROOT, OPT_WALL, OPT_HTML, OPT_SPEEDSCOPE };
+	enum { OPT_PPROF = 256, OPT_TRACE_ROOT, OPT_WALL, OPT_ALLOC, OPT_HTML, OPT_SPEEDSCOPE };
 	static const struct option opts[] = {
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "html", required_argument, NULL, OPT_HTML },
@@ -252,6 +256,7 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 		{ "folded", no_argument, NULL, 'f' },
 		{ "folded-trace-root", no_argument, NULL, OPT_TRACE_ROOT },
 		{ "folded-wall", no_argument, NULL, OPT_WALL },
+		{ "folded-alloc", no_argument, NULL, OPT_ALLOC },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -280,6 +285,9 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 		case OPT_WALL:
 			a->folded = a->wall = true;
 			break;
+		case OPT_ALLOC:
+			a->folded = a->alloc = true;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return -1;
@@ -297,6 +305,11 @@ static int parse_args(int argc, char **argv, struct convert_args *a)
 	}
 	if (a->pprof && a->folded) {
 		fprintf(stderr, "convert: --pprof and -f (or --folded-*) both given: one format a run\n");
+		return 2;
+	}
+	if (a->wall && a->alloc) {
+		fprintf(stderr, "convert: --folded-wall and --folded-alloc both given: folded stacks "
+				"count one thing, time or bytes\n");
 		return 2;
 	}
 	if (!!a->pprof + a->folded + !!a->html + !!a->speedscope > 1) {
@@ -353,6 +366,7 @@ static int open_output(const struct convert_args *a, struct reading *rd, const c
 	d.stream = &rd->out;
 	d.trace_root = a->trace_root;
 	d.wall_only = a->wall;
+	d.alloc_only = a->alloc;
 	if (!(rd->ws = writers__new()))
 		return -ENOMEM;
 	ret = writers__open(rd->ws, ops, &d);

@@ -114,6 +114,8 @@ static const char usage[] =
 	"      --alloc-share PCT   the share of a target's CPU --alloc's probe may spend\n"
 	"                          (default 5): past it the probe rests to the end of a\n"
 	"                          tenth of a second, and the statistics say what it missed\n"
+	"      --folded-alloc      like -f, alloc records only, each stack's count its\n"
+	"                          bytes allocated (where memory went)\n"
 	"      --otlp URL          also send each interval's profiles to an OpenTelemetry\n"
 	"                          Collector, OTLP/HTTP with protobuf to\n"
 	"                          URL/v1development/profiles (URL may be that already);\n"
@@ -207,6 +209,7 @@ enum {
 	OPT_FOLDED_WALL,
 	OPT_ALLOC,
 	OPT_ALLOC_SHARE,
+	OPT_FOLDED_ALLOC,
 	OPT_OTLP,
 	OPT_OTLP_QUEUE,
 	OPT_OTLP_LABELS,
@@ -601,6 +604,7 @@ static const struct opt_spec opt_table[] = {
 	PARSE("wall-hz", OPT_WALL_HZ, parse_wall_hz),
 	FLAG("alloc", OPT_ALLOC, alloc),
 	PARSE("alloc-share", OPT_ALLOC_SHARE, parse_alloc_share),
+	FOLDED("folded-alloc", OPT_FOLDED_ALLOC, folded_alloc),
 	STRING("otlp", OPT_OTLP, otlp_url),
 	PARSE("otlp-queue", OPT_OTLP_QUEUE, parse_otlp_queue),
 	PARSE("otlp-labels", OPT_OTLP_LABELS, parse_otlp_labels),
@@ -789,6 +793,15 @@ static int check_combination(const struct session_config *o)
 		fprintf(stderr, "--folded-wall needs --wall: it writes wall records only\n");
 		return 2;
 	}
+	if (o->folded_alloc && !o->alloc) {
+		fprintf(stderr, "--folded-alloc needs --alloc: it writes alloc records only\n");
+		return 2;
+	}
+	if (o->folded_alloc && o->folded_wall) {
+		fprintf(stderr, "--folded-wall and --folded-alloc exclude each other: folded stacks "
+				"count one thing, time or bytes\n");
+		return 2;
+	}
 	if (o->otlp_url && !o->npids && !o->all) {
 		fprintf(stderr, "--otlp sends the profiles of targets: give -p PID or --all\n");
 		return 2;
@@ -887,9 +900,12 @@ static int parse_args(int argc, char **argv, struct session_config *o)
 	ret = check_combination(o);
 	if (ret >= 0)
 		return ret;
-	if (o->folded && o->wall && !o->folded_wall)
+	if (o->folded && o->wall && !o->folded_wall && !o->folded_alloc)
 		fprintf(stderr, "note: -f writes the CPU samples' stacks; --folded-wall writes --wall's "
 				"(where goroutines waited, the wait as the leaf)\n");
+	if (o->folded && o->alloc && !o->folded_alloc && !o->folded_wall)
+		fprintf(stderr, "note: -f writes the CPU samples' stacks; --folded-alloc writes --alloc's "
+				"(the bytes each stack allocated)\n");
 	ret = otlp_config(o);
 	if (ret >= 0)
 		return ret;

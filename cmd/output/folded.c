@@ -8,9 +8,12 @@
 #include "cmd/util/hashmap.h"
 #include "folded.h"
 
+/* A set's index in sets: the trace ID first, or not, in each folded_set. */
+#define SET(set, root) ((set) * 2 + (root))
+#define NSETS SET(FOLDED_SETS, 0)
+
 struct folded {
-	/* folded line -> uint64_t count; bit 0: the trace ID first, bit 1: wall records only */
-	struct hashmap *sets[4];
+	struct hashmap *sets[NSETS]; /* folded line -> uint64_t count */
 	struct strbuf line, valid;
 };
 
@@ -21,7 +24,7 @@ struct folded *folded__new(void)
 
 	if (!f)
 		return NULL;
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < NSETS; i++) {
 		f->sets[i] = hashmap__new();
 		if (!f->sets[i]) {
 			folded__free(f);
@@ -37,7 +40,7 @@ void folded__free(struct folded *f)
 
 	if (!f)
 		return;
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NSETS; i++)
 		hashmap__free(f->sets[i], free);
 	strbuf__free(&f->line);
 	strbuf__free(&f->valid);
@@ -81,18 +84,22 @@ static int count(struct hashmap *m, const char *line, size_t len, uint64_t n)
 
 int folded__add(struct folded *f, const struct rec *r)
 {
-	bool wall = r->origin == REC_WALL;
+	bool wall = r->origin == REC_WALL, alloc = r->origin == REC_ALLOC;
+	enum folded_set set = wall ? FOLDED_WALL : alloc ? FOLDED_ALLOC : FOLDED_CPU;
 	const struct rec_stack *st;
 	const struct rec_frame *fr;
 	char pc[32];
 	size_t i, j;
 	int root, ret;
 
-	/* a request's span has no stack; allocations are no CPU time */
-	if (r->origin == REC_REQUEST || r->origin == REC_ALLOC)
+	/* a request's span has no stack */
+	if (r->origin == REC_REQUEST)
 		return 0;
 	for (i = 0; i < r->nstacks; i++) {
 		st = &r->stacks[i];
+		/* an allocation counts its bytes, not its samples: a flame graph of memory */
+		if (alloc && st->alloc_bytes <= 0)
+			continue;
 		for (root = 0; root < 2; root++) {
 			f->line.n = 0;
 			f->line.oom = false;
@@ -116,7 +123,8 @@ int folded__add(struct folded *f, const struct rec *r)
 			}
 			if (f->line.oom)
 				return -ENOMEM;
-			ret = count(f->sets[root | (wall ? 2 : 0)], f->line.p, f->line.n, st->samples);
+			ret = count(f->sets[SET(set, root)], f->line.p, f->line.n,
+				    alloc ? (uint64_t)st->alloc_bytes : st->samples);
 			if (ret)
 				return ret;
 		}
@@ -141,9 +149,9 @@ static int by_string(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int folded__write(struct folded *f, FILE *out, bool trace_root, bool wall)
+int folded__write(struct folded *f, FILE *out, bool trace_root, enum folded_set set)
 {
-	struct hashmap *m = f->sets[trace_root | (wall ? 2 : 0)];
+	struct hashmap *m = f->sets[SET(set, trace_root)];
 	struct folded_out o = {};
 	size_t i, n = hashmap__size(m);
 	uint64_t *c;
@@ -185,7 +193,8 @@ static int folded_add(void *w, const struct rec *r)
 
 static int folded_write(void *w, const struct writer_dest *d)
 {
-	return folded__write(w, *d->stream, d->trace_root, d->wall_only);
+	return folded__write(w, *d->stream, d->trace_root,
+			     d->wall_only ? FOLDED_WALL : d->alloc_only ? FOLDED_ALLOC : FOLDED_CPU);
 }
 
 static void folded_free(void *w)

@@ -15,6 +15,7 @@ struct writer_dest {
 	const char *source; /* the report page, speedscope: what the records came from */
 	bool trace_root; /* folded: the trace ID as the root frame */
 	bool wall_only; /* folded: wall records only */
+	bool alloc_only; /* folded: alloc records only, weighed by bytes */
 	const void *cfg; /* a writer's own settings (OTLP's) */
 };
 

@@ -155,7 +155,8 @@ static int open_writers(struct outputs *o, const struct session_config *c, FILE 
 		return err;
 	d = (struct writer_dest){ .stream = &o->stdout_stream,
 				  .trace_root = c->folded_trace_root,
-				  .wall_only = c->folded_wall };
+				  .wall_only = c->folded_wall,
+				  .alloc_only = c->folded_alloc };
 	if (c->folded && (err = writers__open(o->ws, &folded_writer, &d)))
 		return err;
 	d = (struct writer_dest){ .path = c->html, .source = "live recording" };

@@ -63,6 +63,7 @@ struct session_config {
 	const char *html; /* --html FILE: the report page, written at exit */
 	bool folded, folded_trace_root;
 	bool folded_wall; /* -f writes wall records only */
+	bool folded_alloc; /* -f writes alloc records only, weighed by bytes */
 	const char *otlp_url; /* --otlp URL */
 	unsigned long otlp_queue; /* --otlp-queue; 0: the default */
 	struct otlp_export_config otlp; /* with the environment's; url NULL: no export */

@@ -62,7 +62,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		rec_mem__free(&mem);
 		json_decref(o);
 	}
-	if (folded__write(fo, out, false, false) || folded__write(fo, out, true, true))
+	if (folded__write(fo, out, false, FOLDED_CPU) || folded__write(fo, out, true, FOLDED_WALL) ||
+	    folded__write(fo, out, true, FOLDED_ALLOC))
 		abort();
 	if (pprof__write(pp, "/dev/null"))
 		abort();

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* test_alloc_views.c: alloc records in the exit summary: the traces that allocated most, and their top allocator. */
+/* test_alloc_views.c: alloc records in the exit summary and in folded stacks: traces by bytes, stacks weighed in bytes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/output/folded.h"
 #include "cmd/output/summary.h"
 #include "tap.h"
 
@@ -90,8 +91,46 @@ static void test_summary(void)
 	summary__free(s);
 }
 
+static void test_folded(void)
+{
+	struct folded *fo = folded__new();
+	struct rec a = alloc_rec("aaaa0000000000000000000000000001", NULL, stacks_a);
+	struct rec b = alloc_rec("bbbb0000000000000000000000000002", NULL, stacks_b);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	check_int("folded__add: aaaa's allocations", 0, folded__add(fo, &a));
+	check_int("folded__add: bbbb's allocations", 0, folded__add(fo, &b));
+	f = open_memstream(&text, &len);
+	check_int("folded__write: the alloc set", 0, folded__write(fo, f, false, FOLDED_ALLOC));
+	fclose(f);
+	check_str("alloc stacks, counted in bytes, summed over traces",
+		  "api;main.run;main.alloc64K 851968\napi;main.run;main.allocSmall 2057600\n", text);
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	check_int("folded__write: the alloc set, the trace ID first", 0, folded__write(fo, f, true, FOLDED_ALLOC));
+	fclose(f);
+	check_str("each trace's bytes under its ID",
+		  "aaaa0000000000000000000000000001;api;main.run;main.alloc64K 786432\n"
+		  "aaaa0000000000000000000000000001;api;main.run;main.allocSmall 57600\n"
+		  "bbbb0000000000000000000000000002;api;main.run;main.alloc64K 65536\n"
+		  "bbbb0000000000000000000000000002;api;main.run;main.allocSmall 2000000\n",
+		  text);
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &len);
+	check_int("folded__write: the CPU set", 0, folded__write(fo, f, false, FOLDED_CPU));
+	fclose(f);
+	check_str("-f leaves allocations out: they are no CPU time", "", text);
+	free(text);
+	folded__free(fo);
+}
+
 int main(void)
 {
 	test_summary();
+	test_folded();
 	return tap_done();
 }
