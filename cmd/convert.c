@@ -61,12 +61,13 @@ static const char usage[] =
 	"      --folded-alloc         alloc records only (--alloc), each stack's count its\n"
 	"                             bytes allocated\n"
 	"      --html FILE            one self-contained page: every trace in a table, and\n"
-	"                             for the costliest 500 their CPU and wall-clock flame\n"
-	"                             graphs and a timeline of their samples; the whole run\n"
-	"                             grouped by trace. Opens offline in any browser\n"
-	"      --speedscope FILE      speedscope's JSON file format: a CPU and a wall-clock\n"
-	"                             profile for each of the costliest 100 traces, and\n"
-	"                             for the whole run grouped by trace\n"
+	"                             for the costliest 500 their CPU, wall-clock and\n"
+	"                             allocation flame graphs and a timeline of their\n"
+	"                             samples; the whole run grouped by trace. Opens\n"
+	"                             offline in any browser\n"
+	"      --speedscope FILE      speedscope's JSON file format: a CPU, a wall-clock\n"
+	"                             and an allocation profile for each of the costliest\n"
+	"                             100 traces, and for the whole run grouped by trace\n"
 	"  -h, --help                 show this help\n"
 	"\n"
 	"pprof sample types: samples (count), cpu and wall (nanoseconds); wall records\n"
@@ -387,8 +388,8 @@ static int write_output(const struct convert_args *a, struct reading *rd)
 		return 0;
 	fprintf(stderr, "ctxprof-go: %zu records in %s\n", rd->good, file);
 	if (rd->rs && (!recset__records(rd->rs, &n) || !n))
-		fprintf(stderr, "ctxprof-go: no CPU or wall-clock record in the input: nothing to draw "
-				"(%llu event records are moments, not time)\n",
+		fprintf(stderr, "ctxprof-go: no CPU, wall-clock or allocation record in the input: "
+				"nothing to draw (%llu event records are moments, not time)\n",
 			(unsigned long long)recset__events(rd->rs));
 	return 0;
 }

@@ -28,7 +28,7 @@ errors = list(jsonschema.Draft7Validator(schema).iter_errors(doc))
 verdict(not errors, "speedscope file: valid against speedscope's file-format-schema.json (draft-07)"
         + (": " + errors[0].message[:200] if errors else ""))
 
-# the records, per trace: CPU and wall time, samples, and how many carry their time
+# the records, per trace: CPU and wall time, allocated bytes (--alloc), samples, and how many carry their time
 INHERITED = "inherited, request ended"
 traces = {}
 order = []
@@ -36,19 +36,24 @@ for line in open(jsonl, encoding="utf-8"):
     if not line.strip():
         continue
     r = json.loads(line)
-    if r["origin"] not in ("sampling", "wall"):
+    if r["origin"] not in ("sampling", "wall", "alloc"):
         continue
     # time a goroutine spent after its request ended is no trace's: a profile of its own
     key = r["trace_id"] if r["trace_id"] is not None or not r.get("inherited_trace_id") else INHERITED
     t = traces.get(key)
     if t is None:
-        t = traces[key] = {"cpu": 0, "wall": 0, "first": r["start"], "cpu_samples": 0, "cpu_timed": 0}
+        t = traces[key] = {"cpu": 0, "wall": 0, "alloc": 0, "first": r["start"], "cpu_samples": 0, "cpu_timed": 0,
+                           "allocators": set()}
         order.append(key)
     t["first"] = min(t["first"], r["start"])
     if r["origin"] == "sampling":
         t["cpu"] += r["cpu_ns"]
         t["cpu_samples"] += r["samples"]
         t["cpu_timed"] += sum(len(s.get("times_us", [])) for s in r["stacks"])
+    elif r["origin"] == "alloc":
+        t["alloc"] += r["alloc_bytes"]
+        # the function each stack starts at: an allocation profile's leaves
+        t["allocators"] |= {s["frames"][0]["func"] for s in r["stacks"] if s["frames"]}
     else:
         t["wall"] += r["wall_ns"]
 
@@ -57,25 +62,24 @@ def name(tid):
     return tid if tid is not None else "no trace ID"
 
 
-# the costliest traces (CPU plus wall time), the earliest first among equals
-ranked = sorted(order, key=lambda k: (-(traces[k]["cpu"] + traces[k]["wall"]), traces[k]["first"], order.index(k)))
+# the costliest traces (CPU plus wall time); among equals, the most allocated bytes, then the earliest
+ranked = sorted(order, key=lambda k: (-(traces[k]["cpu"] + traces[k]["wall"]), -traces[k]["alloc"], traces[k]["first"],
+                                      order.index(k)))
 want = {}
 names = []
-cpu_all = sum(t["cpu"] for t in traces.values())
-wall_all = sum(t["wall"] for t in traces.values())
-if cpu_all:
-    names.append("whole run · CPU")
-    want[names[-1]] = cpu_all
-if wall_all:
-    names.append("whole run · goroutine time")
-    want[names[-1]] = wall_all
+allocators = {}
+KINDS = (("cpu", "CPU"), ("wall", "goroutine time"), ("alloc", "allocated bytes"))
+for kind, what in KINDS:
+    total = sum(t[kind] for t in traces.values())
+    if total:
+        names.append("whole run · " + what)
+        want[names[-1]] = total
 for k in ranked[:max_traces]:
-    if traces[k]["cpu"]:
-        names.append(name(k) + " · CPU")
-        want[names[-1]] = traces[k]["cpu"]
-    if traces[k]["wall"]:
-        names.append(name(k) + " · goroutine time")
-        want[names[-1]] = traces[k]["wall"]
+    for kind, what in KINDS:
+        if traces[k][kind]:
+            names.append(name(k) + " · " + what)
+            want[names[-1]] = traces[k][kind]
+    allocators[name(k) + " · allocated bytes"] = traces[k]["allocators"]
 json.dump(names, open(names_out, "w", encoding="utf-8"))
 
 got = [p["name"] for p in doc["profiles"]]
@@ -117,7 +121,13 @@ for p in doc["profiles"]:
         leaves = {frames[s[-1]]["name"].startswith("[") for s in p["samples"] if s}
         if "goroutine time" in p["name"]:
             verdict(leaves == {True}, "speedscope file: %s: every sample ends in its wait, [chan receive]" % p["name"])
-    verdict(total == want[p["name"]], "speedscope file: %s: %d ns in all, the records' %d ns" % (p["name"], total, want[p["name"]]))
+    unit = "bytes" if p["name"].endswith(" · allocated bytes") else "nanoseconds"
+    verdict(total == want[p["name"]] and p["unit"] == unit, "speedscope file: %s: %d %s in all, the records' %d"
+            % (p["name"], total, p["unit"], want[p["name"]]))
+    if p["name"] in allocators:
+        leaves = {frames[s[-1]]["name"] for s in p["samples"] if s}
+        verdict(leaves == allocators[p["name"]], "speedscope file: %s: each sample's leaf its allocating function (%s)"
+                % (p["name"], ", ".join(sorted(leaves))))
     if p["name"].endswith(" · CPU") and not p["name"].startswith("whole run"):
         t = traces[None if p["name"].startswith("no trace ID") else INHERITED if p["name"].startswith(INHERITED)
                    else p["name"].split(" ")[0]]

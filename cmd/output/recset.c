@@ -220,7 +220,8 @@ static struct recset_stack *copy_stacks(struct recset *rs, const struct rec *r, 
 	for (i = 0; i < r->nstacks; i++) {
 		const struct rec_stack *s = &r->stacks[i];
 
-		st[i] = (struct recset_stack){ s->samples, s->nframes, s->ntimes, frames, times };
+		st[i] = (struct recset_stack){ s->samples, s->nframes, s->ntimes, frames, times,
+					       s->alloc_objects, s->alloc_bytes };
 		for (j = 0; j < s->nframes; j++) {
 			if ((id = frame_id(rs, &s->frames[j])) < 0) {
 				free(st);
@@ -278,7 +279,7 @@ int recset__add(struct recset *rs, const struct rec *r)
 
 	if (r->origin == REC_REQUEST)
 		return add_requests(rs, r);
-	if (r->origin != REC_SAMPLING && r->origin != REC_WALL) {
+	if (r->origin != REC_SAMPLING && r->origin != REC_WALL && r->origin != REC_ALLOC) {
 		rs->events++;
 		return 0;
 	}
@@ -304,6 +305,8 @@ int recset__add(struct recset *rs, const struct rec *r)
 		.samples = r->samples,
 		.cpu_ns = r->origin == REC_SAMPLING ? r->cpu_ns : -1,
 		.wall_ns = r->origin == REC_WALL ? r->wall_ns : -1,
+		.alloc_objects = r->origin == REC_ALLOC ? r->alloc_objects : -1,
+		.alloc_bytes = r->origin == REC_ALLOC ? r->alloc_bytes : -1,
 		.start_ns = r->start_ns,
 		.end_ns = r->end_ns,
 		.nstacks = r->nstacks,
@@ -325,6 +328,9 @@ int recset__add(struct recset *rs, const struct rec *r)
 		t->cpu_ns += r->cpu_ns;
 		if (!rs->cpu_period && r->samples)
 			rs->cpu_period = r->cpu_ns / (int64_t)r->samples;
+	} else if (r->origin == REC_ALLOC) {
+		t->alloc_objects += r->alloc_objects;
+		t->alloc_bytes += r->alloc_bytes;
 	} else {
 		t->wall_ns += r->wall_ns;
 		if (!rs->wall_period && r->samples)
@@ -418,7 +424,11 @@ int64_t recset__wall_period(const struct recset *rs)
 	return rs->wall_period;
 }
 
-/* Costliest first; among equals, the earliest, then by index, so that the order is the same every run. */
+/*
+ * Costliest first; among equals (a trace that only allocated costs no
+ * time), the most allocated bytes, then the earliest, then by index, so
+ * that the order is the same every run.
+ */
 static int by_cost(const void *pa, const void *pb, void *arg)
 {
 	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
@@ -427,6 +437,8 @@ static int by_cost(const void *pa, const void *pb, void *arg)
 
 	if (ca != cb)
 		return ca > cb ? -1 : 1;
+	if (a->alloc_bytes != b->alloc_bytes)
+		return a->alloc_bytes > b->alloc_bytes ? -1 : 1;
 	if (a->first_ns != b->first_ns)
 		return a->first_ns < b->first_ns ? -1 : 1;
 	return ia < ib ? -1 : ia > ib;

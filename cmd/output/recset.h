@@ -30,9 +30,10 @@ struct recset_stack {
 	uint32_t nframes, ntimes;
 	const uint32_t *frames; /* leaf first */
 	const struct rec_time *times; /* in time order, where kept */
+	int64_t alloc_objects, alloc_bytes; /* alloc records' */
 };
 
-/* A sampling or wall record. Strings are indices, -1 for null. */
+/* A sampling, wall or alloc record. Strings are indices, -1 for null. */
 struct recset_rec {
 	int32_t trace_id, trace_source, span_id, comm, service, container_id, pod_uid;
 	int32_t inherited; /* inherited_trace_id */
@@ -45,6 +46,7 @@ struct recset_rec {
 	enum rec_origin origin;
 	uint64_t samples;
 	int64_t cpu_ns, wall_ns; /* -1 where the record has none */
+	int64_t alloc_objects, alloc_bytes; /* -1 where the record has none */
 	int64_t start_ns, end_ns;
 	uint32_t nstacks;
 	const struct recset_stack *stacks;
@@ -61,6 +63,7 @@ struct recset_rec {
 struct recset_trace {
 	int32_t trace_id; /* string, or RECSET_NO_TRACE, RECSET_INHERITED */
 	int64_t cpu_ns, wall_ns, first_ns, last_ns;
+	int64_t alloc_objects, alloc_bytes; /* its alloc records' (--alloc) */
 	uint64_t frames, times; /* what its stacks hold */
 	bool full; /* chosen by recset__choose */
 };
@@ -82,8 +85,8 @@ void recset__writer_free(void *w);
 void recset__free(struct recset *rs);
 
 /*
- * Copies R, a sampling or wall record, or a request record's requests
- * (event records are counted and left out). 0 or -ENOMEM.
+ * Copies R, a sampling, wall or alloc record, or a request record's
+ * requests (event records are counted and left out). 0 or -ENOMEM.
  */
 int recset__add(struct recset *rs, const struct rec *r);
 
@@ -113,7 +116,8 @@ int64_t recset__cpu_period(const struct recset *rs);
 int64_t recset__wall_period(const struct recset *rs);
 
 /*
- * Marks the costliest traces (CPU plus wall time, most first) full, up to
+ * Marks the costliest traces (CPU plus wall time, most first; among
+ * equals, the most allocated bytes) full, up to
  * MAX_TRACES of them, whose stacks hold at most MAX_FRAMES frames and
  * MAX_TIMES times in all: the rest are left for their totals. ORDER, when
  * not NULL, gets every trace's index, costliest first (room for them all).

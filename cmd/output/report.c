@@ -21,16 +21,26 @@ static void put_ref(struct strbuf *b, const char *key, int32_t v)
 	jsonw__i64(b, v);
 }
 
-/* The stacks of traces that are not in full, added up, per (origin, state, reason, comm). */
+/*
+ * The stacks of traces that are not in full, added up, per (origin,
+ * state, reason, comm): time for CPU and wall records, bytes and objects
+ * for alloc records.
+ */
 struct other_group {
 	enum rec_origin origin;
 	int32_t state, wait_reason, comm;
-	struct hashmap *stacks; /* frame IDs -> uint64_t ns */
+	struct hashmap *stacks; /* frame IDs -> struct other_sum */
+};
+
+struct other_sum {
+	uint64_t value; /* ns; alloc: bytes */
+	uint64_t objects; /* alloc only */
 };
 
 struct others {
 	struct hashmap *groups; /* origin, state, reason, comm -> struct other_group */
 	struct strbuf *b;
+	bool alloc; /* the group being written is of alloc records */
 	int err;
 };
 
@@ -48,9 +58,10 @@ static int others__add(struct others *o, const struct recset_rec *r)
 	/* named as the report names services: by service_name, else by comm */
 	int32_t name = r->service >= 0 ? r->service : r->comm;
 	int32_t key[4] = { (int32_t)r->origin, r->state, r->wait_reason, name };
-	int64_t per = (r->origin == REC_SAMPLING ? r->cpu_ns : r->wall_ns) / (int64_t)r->samples;
+	int64_t per = r->origin == REC_ALLOC ? 0 :
+		      (r->origin == REC_SAMPLING ? r->cpu_ns : r->wall_ns) / (int64_t)r->samples;
 	struct other_group *g = hashmap__get(o->groups, key, sizeof(key));
-	uint64_t *ns;
+	struct other_sum *sum;
 	uint32_t i;
 
 	if (!g) {
@@ -66,29 +77,40 @@ static int others__add(struct others *o, const struct recset_rec *r)
 		size_t len = st->nframes * sizeof(*st->frames);
 
 		/* an empty stack (a running goroutine's) is a key of its own */
-		ns = hashmap__get(g->stacks, st->nframes ? (const void *)st->frames : "", len);
-		if (!ns) {
-			ns = calloc(1, sizeof(*ns));
-			if (!ns || hashmap__add(g->stacks, st->nframes ? (const void *)st->frames : "", len, ns)) {
-				free(ns);
+		sum = hashmap__get(g->stacks, st->nframes ? (const void *)st->frames : "", len);
+		if (!sum) {
+			sum = calloc(1, sizeof(*sum));
+			if (!sum || hashmap__add(g->stacks, st->nframes ? (const void *)st->frames : "", len, sum)) {
+				free(sum);
 				return -ENOMEM;
 			}
 		}
-		*ns += st->samples * per;
+		if (r->origin == REC_ALLOC) {
+			sum->value += st->alloc_bytes;
+			sum->objects += st->alloc_objects;
+		} else {
+			sum->value += st->samples * per;
+		}
 	}
 	return 0;
 }
 
+/* {"ns":N,"frames":[...]}, or for alloc records {"bytes":N,"objects":N,"frames":[...]} */
 static void put_other_stack(const void *key, size_t len, void *value, void *ctx)
 {
+	const struct other_sum *sum = value;
 	const uint32_t *frames = key;
 	struct others *o = ctx;
 	size_t i;
 
 	if (o->b->p[o->b->n - 1] != '[')
 		jsonw__raw(o->b, ",");
-	jsonw__raw(o->b, "{\"ns\":");
-	jsonw__i64(o->b, *(uint64_t *)value);
+	jsonw__raw(o->b, o->alloc ? "{\"bytes\":" : "{\"ns\":");
+	jsonw__i64(o->b, sum->value);
+	if (o->alloc) {
+		jsonw__raw(o->b, ",\"objects\":");
+		jsonw__i64(o->b, sum->objects);
+	}
 	jsonw__raw(o->b, ",\"frames\":[");
 	for (i = 0; i < len / sizeof(*frames); i++) {
 		if (i)
@@ -105,11 +127,13 @@ static void put_other_group(const void *key, size_t len, void *value, void *ctx)
 
 	if (o->b->p[o->b->n - 1] != '[')
 		jsonw__raw(o->b, ",");
-	jsonw__raw(o->b, g->origin == REC_SAMPLING ? "{\"origin\":\"sampling\"" : "{\"origin\":\"wall\"");
+	jsonw__raw(o->b, "{\"origin\":");
+	jsonw__cstr(o->b, rec_origin__name(g->origin));
 	put_ref(o->b, ",\"state\":", g->state);
 	put_ref(o->b, ",\"wait_reason\":", g->wait_reason);
 	put_ref(o->b, ",\"comm\":", g->comm);
 	jsonw__raw(o->b, ",\"stacks\":[");
+	o->alloc = g->origin == REC_ALLOC;
 	hashmap__foreach(g->stacks, put_other_stack, o);
 	jsonw__raw(o->b, "]}");
 }
@@ -119,14 +143,19 @@ static const char record_fields[] =
 	"[\"trace_id\",\"trace_source\",\"span_id\",\"inherited_trace_id\",\"labels\",\"pid\","
 	"\"comm\",\"service_name\",\"container_id\","
 	"\"pod_uid\",\"origin\",\"state\",\"wait_reason\",\"samples\",\"cpu_ns\",\"wall_ns\","
-	"\"start_us\",\"end_us\",\"input\",\"request_goroutine\",\"full\",\"stacks\"]";
-static const char stack_fields[] = "[\"samples\",\"frames\",\"times_us\",\"goids\",\"weights\"]";
+	"\"start_us\",\"end_us\",\"input\",\"request_goroutine\",\"full\",\"alloc_objects\","
+	"\"alloc_bytes\",\"stacks\"]";
+static const char stack_fields[] =
+	"[\"samples\",\"frames\",\"times_us\",\"goids\",\"weights\",\"alloc_objects\",\"alloc_bytes\"]";
+/* a record's origin is its index here */
+static const char origins[] = "[\"sampling\",\"wall\",\"alloc\"]";
 
 /*
  * [samples,[frames],[times_us],[goids](,[weights])]: each time and goid
  * after the one before it (the first time after the record's start), and
  * weights empty when all are 1: a parked goroutine's minute of looks is
- * some 1,100 small numbers, not 1,100 large ones.
+ * some 1,100 small numbers, not 1,100 large ones. An alloc record's
+ * stack has no weights (null) and its alloc_objects and alloc_bytes.
  */
 static void put_stack(struct strbuf *b, const struct recset_rec *r, const struct recset_stack *st)
 {
@@ -169,6 +198,12 @@ static void put_stack(struct strbuf *b, const struct recset_rec *r, const struct
 		}
 		jsonw__raw(b, "]");
 	}
+	if (r->origin == REC_ALLOC) {
+		jsonw__raw(b, ",null,");
+		jsonw__i64(b, st->alloc_objects);
+		jsonw__raw(b, ",");
+		jsonw__i64(b, st->alloc_bytes);
+	}
 	jsonw__raw(b, "]");
 }
 
@@ -177,9 +212,11 @@ static void put_record(struct strbuf *b, const struct recset_rec *r, bool full, 
 {
 	const int64_t row[] = {
 		r->trace_id, r->trace_source, r->span_id, r->inherited, r->labels, r->pid, r->comm,
-		r->service, r->container_id, r->pod_uid, r->origin == REC_SAMPLING ? 0 : 1, r->state,
+		r->service, r->container_id, r->pod_uid,
+		r->origin == REC_SAMPLING ? 0 : r->origin == REC_WALL ? 1 : 2, r->state,
 		r->wait_reason, (int64_t)r->samples, r->cpu_ns, r->wall_ns,
 		r->start_ns / 1000 - base_us, r->end_ns / 1000 - base_us, r->input, r->role, full,
+		r->alloc_objects, r->alloc_bytes,
 	};
 	uint32_t i;
 
@@ -387,7 +424,9 @@ static int put_data(struct strbuf *b, struct recset *rs, const char *source)
 	for (i = 0; i < nrecs; i++)
 		if (!i || recs[i].start_ns / 1000 < base_us)
 			base_us = recs[i].start_ns / 1000;
-	jsonw__raw(b, "],\"origins\":[\"sampling\",\"wall\"],\"record_fields\":");
+	jsonw__raw(b, "],\"origins\":");
+	jsonw__raw(b, origins);
+	jsonw__raw(b, ",\"record_fields\":");
 	jsonw__raw(b, record_fields);
 	jsonw__raw(b, ",\"stack_fields\":");
 	jsonw__raw(b, stack_fields);

@@ -11,6 +11,18 @@
 #include "jsonw.h"
 #include "speedscope.h"
 
+/* The profiles of a trace, or of the whole run: what each weighs, and in what unit. */
+enum kind { KIND_CPU, KIND_WALL, KIND_ALLOC, KINDS };
+
+static const struct {
+	enum rec_origin origin;
+	const char *what, *unit;
+} kinds[KINDS] = {
+	[KIND_CPU] = { REC_SAMPLING, "CPU", "nanoseconds" },
+	[KIND_WALL] = { REC_WALL, "goroutine time", "nanoseconds" },
+	[KIND_ALLOC] = { REC_ALLOC, "allocated bytes", "bytes" },
+};
+
 struct writer {
 	const struct recset_str *strs;
 	const struct recset_frame *frames;
@@ -115,8 +127,8 @@ static int build_stack(struct writer *w, const int32_t *outer, size_t nouter,
 	return 0;
 }
 
-/* One sample of a sampled profile: W's stack, with its weight in ns. */
-static void add_sample(struct writer *w, int64_t ns)
+/* One sample of a sampled profile: W's stack, with its WEIGHT (ns, or bytes). */
+static void add_sample(struct writer *w, int64_t weight)
 {
 	const uint32_t *s = w->stack.items;
 	size_t i;
@@ -130,10 +142,10 @@ static void add_sample(struct writer *w, int64_t ns)
 	jsonw__raw(&w->samples, "]");
 	if (w->weights.n)
 		jsonw__raw(&w->weights, ",");
-	jsonw__i64(&w->weights, ns);
+	jsonw__i64(&w->weights, weight);
 }
 
-static void start_profile(struct writer *w, const char *type, const char *name, const char *what)
+static void start_profile(struct writer *w, const char *type, const char *name, enum kind k)
 {
 	jsonw__raw(&w->out, w->out.n ? ",{\"type\":\"" : "{\"type\":\"");
 	jsonw__raw(&w->out, type);
@@ -141,9 +153,11 @@ static void start_profile(struct writer *w, const char *type, const char *name, 
 	w->key.n = 0;
 	jsonw__raw(&w->key, name);
 	jsonw__raw(&w->key, " · ");
-	jsonw__raw(&w->key, what);
+	jsonw__raw(&w->key, kinds[k].what);
 	jsonw__str(&w->out, w->key.p, w->key.n);
-	jsonw__raw(&w->out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":");
+	jsonw__raw(&w->out, ",\"unit\":\"");
+	jsonw__raw(&w->out, kinds[k].unit);
+	jsonw__raw(&w->out, "\",\"startValue\":0,\"endValue\":");
 }
 
 static void end_sampled(struct writer *w, int64_t total)
@@ -157,10 +171,24 @@ static void end_sampled(struct writer *w, int64_t total)
 	w->samples.n = w->weights.n = 0;
 }
 
-/* The whole run, CPU or wall: every trace's stacks under its ID and its process. */
-static int whole_run(struct writer *w, bool wall, const uint32_t *order)
+/*
+ * The first N samples of ST, of record R, as what they weigh: CPU or wall
+ * time, or bytes allocated. A stack's bytes are unbiased as a whole, not
+ * per sample: each of its samples has an equal share, the remainder
+ * spread a byte each, so that any split of them adds up to the stack's.
+ */
+static int64_t first_samples(const struct recset_rec *r, const struct recset_stack *st, uint64_t n)
 {
-	int64_t total = 0, per;
+	if (r->origin == REC_ALLOC)
+		return st->samples ?
+			       (int64_t)((unsigned __int128)st->alloc_bytes * n / st->samples) : 0;
+	return (int64_t)n * ((r->origin == REC_WALL ? r->wall_ns : r->cpu_ns) / (int64_t)r->samples);
+}
+
+/* The whole run, of kind KD: every trace's stacks under its ID and its process. */
+static int whole_run(struct writer *w, enum kind kd, const uint32_t *order)
+{
+	int64_t total = 0, v;
 	int32_t outer[2];
 	size_t i, j, k;
 	int ret;
@@ -173,23 +201,23 @@ static int whole_run(struct writer *w, bool wall, const uint32_t *order)
 		for (j = w->first[order[i]]; j < w->first[order[i] + 1]; j++) {
 			const struct recset_rec *r = &w->recs[w->by_trace[j]];
 
-			if ((r->origin == REC_WALL) != wall)
+			if (r->origin != kinds[kd].origin)
 				continue;
-			per = (wall ? r->wall_ns : r->cpu_ns) / (int64_t)r->samples;
 			/* the service, as its SDK names it when the record says so */
 			if ((outer[1] = frame(w, str(w, r->service >= 0 ? r->service : r->comm), NULL)) < 0)
 				return -ENOMEM;
 			for (k = 0; k < r->nstacks; k++) {
 				if ((ret = build_stack(w, outer, 2, r, &r->stacks[k])))
 					return ret;
-				add_sample(w, r->stacks[k].samples * per);
-				total += r->stacks[k].samples * per;
+				v = first_samples(r, &r->stacks[k], r->stacks[k].samples);
+				add_sample(w, v);
+				total += v;
 			}
 		}
 	}
 	if (!total)
 		return 0;
-	start_profile(w, "sampled", "whole run", wall ? "goroutine time" : "CPU");
+	start_profile(w, "sampled", "whole run", kd);
 	end_sampled(w, total);
 	return 0;
 }
@@ -197,7 +225,7 @@ static int whole_run(struct writer *w, bool wall, const uint32_t *order)
 /* One sample (or look) of a trace, for its profiles in time order. */
 struct timed {
 	int64_t end_ns; /* INT64_MAX: not known, after the rest */
-	int64_t ns; /* the time it stands for */
+	int64_t ns; /* the time it stands for; an allocation's, the bytes */
 	const struct recset_rec *r;
 	const struct recset_stack *st;
 };
@@ -209,23 +237,21 @@ static int by_end(const void *pa, const void *pb)
 	return a->end_ns < b->end_ns ? -1 : a->end_ns > b->end_ns;
 }
 
-/* TRACE's CPU or wall samples, each timed one, then the rest of each stack, in time order. */
-static struct timed *trace_samples(struct writer *w, uint32_t trace, bool wall, size_t *n,
+/* TRACE's samples of kind KD, each timed one, then the rest of each stack, in time order. */
+static struct timed *trace_samples(struct writer *w, uint32_t trace, enum kind kd, size_t *n,
 				   bool *untimed)
 {
 	struct vec v = { .size = sizeof(struct timed) };
 	struct timed *s;
 	uint64_t weights;
-	int64_t per;
 	size_t j, k, i;
 
 	*untimed = false;
 	for (j = w->first[trace]; j < w->first[trace + 1]; j++) {
 		const struct recset_rec *r = &w->recs[w->by_trace[j]];
 
-		if ((r->origin == REC_WALL) != wall)
+		if (r->origin != kinds[kd].origin)
 			continue;
-		per = (wall ? r->wall_ns : r->cpu_ns) / (int64_t)r->samples;
 		for (k = 0; k < r->nstacks; k++) {
 			const struct recset_stack *st = &r->stacks[k];
 
@@ -233,14 +259,20 @@ static struct timed *trace_samples(struct writer *w, uint32_t trace, bool wall, 
 			for (i = 0; i < st->ntimes; i++) {
 				if (!(s = vec__push(&v)))
 					goto oom;
-				*s = (struct timed){ st->times[i].ns, st->times[i].weight * per, r, st };
+				*s = (struct timed){ st->times[i].ns,
+						     first_samples(r, st, weights + st->times[i].weight) -
+							     first_samples(r, st, weights),
+						     r, st };
 				weights += st->times[i].weight;
 			}
 			if (weights < st->samples) {
 				*untimed = true;
 				if (!(s = vec__push(&v)))
 					goto oom;
-				*s = (struct timed){ INT64_MAX, (st->samples - weights) * per, r, st };
+				*s = (struct timed){ INT64_MAX,
+						     first_samples(r, st, st->samples) -
+							     first_samples(r, st, weights),
+						     r, st };
 			}
 		}
 	}
@@ -305,7 +337,7 @@ static int evented(struct writer *w, const char *name, const struct timed *s, si
 	free(open.items);
 	if (ret)
 		return ret;
-	start_profile(w, "evented", name, "CPU");
+	start_profile(w, "evented", name, KIND_CPU);
 	jsonw__i64(&w->out, cursor - t0);
 	jsonw__raw(&w->out, ",\"events\":[");
 	strbuf__put(&w->out, w->samples.p, w->samples.n);
@@ -315,7 +347,7 @@ static int evented(struct writer *w, const char *name, const struct timed *s, si
 }
 
 /* A sampled profile of S in their order (time order: speedscope's "Time Order" view follows it). */
-static int sampled(struct writer *w, const char *name, const char *what, const struct timed *s,
+static int sampled(struct writer *w, const char *name, enum kind kd, const struct timed *s,
 		   size_t n)
 {
 	int64_t total = 0;
@@ -328,26 +360,31 @@ static int sampled(struct writer *w, const char *name, const char *what, const s
 		add_sample(w, s[i].ns);
 		total += s[i].ns;
 	}
-	start_profile(w, "sampled", name, what);
+	start_profile(w, "sampled", name, kd);
 	end_sampled(w, total);
 	return 0;
 }
 
-/* The profiles of trace T: its CPU, evented when every sample has its time, and its wall clock. */
+/*
+ * The profiles of trace T: its CPU, evented when every sample has its
+ * time; its wall clock; its allocated bytes (an allocation is a moment,
+ * not a span: sampled, in time order).
+ */
 static int trace_profiles(struct writer *w, uint32_t t)
 {
 	const char *name = trace_name(w, &w->traces[t]);
 	struct timed *s;
+	enum kind kd;
 	bool untimed;
 	size_t n;
-	int ret, wall;
+	int ret;
 
-	for (wall = 0; wall < 2; wall++) {
-		if (!(s = trace_samples(w, t, wall, &n, &untimed)))
+	for (kd = 0; kd < KINDS; kd++) {
+		if (!(s = trace_samples(w, t, kd, &n, &untimed)))
 			return -ENOMEM;
 		ret = !n ? 0 :
-		      !wall && !untimed ? evented(w, name, s, n) :
-					  sampled(w, name, wall ? "goroutine time" : "CPU", s, n);
+		      kd == KIND_CPU && !untimed ? evented(w, name, s, n) :
+						   sampled(w, name, kd, s, n);
 		free(s);
 		if (ret)
 			return ret;
@@ -412,7 +449,9 @@ int speedscope__write(struct recset *rs, const char *path, const char *name)
 	}
 	memset(w.fmap, 0xff, (nframes + 1) * sizeof(*w.fmap));
 	full = recset__choose(rs, SPEEDSCOPE_MAX_TRACES, UINT64_MAX, UINT64_MAX, order);
-	if ((ret = whole_run(&w, false, order)) || (ret = whole_run(&w, true, order)))
+	for (i = 0; i < KINDS && !ret; i++)
+		ret = whole_run(&w, i, order);
+	if (ret)
 		goto out;
 	for (i = 0; i < full && !ret; i++)
 		ret = trace_profiles(&w, order[i]);

@@ -11,12 +11,15 @@
 
 /*
  * Writes RS to PATH (created 0600, or truncated) as speedscope's JSON:
- * "whole run · CPU" and "whole run · wall clock" (sampled, the trace ID
- * and the process as the outer frames), then for each of the costliest
- * traces "TRACE · CPU" (evented at the samples' own times when every
- * sample has its time, else sampled) and "TRACE · wall clock" (sampled,
- * in time order), in nanoseconds, each wait as a leaf frame [chan
- * receive]. NAME is the file's name in speedscope. 0, or -errno.
+ * "whole run · CPU", "whole run · goroutine time" and "whole run ·
+ * allocated bytes" (sampled, the trace ID and the process as the outer
+ * frames), then for each of the costliest traces "TRACE · CPU" (evented at
+ * the samples' own times when every sample has its time, else sampled),
+ * "TRACE · goroutine time" and "TRACE · allocated bytes" (sampled, in time
+ * order); time in nanoseconds, each wait as a leaf frame [chan receive],
+ * allocations in bytes, the allocating function as the leaf. Each is
+ * there when it weighs anything. NAME is the file's name in speedscope.
+ * 0, or -errno.
  */
 int speedscope__write(struct recset *rs, const char *path, const char *name);
 

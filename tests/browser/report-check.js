@@ -8,6 +8,7 @@
 // never from the page's script.
 //
 //   node report-check.js page REPORT.html RECORDS.jsonl SHOTS NAME
+//   node report-check.js alloc REPORT.html RECORDS.jsonl SHOTS NAME
 //   node report-check.js hostile REPORT.html EXPECT.json SHOTS NAME
 //   node report-check.js speedscope FILE.json NAMES.json SPEEDSCOPE_INDEX SHOTS
 //   node report-check.js cut REPORT.html EXPECT.json SHOTS
@@ -39,6 +40,14 @@ function parseDuration(text) {
 	if (!m)
 		return text.trim() === '–' ? 0 : NaN;
 	return parseFloat(m[1]) * { ns: 1, 'µs': 1e3, ms: 1e6, s: 1e9 }[m[2]];
+}
+
+/* what the page shows as bytes: "93.1 MB", "512 B", "–" */
+function parseBytes(text) {
+	const m = /^([0-9.]+) (B|kB|MB|GB|TB)$/.exec(text.trim());
+	if (!m)
+		return text.trim() === '–' ? 0 : NaN;
+	return parseFloat(m[1]) * { B: 1, kB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12 }[m[2]];
 }
 
 function pad(n, w) {
@@ -466,6 +475,172 @@ async function pageMode(file, jsonl, shots, name) {
 }
 
 /*
+ * The JSON lines' allocations, read independently of the page: per trace
+ * (as the page keys rows), its alloc records' bytes, objects and samples,
+ * and every record's first start, for the table's order among equals.
+ */
+function readAllocs(file) {
+	const traces = new Map();
+	for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+		if (!line.trim())
+			continue;
+		const r = JSON.parse(line);
+		if (r.origin === 'request')
+			continue;
+		const key = r.trace_id !== null ? r.trace_id : r.inherited_trace_id ? INHERITED : null;
+		if (!traces.has(key))
+			traces.set(key, { id: key === INHERITED ? null : key, kind: key === INHERITED ? 'inherited' : key === null ? 'none' : 'trace',
+				bytes: 0, objects: 0, samples: 0, records: [] });
+		const t = traces.get(key);
+		if (r.origin !== 'alloc')
+			continue;
+		t.records.push(r);
+		t.bytes += r.alloc_bytes;
+		t.objects += r.alloc_objects;
+		t.samples += r.samples;
+	}
+	return traces;
+}
+
+/* each function's share of T's allocated bytes, by the stacks that hold it */
+function allocShares(t, names) {
+	const out = {};
+	for (const n of names) {
+		let v = 0;
+		for (const r of t.records)
+			for (const st of r.stacks)
+				if (st.frames.some((f) => f.func === n))
+					v += st.alloc_bytes;
+		out[n] = t.bytes ? v / t.bytes : 0;
+	}
+	return out;
+}
+
+/*
+ * A page of a recording with --alloc: the table's allocated bytes per
+ * trace are the records' (and sort), each trace's allocation flame graph
+ * gives its allocating functions their share of its bytes, with objects
+ * on hover; the timeline draws no allocation; the whole run's allocated
+ * bytes give each trace its share.
+ */
+async function allocMode(file, jsonl, shots, name) {
+	const traces = readAllocs(jsonl);
+	const browser = await launch();
+	const { page, seen } = await openPage(browser, 1400, 1000);
+	await load(page, file);
+	const heads = await page.$$eval('.th', (e) => e.map((h) => h.dataset.key));
+	ok(heads.join(',') === 'id,service,pid,cpu,alloc,elapsed,wall,first,last', name + ': the table has an allocated bytes column after CPU: ' + heads.join(','));
+	await page.screenshot({ path: path.join(shots, name + '-table.png') });
+	for (const t of traces.values()) {
+		const label = nameOf(t);
+		await setInput(page, '#filter', filterOf(t));
+		const row = await page.evaluate((id) => {
+			const r = Array.from(document.querySelectorAll('#tbody .tr')).find((x) => x.dataset.trace === id);
+			const c = r && r.querySelector('[data-col="alloc"]');
+			return c ? { text: c.textContent, bytes: +c.dataset.bytes, title: c.title } : null;
+		}, dataOf(t));
+		if (!ok(row !== null, name + ': a row for ' + label + ' with an allocated bytes cell'))
+			continue;
+		const shown = parseBytes(row.text);
+		ok(Math.abs(row.bytes - t.bytes) <= 1 && within(shown, t.bytes, 0.005),
+			name + ': ' + label + ': allocated "' + row.text + '" (' + row.bytes + ' bytes), the records\' alloc_bytes: ' + t.bytes);
+	}
+	/* the column sorts, most first and then least first */
+	await setInput(page, '#filter', '');
+	for (const dir of ['descending', 'ascending']) {
+		for (let i = 0; i < 3; i++) {
+			const th = await page.$('.th[data-key="alloc"]');
+			if ((await th.evaluate((e) => e.getAttribute('aria-sort'))) === dir)
+				break;
+			await th.click();
+		}
+		const got = await page.$$eval('#tbody .tr', (rs) => rs.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+			.map((r) => r.dataset.trace));
+		const want = Array.from(traces.values()).sort((a, b) => (dir === 'descending' ? b.bytes - a.bytes : a.bytes - b.bytes)).map(dataOf);
+		ok(JSON.stringify(got) === JSON.stringify(want), name + ': a click on the allocated column sorts it ' + dir + ': ' +
+			got.map((x) => (x ? '…' + x.slice(-2) : 'none')).join(' '));
+	}
+	/* each traced trace: its allocation flame graph, its facts, and no allocation on its timeline */
+	let first = true;
+	for (const t of Array.from(traces.values()).filter((x) => x.kind === 'trace' && x.bytes > 0)) {
+		const label = t.id.slice(0, 8) + '…' + t.id.slice(-2);
+		await setInput(page, '#filter', t.id);
+		await page.click('#tbody .tr');
+		await page.waitForFunction((id) => document.getElementById('trace-title').textContent === id, {}, t.id);
+		const leaves = new Set();
+		for (const r of t.records)
+			for (const st of r.stacks)
+				if (st.frames.length)
+					leaves.add(st.frames[0].func);
+		const named = Array.from(leaves).filter((f) => f.startsWith('main.'));
+		const want = allocShares(t, named);
+		const got = await flameShares(page, '#flame-alloc', named);
+		for (const n of named) {
+			const share = got.names[n].px / got.root;
+			ok(got.names[n].boxes > 0 && Math.abs(share - want[n]) <= 0.01 + (got.names[n].boxes + 1) / got.root,
+				name + ' ' + label + ': its allocation flame graph names ' + n + ', ' + (100 * share).toFixed(2) + '% of the width, ' +
+				(100 * want[n]).toFixed(2) + '% of its alloc_bytes');
+		}
+		const total = await page.$eval('#alloc-total', (e) => e.textContent);
+		ok(within(parseBytes(total.split(' in ')[0]), t.bytes, 0.005), name + ' ' + label + ': the graph\'s total "' + total + '"');
+		if (named.length) {
+			await page.$eval('#flame-alloc', (e) => e.scrollIntoView({ block: 'center' }));
+			const fr = await page.$('#flame-alloc .frame[data-name="' + named[0] + '"]');
+			await fr.hover();
+			const tip = await page.$eval('#tip', (e) => (e.hidden ? '' : e.textContent));
+			const m = /allocated: ([0-9.]+ [kMGT]?B) in ([0-9,]+) objects?, ([0-9.]+)% of this graph/.exec(tip);
+			const objects = t.records.reduce((s, r) => s + r.stacks.filter((st) => st.frames.some((f) => f.func === named[0]))
+				.reduce((a, st) => a + st.alloc_objects, 0), 0);
+			ok(m && Math.abs(+m[2].replace(/,/g, '') - objects) <= 1,
+				name + ' ' + label + ': hovering ' + named[0] + ' shows its bytes and objects: "' + tip.slice(-90) + '" (the records: ' + objects + ' objects)');
+			if (first)
+				await page.screenshot({ path: path.join(shots, name + '-trace.png'), fullPage: true });
+			await page.mouse.move(1, 1);
+		}
+		const facts = await page.$eval('#trace-facts', (dl) => {
+			const dt = Array.from(dl.querySelectorAll('dt')).find((d) => d.textContent === 'Allocated');
+			return dt ? dt.nextElementSibling.textContent : '';
+		});
+		ok(facts.includes(t.samples.toLocaleString('en-US') + ' sampled allocation'), name + ' ' + label + ': its facts say "' + facts + '"');
+		/* the timeline holds the CPU samples and looks only: an allocation is bytes, not time */
+		const timed = await page.$eval('#timeline-canvas', (c) => +c.dataset.marks);
+		ok(timed === countTimes(jsonl, t.id), name + ' ' + label + ': its timeline draws ' + timed + ' marks, its CPU and wall samples\' times, none of its ' +
+			t.samples + ' allocations');
+		first = false;
+	}
+	/* the whole run, by allocated bytes: each trace its share */
+	await page.click('#tab-run');
+	await page.click('#run-alloc');
+	await page.waitForSelector('#flame-run .frame');
+	const all = Array.from(traces.values()).filter((t) => t.bytes > 0);
+	const sum = all.reduce((s, t) => s + t.bytes, 0);
+	const got = await flameShares(page, '#flame-run', all.map(nameOf));
+	for (const t of all) {
+		const share = got.names[nameOf(t)].px / got.root;
+		ok(Math.abs(share - t.bytes / sum) <= 0.01 + 2 / got.root,
+			name + ': whole run by allocated bytes, ' + (t.id ? t.id.slice(0, 8) + '…' + t.id.slice(-2) : nameOf(t)) + ' holds ' + (100 * share).toFixed(2) + '% of the width, ' +
+			(100 * t.bytes / sum).toFixed(2) + '% of the bytes');
+	}
+	await page.screenshot({ path: path.join(shots, name + '-run.png'), fullPage: true });
+	cleanLoad(seen, file, name);
+	await browser.close();
+}
+
+/* the times of TRACE's CPU samples and wall looks in the JSON lines: what its timeline draws */
+function countTimes(jsonl, trace) {
+	let n = 0;
+	for (const line of fs.readFileSync(jsonl, 'utf8').split('\n')) {
+		if (!line.trim())
+			continue;
+		const r = JSON.parse(line);
+		if (r.trace_id === trace && (r.origin === 'sampling' || r.origin === 'wall'))
+			for (const st of r.stacks)
+				n += (st.times_us || []).length;
+	}
+	return n;
+}
+
+/*
  * A page of hostile records: what they hold is shown as text, and nothing
  * in them runs. EXPECT lists, per trace to open, its labels and process
  * name as the records hold them.
@@ -740,6 +915,8 @@ async function shotMode(file, trace, out) {
 	try {
 		if (mode === 'page')
 			await pageMode(a[0], a[1], a[2], a[3]);
+		else if (mode === 'alloc')
+			await allocMode(a[0], a[1], a[2], a[3]);
 		else if (mode === 'hostile')
 			await hostileMode(a[0], a[1], a[2], a[3]);
 		else if (mode === 'speedscope')

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* test_report.c: the report page and speedscope writers: strings safe in <script>, what a page holds, the profiles' time. */
+/* test_report.c: the report page and speedscope writers: strings safe in <script>, what a page holds, the profiles' time and bytes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +86,30 @@ static void add_wall(struct recset *rs, const char *trace, uint64_t n, int64_t s
 	check_int("recset__add: a wall record", 0, recset__add(rs, &r));
 }
 
+/*
+ * An alloc record of TRACE: N sampled allocations in one stack, timed,
+ * BYTES and OBJECTS unbiased (BYTES need not divide by N).
+ */
+static void add_alloc(struct recset *rs, const char *trace, uint64_t n, int64_t bytes,
+		      int64_t objects, int64_t start)
+{
+	struct rec_time *t = calloc(n, sizeof(*t));
+	struct rec_stack st = { n, 2, frames_a, n, t, objects, bytes };
+	struct rec r = {
+		.trace_id = trace, .trace_source = "label", .pid = 42, .comm = (const uint8_t *)"api",
+		.comm_len = 3, .origin = REC_ALLOC, .samples = n, .cpu_ns = -1, .alloc_objects = objects,
+		.alloc_bytes = bytes, .start_ns = start, .end_ns = start + (int64_t)n * PERIOD,
+		.stacks = &st, .nstacks = 1,
+	};
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		t[i] = (struct rec_time){ start + (int64_t)(i + 1) * PERIOD, 9, 1 };
+	check_int(desc("recset__add: an alloc record of %s, %lld bytes", trace ?: "no trace", (long long)bytes),
+		  0, recset__add(rs, &r));
+	free(t);
+}
+
 static void test_recset(void)
 {
 	struct recset *rs = recset__new();
@@ -118,6 +142,23 @@ static void test_recset(void)
 	check_int("the first that does not fit ends the list", 0, full);
 	full = recset__choose(rs, 10, 1000, 41, order);
 	check_int("times: aaaa's 11 and bbbb's 30 fit in 41, the third's none too", 3, full);
+	recset__free(rs);
+
+	/* allocations: kept, not events; a trace that only allocated ranks by its bytes among equals */
+	rs = recset__new();
+	add_cpu(rs, "aaaa0000000000000000000000000001", 10, T0, true);
+	add_alloc(rs, "aaaa0000000000000000000000000001", 3, 1000, 7, T0);
+	add_alloc(rs, "cccc0000000000000000000000000003", 2, 500, 2, T0 - PERIOD);
+	add_alloc(rs, "dddd0000000000000000000000000004", 2, 900, 3, T0);
+	tr = recset__traces(rs, &n);
+	check_int("allocations are records, not events", 0, recset__events(rs));
+	check_int("trace aaaa: its allocated bytes", 1000, tr[0].alloc_bytes);
+	check_int("trace aaaa: its allocated objects", 7, tr[0].alloc_objects);
+	check_int("trace aaaa: its times (10 CPU samples, 3 allocations)", 13, tr[0].times);
+	check_int("trace cccc: its first time is its allocation's", T0 - PERIOD, tr[1].first_ns);
+	recset__choose(rs, 10, 1000, 1000, order);
+	check_str("costliest first: aaaa (CPU), then dddd (900 bytes) before cccc (500, earlier)", "0 2 1",
+		  desc("%u %u %u", order[0], order[1], order[2]));
 	recset__free(rs);
 }
 
@@ -152,6 +193,42 @@ static size_t count(const char *hay, const char *needle)
 	return n;
 }
 
+/* The index of NAME in the page's list FIELD ("record_fields"), -1 when not there. */
+static int field(json_t *d, const char *list, const char *name)
+{
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(json_object_get(d, list), i, v)
+		if (!strcmp(json_string_value(v), name))
+			return (int)i;
+	return -1;
+}
+
+/* The page's alloc record (the third): its origin by name, its bytes and objects, and its stack's. */
+static void check_alloc_row(json_t *d)
+{
+	json_t *row = json_array_get(json_object_get(d, "records"), 2);
+	json_t *origin = json_array_get(json_object_get(d, "origins"),
+					json_integer_value(json_array_get(row, field(d, "record_fields", "origin"))));
+	json_t *st = json_array_get(json_array_get(row, field(d, "record_fields", "stacks")), 0);
+
+	check_str("the alloc record's origin, by the page's list of them", "alloc", json_string_value(origin));
+	check_int("... its alloc_bytes", 1000,
+		  json_integer_value(json_array_get(row, field(d, "record_fields", "alloc_bytes"))));
+	check_int("... its alloc_objects", 7,
+		  json_integer_value(json_array_get(row, field(d, "record_fields", "alloc_objects"))));
+	check_int("... its stack's alloc_bytes", 1000,
+		  json_integer_value(json_array_get(st, field(d, "stack_fields", "alloc_bytes"))));
+	check_int("... its stack's alloc_objects", 7,
+		  json_integer_value(json_array_get(st, field(d, "stack_fields", "alloc_objects"))));
+	check_int("... its stack's times", 3,
+		  json_array_size(json_array_get(st, field(d, "stack_fields", "times_us"))));
+	row = json_array_get(json_object_get(d, "records"), 0);
+	check_int("a CPU record has no alloc_bytes (-1)", -1,
+		  json_integer_value(json_array_get(row, field(d, "record_fields", "alloc_bytes"))));
+}
+
 static void test_page(void)
 {
 	char path[] = "/tmp/test_report.XXXXXX", *page, *data, *end;
@@ -178,6 +255,7 @@ static void test_page(void)
 	unlink(path);
 	add_cpu(rs, "aaaa0000000000000000000000000001", 10, T0, true);
 	recset__add(rs, &r);
+	add_alloc(rs, "aaaa0000000000000000000000000001", 3, 1000, 7, T0);
 	check_int("report__write", 0, report__write(rs, path, "hostile.jsonl"));
 	check_int("the page is private", 0600, stat(path, &sb) ? -1 : (long long)(sb.st_mode & 0777));
 	page = slurp(path, &len);
@@ -191,8 +269,10 @@ static void test_page(void)
 	end = data ? strstr(data, "</script>") : NULL;
 	d = end ? json_loadb(data + 18, end - data - 18, 0, &jerr) : NULL;
 	check(d != NULL, "the records' JSON parses", "JSON", d ? "JSON" : jerr.text);
-	check_int("its records", 2, json_array_size(json_object_get(d, "records")));
+	check_int("its records", 3, json_array_size(json_object_get(d, "records")));
 	check_int("its traces in full", 2, json_integer_value(json_object_get(d, "traces_full")));
+	check_int("no event: allocations are drawn", 0, json_integer_value(json_object_get(d, "events")));
+	check_alloc_row(d);
 	check_str("the hostile label comes back as its text", "<img src=x onerror=alert(1)>",
 		  json_string_value(json_object_get(
 			  json_array_get(json_object_get(d, "labelsets"), 1), "x</script>")));
@@ -262,6 +342,9 @@ static void test_speedscope(void)
 	add_cpu(rs, "bbbb0000000000000000000000000002", 4, T0 + PERIOD / 2, true);
 	add_cpu(rs, NULL, 5, T0, false);
 	add_wall(rs, "aaaa0000000000000000000000000001", 40, T0 + 5 * PERIOD);
+	/* 1000 bytes in 3 samples: the shares add up to them to the byte */
+	add_alloc(rs, "aaaa0000000000000000000000000001", 3, 1000, 7, T0);
+	add_alloc(rs, NULL, 2, 501, 2, T0);
 	check_int("speedscope__write", 0, speedscope__write(rs, path, "run.jsonl"));
 	d = json_load_file(path, 0, &jerr);
 	check(d != NULL, "the file parses", "JSON", d ? "JSON" : jerr.text);
@@ -275,10 +358,18 @@ static void test_speedscope(void)
 				 !strcmp(name, "aaaa0000000000000000000000000001 · CPU") ? 10 * PERIOD :
 				 !strcmp(name, "aaaa0000000000000000000000000001 · goroutine time") ? 80 * PERIOD :
 				 !strcmp(name, "bbbb0000000000000000000000000002 · CPU") ? 8 * PERIOD :
-				 !strcmp(name, "no trace ID · CPU") ? 5 * PERIOD : -1;
+				 !strcmp(name, "no trace ID · CPU") ? 5 * PERIOD :
+				 !strcmp(name, "whole run · allocated bytes") ? 1501 :
+				 !strcmp(name, "aaaa0000000000000000000000000001 · allocated bytes") ? 1000 :
+				 !strcmp(name, "no trace ID · allocated bytes") ? 501 : -1;
 		long long got = !strcmp(type, "evented") ? evented_total(p, &nested) : sampled_total(p);
 
-		check_int(desc("%s (%s): its time", name, type), want, got);
+		check_int(desc("%s (%s): its time or bytes", name, type), want, got);
+		check_str(desc("%s: its unit", name), strstr(name, "bytes") ? "bytes" : "nanoseconds",
+			  json_string_value(json_object_get(p, "unit")));
+		if (!strcmp(name, "aaaa0000000000000000000000000001 · allocated bytes"))
+			check_int("an allocation profile: a sample an allocation", 3,
+				  json_array_size(json_object_get(p, "weights")));
 		if (!strcmp(type, "evented"))
 			check(nested, desc("%s: events nest and keep time order", name), "nested", "not");
 		if (!strcmp(name, "no trace ID · CPU"))
@@ -287,7 +378,7 @@ static void test_speedscope(void)
 			check_int("overlapping samples laid end to end: the profile ends after 8 periods",
 				  8 * PERIOD, json_integer_value(json_object_get(p, "endValue")));
 	}
-	check_int("profiles: the whole run twice, aaaa twice, bbbb and no trace ID once each", 6,
+	check_int("profiles: the whole run and aaaa three times each, no trace ID twice, bbbb once", 9,
 		  json_array_size(json_object_get(d, "profiles")));
 	json_decref(d);
 	unlink(path);

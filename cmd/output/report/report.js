@@ -45,6 +45,8 @@
 	const INHERITED = 'inherited, request ended';
 	/* the files the records came from: more than one, a request seen from several hosts */
 	const INPUTS = D.inputs && D.inputs.length ? D.inputs : [D.source];
+	/* allocations (--alloc): a column, a flame graph per trace and one of the whole run; else none of them */
+	const HAS_ALLOC = D.records.some((r) => r.origin === 'alloc') || D.others.some((o) => o.origin === 'alloc');
 
 	/* ---- small helpers ---- */
 
@@ -105,6 +107,18 @@
 				return s + name;
 		}
 		return (ns / 1e9).toFixed(ns < 1e11 ? 3 : ns < 1e13 ? 1 : 0) + ' s';
+	}
+
+	/* bytes in powers of 1000, as the exit summary's MB: at most 4 digits before the point */
+	function fmtBytes(b) {
+		if (Math.round(b) < 1e3)
+			return Math.round(b) + ' B';
+		for (const [unit, name] of [[1e3, ' kB'], [1e6, ' MB'], [1e9, ' GB']]) {
+			const s = (b / unit).toFixed(b / unit < 10 ? 2 : 1);
+			if (+s < 1000)
+				return s + name;
+		}
+		return (b / 1e12).toFixed(b < 1e13 ? 2 : 1) + ' TB';
 	}
 
 	function pad(n, w) {
@@ -216,7 +230,7 @@
 	/* ---- the model: one row per trace ID ---- */
 
 	const traces = new Map(); /* trace_id string index (-1: none, -2: inherited) -> trace */
-	let allFirst = Infinity, allLast = -Infinity, allCpu = 0, allWall = 0;
+	let allFirst = Infinity, allLast = -Infinity, allCpu = 0, allWall = 0, allAlloc = 0;
 	const allPids = new Set();
 
 	/* a process, as the lanes and the counts know it: its pid on its input's host */
@@ -241,6 +255,9 @@
 				wall: 0,
 				cpuSamples: 0,
 				wallSamples: 0,
+				allocBytes: 0,
+				allocObjects: 0,
+				allocSamples: 0,
 				waits: new Map(),
 				first: Infinity,
 				last: -Infinity,
@@ -258,7 +275,7 @@
 		/* per service: what the trace cost there, and in which processes */
 		let sv = t.services.get(serviceOf(r));
 		if (!sv) {
-			sv = { name: serviceOf(r), pids: new Set(), cpu: 0, wall: 0 };
+			sv = { name: serviceOf(r), pids: new Set(), cpu: 0, wall: 0, alloc: 0 };
 			t.services.set(sv.name, sv);
 		}
 		sv.pids.add(r.pid);
@@ -267,6 +284,13 @@
 			t.cpuSamples += r.samples;
 			sv.cpu += r.cpu_ns;
 			allCpu += r.cpu_ns;
+		} else if (r.origin === 'alloc') {
+			/* an allocation is a moment of the trace: in its first and last, as a sample is */
+			t.allocBytes += r.alloc_bytes;
+			t.allocObjects += r.alloc_objects;
+			t.allocSamples += r.samples;
+			sv.alloc += r.alloc_bytes;
+			allAlloc += r.alloc_bytes;
 		} else {
 			const cat = category(r);
 			t.wall += r.wall_ns;
@@ -353,7 +377,7 @@
 	/* ---- flame graphs: a tree of frames, the root on top ---- */
 
 	function newNode(name, kind, parent) {
-		return { name, kind, parent, value: 0, kids: null, lines: null };
+		return { name, kind, parent, value: 0, objects: 0, kids: null, lines: null };
 	}
 
 	function child(node, name, kind) {
@@ -367,13 +391,19 @@
 		return c;
 	}
 
-	/* adds one stack (frame IDs, leaf first) under NODE, with VALUE, and a leaf such as [chan receive] */
-	function addStack(node, frames, value, leaf) {
+	/*
+	 * adds one stack (frame IDs, leaf first) under NODE, with VALUE, and a
+	 * leaf such as [chan receive]; an allocation's stack also its OBJECTS
+	 */
+	function addStack(node, frames, value, leaf, objects) {
+		objects = objects || 0;
 		node.value += value;
+		node.objects += objects;
 		for (let i = frames.length - 1; i >= 0; i--) {
 			const f = FRAMES[frames[i]];
 			node = child(node, S[f[0]], 'frame');
 			node.value += value;
+			node.objects += objects;
 			if (f[1] >= 0) {
 				const where = S[f[1]] + ':' + f[2];
 				if (!node.lines)
@@ -406,7 +436,8 @@
 	class Flame {
 		constructor(box, what) {
 			this.box = box;
-			this.what = what; /* "CPU", "wall" */
+			this.what = what; /* "CPU", "wall", "allocated" */
+			this.bytes = false; /* values are bytes allocated (and objects), not ns */
 			this.root = null;
 			this.zoomed = null;
 			this.pattern = null;
@@ -539,7 +570,8 @@
 				if (lines.length > 3)
 					parts.push(['s', '… ' + plural(lines.length - 3, 'more line')]);
 			}
-			parts.push(['', this.what + ': ' + fmtNs(n.value) + ', ' + pct(n.value / this.root.value) + ' of this graph']);
+			const amount = this.bytes ? fmtBytes(n.value) + ' in ' + plural(Math.round(n.objects), 'object') : fmtNs(n.value);
+			parts.push(['', this.what + ': ' + amount + ', ' + pct(n.value / this.root.value) + ' of this graph']);
 			if (this.zoomed !== this.root && this.zoomed.value)
 				parts.push(['', pct(n.value / this.zoomed.value) + ' of ' + this.zoomed.name]);
 			if (n.kind === 'trace' && this.onOpen)
@@ -591,6 +623,14 @@
 			const laneOf = new Map();
 			let untimed = 0, samples = 0;
 			for (const r of trace.records) {
+				/*
+				 * a mark is as wide as the time it stands for, and an
+				 * allocation stands for bytes: drawn as time it would make a
+				 * goroutine that allocates look busy. Allocations have their
+				 * own flame graph, which a span dragged here selects too.
+				 */
+				if (r.origin === 'alloc')
+					continue;
 				const cpu = r.origin === 'sampling';
 				const per = (cpu ? r.cpu_ns : r.wall_ns) / r.samples / 1000; /* µs a sample stands for */
 				const cat = cpu ? 'CPU' : category(r);
@@ -950,11 +990,14 @@
 		{ key: 'service', title: 'Service', sort: (a, b) => a.service.localeCompare(b.service) },
 		{ key: 'pid', title: 'PID', cls: 'num', sort: (a, b) => a.pidList[0] - b.pidList[0] },
 		{ key: 'cpu', title: 'CPU', cls: 'num', sort: (a, b) => a.cpu - b.cpu },
+		...(HAS_ALLOC ? [{ key: 'alloc', title: 'Allocated', cls: 'num', sort: (a, b) => a.allocBytes - b.allocBytes }] : []),
 		{ key: 'elapsed', title: 'Elapsed', cls: 'num', sort: (a, b) => a.elapsed - b.elapsed },
 		{ key: 'wall', title: 'Goroutine time', sort: (a, b) => a.wall - b.wall },
 		{ key: 'first', title: 'First (UTC)', cls: 'num', sort: (a, b) => a.first - b.first },
 		{ key: 'last', title: 'Last (UTC)', cls: 'num', sort: (a, b) => a.last - b.last },
 	];
+	/* the table's grid has a column more with --alloc */
+	$('table').classList.toggle('allocs', HAS_ALLOC);
 	const ROW_H = 26;
 	let sortCol = allWall > 0 ? 'wall' : 'cpu', sortDesc = true;
 	let shown = rows.slice();
@@ -973,7 +1016,7 @@
 					sortDesc = !sortDesc;
 				else {
 					sortCol = c.key;
-					sortDesc = c.key === 'cpu' || c.key === 'wall' || c.key === 'elapsed';
+					sortDesc = c.key === 'cpu' || c.key === 'wall' || c.key === 'elapsed' || c.key === 'alloc';
 				}
 				headers();
 				refilter();
@@ -1058,33 +1101,39 @@
 			tr.style.top = i * ROW_H + 'px';
 			tr.dataset.trace = t.kind === 'trace' ? t.id : t.kind === 'inherited' ? 'inherited' : '';
 			tr._trace = t;
-			const cells = [
-				el('div', 'td id' + (t.kind !== 'trace' ? ' none' : ''), t.name),
-				el('div', 'td', t.service),
-				el('div', 'td num', t.pidList.length > 1 ? t.pidList[0] + ' +' + (t.pidList.length - 1) : String(t.pidList[0])),
-				el('div', 'td num', t.cpu ? fmtNs(t.cpu) : '–'),
-				el('div', 'td num', fmtElapsed(t)),
-				el('div', 'td'),
-				el('div', 'td num', fmtClock(t.first)),
-				el('div', 'td num', fmtClock(t.last)),
-			];
+			/* by column key: the allocation column is there only with --alloc */
+			const cells = {
+				id: el('div', 'td id' + (t.kind !== 'trace' ? ' none' : ''), t.name),
+				service: el('div', 'td', t.service),
+				pid: el('div', 'td num', t.pidList.length > 1 ? t.pidList[0] + ' +' + (t.pidList.length - 1) : String(t.pidList[0])),
+				cpu: el('div', 'td num', t.cpu ? fmtNs(t.cpu) : '–'),
+				alloc: el('div', 'td num', t.allocBytes ? fmtBytes(t.allocBytes) : '–'),
+				elapsed: el('div', 'td num', fmtElapsed(t)),
+				wall: el('div', 'td'),
+				first: el('div', 'td num', fmtClock(t.first)),
+				last: el('div', 'td num', fmtClock(t.last)),
+			};
 			if (!t.full) {
 				const tag = el('span', 'tag', 'totals only');
 				tag.title = 'Past the page\'s limit: ' + D.cut_rule + '.';
-				cells[0].appendChild(tag);
+				cells.id.appendChild(tag);
 			}
-			cells[1].title = t.service;
-			cells[2].title = t.pidList.join(', ');
-			cells[3].dataset.ns = t.cpu;
-			cells[4].dataset.ns = t.elapsed;
-			cells[4].title = t.spanned ? 'in flight ' + fmtNs(t.elapsed) + ', ' + plural(t.nrequests, 'request') :
+			cells.service.title = t.service;
+			cells.pid.title = t.pidList.join(', ');
+			cells.cpu.dataset.ns = t.cpu;
+			cells.alloc.dataset.bytes = t.allocBytes;
+			cells.alloc.title = t.allocBytes ? fmtBytes(t.allocBytes) + ' in ' + plural(Math.round(t.allocObjects), 'object') +
+				', from ' + plural(t.allocSamples, 'sampled allocation') : 'no allocation sampled';
+			cells.elapsed.dataset.ns = t.elapsed;
+			cells.elapsed.title = t.spanned ? 'in flight ' + fmtNs(t.elapsed) + ', ' + plural(t.nrequests, 'request') :
 				'no request\'s span known: from the trace\'s first sample to its last';
-			cells[5].appendChild(wallBar(t));
-			cells.forEach((c, k) => {
-				c.setAttribute('role', 'cell');
-				c.dataset.col = COLUMNS[k].key;
-				tr.appendChild(c);
-			});
+			cells.wall.appendChild(wallBar(t));
+			for (const c of COLUMNS) {
+				const cell = cells[c.key];
+				cell.setAttribute('role', 'cell');
+				cell.dataset.col = c.key;
+				tr.appendChild(cell);
+			}
 			frag.appendChild(tr);
 		}
 		body.appendChild(frag);
@@ -1094,6 +1143,9 @@
 
 	const flameCpu = new Flame($('flame-cpu'), 'CPU');
 	const flameWall = new Flame($('flame-wall'), 'wall');
+	const flameAlloc = new Flame($('flame-alloc'), 'allocated');
+	flameAlloc.bytes = true;
+	$('alloc-head').hidden = $('flame-alloc').hidden = !HAS_ALLOC;
 	const timeline = new Timeline($('timeline'), $('timeline-canvas'), $('timeline-space'));
 
 	function fact(dl, name, value) {
@@ -1112,6 +1164,29 @@
 		return byRole && r.request_goroutine ? child(wall, ROLES[r.request_goroutine], 'role') : wall;
 	}
 
+	/*
+	 * The allocations of T's records, all, or those sampled between two
+	 * times: a stack's bytes and objects are unbiased as a whole, so each of
+	 * its samples counts an equal share of them
+	 */
+	function allocTree(t, range) {
+		const alloc = newNode(t.name, 'root', null);
+		for (const r of t.records) {
+			if (r.origin !== 'alloc')
+				continue;
+			for (const st of r.stacks) {
+				if (!range) {
+					addStack(alloc, st.frames, st.alloc_bytes, null, st.alloc_objects);
+					continue;
+				}
+				const n = (st.times_us || []).filter((us) => r.start_us + us >= range[0] && r.start_us + us <= range[1]).length;
+				if (n)
+					addStack(alloc, st.frames, (st.alloc_bytes * n) / st.samples, null, (st.alloc_objects * n) / st.samples);
+			}
+		}
+		return alloc;
+	}
+
 	/* the trace's flame graphs, from its stacks, or from the samples between two times */
 	function traceTrees(t, range) {
 		const cpu = newNode(t.name, 'root', null);
@@ -1126,9 +1201,11 @@
 					wall.value += value;
 				addStack(m.cpu ? cpu : wallRoot(wall, m.rec, byRole), m.stack.frames, value, m.cpu ? null : '[' + m.cat + ']');
 			}
-			return [cpu, wall];
+			return [cpu, wall, allocTree(t, range)];
 		}
 		for (const r of t.records) {
+			if (r.origin === 'alloc')
+				continue;
 			const sampling = r.origin === 'sampling';
 			const per = (sampling ? r.cpu_ns : r.wall_ns) / r.samples;
 			for (const st of r.stacks) {
@@ -1138,11 +1215,11 @@
 				addStack(into, st.frames, st.samples * per, sampling ? null : '[' + category(r) + ']');
 			}
 		}
-		return [cpu, wall];
+		return [cpu, wall, allocTree(t, null)];
 	}
 
 	function drawTrees(t, range) {
-		const [cpu, wall] = traceTrees(t, range);
+		const [cpu, wall, alloc] = traceTrees(t, range);
 		const within = range ? ' between +' + fmtNs((range[0] - timeline.t0) * 1000) + ' and +' + fmtNs((range[1] - timeline.t0) * 1000) : '';
 		const p = searchPattern($('search').value);
 		const cut = 'This trace\'s stacks are not in this page: it is past the page\'s limit.';
@@ -1150,7 +1227,12 @@
 		flameWall.set(wall, !t.full ? cut : D.wall_period_ns ? 'No wall-clock samples' + within + '.' : 'No wall-clock samples: the recording ran without --wall.', p);
 		$('cpu-total').textContent = fmtNs(cpu.value) + within;
 		$('wall-total').textContent = fmtNs(wall.value) + within + (wall.value ? ', each goroutine\'s state or wait as the leaf' : '');
-		searchResult(p, flameCpu.matched(), flameWall.matched());
+		if (HAS_ALLOC) {
+			flameAlloc.set(alloc, t.full ? 'No allocation samples' + within + '.' : cut, p);
+			$('alloc-total').textContent = fmtBytes(alloc.value) + ' in ' + plural(Math.round(alloc.objects), 'object') + within +
+				(alloc.value ? ', the allocating function as the leaf' : '');
+		}
+		searchResult(p, flameCpu.matched(), flameWall.matched(), HAS_ALLOC ? flameAlloc.matched() : null);
 	}
 
 	function select(t, scroll) {
@@ -1184,9 +1266,10 @@
 			fact(dl, 'Services', list.map((v) =>
 				v.name + ' (pid ' + Array.from(v.pids).sort((a, b) => a - b).join(', ') + '): CPU ' + fmtNs(v.cpu) +
 				(v.requests ? ', elapsed ' + fmtNs(inFlight(v.requests)) : '') +
-				(D.wall_period_ns ? ', goroutine time ' + fmtNs(v.wall) : '')).join('; '));
+				(D.wall_period_ns ? ', goroutine time ' + fmtNs(v.wall) : '') +
+				(HAS_ALLOC ? ', allocated ' + fmtBytes(v.alloc) : '')).join('; '));
 			$('trace-facts').lastChild.dataset.services = JSON.stringify(list.map((v) =>
-				({ name: v.name, cpu: v.cpu, wall: v.wall, elapsed: v.requests ? inFlight(v.requests) : null, pids: Array.from(v.pids) })));
+				({ name: v.name, cpu: v.cpu, wall: v.wall, alloc: v.alloc, elapsed: v.requests ? inFlight(v.requests) : null, pids: Array.from(v.pids) })));
 		} else {
 			fact(dl, 'Service', Array.from(services.entries()).map(([c, p]) => c + ' (pid ' + Array.from(p).join(', ') + ')').join(', '));
 		}
@@ -1203,6 +1286,9 @@
 		const waits = Array.from(t.waits.entries()).sort((a, b) => b[1] - a[1]);
 		fact(dl, 'Goroutine time', t.wall ? fmtNs(t.wall) + ' (every goroutine\'s, added): ' +
 			waits.map(([c, ns]) => c + ' ' + fmtNs(ns)).join(', ') : 'none sampled');
+		if (HAS_ALLOC)
+			fact(dl, 'Allocated', t.allocBytes ? fmtBytes(t.allocBytes) + ' in ' + plural(Math.round(t.allocObjects), 'object') + ' (' +
+				plural(t.allocSamples, 'sampled allocation') + ', unbiased as Go\'s heap profile is)' : 'none sampled');
 		/* every label the trace's goroutines carried, each key=value once */
 		const box = $('trace-labels');
 		box.replaceChildren();
@@ -1231,13 +1317,16 @@
 			panel.scrollIntoView({ block: 'start' });
 	}
 
-	function searchResult(p, a, b) {
-		$('search-result').textContent = p ? 'matched: ' + (a === null ? '–' : pct(a)) + ' of CPU, ' + (b === null ? '–' : pct(b)) + ' of the goroutine time' : '';
+	/* the share of each graph the search matched: CPU, goroutine time, and allocated bytes with --alloc */
+	function searchResult(p, a, b, c) {
+		const share = (x) => (x === null ? '–' : pct(x));
+		$('search-result').textContent = p ? 'matched: ' + share(a) + ' of CPU, ' + share(b) + ' of the goroutine time' +
+			(HAS_ALLOC ? ', ' + share(c) + ' of the allocated bytes' : '') : '';
 	}
 
 	function search() {
 		const p = searchPattern($('search').value);
-		searchResult(p, flameCpu.highlight(p), flameWall.highlight(p));
+		searchResult(p, flameCpu.highlight(p), flameWall.highlight(p), HAS_ALLOC ? flameAlloc.highlight(p) : null);
 	}
 
 	timeline.onRange = (range) => selected && drawTrees(selected, range);
@@ -1250,49 +1339,65 @@
 	/* ---- the whole run, grouped by trace ---- */
 
 	const flameRun = new Flame($('flame-run'), 'CPU');
-	let runWall = false, runDrawn = null;
+	/* what the whole run's graph weighs: its records' origin, and what the hover calls it */
+	const RUN_KINDS = {
+		cpu: { origin: 'sampling', what: 'CPU', empty: 'No CPU samples.' },
+		wall: { origin: 'wall', what: 'wall', empty: 'No wall-clock samples: the recording ran without --wall.' },
+		alloc: { origin: 'alloc', what: 'allocated', empty: 'No allocation samples: the recording ran without --alloc.' },
+	};
+	let runKind = 'cpu', runDrawn = null;
 
-	function runTree(wall) {
+	/* one stack of the whole run under NODE (and ROOT and the trace's node), by its record R's kind */
+	function addRunStack(root, tn, node, r, st, value, objects) {
+		root.value += value;
+		root.objects += objects;
+		tn.value += value;
+		tn.objects += objects;
+		addStack(node, st.frames, value, r.origin === 'wall' ? '[' + category(r) + ']' : null, objects);
+	}
+
+	function runTree(kind) {
 		const root = newNode('all', 'root', null);
+		const origin = RUN_KINDS[kind].origin;
 		for (const t of rows) {
 			if (!t.full)
 				continue;
 			const tn = child(root, t.name, 'trace');
 			tn.trace = t;
 			for (const r of t.records) {
-				if ((r.origin === 'wall') !== wall)
+				if (r.origin !== origin)
 					continue;
-				const per = (wall ? r.wall_ns : r.cpu_ns) / r.samples;
+				const per = origin === 'alloc' ? 0 : (origin === 'wall' ? r.wall_ns : r.cpu_ns) / r.samples;
 				const cn = child(tn, serviceOf(r), 'comm');
-				root.value += r.samples * per;
-				tn.value += r.samples * per;
-				for (const st of r.stacks)
-					addStack(cn, st.frames, st.samples * per, wall ? '[' + category(r) + ']' : null);
+				for (const st of r.stacks) {
+					if (origin === 'alloc')
+						addRunStack(root, tn, cn, r, st, st.alloc_bytes, st.alloc_objects);
+					else
+						addRunStack(root, tn, cn, r, st, st.samples * per, 0);
+				}
 			}
 			if (!tn.value)
 				root.kids.delete(tn.name);
 		}
 		for (const o of D.others) {
-			if ((o.origin === 'wall') !== wall)
+			if (o.origin !== origin)
 				continue;
 			const on = child(root, 'other traces (' + grouped(D.traces_total - D.traces_full) + ')', 'trace');
 			const cn = child(on, str(o.comm), 'comm');
-			for (const st of o.stacks) {
-				root.value += st.ns;
-				on.value += st.ns;
-				addStack(cn, st.frames, st.ns, wall ? '[' + category(o) + ']' : null);
-			}
+			for (const st of o.stacks)
+				addRunStack(root, on, cn, o, st, origin === 'alloc' ? st.bytes : st.ns, st.objects || 0);
 		}
 		return root;
 	}
 
 	function drawRun() {
-		if (runDrawn === runWall)
+		if (runDrawn === runKind)
 			return;
-		runDrawn = runWall;
-		flameRun.what = runWall ? 'wall' : 'CPU';
+		runDrawn = runKind;
+		flameRun.what = RUN_KINDS[runKind].what;
+		flameRun.bytes = runKind === 'alloc';
 		const p = searchPattern($('run-search').value);
-		flameRun.set(runTree(runWall), runWall ? 'No wall-clock samples: the recording ran without --wall.' : 'No CPU samples.', p);
+		flameRun.set(runTree(runKind), RUN_KINDS[runKind].empty, p);
 		const a = flameRun.matched();
 		$('run-result').textContent = p && a !== null ? 'matched: ' + pct(a) : '';
 	}
@@ -1336,6 +1441,8 @@
 		];
 		if (allWall)
 			parts.push(['goroutine time ' + fmtNs(allWall), ' (--wall: every goroutine\'s, added)']);
+		if (HAS_ALLOC)
+			parts.push(['allocated ' + fmtBytes(allAlloc), ' (--alloc: the runtime\'s samples, unbiased)']);
 		if (rows.length)
 			parts.push([fmtDate(allFirst) + ' ' + fmtClock(allFirst) + ' – ' + fmtClock(allLast) + ' UTC', '']);
 		parts.forEach(([b, rest], i) => {
@@ -1373,18 +1480,20 @@
 
 	$('tab-traces').addEventListener('click', () => showTab('traces'));
 	$('tab-run').addEventListener('click', () => showTab('run'));
-	$('run-cpu').addEventListener('click', () => {
-		runWall = false;
-		$('run-cpu').setAttribute('aria-pressed', 'true');
-		$('run-wall').setAttribute('aria-pressed', 'false');
-		drawRun();
-	});
-	$('run-wall').addEventListener('click', () => {
-		runWall = true;
-		$('run-wall').setAttribute('aria-pressed', 'true');
-		$('run-cpu').setAttribute('aria-pressed', 'false');
-		drawRun();
-	});
+	if (!HAS_ALLOC)
+		$('run-alloc').remove();
+	for (const kind of Object.keys(RUN_KINDS)) {
+		const button = $('run-' + kind);
+		if (!button)
+			continue;
+		button.addEventListener('click', () => {
+			runKind = kind;
+			for (const k of Object.keys(RUN_KINDS))
+				if ($('run-' + k))
+					$('run-' + k).setAttribute('aria-pressed', String(k === kind));
+			drawRun();
+		});
+	}
 	$('filter').addEventListener('input', refilter);
 	$('search').addEventListener('input', search);
 	$('run-search').addEventListener('input', runSearch);
