@@ -4,7 +4,8 @@
 #
 # testdata/demo (newest Go), sending itself requests under trace IDs, its
 # handlers labelled and its requests' traceparents read, is recorded with
-# --wall for 4 s: CPU, wall, request and inherited records alike. Every
+# --wall and --alloc for 4 s: CPU, wall, request, alloc and inherited
+# records alike. Every
 # jq command the user is shown (tests/recipes.py finds them: --help and
 # convert --help, the man page's EXAMPLES, the README's code) runs on it,
 # $T a trace of the demo's: each exits 0 and says nothing on stderr.
@@ -21,9 +22,9 @@ bin=$(go_build "$v" plain demo) || { not_ok "go$v: demo build failed"; done_test
 "$bin" -load 40 >"$work/demo.addr" 2>/dev/null &
 demo=$!
 wait_exec "$demo"
-if ctxprof_start "$work/err" "$work/prof.jsonl" -p "$demo" --wall -d 4; then
+if ctxprof_start "$work/err" "$work/prof.jsonl" -p "$demo" --wall --alloc -d 4; then
 	wait "$ctxprof"
-	check_eq "ctxprof-go -p demo --wall -d 4 exits" 0 "$?"
+	check_eq "ctxprof-go -p demo --wall --alloc -d 4 exits" 0 "$?"
 else
 	not_ok "ctxprof-go did not start: $(tail -n 2 "$work/err")"
 fi
@@ -36,6 +37,7 @@ check_eq "the demo's records of a trace with the collector's workers or the pool
 check_eq "the demo's exit summary names none of them" "" "$(grep -E 'gcBgMark|readLoop|writeLoop' "$work/err")"
 ln -sf prof.jsonl "$work/cpu.jsonl"
 ln -sf prof.jsonl "$work/w.jsonl"
+ln -sf prof.jsonl "$work/mem.jsonl"
 "$CTXPROF" check --json "$bin" >"$work/check.json"
 python3 "$TOP/tests/recipes.py" "$CTXPROF" "$TOP/cmd/ctxprof-go.8" "$TOP/README.md" "$work" \
 	4bf92f3577b34da6a3ce929d0e0e4736 >"$work/verdicts" 2>&1
