@@ -97,6 +97,15 @@
 #    hit a request: the server's CPU a request without and with each,
 #    probe hits and BPF ns a request (goals: within 2% of the server's
 #    CPU, 1,000 ns on the newest Go; one hit a request there).
+# 16. --alloc (tests/bench/alloc.sh): a sampled allocation's price on
+#    testdata/allocs (newest Go, -rate 512, about 16,000 a second), the
+#    target's CPU a second under ctxprof-go -p --alloc against an empty
+#    bpftrace uprobe at the same file offset, each against its load
+#    without, taking turns: <= 6x the bare hit, <= 1.3x the bare hit plus
+#    alloc_sample's BPF time. Then 1 GB/s at Go's default rate, without
+#    and with ctxprof-go -p --alloc: the target's CPU, the sampled
+#    allocations a second, the probe's share by its parts (<= 3%), and
+#    the probe never resting.
 # The timing figures are noisy on shared machines: compare within one run.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -937,4 +946,7 @@ bash "$TOP/tests/bench/startup.sh" || status=1
 
 # 15. the traceparent source a request, per Go release: its own script, which also runs alone
 bash "$TOP/tests/bench/requests.sh" || status=1
+
+# 16. --alloc's price a sampled allocation and at 1 GB/s: its own script, which also runs alone
+bash "$TOP/tests/bench/alloc.sh" || status=1
 exit $status
