@@ -209,10 +209,10 @@ static __always_inline __u64 duff_record(struct fp_walk *fw, __u64 ip, __u64 sp,
  */
 static __always_inline __u64 signal_step(struct work *w, __u64 record, __u64 sigframe, __u64 *sp)
 {
-	__u64 link[2], regs[4], lr, old_lr;
+	__u64 *link = w->fw.sig_link, *regs = w->fw.sig_regs, lr, old_lr;
 
-	if (bpf_probe_read_user(link, sizeof(link), (const void *)record) ||
-	    bpf_probe_read_user(regs, sizeof(regs), (const void *)(sigframe + SIGFRAME_X29)) ||
+	if (bpf_probe_read_user(link, sizeof(w->fw.sig_link), (const void *)record) ||
+	    bpf_probe_read_user(regs, sizeof(w->fw.sig_regs), (const void *)(sigframe + SIGFRAME_X29)) ||
 	    regs[0] != link[0] || !regs[3])
 		return 0;
 	*sp = regs[2];

@@ -58,6 +58,14 @@ struct fp_walk {
 	__u64 frame_slots;
 	__u64 sp; /* at the sample */
 	__u64 sigreturn; /* where a signal handler returns to, in this process; 0 unknown */
+	/*
+	 * signal_step's reads, here rather than on the BPF stack, which the
+	 * walk's functions share with the program that calls them (512
+	 * bytes, each frame rounded up to 32 by Linux 6.1): a signal frame's
+	 * FP, LR, SP and PC, and the kernel's frame record above it
+	 */
+	__u64 sig_regs[4];
+	__u64 sig_link[2];
 };
 
 /*
