@@ -22,6 +22,8 @@
 #define REG_FP(r) ((r)->bp)
 /* at a function's entry the call's return address is at SP (traceparent.bpf.h) */
 #define RETURN_AT_SP 1
+/* at the JBE of Go's stack check: taken (morestack) with CF or ZF set */
+#define STACK_CHECK_FAILS(r) (((r)->flags & 0x41) != 0)
 /* the TLS block's base: Go's g sits at a negative offset from it (variant II) */
 #define TASK_TLS_BASE(t) ((t)->thread.fsbase)
 /* amd64's Go always keeps g in TLS too: no need for its register (R14) */
@@ -66,6 +68,8 @@
 #define REG_FP(r) ((r)->regs[29])
 /* the return address is in LR at a function's entry, and the callee stores it where its frame says */
 #define RETURN_AT_SP 0
+/* at the BLS of Go's stack check: taken (morestack) unless C is set and Z clear (pstate bits 29, 30) */
+#define STACK_CHECK_FAILS(r) (((r)->pstate & (3ULL << 29)) != (1ULL << 29))
 /* tpidr_el0 as the task last set it (variant I: the TLS block follows it) */
 #define TASK_TLS_BASE(t) ((t)->thread.uw.tp_value)
 /* Go keeps g in R28, and in TLS as well only for C code's sake (cgo) */

@@ -281,9 +281,10 @@ struct {
 } alloc_budgets SEC(".maps");
 
 /*
- * The allocation each CPU's probe saw last. A probe on a function's first
- * instructions is hit again when the function grows its stack: morestack
- * runs it again from the top, on the same thread, for the same object.
+ * The allocation each CPU's probe saw last. A probe at a function's entry
+ * (where no stack check is known) is hit again when the function grows
+ * its stack: morestack runs it again from the top, on the same thread,
+ * for the same object.
  */
 struct last_alloc {
 	__u64 object;
@@ -301,21 +302,28 @@ struct {
  * --alloc: the runtime samples an allocation (runtime.mProf_Malloc, on the
  * allocating goroutine). Its size is the Go argument the attach cookie
  * names: the second before Go 1.23, the third from it (the m comes first);
- * the object is the argument before it.
+ * the object is the argument before it. On the branch of its stack check
+ * (ALLOC_COOKIE_AT_CHECK) the flags say whether the call must first grow
+ * its stack or be preempted: then it goes through morestack, back to its
+ * entry, maybe on another thread, and is taken when it passes again.
  */
 SEC("uprobe")
 int alloc_sample(struct pt_regs *ctx)
 {
 	/* all read: the context allows no computed offsets */
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), arg1 = GO_ARG1(ctx), arg2 = GO_ARG2(ctx);
-	__u64 arg3 = GO_ARG3(ctx), t0 = bpf_ktime_get_ns(), size, object;
+	__u64 arg3 = GO_ARG3(ctx), t0 = bpf_ktime_get_ns(), cookie = bpf_get_attach_cookie(ctx);
+	bool again = (cookie & ALLOC_COOKIE_AT_CHECK) && STACK_CHECK_FAILS(ctx);
 	__u32 tgid = pid_tgid >> 32, zero = 0;
 	const struct target_info *t;
 	struct last_alloc *last;
 	struct probe_budget *b;
 	struct user_regs regs;
+	__u64 size, object;
 
-	if (bpf_get_attach_cookie(ctx) == 3) {
+	if (again)
+		return 0;
+	if (ALLOC_COOKIE_ARG(cookie) == 3) {
 		size = arg3;
 		object = arg2;
 	} else {

@@ -255,6 +255,13 @@ struct sample_event {
 #define ORIGIN_WALL 3
 /* --alloc: an allocation the Go runtime sampled; context is its size in bytes */
 #define ORIGIN_ALLOC 4
+/*
+ * alloc_sample's attach cookie: the Go argument with the size (2 or 3) in
+ * the low byte; ALLOC_COOKIE_AT_CHECK when the probe is on the branch of
+ * runtime.mProf_Malloc's stack check
+ */
+#define ALLOC_COOKIE_ARG(cookie) ((cookie) & 0xff)
+#define ALLOC_COOKIE_AT_CHECK (1ULL << 8)
 #define WALL_REASON_NONE 0xff /* not waiting, or a reason the binary does not name */
 
 /*

@@ -146,6 +146,12 @@ enum go_alloc_rate_source {
 struct go_alloc_probe {
 	/* file offset to probe runtime.mProf_Malloc at; -1 when not found */
 	long offset;
+	/*
+	 * the probe is on the branch of its stack check: a call whose stack
+	 * must grow first, which comes back through the probe, is told
+	 * there and counted once; else (false) the probe is at the entry
+	 */
+	bool at_check;
 	/* the Go register argument, from 1, with the size: 2, 3 from Go 1.23; 0 unknown */
 	unsigned int size_arg;
 	/* link-time address of runtime.MemProfileRate (a PIE adds its load bias); 0 unknown */

@@ -126,13 +126,15 @@ static int memprof_disabled(const struct go_binary *gb)
 
 /*
  * --alloc: runtime.mProf_Malloc found through .gopclntab, so that
- * stripped builds work, and probed where the trace sources' probes go
- * (go_binary_probes__pc); the size's argument by release; the sampling
- * rate from .symtab, else from the code that reads it.
+ * stripped builds work, and probed on the branch of its stack check,
+ * a small or a large frame's (go_binary_probes__check_branch), else at its
+ * entry; the size's argument by release; the sampling rate from .symtab,
+ * else from the code that reads it.
  */
 void go_binary_alloc__find(struct go_binary *gb)
 {
 	struct gopclntab_func fn;
+	uint64_t pc;
 
 	gb->alloc = (struct go_alloc_probe){ .offset = -1, .memprof_disabled = -1 };
 	if (!symtab_rate(gb))
@@ -145,7 +147,9 @@ void go_binary_alloc__find(struct go_binary *gb)
 			 "no function table to find runtime.mProf_Malloc in");
 		return;
 	}
-	gb->alloc.offset = elf_image__file_offset(gb->img, go_binary_probes__pc(gb, &fn));
+	pc = go_binary_probes__check_branch(gb, &fn);
+	gb->alloc.at_check = pc != 0;
+	gb->alloc.offset = elf_image__file_offset(gb->img, pc ?: fn.entry);
 	if (gb->alloc.offset < 0) {
 		gb->alloc_err = -ENOENT;
 		snprintf(gb->alloc_problem, NOTE_LEN, "runtime.mProf_Malloc is not in a loaded segment");

@@ -136,6 +136,8 @@ void go_binary_probes__find(struct go_binary *gb, const struct golayout_row *row
 			    const struct go_dwarf_result *dw);
 /* Where a uprobe on FN goes: its entry, or the branch of its stack check (go_binary_probes.c). */
 uint64_t go_binary_probes__pc(const struct go_binary *gb, const struct gopclntab_func *fn);
+/* The branch of FN's stack check, a small or a large frame's; 0 for none known. */
+uint64_t go_binary_probes__check_branch(const struct go_binary *gb, const struct gopclntab_func *fn);
 /* go_binary_alloc.c: --alloc's probe, the size's argument, the sampling rate's address. */
 void go_binary_alloc__find(struct go_binary *gb);
 /* go_binary_wall.c: --wall's goroutine list, scheduling members and wait reasons. */

@@ -40,6 +40,66 @@ static const char *header_problem(const struct go_header_layout *h)
 	return NULL;
 }
 
+/* JBE, short or near */
+static bool amd64_jbe(const uint8_t *p)
+{
+	return p[0] == 0x76 || (p[0] == 0x0f && p[1] == 0x86);
+}
+
+/* B.LS */
+static bool arm64_bls(uint32_t w)
+{
+	return (w & 0xff00001f) == 0x54000009;
+}
+
+/*
+ * The branch of FN's stack check, a small frame's, or with LARGE a larger
+ * one's too (SP less the frame's size past 128 bytes, compared with
+ * g.stackguard0):
+ *   amd64  CMPQ SP, 16(R14); JBE
+ *          LEAQ -N(SP), R12; CMPQ R12, 16(R14); JBE
+ *   arm64  MOVD 16(R28), R16; CMP R16, RSP; BLS
+ *          MOVD 16(R28), R16; SUB $N, RSP, R17; CMP R16, R17; BLS
+ * 0 for another opening (a huge frame's check, or none).
+ */
+static uint64_t check_branch(const struct go_binary *gb, const struct gopclntab_func *fn, bool large)
+{
+	static const uint8_t amd64_check[] = { 0x49, 0x3b, 0x66, 0x10 }; /* CMPQ SP, 16(R14) */
+	static const uint8_t amd64_r12_check[] = { 0x4d, 0x3b, 0x66, 0x10 }; /* CMPQ R12, 16(R14) */
+	const uint8_t *code;
+	size_t lea;
+	uint32_t w[4];
+
+	code = fn->end - fn->entry >= 16 ? elf_image__at(gb->img, fn->entry, 16) : NULL;
+	if (!code)
+		return 0;
+	if (gb->arm64) {
+		memcpy(w, code, sizeof(w));
+		if (w[0] != 0xf9400b90) /* MOVD 16(R28), R16 */
+			return 0;
+		if (w[1] == 0xeb3063ff && arm64_bls(w[2])) /* CMP R16, RSP */
+			return fn->entry + 8;
+		/* SUB $imm12 (<< 12 with sh), RSP, R17; CMP R16, R17 */
+		if (large && (w[1] & 0xff8003ff) == 0xd10003f1 && w[2] == 0xeb10023f && arm64_bls(w[3]))
+			return fn->entry + 12;
+		return 0;
+	}
+	if (!memcmp(code, amd64_check, sizeof(amd64_check)))
+		return amd64_jbe(code + 4) ? fn->entry + 4 : 0;
+	/* LEAQ disp32(SP), R12 or LEAQ disp8(SP), R12 */
+	if (!large || code[0] != 0x4c || code[1] != 0x8d || code[3] != 0x24)
+		return 0;
+	if (code[2] == 0xa4)
+		lea = 8;
+	else if (code[2] == 0x64)
+		lea = 5;
+	else
+		return 0;
+	if (memcmp(code + lea, amd64_r12_check, sizeof(amd64_r12_check)) || !amd64_jbe(code + lea + 4))
+		return 0;
+	return fn->entry + lea + 4;
+}
+
 /*
  * Where to probe FN: its first instruction, a compare, the kernel steps
  * out of line, a second trap. The branch of the stack check after it the
@@ -49,21 +109,20 @@ static const char *header_problem(const struct go_header_layout *h)
  */
 uint64_t go_binary_probes__pc(const struct go_binary *gb, const struct gopclntab_func *fn)
 {
-	static const uint8_t amd64_check[] = { 0x49, 0x3b, 0x66, 0x10 }; /* CMPQ SP, 16(R14) */
-	const uint8_t *code;
-	uint32_t w[3];
+	return check_branch(gb, fn, false) ?: fn->entry;
+}
 
-	code = fn->end - fn->entry >= 12 ? elf_image__at(gb->img, fn->entry, 12) : NULL;
-	if (code && gb->arm64) {
-		memcpy(w, code, sizeof(w));
-		/* MOVD 16(R28), R16; CMP R16, RSP; BLS */
-		if (w[0] == 0xf9400b90 && w[1] == 0xeb3063ff && (w[2] & 0xff00001f) == 0x54000009)
-			return fn->entry + 8;
-	} else if (code && !memcmp(code, amd64_check, sizeof(amd64_check)) &&
-		   (code[4] == 0x76 || (code[4] == 0x0f && code[5] == 0x86))) {
-		return fn->entry + 4; /* JBE */
-	}
-	return fn->entry;
+/*
+ * The branch of FN's stack check, a large frame's too, where the
+ * registers the check leaves alone (the arguments, g, SP, the frame
+ * pointer) are the entry's. There the flags tell a call that must grow
+ * its stack first (or is to be preempted: the guard is then above any
+ * SP), which goes through morestack and comes back to the entry, from one
+ * that goes on. 0 when none is known.
+ */
+uint64_t go_binary_probes__check_branch(const struct go_binary *gb, const struct gopclntab_func *fn)
+{
+	return check_branch(gb, fn, true);
 }
 
 /*

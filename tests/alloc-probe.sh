@@ -7,8 +7,9 @@
 # stripped (-ldflags=-s -w), for amd64, as amd64 PIEs, and for arm64
 # (cross-built, only read). Expected values come from outside ctxprof-go:
 # - probe_offset: nm's runtime.mProf_Malloc, on the branch of its stack
-#   check when `go tool objdump` shows the short check first (as the trace
-#   sources' probes go), as a file offset by readelf's program headers;
+#   check when `go tool objdump` shows one first, a small frame's or a
+#   larger one's (Go 1.19 to 1.22's mProf_Malloc), as a file offset by
+#   readelf's program headers;
 # - size_arg: the position of `size` among mProf_Malloc's parameters in the
 #   toolchain's own src/runtime/mprof.go, and 2 before Go 1.23, 3 from it;
 # - rate_addr: nm's runtime.MemProfileRate; a stripped build's comes from
@@ -43,18 +44,26 @@ sym() {
 	[ -n "$a" ] && echo $((16#$a))
 }
 
-# probe_pc GO BIN ENTRY: where the trace sources' probes go in the function at
-# ENTRY: the branch of `CMPQ SP, 0x10(R14); JBE` (arm64: `MOVD 16(R28), R16;
-# CMP R16, RSP; BLS`) when the function opens with it, else the entry
+# probe_pc GO BIN ENTRY: where --alloc's probe goes in the function at
+# ENTRY: the branch of `CMPQ SP, 0x10(R14); JBE` or of `LEAQ -N(SP), R12;
+# CMPQ R12, 0x10(R14); JBE` (arm64: `MOVD 16(R28), R16; CMP R16, RSP;
+# BLS` or `MOVD 16(R28), R16; SUB $N, RSP, R17; CMP R16, R17; BLS`) when
+# the function opens with one, else the entry
 probe_pc() {
 	local at
 	at=$("$1" tool objdump -s '^runtime\.mProf_Malloc$' "$2" 2>/dev/null | awk -F'\t+' '
-		NR > 1 && NR <= 4 { addr[NR - 1] = $2; insn[NR - 1] = $4 }
+		NR > 1 && NR <= 5 { addr[NR - 1] = $2; insn[NR - 1] = $4 }
 		END {
 			if (insn[1] ~ /^CMPQ SP, 0x10\(R14\)/ && insn[2] ~ /^JBE/)
 				print addr[2]
+			else if (insn[1] ~ /^LEAQ -?0x[0-9a-f]+\(SP\), R12/ &&
+				 insn[2] ~ /^CMPQ (R12, 0x10\(R14\)|0x10\(R14\), R12)/ && insn[3] ~ /^JBE/)
+				print addr[3]
 			else if (insn[1] ~ /^MOVD 16\(R28\), R16/ && insn[2] ~ /^CMP R16, RSP/ && insn[3] ~ /^BLS/)
 				print addr[3]
+			else if (insn[1] ~ /^MOVD 16\(R28\), R16/ && insn[2] ~ /^SUB \$[0-9]+, RSP, R17/ &&
+				 insn[3] ~ /^CMP R16, R17/ && insn[4] ~ /^BLS/)
+				print addr[4]
 		}')
 	echo $((${at:-$3}))
 }

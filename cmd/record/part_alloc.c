@@ -140,7 +140,9 @@ static int alloc_attach(struct part_ctx *c, bool quiet, void **state)
 	};
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
 	err = budget_probe__attach(env->bpf->alloc.alloc_sample, env->bpf->alloc.budgets_fd, c->pid,
-				   exe, ap.offset, ap.size_arg, &policy, &a->probe);
+				   exe, ap.offset,
+				   ap.size_arg | (ap.at_check ? ALLOC_COOKIE_AT_CHECK : 0), &policy,
+				   &a->probe);
 	if (err) {
 		env->attach_failures[ATTACH_ALLOC]++;
 		if (!quiet || env->cfg->verbose || !go_binary__said(c->gb, SAID_ATTACH_ALLOC))
