@@ -13,9 +13,12 @@
 # g in R28 without cgo and at runtime.tls_g's slot with it, offsets the
 # amd64 build's (one golayout row serves both), and what stripped copies
 # give from the code (runtime.load_g, runtime.allgadd) what the symbols
-# say. The built binary is kept as $OUTPUT/arm64/ctxprof-go for the
-# emulated machine (arm64-vm.sh): sampling needs an arm64 kernel. A plain
-# make after it gives an x86 ./ctxprof-go again.
+# say. --alloc's probe on arm64 builds of testdata/allocs (oldest and
+# newest toolchain, plain and stripped): found, with the size argument the
+# toolchain has, the same from both builds. The built binary is kept as
+# $OUTPUT/arm64/ctxprof-go for the emulated machine (arm64-vm.sh):
+# sampling needs an arm64 kernel. A plain make after it gives an x86
+# ./ctxprof-go again.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -102,6 +105,22 @@ for v in $(go_toolchains); do
 				"$(jq -c '[.wall.allgs, .wall.allglen, .tls_g_offset, .wall.goroutines_from]' <<<"$sj")"
 			;;
 		esac
+	done
+done
+# --alloc's probe on testdata/allocs (oldest and newest toolchain, plain
+# and stripped, as the emulated machine runs them): supported, the size in
+# the argument the toolchain's mProf_Malloc has it (2 before Go 1.23, 3
+# from it), the same alloc object from both builds
+for v in $(printf '%s\n' "$oldest" "$newest" | sort -u); do
+	size_arg=3
+	[ "$(printf '%s\n' "$v" 1.23 | sort -V | head -n 1)" = 1.23 ] || size_arg=2
+	for var in arm64 arm64-stripped; do
+		bin=$(go_build "$v" "$var" allocs) || { not_ok "go$v $var allocs: build failed"; continue; }
+		json=$("$CTXPROF" check --json "$bin" 2>/dev/null | jq -c .alloc)
+		check_eq "check go$v $var allocs: the allocation probe, size in argument $size_arg" \
+			"true $size_arg" "$(jq -r '"\(.supported) \(.size_arg)"' <<<"$json")"
+		check_eq "check go$v $var allocs: the arm64 build's alloc object is the x86 one's" \
+			"$json" "$(a64 check --json "$bin" 2>/dev/null | jq -c .alloc)"
 	done
 done
 want=$("$CTXPROF" convert -f "$TOP/testdata/records/traced.jsonl" 2>&1)

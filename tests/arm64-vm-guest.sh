@@ -6,10 +6,10 @@
 # and httpserver19 (the traceparent source, Go 1.19's goroutine-start
 # probe), otelroot (the otel-sdk source), report_trace (a C program, for
 # --uprobe), leafy (frameless leaves), clocky (the vDSO), bigframes-*
-# (deep frames, Duff's device, system calls), waitkinds (--wall) and
-# services (a request's lifetime, nested pprof.Do). Each
-# step leaves its output, stderr and exit status in /out; the host judges
-# them.
+# (deep frames, Duff's device, system calls), waitkinds (--wall),
+# services (a request's lifetime, nested pprof.Do) and allocs-* (--alloc,
+# against their own runtime.MemProfile). Each step leaves its output,
+# stderr and exit status in /out; the host judges them.
 out=/out
 uname -m >$out/uname
 [ -e /sys/kernel/btf/vmlinux ] && echo yes >$out/btf
@@ -231,3 +231,34 @@ timed wall -p $wk --wall --wall-hz 97 -d "${WALL_SECONDS:-12}"
 kill -USR1 $wk
 wait $wk
 echo $? >$out/kinds.rc
+
+# --alloc: testdata/allocs of each toolchain, plain and stripped, each
+# waiting for /tmp/allocs.go, then allocating for 2 s and writing what its
+# own runtime.MemProfile counted; ctxprof-go ends when they have exited
+apids=
+for b in /t/allocs-*; do
+	n=${b#/t/}
+	: >"$out/$n.ready"
+	"$b" -rate 65536 -d 2s -start /tmp/allocs.go -out "$out/$n.truth.json" >"$out/$n.ready" 2>&1 &
+	echo "$! $n" >>$out/pids
+	apids="$apids $!"
+done
+for b in /t/allocs-*; do
+	i=0
+	while [ $i -lt 300 ] && ! grep -q '^ready' "$out/${b#/t/}.ready"; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+done
+t0=$(cut -d' ' -f1 /proc/uptime)
+# shellcheck disable=SC2086 # the pids as words, then joined by commas
+ctxprof-go -p "$(echo $apids | tr ' ' ,)" --alloc -i 3600 -o $out/alloc.jsonl 2>$out/alloc.err &
+cp=$!
+started $out/alloc.err $cp
+# the programs go on whether it started or not, and end by themselves
+touch /tmp/allocs.go
+wait $cp
+echo $? >$out/alloc.rc
+# shellcheck disable=SC2086 # the list is words
+wait $apids
+echo "alloc $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times

@@ -67,7 +67,13 @@
 # - bigframes (oldest and newest toolchain) at 199 Hz: at least 99% whole
 #   of the samples under its 17 frames of 2 KiB (with all 17), in Duff's
 #   device where the build calls it, and in its write system calls; no
-#   lone frame (tests/profile-frames.sh's fourth part).
+#   lone frame (tests/profile-frames.sh's fourth part);
+# - --alloc on allocs (oldest and newest toolchain, plain and stripped;
+#   -rate 65536, 2 s): per function, the alloc records' objects and bytes
+#   within 2% of the program's own runtime.MemProfile, every stack
+#   starting at the function, its trace ID on them (none untraced), and
+#   its trace's bytes within 2%; every sampled allocation the probes saw
+#   counted (tests/profile-alloc.sh's verdicts).
 # The boot and the run are timed.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -97,6 +103,13 @@ bin=$(go_build "$oldest" arm64 httpserver) && cp "$bin" "$stage/t/httpserver19" 
 for v in $(printf '%s\n' "$oldest" "$newest" | sort -u); do
 	bin=$(go_build "$v" arm64 bigframes) && cp "$bin" "$stage/t/bigframes-go$v" ||
 		not_ok "go$v arm64 bigframes: build failed"
+	# --alloc: testdata/allocs, plain and stripped
+	for var in arm64 arm64-stripped; do
+		name=allocs-go$v-plain
+		[ "$var" = arm64 ] || name=allocs-go$v-stripped
+		bin=$(go_build "$v" "$var" allocs) && cp "$bin" "$stage/t/$name" ||
+			not_ok "go$v $var allocs: build failed"
+	done
 done
 # a C program for --uprobe's C ABI, frame pointers kept as custom-traces.sh builds it
 aarch64-linux-gnu-gcc --sysroot="$OUTPUT/arm64/sysroot" -O1 -g -fno-omit-frame-pointer \
@@ -357,6 +370,17 @@ for fn in main.priceCart main.keepOrder main.nestedWork main.packOrder; do
 		"\(map(select(.t == $t)) | map(.n) | add // 0) \(map(.n) | add // 0)"' "$res/nest.jsonl" 2>/dev/null)
 	part_verdict "arm64 services, nested pprof.Do" "${right:-0}" "${total:-0}" 20 \
 		"$fn's samples carry trace $want" ""
+done
+
+# --alloc: each program's own runtime.MemProfile, per function
+check_eq "ctxprof-go -p --alloc on allocs: exit status" 0 "$(cat "$res/alloc.rc" 2>/dev/null)"
+grep -i 'alloc\|warning' "$res/alloc.err" 2>/dev/null | sed 's/^/# /'
+schema_verdict "arm64 alloc records" "$res/alloc.jsonl"
+alloc_lost_verdict "arm64 --alloc" "$res/alloc.err"
+for b in "$stage"/t/allocs-*; do
+	name=${b##*/}
+	p=$(awk -v n="$name" '$2 == n { print $1 }' "$res/pids")
+	alloc_verdicts "arm64 $name" "${p:-0}" "$res/$name.truth.json" "$res/alloc.jsonl"
 done
 echo "# arm64 machine test: $((SECONDS - start)) s in all"
 done_testing

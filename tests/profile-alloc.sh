@@ -37,7 +37,6 @@ for v in 1.19 1.22 "${all[-1]}"; do
 done
 [ "${#want[@]}" -gt 0 ] || { skip "--alloc" "none of Go 1.19, 1.22 and the newest is installed"; done_testing; }
 
-funcs=(main.allocSmall main.alloc1K main.alloc64K main.allocChild main.allocUntraced)
 pids=()
 declare -A name_of truth_of
 n=0
@@ -70,61 +69,10 @@ check_eq "ctxprof-go exits 0 once its targets have" 0 "$?" || cat "$work/err"
 wait "${pids[@]}" 2>/dev/null
 grep -i 'alloc\|warning' "$work/err" | sed 's/^/# /'
 schema_verdict "alloc records" "$work/out.jsonl"
-# no sampled allocation lost between the probes and the records
-read -r counted saw missed < <(sed -n 's/^ctxprof-go: alloc: \([0-9]*\) sampled allocations counted, of \([0-9]*\) the probes saw; about \([0-9]*\) missed.*/\1 \2 \3/p' "$work/err")
-# (a budget's count may leave out the hit the kernel adds while user space refills it)
-if [ -n "${saw:-}" ] && [ "$counted" -ge "$saw" ] && [ "$missed" = 0 ]; then
-	ok "every sampled allocation the probes saw is counted, none missed (the exit statistics): $counted of $saw"
-else
-	not_ok "sampled allocations lost: $(grep '^ctxprof-go: alloc:' "$work/err")"
-fi
-
-# FUNC's stacks in PID's alloc records: objects, bytes, the trace IDs they
-# carry, and whether each starts at FUNC
-OURS='[inputs | select(.origin == "alloc" and .pid == $pid) | . as $r | .stacks[] |
-	select(any(.frames[]; .func == $f)) | {o: .alloc_objects, b: .alloc_bytes,
-	t: ($r.trace_id // $r.inherited_trace_id), leaf: .frames[0].func}] |
-	{objects: (map(.o) | add // 0), bytes: (map(.b) | add // 0), traces: (map(.t) | unique),
-	 leaves: (map(.leaf) | unique)}'
-# TRACE's alloc records of PID: objects and bytes
-TRACED='[inputs | select(.origin == "alloc" and .pid == $pid and .trace_id == $t)] |
-	{objects: (map(.alloc_objects) | add // 0), bytes: (map(.alloc_bytes) | add // 0)}'
-
-# within2 WHAT WANT GOT: GOT within 2% of WANT
-within2() {
-	if [ "$2" -gt 0 ] && awk -v w="$2" -v g="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 0.02 * w) }'; then
-		ok "$1: $3, runtime.MemProfile $2"
-	else
-		not_ok "$1: $3, runtime.MemProfile $2 (not within 2%)"
-	fi
-}
+alloc_lost_verdict "" "$work/err"
 
 for pid in "${pids[@]}"; do
-	name=${name_of[$pid]}
-	truth=${truth_of[$pid]}
-	if ! jq -e .functions "$truth" >/dev/null 2>&1; then
-		not_ok "$name: the program printed no truth"
-		continue
-	fi
-	echo "# $name: rate $(jq .rate "$truth")"
-	for f in "${funcs[@]}"; do
-		read -r want_o want_b trace < <(jq -r --arg f "$f" \
-			'.functions[$f] | "\(.objects) \(.bytes) \(.trace_id // "null")"' "$truth")
-		ours=$(jq -n --argjson pid "$pid" --arg f "$f" "$OURS" "$work/out.jsonl")
-		within2 "$name $f: objects" "$want_o" "$(jq .objects <<<"$ours")"
-		within2 "$name $f: bytes" "$want_b" "$(jq .bytes <<<"$ours")"
-		check_eq "$name $f: every stack starts at the allocating function" "[\"$f\"]" \
-			"$(jq -c .leaves <<<"$ours")"
-		if [ "$trace" = null ]; then
-			check_eq "$name $f: untraced allocations carry no trace ID" '[null]' \
-				"$(jq -c .traces <<<"$ours")"
-			continue
-		fi
-		check_eq "$name $f: its allocations carry its trace ID" "[\"$trace\"]" \
-			"$(jq -c .traces <<<"$ours")"
-		traced=$(jq -n --argjson pid "$pid" --arg t "$trace" "$TRACED" "$work/out.jsonl")
-		within2 "$name trace $trace: bytes" "$want_b" "$(jq .bytes <<<"$traced")"
-	done
+	alloc_verdicts "${name_of[$pid]}" "$pid" "${truth_of[$pid]}" "$work/out.jsonl"
 done
 
 # go tool pprof -top on the profile and on the programs' own allocs

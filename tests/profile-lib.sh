@@ -479,3 +479,72 @@ baseline_build() {
 	fi
 	echo "$dir/ctxprof-go"
 }
+
+# testdata/allocs's allocating functions, each under a trace of its own
+# but main.allocUntraced
+ALLOC_FUNCS="main.allocSmall main.alloc1K main.alloc64K main.allocChild main.allocUntraced"
+# jq, on alloc records: $f's stacks of process $pid, their objects and
+# bytes, the trace IDs they carry and the function each starts at
+ALLOC_OURS_JQ='[inputs | select(.origin == "alloc" and .pid == $pid) | . as $r | .stacks[] |
+	select(any(.frames[]; .func == $f)) | {o: .alloc_objects, b: .alloc_bytes,
+	t: ($r.trace_id // $r.inherited_trace_id), leaf: .frames[0].func}] |
+	{objects: (map(.o) | add // 0), bytes: (map(.b) | add // 0), traces: (map(.t) | unique),
+	 leaves: (map(.leaf) | unique)}'
+# jq, on alloc records: trace $t's of process $pid, its objects and bytes
+ALLOC_TRACED_JQ='[inputs | select(.origin == "alloc" and .pid == $pid and .trace_id == $t)] |
+	{objects: (map(.alloc_objects) | add // 0), bytes: (map(.alloc_bytes) | add // 0)}'
+
+# within2 WHAT WANT GOT: GOT within 2% of WANT, runtime.MemProfile's figure
+within2() {
+	if [ "$2" -gt 0 ] && awk -v w="$2" -v g="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= 0.02 * w) }'; then
+		ok "$1: $3, runtime.MemProfile $2"
+	else
+		not_ok "$1: $3, runtime.MemProfile $2 (not within 2%)"
+	fi
+}
+
+# alloc_lost_verdict NAME ERR: no sampled allocation lost between the
+# probes and the records, by ctxprof-go's exit statistics in ERR (its
+# stderr); NAME, when not empty, starts the verdict
+alloc_lost_verdict() {
+	local counted saw missed
+	read -r counted saw missed < <(sed -n 's/^ctxprof-go: alloc: \([0-9]*\) sampled allocations counted, of \([0-9]*\) the probes saw; about \([0-9]*\) missed.*/\1 \2 \3/p' "$2")
+	# (a budget's count may leave out the hit the kernel adds while user space refills it)
+	if [ -n "${saw:-}" ] && [ "$counted" -ge "$saw" ] && [ "$missed" = 0 ]; then
+		ok "${1:+$1: }every sampled allocation the probes saw is counted, none missed (the exit statistics): $counted of $saw"
+	else
+		not_ok "${1:+$1: }sampled allocations lost: $(grep '^ctxprof-go: alloc:' "$2")"
+	fi
+}
+
+# alloc_verdicts NAME PID TRUTH RECORDS: testdata/allocs's process PID
+# against what its own runtime.MemProfile counted (TRUTH, its -out), per
+# function: the objects and bytes of RECORDS' alloc stacks that hold it
+# within 2%, every such stack starting at it, its trace ID on them (none
+# for main.allocUntraced), and the bytes of its trace's records within 2%
+alloc_verdicts() {
+	local name=$1 pid=$2 truth=$3 records=$4 f want_o want_b trace ours traced
+	if ! jq -e .functions "$truth" >/dev/null 2>&1; then
+		not_ok "$name: the program printed no truth"
+		return
+	fi
+	echo "# $name: rate $(jq .rate "$truth")"
+	for f in $ALLOC_FUNCS; do
+		read -r want_o want_b trace < <(jq -r --arg f "$f" \
+			'.functions[$f] | "\(.objects) \(.bytes) \(.trace_id // "null")"' "$truth")
+		ours=$(jq -n --argjson pid "$pid" --arg f "$f" "$ALLOC_OURS_JQ" "$records")
+		within2 "$name $f: objects" "$want_o" "$(jq .objects <<<"$ours")"
+		within2 "$name $f: bytes" "$want_b" "$(jq .bytes <<<"$ours")"
+		check_eq "$name $f: every stack starts at the allocating function" "[\"$f\"]" \
+			"$(jq -c .leaves <<<"$ours")"
+		if [ "$trace" = null ]; then
+			check_eq "$name $f: untraced allocations carry no trace ID" '[null]' \
+				"$(jq -c .traces <<<"$ours")"
+			continue
+		fi
+		check_eq "$name $f: its allocations carry its trace ID" "[\"$trace\"]" \
+			"$(jq -c .traces <<<"$ours")"
+		traced=$(jq -n --argjson pid "$pid" --arg t "$trace" "$ALLOC_TRACED_JQ" "$records")
+		within2 "$name trace $trace: bytes" "$want_b" "$(jq .bytes <<<"$traced")"
+	done
+}
