@@ -200,32 +200,52 @@ uint32_t owners__judge(struct owners *o, pid_t pid, const struct go_layout *l, u
 	return SAMPLE_F_LABELS_JUDGED | own;
 }
 
-/* Keys to act on once a map walk is done: a walk cannot change its map. */
-struct key_list {
-	struct labels_key *keys;
+/* Entries to act on once a map walk is done, as judged: a walk cannot change its map. */
+struct entry_list {
+	struct owner_found *e; /* labels: the key's */
 	size_t n, cap;
 };
 
-/* Appends K; on ENOMEM the key is left out, to be seen by the next walk. */
-static void key_list__push(struct key_list *l, const struct labels_key *k)
+/* Appends K and V; on ENOMEM they are left out, to be seen by the next walk. */
+static void entry_list__push(struct entry_list *l, const struct labels_key *k,
+			     const struct label_owner *v)
 {
-	struct labels_key *grown;
+	struct owner_found *grown;
 
 	if (l->n == l->cap) {
-		grown = realloc(l->keys, (l->cap ? 2 * l->cap : 16) * sizeof(*grown));
+		grown = realloc(l->e, (l->cap ? 2 * l->cap : 16) * sizeof(*grown));
 		if (!grown)
 			return;
-		l->keys = grown;
+		l->e = grown;
 		l->cap = l->cap ? 2 * l->cap : 16;
 	}
-	l->keys[l->n++] = *k;
+	l->e[l->n].labels = k->labels;
+	l->e[l->n++].rec = *v;
+}
+
+/*
+ * Deletes PID's entry for E's set from FD, unless the entry changed since
+ * it was copied and judged. A label set is heap memory: once its request
+ * ended and the collector freed it, a set made later at its address has
+ * its key, and its entry, which the probe writes, belongs to a live
+ * request. The window left is one system call's.
+ */
+static bool delete_judged(int fd, pid_t pid, const struct owner_found *e)
+{
+	struct labels_key k = { .tgid = pid, .labels = e->labels };
+	struct label_owner now;
+
+	if (bpf_map_lookup_elem(fd, &k, &now) || now.goid != e->rec.goid || now.g != e->rec.g ||
+	    now.epoch != e->rec.epoch)
+		return false;
+	return !bpf_map_delete_elem(fd, &k);
 }
 
 struct sweep {
 	struct owners *o;
 	pid_t pid;
 	const struct go_layout *l;
-	struct key_list gone;
+	struct entry_list gone;
 };
 
 static void sweep_one(const void *key, size_t len, void *value, void *ctx)
@@ -236,7 +256,7 @@ static void sweep_one(const void *key, size_t len, void *value, void *ctx)
 	if (k->tgid != (__u32)sw->pid || !((const struct label_owner *)value)->epoch ||
 	    setter_holds(sw->o, sw->pid, sw->l, value, k->labels))
 		return;
-	key_list__push(&sw->gone, k);
+	entry_list__push(&sw->gone, k, value);
 }
 
 size_t owners__sweep(struct owners *o, int fd, pid_t pid, const struct go_layout *l)
@@ -248,25 +268,9 @@ size_t owners__sweep(struct owners *o, int fd, pid_t pid, const struct go_layout
 	o->sweeping = true;
 	hashmap__foreach(o->sets, sweep_one, &sw);
 	o->sweeping = false;
-	/*
-	 * With pprof.Do's sets probed alone, every request leaves its entry
-	 * here: deleted in batches, a batch stopping at a key gone already
-	 */
-	for (i = 0; i < sw.gone.n;) {
-		__u32 done = sw.gone.n - i;
-
-		if (!bpf_map_delete_batch(fd, &sw.gone.keys[i], &done, NULL)) {
-			n += done;
-			break;
-		}
-		n += done;
-		i += done;
-		if (errno == ENOENT)
-			i++;
-		else if (i < sw.gone.n)
-			n += bpf_map_delete_elem(fd, &sw.gone.keys[i++]) == 0;
-	}
-	free(sw.gone.keys);
+	for (i = 0; i < sw.gone.n; i++)
+		n += delete_judged(fd, pid, &sw.gone.e[i]);
+	free(sw.gone.e);
 	return n;
 }
 
@@ -285,7 +289,7 @@ int owners__add(int fd, pid_t pid, const struct owner_found *found, size_t n)
 
 struct unknown {
 	pid_t pid;
-	struct key_list l;
+	struct entry_list l;
 };
 
 static void unknown_one(const void *key, size_t len, void *value, void *ctx)
@@ -296,7 +300,7 @@ static void unknown_one(const void *key, size_t len, void *value, void *ctx)
 
 	(void)len;
 	if (k->tgid == (__u32)u->pid && ow->epoch && !ow->goid)
-		key_list__push(&u->l, k);
+		entry_list__push(&u->l, k, ow);
 }
 
 size_t owners__unknown(const struct owners *o, pid_t pid)
@@ -304,12 +308,13 @@ size_t owners__unknown(const struct owners *o, pid_t pid)
 	struct unknown u = { .pid = pid };
 
 	hashmap__foreach(o->sets, unknown_one, &u);
-	free(u.l.keys);
+	free(u.l.e);
 	return u.l.n;
 }
 
 int owners__settle(struct owners *o, int fd, pid_t pid, const struct owner_found *found, size_t n)
 {
+	struct labels_key k = { .tgid = pid };
 	struct unknown u = { .pid = pid };
 	const struct owner_found *f;
 	size_t i, j;
@@ -317,13 +322,14 @@ int owners__settle(struct owners *o, int fd, pid_t pid, const struct owner_found
 	hashmap__foreach(o->sets, unknown_one, &u);
 	for (i = 0; i < u.l.n; i++) {
 		for (j = 0, f = NULL; j < n && !f; j++)
-			f = found[j].labels == u.l.keys[i].labels ? &found[j] : NULL;
+			f = found[j].labels == u.l.e[i].labels ? &found[j] : NULL;
+		k.labels = u.l.e[i].labels;
 		if (f && f->rec.goid)
-			bpf_map_update_elem(fd, &u.l.keys[i], &f->rec, BPF_EXIST);
+			bpf_map_update_elem(fd, &k, &f->rec, BPF_EXIST);
 		else if (!f)
-			bpf_map_delete_elem(fd, &u.l.keys[i]);
+			delete_judged(fd, pid, &u.l.e[i]);
 	}
-	free(u.l.keys);
+	free(u.l.e);
 	return 0;
 }
 
