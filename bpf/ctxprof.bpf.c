@@ -330,7 +330,8 @@ int alloc_sample(struct pt_regs *ctx)
 		size = arg2;
 		object = arg1;
 	}
-	last = bpf_map_lookup_elem(&last_allocs, &zero);
+	/* at the check's branch a call is taken once: two objects may share an address */
+	last = cookie & ALLOC_COOKIE_AT_CHECK ? NULL : bpf_map_lookup_elem(&last_allocs, &zero);
 	if (last) {
 		/* the same allocation again, after its stack grew */
 		if (last->object == object && last->tgid == tgid)
