@@ -19,8 +19,9 @@
 # the order of the program's own allocs profile. One program keeps Go's
 # 512 KiB rate, the others set runtime.MemProfileRate 65536. A program
 # that samples every 256 bytes has its probe rest past --alloc-share, and
-# about what it missed said. A build that never references
-# runtime.MemProfile is said to take no samples, exit 0. A net/http server
+# about what it missed said, at exit and on /metrics while it runs. A
+# build that never references runtime.MemProfile is said to take no
+# samples, exit 0. A net/http server
 # with no labels has each request's allocations, its handler's and its
 # child goroutine's, under the trace ID of its traceparent.
 set -uo pipefail
@@ -150,10 +151,17 @@ rm -f "$work/go"
 "$bin" -rate 256 -d 2s -start "$work/go" -out "$work/busy.json" >"$work/busy.ready" 2>&1 &
 busy=$!
 wait_line "$work/busy.ready" '^ready' 100
-"$CTXPROF" -p "$busy" --alloc -o "$work/busy.jsonl" 2>"$work/busy.err" &
+"$CTXPROF" -p "$busy" --alloc -o "$work/busy.jsonl" --metrics-addr 127.0.0.1:0 2>"$work/busy.err" &
 ctxprof=$!
 wait_line "$work/busy.err" 'Ctrl-C to stop' 300
+addr=$(sed -n 's|^ctxprof-go: serving /metrics on http://\([^/]*\)/metrics$|\1|p' "$work/busy.err")
 touch "$work/go"
+# /metrics while it runs: the last page read before it exits
+page=
+while kill -0 "$ctxprof" 2>/dev/null; do
+	got=$(curl -sS --max-time 2 "http://$addr/metrics" 2>/dev/null) && page=$got
+	sleep 0.3
+done
 wait "$ctxprof"
 check_eq "go${all[-1]} at -rate 256: ctxprof-go --alloc exits 0" 0 "$?"
 wait "$busy" 2>/dev/null
@@ -169,6 +177,13 @@ else
 fi
 check_eq "go${all[-1]} at -rate 256: its records count what the probe saw" "$seen" \
 	"$(jq -s 'map(select(.origin == "alloc") | .samples) | add' "$work/busy.jsonl")"
+mseen=$(awk '$1 == "ctxprof_alloc_samples_seen_total" { print $2 }' <<<"$page")
+mmissed=$(awk '$1 == "ctxprof_alloc_samples_missed_total" { print $2 }' <<<"$page")
+if [ "${mseen:-0}" -gt 0 ] && [ "${mmissed:-0}" -gt 0 ] && [ "$mseen" -le "${seen:-0}" ]; then
+	ok "go${all[-1]} at -rate 256: /metrics while it ran: $mseen sampled allocations seen, about $mmissed missed"
+else
+	not_ok "go${all[-1]} at -rate 256: /metrics said seen '${mseen:-}', missed '${mmissed:-}' (the exit line: $seen seen)"
+fi
 
 # a build that never references runtime.MemProfile: the linker turned memory profiling off
 v=${all[-1]}

@@ -139,6 +139,8 @@ if ctxprof_start "$work/gone.err" "$work/gone.jsonl" -p "$p0,$gone" -F 999 --max
 	page=$(curl -sS "http://$addr/metrics")
 	seen=$(awk '$1 == "ctxprof_goroutine_starts_seen_total" { print $2 }' <<<"$page")
 	missed=$(awk '$1 == "ctxprof_goroutine_starts_missed_total" { print $2 }' <<<"$page")
+	check_eq "without --alloc, /metrics has no allocation counters" "" \
+		"$(grep '^ctxprof_alloc_' <<<"$page")"
 	ctxprof_stop
 	said=$(grep -F 'goroutine-start probes of 1 processes gone' "$work/gone.err")
 	if [[ $said =~ saw\ ([0-9]+)\ starts\ and\ missed\ about\ ([0-9]+)$ ]] && [ "${BASH_REMATCH[1]}" -ge 5 ] &&

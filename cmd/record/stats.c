@@ -292,6 +292,26 @@ static void value(struct strbuf *b, const char *name, const char *labels, unsign
 	strbuf__printf(b, "ctxprof_%s%s %llu\n", name, labels, v);
 }
 
+/* Each budgeted probe's two counters, of processes gone too. */
+struct budget_metric {
+	const char *seen, *seen_help, *missed, *missed_help;
+};
+
+static const struct budget_metric budget_metrics[BUDGET_KINDS] = {
+	[BUDGET_SPAWN] = {
+		"goroutine_starts_seen_total",
+		"Go < 1.21: goroutine starts the goroutine-start probes saw, of processes gone too.",
+		"goroutine_starts_missed_total",
+		"Go < 1.21: about how many goroutines started while their probe rested: no trace ID.",
+	},
+	[BUDGET_ALLOC] = {
+		"alloc_samples_seen_total",
+		"--alloc: allocations the runtime sampled that the allocation probes saw.",
+		"alloc_samples_missed_total",
+		"--alloc: about how many it sampled while their probe rested, its budget spent.",
+	},
+};
+
 /* --metrics-addr: what the statistics lines say, as Prometheus's text format. */
 void stats__publish(const struct stats_view *v, struct metrics_http *m)
 {
@@ -302,6 +322,7 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	struct agg_stats st;
 	uint64_t watched;
 	double missed;
+	int kind;
 
 	if (!m)
 		return;
@@ -324,21 +345,16 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	value(&b, "samples_filtered_total", "", totals[STAT_FILTERED]);
 	metric(&b, "label_read_errors_total", "counter", "Samples whose goroutine labels could not be read.");
 	value(&b, "label_read_errors_total", "", totals[STAT_READ_ERR]);
-	targets__budget_totals(v->targets, BUDGET_SPAWN, &gone, &watched, &missed);
-	metric(&b, "goroutine_starts_seen_total", "counter",
-	       "Go < 1.21: goroutine starts the goroutine-start probes saw, of processes gone too.");
-	value(&b, "goroutine_starts_seen_total", "", watched);
-	metric(&b, "goroutine_starts_missed_total", "counter",
-	       "Go < 1.21: about how many goroutines started while their probe rested: no trace ID.");
-	value(&b, "goroutine_starts_missed_total", "", (uint64_t)(missed + 0.5));
-	if (v->cfg->alloc) {
-		targets__budget_totals(v->targets, BUDGET_ALLOC, &gone, &watched, &missed);
-		metric(&b, "alloc_samples_seen_total", "counter",
-		       "--alloc: allocations the runtime sampled that the allocation probes saw.");
-		value(&b, "alloc_samples_seen_total", "", watched);
-		metric(&b, "alloc_samples_missed_total", "counter",
-		       "--alloc: about how many it sampled while their probe rested, its budget spent.");
-		value(&b, "alloc_samples_missed_total", "", (uint64_t)(missed + 0.5));
+	for (kind = 0; kind < BUDGET_KINDS; kind++) {
+		const struct budget_metric *m = &budget_metrics[kind];
+
+		if (kind == BUDGET_ALLOC && !v->cfg->alloc)
+			continue;
+		targets__budget_totals(v->targets, kind, &gone, &watched, &missed);
+		metric(&b, m->seen, "counter", m->seen_help);
+		value(&b, m->seen, "", watched);
+		metric(&b, m->missed, "counter", m->missed_help);
+		value(&b, m->missed, "", (uint64_t)(missed + 0.5));
 	}
 	metric(&b, "header_read_errors_total", "counter",
 	       "Requests and streams whose headers could not be read for a traceparent.");
