@@ -430,6 +430,7 @@ kill "${sink_pid:-}" 2>/dev/null
 d=$work/metrics
 sink_start "$d/sink" || not_ok "metrics: the sink did not start"
 metric() { awk -v m="ctxprof_$1" '$1 == m { print $2 }' "$d/page"; }
+started=$(date +%s)
 if ctxprof_start "$d/err" "$d/out.jsonl" -p "$map_pid,$slice_pid" -F 499 -i 1 -d 300 \
 	--otlp "http://127.0.0.1:$sink_port" --metrics-addr 127.0.0.1:0; then
 	addr=$(sed -n 's|^ctxprof-go: serving /metrics on http://\([^/]*\)/metrics$|\1|p' "$d/err")
@@ -447,6 +448,21 @@ if ctxprof_start "$d/err" "$d/out.jsonl" -p "$map_pid,$slice_pid" -F 499 -i 1 -d
 	check_eq "metrics: samples taken, sent and at the sink, against the JSON lines' ($json)" \
 		"$json $json $json 0 0" "$(metric samples_total) $(metric otlp_samples_sent_total) $sink $(metric otlp_samples_failed_total) $(metric otlp_requests_queued)"
 	check_eq "metrics: targets" 2 "$(metric targets)"
+	version=$("$CTXPROF" --version | awk '{ print $2 }')
+	check_eq "metrics: build_info with the version ($version)" 1 \
+		"$(awk -v m="ctxprof_build_info{version=\"$version\"}" '$1 == m { print $2 }' "$d/page")"
+	self=$(awk '$1 == "process_cpu_seconds_total" || $1 == "process_resident_memory_bytes" { print $2 }' "$d/page" | tr '\n' ' ')
+	if awk -v c="${self% *}" -v r="${self#* }" 'BEGIN { exit !(c > 0 && c < 600 && r > 1048576) }'; then
+		ok "metrics: its own CPU seconds and resident bytes: $self"
+	else
+		not_ok "metrics: its own CPU seconds and resident bytes: '$self'"
+	fi
+	last_sent=$(metric otlp_last_sent_timestamp_seconds)
+	if awk -v l="${last_sent:-0}" -v s="$started" -v n="$(date +%s)" 'BEGIN { exit !(l >= s && l <= n + 1) }'; then
+		ok "metrics: the last request the collector took, at $last_sent (started at $started)"
+	else
+		not_ok "metrics: the last request taken: '${last_sent:-}', started at $started"
+	fi
 	kill -CONT "$map_pid" "$slice_pid"
 	ctxprof_stop
 	check_eq "metrics: ctxprof-go exits" 0 "$?"

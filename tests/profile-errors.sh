@@ -5,7 +5,8 @@
 # Cases: no root (uid 65534), root without CAP_BPF/CAP_PERFMON, a PID that
 # does not exist, a process that is not Go (sleep), a Go build whose version
 # is not in the golayout table (testdata/traced, newest Go, stripped, with its
-# build info patched to go1.99), a target that has exited but is not yet
+# build info patched to go1.99; --all passes it over, counted on
+# /metrics), a target that has exited but is not yet
 # reaped (a zombie), --uprobe on a directory, a text file, a
 # truncated ELF file and a missing symbol, two outputs on stdout ("-"), and
 # usage errors: each names what is wrong
@@ -74,6 +75,20 @@ if [ -n "$at" ]; then
 	refuses "unsupported Go version (go1.99 build info, stripped)" 1 \
 		"unsupported Go build: .*Go 1.99 .*not in the golayout table, which covers 1.17 to" \
 		"$CTXPROF" -p "$p" -d 1
+	# --all passes it over, once said, and /metrics counts it
+	"$CTXPROF" --all -d 30 -o /dev/null --metrics-addr 127.0.0.1:0 2>"$work/all.err" &
+	all=$!
+	wait_line "$work/all.err" 'Ctrl-C to stop' 300
+	maddr=$(sed -n 's|^ctxprof-go: serving /metrics on http://\([^/]*\)/metrics$|\1|p' "$work/all.err")
+	unsupported=$(curl -sS --max-time 10 "http://$maddr/metrics" |
+		awk '$1 == "ctxprof_processes_unsupported_total" { print $2 }')
+	kill -INT "$all"
+	wait "$all"
+	if [ "${unsupported:-0}" -ge 1 ] && [ "$(grep -c "^ctxprof-go: pid $p (.*): unsupported Go build: .*Go 1.99" "$work/all.err")" = 1 ]; then
+		ok "--all: the go1.99 build said once and counted on /metrics ($unsupported)"
+	else
+		not_ok "--all: the go1.99 build: /metrics '${unsupported:-}'; $(tr '\n' '|' <"$work/all.err" | head -c 600)"
+	fi
 	kill "$p"
 else
 	not_ok "could not find $ver in the build info of $stripped"

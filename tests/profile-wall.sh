@@ -69,7 +69,7 @@ httpserver_start "$srv_bin"
 srv_addr=$srv_http
 
 ctxprof_start "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}"),$srv" --wall --wall-hz 97 \
-	-i 3600 -d 10 --pprof "$work/wall.pb.gz"
+	-i 3600 -d 10 --pprof "$work/wall.pb.gz" --metrics-addr 127.0.0.1:0
 check_eq "ctxprof-go --wall starts with $((${#pids[@]} + 1)) targets" 0 "$?" || { cat "$work/err"; done_testing; }
 # four requests that wait 6 s each, at once, each with a traceparent of its own
 sent=()
@@ -79,8 +79,21 @@ for i in 1 2 3 4; do
 	curl -sS --max-time 30 -H "traceparent: 00-$id-00f067aa0ba902b7-01" \
 		"http://$srv_addr/wait?ms=6000" >"$work/wait$i" 2>&1 &
 done
+# /metrics halfway: --wall's looks and goroutine samples, apart from CPU samples
+maddr=$(sed -n 's|^ctxprof-go: serving /metrics on http://\([^/]*\)/metrics$|\1|p' "$work/err")
+sleep 4
+page=$(curl -sS --max-time 10 "http://$maddr/metrics")
 wait "$ctxprof"
 check_eq "ctxprof-go --wall -d 10: exit status" 0 "$?"
+read -r looks gsamples < <(sed -n 's/.* \([0-9]*\) goroutine samples in .* from \([0-9]*\) looks.*/\2 \1/p' "$work/err")
+read -r mlooks msamples < <(awk '$1 == "ctxprof_wall_looks_total" { l = $2 }
+	$1 == "ctxprof_wall_samples_total" { s = $2 } END { print l + 0, s + 0 }' <<<"$page")
+if [ "$mlooks" -gt 0 ] && [ "$mlooks" -le "${looks:-0}" ] && [ "$msamples" -ge "$mlooks" ] &&
+	[ "$msamples" -le "${gsamples:-0}" ]; then
+	ok "/metrics halfway: $mlooks wall looks, $msamples goroutine samples (by the end: $looks, $gsamples)"
+else
+	not_ok "/metrics halfway: wall looks '$mlooks', samples '$msamples'; by the end: '${looks:-}', '${gsamples:-}'"
+fi
 kill -USR1 "${pids[@]}"
 for pid in "${pids[@]}"; do
 	wait "$pid"

@@ -599,6 +599,7 @@ static void deliver(struct otlp_export *e, const struct item *it)
 		e->inflight = false;
 		if (out == SENT) {
 			e->st.requests++;
+			e->st.last_sent_ns = now_ns(CLOCK_REALTIME);
 			e->st.samples += it->samples;
 			e->st.bytes += sent.bytes;
 			e->st.rejected += sent.rejected;

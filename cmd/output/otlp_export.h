@@ -56,6 +56,7 @@ struct otlp_export_stats {
 	uint64_t rejected; /* profiles the collector said it dropped (partial success) */
 	uint64_t queue_high; /* the most requests waiting at once */
 	uint64_t queued; /* waiting now, or being sent (otlp_export__stats only) */
+	uint64_t last_sent_ns; /* CLOCK_REALTIME when the collector last took a request; 0: never */
 };
 
 struct otlp_export;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 #include <bpf/bpf.h>
 
@@ -292,6 +293,33 @@ static void value(struct strbuf *b, const char *name, const char *labels, unsign
 	strbuf__printf(b, "ctxprof_%s%s %llu\n", name, labels, v);
 }
 
+static void fvalue(struct strbuf *b, const char *name, double v)
+{
+	strbuf__printf(b, "%s %.15g\n", name, v);
+}
+
+/*
+ * ctxprof-go's own CPU and memory, by the names every Prometheus client
+ * gives its process (no prefix), so that the dashboards made for them work.
+ */
+static void publish_self(struct strbuf *b)
+{
+	unsigned long long pages, resident;
+	FILE *f = fopen("/proc/self/statm", "re");
+	int n = f ? fscanf(f, "%llu %llu", &pages, &resident) : 0;
+
+	if (f)
+		fclose(f);
+	strbuf__printf(b, "# HELP process_cpu_seconds_total User and system CPU time ctxprof-go "
+			  "spent, in seconds.\n# TYPE process_cpu_seconds_total counter\n");
+	fvalue(b, "process_cpu_seconds_total", now_ns(CLOCK_PROCESS_CPUTIME_ID) / 1e9);
+	if (n == 2) {
+		strbuf__printf(b, "# HELP process_resident_memory_bytes Resident memory of "
+				  "ctxprof-go, in bytes.\n# TYPE process_resident_memory_bytes gauge\n");
+		fvalue(b, "process_resident_memory_bytes", (double)resident * sysconf(_SC_PAGESIZE));
+	}
+}
+
 /* Each budgeted probe's two counters, of processes gone too. */
 struct budget_metric {
 	const char *seen, *seen_help, *missed, *missed_help;
@@ -328,8 +356,18 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 		return;
 	kernel_stats(v, totals);
 	aggregate__stats(v->agg, &st);
-	metric(&b, "samples_total", "counter", "CPU samples and wall looks taken of targets.");
+	metric(&b, "build_info", "gauge", "ctxprof-go's version, as its label; always 1.");
+	value(&b, "build_info", "{version=\"" CTXPROF_VERSION "\"}", 1);
+	publish_self(&b);
+	metric(&b, "samples_total", "counter", "CPU samples taken of targets.");
 	value(&b, "samples_total", "", st.samples);
+	if (v->wall) {
+		metric(&b, "wall_looks_total", "counter", "--wall: looks at goroutines, in snapshots.");
+		value(&b, "wall_looks_total", "", v->wall->looks);
+		metric(&b, "wall_samples_total", "counter",
+		       "--wall: goroutine samples counted, each look counting the snapshots since the last.");
+		value(&b, "wall_samples_total", "", st.wall_samples);
+	}
 	metric(&b, "samples_traced_total", "counter", "Samples with a trace ID.");
 	value(&b, "samples_traced_total", "", st.traced);
 	metric(&b, "samples_inherited_total", "counter",
@@ -365,6 +403,9 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	value(&b, "targets", "", targets__count(v->targets));
 	metric(&b, "targets_added_total", "counter", "Processes ever sampled in this run.");
 	value(&b, "targets_added_total", "", targets__added(v->targets));
+	metric(&b, "processes_unsupported_total", "counter",
+	       "--all: processes of a Go build it cannot read, not sampled.");
+	value(&b, "processes_unsupported_total", "", targets__unsupported(v->targets));
 	metric(&b, "probe_attach_failures_total", "counter",
 	       "Probes that failed to attach, by trace source: each a process without it.");
 	for (int src = 0; src < ATTACH_KINDS; src++) {
@@ -399,6 +440,11 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 		value(&b, "otlp_requests_split_total", "", o->splits);
 		metric(&b, "otlp_requests_queued", "gauge", "OTLP requests waiting to be sent, or being sent.");
 		value(&b, "otlp_requests_queued", "", o->queued);
+		if (o->last_sent_ns) {
+			metric(&b, "otlp_last_sent_timestamp_seconds", "gauge",
+			       "When the collector last took a request, in seconds since the epoch.");
+			fvalue(&b, "ctxprof_otlp_last_sent_timestamp_seconds", o->last_sent_ns / 1e9);
+		}
 	}
 	if (!b.oom)
 		metrics_http__publish(m, b.p, b.n);

@@ -34,6 +34,7 @@ struct targets {
 	struct targets_config cfg; /* its env is every target's */
 	struct hashmap *set; /* pid -> struct target */
 	int nadded; /* targets ever added, for the statistics */
+	uint64_t nunsupported; /* processes of Go builds it cannot read, passed over */
 	int npending; /* targets added and not yet described */
 	/* --all: what each executable file is, so that each is checked once */
 	struct hashmap *verdicts; /* struct file_key -> enum verdict */
@@ -195,6 +196,11 @@ const uint64_t *targets__attach_failures(const struct targets *ts)
 int targets__added(const struct targets *ts)
 {
 	return ts->nadded;
+}
+
+uint64_t targets__unsupported(const struct targets *ts)
+{
+	return ts->nunsupported;
 }
 
 int targets__pending(const struct targets *ts)
@@ -621,6 +627,7 @@ static void consider(struct targets *ts, pid_t pid)
 	v = file_verdict(ts, pid, exe, &st, &held);
 	if (v == VERDICT_GO)
 		add_target(ts, pid, true);
+	ts->nunsupported += v == VERDICT_UNSUPPORTED;
 	/* held until the target took its own reference: the file is parsed once */
 	binaries__put(held);
 	if (!v || v == VERDICT_GO || !ts->cfg.env.cfg->verbose)

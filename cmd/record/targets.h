@@ -43,6 +43,8 @@ void targets__foreach(struct targets *ts, void (*fn)(struct target *t, void *ctx
 /* Targets now, ever added, and added but not described yet. */
 int targets__count(const struct targets *ts);
 int targets__added(const struct targets *ts);
+/* --all: processes found running a Go build it cannot read (one note each file). */
+uint64_t targets__unsupported(const struct targets *ts);
 /* Probes that failed to attach so far, by enum trace_source; the goroutine-start probe's at COUNT. */
 const uint64_t *targets__attach_failures(const struct targets *ts);
 /*
