@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bpf/ctxprof.h"
+#include "cmd/output/metrics_http.h"
 #include "cmd/output/otlp_export.h"
 #include "cmd/record/aggregate.h"
 #include "cmd/record/custom.h"
@@ -487,6 +488,17 @@ static int parse_otlp_queue(struct session_config *o, size_t m, const char *arg)
 	return ARG_BAD;
 }
 
+static int parse_metrics_addr(struct session_config *o, size_t m, const char *arg)
+{
+	if (metrics_http__addr_ok(arg)) {
+		o->metrics_addr = arg;
+		return ARG_OK;
+	}
+	fprintf(stderr, "invalid --metrics-addr '%s': give HOST:PORT, [IPV6]:PORT or :PORT "
+			"(a port of 0 to 65535; :9464 for every address)\n", arg);
+	return ARG_BAD;
+}
+
 /* --otlp-labels: label keys, one list; '' for none. IDs are refused later, once --trace-key is known. */
 static int parse_otlp_labels(struct session_config *o, size_t m, const char *arg)
 {
@@ -608,7 +620,7 @@ static const struct opt_spec opt_table[] = {
 	STRING("otlp", OPT_OTLP, otlp_url),
 	PARSE("otlp-queue", OPT_OTLP_QUEUE, parse_otlp_queue),
 	PARSE("otlp-labels", OPT_OTLP_LABELS, parse_otlp_labels),
-	STRING("metrics-addr", OPT_METRICS_ADDR, metrics_addr),
+	PARSE("metrics-addr", OPT_METRICS_ADDR, parse_metrics_addr),
 	STRING("pin", OPT_PIN, pin_dir),
 	STRING("bpffs", OPT_BPFFS, bpffs),
 	FLAG("quiet", OPT_QUIET, quiet),

@@ -212,7 +212,7 @@ fi
 "${POD[@]}" stop -t "$grace" "$agent" >/dev/null
 check_eq "podman stop -t $grace: the agent's exit status" 0 "$("${POD[@]}" inspect --format '{{.State.ExitCode}}' "$agent")"
 "${POD[@]}" logs "$agent" >"$work/agent.log" 2>&1
-line=$(grep '^ctxprof-go: otlp: [0-9]* requests sent' "$work/agent.log" | tail -n 1)
+line=$(grep -E '^ctxprof-go: otlp: [0-9]+ requests? sent' "$work/agent.log" | tail -n 1)
 echo "# $line"
 if [[ $line =~ \(([0-9]+)\ samples,.*\ 0\ dropped ]] && [ "$(sink_samples)" = "${BASH_REMATCH[1]}" ]; then
 	ok "podman stop: every sample the agent sent is at the sink (${BASH_REMATCH[1]}), none dropped"

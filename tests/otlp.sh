@@ -255,7 +255,7 @@ echo "# $(stats_line "$d/err")"
 compare "restart" cpu "$d"
 compare "restart" wall "$d"
 if grep -q 'retrying with backoff' "$d/err" && grep -q 'takes requests again' "$d/err" &&
-	[[ $(stats_line "$d/err") =~ [1-9][0-9]*\ retries,\ 0\ dropped ]]; then
+	[[ $(stats_line "$d/err") =~ [1-9][0-9]*\ retr(y|ies),\ 0\ dropped ]]; then
 	ok "restart: the outage and the recovery are said once each; retries counted, nothing dropped"
 else
 	not_ok "restart: stderr: $(grep 'otlp' "$d/err" | tr '\n' ' ')"
@@ -329,7 +329,7 @@ check_eq "partial success: exit status" 0 "$?"
 hits=$(wc -l <"$d/sink/headers.jsonl")
 if [ "$(grep -c 'took a request in part' "$d/err")" = 1 ] &&
 	grep -q 'the sink was told to reject some' "$d/err" &&
-	[[ $(stats_line "$d/err") =~ \ ${hits}\ requests\ sent.*\ $((2 * hits))\ profiles\ rejected ]]; then
+	[[ $(stats_line "$d/err") =~ \ ${hits}\ requests?\ sent.*\ $((2 * hits))\ profiles?\ rejected ]]; then
 	ok "partial success: said once with the collector's message; $((2 * hits)) rejected profiles counted over $hits requests"
 else
 	not_ok "partial success: $hits requests; stderr: $(grep otlp "$d/err" | tr '\n' ' ')"
@@ -404,7 +404,7 @@ check_eq "limit: ctxprof-go exits" 0 "$?"
 echo "# $(stats_line "$d/err")"
 compare "limit (16 KiB bodies, -F 999 -i 10)" cpu "$d"
 refused "limit" "$d"
-if [[ $(stats_line "$d/err") =~ \ 0\ dropped.*\ ([0-9]+)\ requests\ cut\ in\ halves ]] &&
+if [[ $(stats_line "$d/err") =~ \ 0\ dropped.*\ ([0-9]+)\ requests?\ cut\ in\ halves ]] &&
 	[ "${BASH_REMATCH[1]}" -gt 0 ] && grep -q 'goes as halves: HTTP 400: .*request body too large' "$d/err"; then
 	ok "limit: the collector's refusal said once, ${BASH_REMATCH[1]} requests cut in halves, none dropped"
 else
@@ -419,7 +419,7 @@ record "$d" 6 --otlp "http://127.0.0.1:$sink_port"
 check_eq "busy: ctxprof-go exits" 0 "$rc"
 compare "busy (429 for 3 s)" cpu "$d"
 n=$(jq -r 'select(.status == "429")' "$d/sink/headers.jsonl" | grep -c status)
-if [ "$n" -gt 0 ] && [[ $(stats_line "$d/err") =~ \ ([1-9][0-9]*)\ retries,\ 0\ dropped ]]; then
+if [ "$n" -gt 0 ] && [[ $(stats_line "$d/err") =~ \ ([1-9][0-9]*)\ retr(y|ies),\ 0\ dropped ]]; then
 	ok "busy: $n requests answered 429, ${BASH_REMATCH[1]} retries, none dropped"
 else
 	not_ok "busy: $n answered 429; $(stats_line "$d/err")"
@@ -466,7 +466,7 @@ if ctxprof_start "$d/err" "$d/out.jsonl" -p "$map_pid,$slice_pid" -F 499 -i 1 -d
 	kill -CONT "$map_pid" "$slice_pid"
 	ctxprof_stop
 	check_eq "metrics: ctxprof-go exits" 0 "$?"
-	[[ $(stats_line "$d/err") =~ ^ctxprof-go:\ otlp:\ ([0-9]+)\ requests ]]
+	[[ $(stats_line "$d/err") =~ ^ctxprof-go:\ otlp:\ ([0-9]+)\ requests? ]]
 	if [ "$(metric otlp_requests_sent_total)" -gt 0 ] && [ "$(metric otlp_requests_sent_total)" -le "${BASH_REMATCH[1]:-0}" ]; then
 		ok "metrics: $(metric otlp_requests_sent_total) requests sent by the scrape, ${BASH_REMATCH[1]} by the end"
 	else

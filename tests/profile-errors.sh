@@ -3,7 +3,7 @@
 # profile-errors.sh: ctxprof-go --pid refuses what it cannot do, with a message and a non-zero exit.
 #
 # Cases: no root (uid 65534), root without CAP_BPF/CAP_PERFMON, a PID that
-# does not exist, a process that is not Go (sleep), a Go build whose version
+# does not exist, a kernel thread, a process that is not Go (sleep), a Go build whose version
 # is not in the golayout table (testdata/traced, newest Go, stripped, with its
 # build info patched to go1.99; --all passes it over, counted on
 # /metrics), a target that has exited but is not yet
@@ -56,6 +56,14 @@ got=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CTXPROF" check --json
 check_eq "check as uid 65534 (no capabilities)" true "$got"
 refuses "PID not found" 1 "pid 999999999: no such process|invalid PID" "$CTXPROF" -p 999999999 -d 1
 refuses "PID that exited" 1 "no such process" "$CTXPROF" -p "$(sh -c 'echo $$')" -d 1
+# a kernel thread runs no program: said so, not that its executable is missing
+kthread=$(pgrep -x kthreadd | head -n 1)
+if [ -n "$kthread" ]; then
+	refuses "a kernel thread (kthreadd)" 1 "^ctxprof-go: pid $kthread \(kthreadd\): a kernel thread, which runs no program$" \
+		"$CTXPROF" -p "$kthread" -d 1
+else
+	skip "a kernel thread" "no kthreadd in this PID namespace"
+fi
 refuses "not a Go program (sleep)" 1 "pid $sleep_pid \(sleep, .*not a Go binary" \
 	"$CTXPROF" -p "$sleep_pid" -d 1
 
@@ -163,6 +171,10 @@ refuses "trace sources ending with a comma" 2 "--trace-sources: 'label,' is not 
 	"$CTXPROF" -p "$go_pid" --trace-sources label,
 refuses "an empty label in --otlp-labels" 2 "--otlp-labels 'route,,tenant': an empty item; keys are separated by single commas" \
 	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --otlp-labels route,,tenant
+refuses "--metrics-addr with a port alone" 2 "^ctxprof-go: invalid --metrics-addr '9464': give HOST:PORT, \[IPV6\]:PORT or :PORT" \
+	"$CTXPROF" -p "$go_pid" -d 1 --metrics-addr 9464
+refuses "--metrics-addr with a port past 65535" 2 "invalid --metrics-addr '127.0.0.1:70000'" \
+	"$CTXPROF" -p "$go_pid" -d 1 --metrics-addr 127.0.0.1:70000
 refuses "a bad PID points at --help" 2 "^ctxprof-go: Try 'ctxprof-go --help'.$" "$CTXPROF" -p abc
 refuses "convert without a format" 2 "^ctxprof-go: convert: no output format: give --pprof FILE, -f, --html FILE or --speedscope FILE$" \
 	"$CTXPROF" convert /dev/null

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* metrics_http.c: /metrics over HTTP from a thread of its own, serving the page the recording last published. */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -56,6 +57,19 @@ static bool split_addr(const char *addr, char *host, size_t hostlen, const char 
 	memcpy(host, addr, n);
 	host[n] = '\0';
 	return true;
+}
+
+bool metrics_http__addr_ok(const char *addr)
+{
+	char host[256], *end;
+	const char *port;
+	unsigned long n;
+
+	if (!split_addr(addr, host, sizeof(host), &port))
+		return false;
+	errno = 0;
+	n = strtoul(port, &end, 10);
+	return !errno && !*end && isdigit((unsigned char)*port) && n <= 65535;
 }
 
 static int listen_on(struct metrics_http *m, const char *addr, char *err, size_t errlen)

@@ -3,6 +3,7 @@
 #ifndef __METRICS_HTTP_H
 #define __METRICS_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct metrics_http;
@@ -13,6 +14,8 @@ struct metrics_http;
  * format, from a thread of its own. NULL with the reason in ERR.
  */
 struct metrics_http *metrics_http__start(const char *addr, char *err, size_t errlen);
+/* Is ADDR of one of those forms, with a port of 0 to 65535? Its host is looked up only when it starts. */
+bool metrics_http__addr_ok(const char *addr);
 /* The address it listens on, "HOST:PORT" (for port 0). */
 const char *metrics_http__addr(const struct metrics_http *m);
 /* TEXT (LEN bytes) becomes the page; copied. -ENOMEM keeps the last one. */

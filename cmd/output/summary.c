@@ -397,7 +397,8 @@ static int by_kind(const void *a, const void *b, void *kind)
 /*
  * NAME in at most ROOM columns, into BUF: without its type arguments
  * (slices.sort[go.shape.int]), then its package's path (internal/poll.),
- * then cut at its end.
+ * then cut at its end. A bracket that opens the name is no type's: code
+ * no symbol names is "[vdso]+0x780".
  */
 static const char *shorten(const char *name, char *buf, size_t size, int room)
 {
@@ -406,6 +407,10 @@ static const char *shorten(const char *name, char *buf, size_t size, int room)
 	int depth = 0;
 
 	for (p = name; *p && n + 1 < size; p++) {
+		if (*name == '[') {
+			buf[n++] = *p;
+			continue;
+		}
 		depth += *p == '[' ? 1 : *p == ']' && depth ? -1 : 0;
 		if (!depth && *p != ']')
 			buf[n++] = *p;

@@ -167,6 +167,12 @@ static int open_process(struct target *t, bool quiet)
 				fprintf(stderr, "pid %d (%s): has exited\n", (int)pid, t->comm);
 			return -ESRCH;
 		}
+		if (ret == -ENOENT && procfs__kernel_thread(pid)) {
+			if (!quiet)
+				fprintf(stderr, "pid %d (%s): a kernel thread, which runs no program\n",
+					(int)pid, t->comm);
+			return -ENOTSUP;
+		}
 		/* a link nothing may read names no file: no name, then, and no stray space */
 		if (!quiet)
 			fprintf(stderr, "pid %d (%s): cannot read its executable%s%s: %s\n", (int)pid,

@@ -24,6 +24,29 @@ int procfs__comm(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+/* PF_KTHREAD of the kernel's task flags, as /proc/PID/stat's ninth field gives them */
+#define PF_KTHREAD 0x00200000UL
+
+bool procfs__kernel_thread(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* the name, in parentheses, may hold anything: the fields follow its last ')' */
+	p = strrchr(buf, ')');
+	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+	       (flags & PF_KTHREAD);
+}
+
 bool procfs__load_bias(pid_t pid, uint64_t entry, uint64_t *bias)
 {
 	uint64_t pair[2];

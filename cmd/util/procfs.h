@@ -11,6 +11,9 @@
 /* PID's comm into BUF ("" when it cannot be read); -errno when /proc has no such process. */
 int procfs__comm(pid_t pid, char *buf, size_t len);
 
+/* Is PID a kernel thread (kthreadd and its children), which runs no program? */
+bool procfs__kernel_thread(pid_t pid);
+
 /* A PIE's load bias in PID: where the kernel says its entry is, less the linked ENTRY. */
 bool procfs__load_bias(pid_t pid, uint64_t entry, uint64_t *bias);
 
