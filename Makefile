@@ -28,6 +28,7 @@ OUTPUT ?= .output/arm64
 SYSROOT := $(OUTPUT)/sysroot
 CC := aarch64-linux-gnu-gcc --sysroot=$(SYSROOT)
 AR := aarch64-linux-gnu-ar
+STRIP := aarch64-linux-gnu-strip
 PKG_CONFIG := PKG_CONFIG_SYSROOT_DIR=$(SYSROOT) \
 	PKG_CONFIG_LIBDIR=$(SYSROOT)/usr/lib/aarch64-linux-gnu/pkgconfig:$(SYSROOT)/usr/share/pkgconfig pkg-config
 VMLINUX_BTF := $(OUTPUT)/vmlinux.btf
@@ -39,6 +40,7 @@ $(OUTPUT)/sysroot.mk: tests/arm64-sysroot.sh
 endif
 OUTPUT ?= .output
 CC ?= cc
+STRIP ?= strip
 CLANG ?= clang
 BPFTOOL ?= bpftool
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
@@ -112,6 +114,13 @@ endif
 # the unit and the man page name the installed paths; the sources say /usr/local's
 INSTALL_PATHS := sed -e 's|/usr/local/bin/|$(BINDIR)/|g' -e 's|/usr/local/lib/systemd/system/|$(UNITDIR)/|g'
 
+# make deb: .output/ctxprof-go_VERSION_ARCH.deb, ARCH as Debian names it,
+# whatever OUTPUT is; made from make install's PREFIX=/usr tree in
+# $(OUTPUT)/deb by deploy/deb.sh, with dpkg-dev's tools
+DEB_ARCH := $(if $(filter arm64,$(ARCH)),arm64,amd64)
+DEB := .output/ctxprof-go_$(VERSION)_$(DEB_ARCH).deb
+DEB_TREE := $(OUTPUT)/deb
+
 Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 ifeq ($(V),1)
@@ -119,7 +128,7 @@ Q =
 msg =
 endif
 
-.PHONY: all deps test test-only demo golayout bench bench-only soak fuzz image clean help san unit install uninstall FORCE
+.PHONY: all deps test test-only demo golayout bench bench-only soak fuzz image clean help san unit install uninstall deb FORCE
 .DELETE_ON_ERROR:
 # keep the BPF object beside its skeleton
 .SECONDARY:
@@ -139,6 +148,7 @@ help:
 	@echo 'make install    install the binary, ctxprof-go(8) and ctxprof-go.service'
 	@echo '                (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, UNITDIR)'
 	@echo 'make uninstall  remove what make install put there (not /var/log/ctxprof-go)'
+	@echo 'make deb        the same three files as a Debian package, .output/ctxprof-go_VERSION_ARCH.deb'
 	@echo 'make clean      remove ./ctxprof-go and .output/'
 	@echo 'ARCH=arm64      cross-build for arm64 on an x86 host (objects in .output/arm64)'
 	@echo 'V=1             show the commands'
@@ -322,6 +332,15 @@ uninstall:
 	$(Q)rm -f $(DESTDIR)$(MANDIR)/man8/ctxprof-go.8
 	$(call msg,RM,$(DESTDIR)$(UNITDIR)/ctxprof-go.service)
 	$(Q)rm -f $(DESTDIR)$(UNITDIR)/ctxprof-go.service
+
+# the directories a package of /usr has, named to the inner make: a BINDIR
+# or UNITDIR given to this one is for make install, not for the package
+deb: ctxprof-go
+	$(Q)rm -rf $(DEB_TREE)
+	$(Q)$(MAKE) --no-print-directory install DESTDIR=$(abspath $(DEB_TREE))/debian/ctxprof-go PREFIX=/usr \
+		BINDIR=/usr/bin MANDIR=/usr/share/man UNITDIR=/lib/systemd/system
+	$(call msg,DEB,$(DEB))
+	$(Q)STRIP=$(STRIP) bash deploy/deb.sh $(DEB_TREE) $(DEB_ARCH) $(VERSION) $(DEB) $(SYSROOT)
 
 clean:
 	$(call msg,CLEAN,ctxprof-go $(OUTPUT))

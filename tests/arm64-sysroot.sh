@@ -6,17 +6,21 @@
 # arm64 -dev packages of every library ctxprof-go links (and their
 # closure, libc6 included), writes OUTPUT/vmlinux.btf, the BTF that Debian's
 # arm64 kernel carries in its image (for the BPF programs' vmlinux.h), then
-# OUTPUT/sysroot.mk, which the Makefile includes. The packages come through
+# OUTPUT/sysroot.mk, which the Makefile includes. The packages' symbols and
+# shlibs files are gathered into OUTPUT/sysroot/DEBIAN, as a package build
+# tree has its own: `make deb ARCH=arm64` reads its Depends from them
+# (dpkg-shlibdeps -S, deploy/deb.sh). The packages come through
 # an apt configuration of its own in OUTPUT/apt, whose source is the URI of
 # the machine's own Debian entry: the machine's apt configuration, dpkg
 # database and architectures are not touched. A second run finds
-# sysroot.mk and does nothing.
+# sysroot.mk and does nothing (a sysroot made before the symbols files
+# were gathered is made again).
 set -euo pipefail
 
 out=$(realpath -m "${1:?usage: arm64-sysroot.sh OUTPUT}")
-[ -s "$out/sysroot.mk" ] && exit 0
 apt=$out/apt
 sysroot=$out/sysroot
+[ -s "$out/sysroot.mk" ] && [ -s "$sysroot/DEBIAN/symbols" ] && exit 0
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # the machine's Debian mirror, from its deb822 or one-line source entry
@@ -54,9 +58,18 @@ apt-get -qq update
 # -d only downloads, and dpkg-deb unpacks into the sysroot alone
 apt-get -qq -y -d install libbpf-dev libelf-dev libdw-dev libjansson-dev zlib1g-dev \
 	libprotobuf-c-dev libcurl4-openssl-dev libc6-dev >/dev/null
+mkdir -p "$sysroot/DEBIAN"
+: >"$sysroot/DEBIAN/symbols"
+: >"$sysroot/DEBIAN/shlibs"
 for deb in "$apt"/cache/archives/*.deb; do
 	dpkg-deb -x "$deb" "$sysroot"
+	rm -rf "$apt/control"
+	dpkg-deb -e "$deb" "$apt/control"
+	for f in symbols shlibs; do
+		[ ! -e "$apt/control/$f" ] || cat "$apt/control/$f" >>"$sysroot/DEBIAN/$f"
+	done
 done
+rm -rf "$apt/control"
 # absolute links (libz.so -> /lib/aarch64-linux-gnu/libz.so.1...) would name the host's files
 find "$sysroot" -type l -lname '/*' | while read -r link; do
 	ln -sfnr "$sysroot$(readlink "$link")" "$link"

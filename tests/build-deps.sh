@@ -3,7 +3,8 @@
 # build-deps.sh: `make` on a machine that has none of the build's packages names what is missing, before it compiles anything.
 #
 # A minimal Debian 12 (debootstrap --variant=minbase, from the machine's own
-# Debian URI, cached in .output/fresh-root) with what a new machine ships
+# Debian URI, cached in .output/fresh-root: fresh_root in tests/lib.sh,
+# shared with tests/deb.sh) with what a new machine ships
 # (gcc, make, git) and nothing else of the build's: a clone of this tree in
 # it, then `make`. It must stop at once (make's exit status 2), before any
 # compiler runs, naming each missing tool and library with its Debian
@@ -21,20 +22,11 @@ if [ "$(id -u)" != 0 ]; then
 fi
 check_eq "deps.sh check on this machine: nothing missing" "" "$(bash "$TOP/tests/deps.sh" check)"
 
-root=$OUTPUT/fresh-root
-mirror=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /debian\/?$/) { print $i; exit } }' \
-	/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
-[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:.*debian\/?$/) { print $i; exit } }' \
-	/etc/apt/sources.list 2>/dev/null | head -n 1)
-if [ ! -e "$root/.ready" ]; then
-	rm -rf "$root"
-	echo "# debootstrap --variant=minbase bookworm from $mirror into $root"
-	if ! debootstrap --variant=minbase --include=gcc,make,git,libc6-dev bookworm "$root" "$mirror" >"$OUTPUT/fresh-root.log" 2>&1; then
-		not_ok "debootstrap failed: $(tail -n 3 "$OUTPUT/fresh-root.log" | tr '\n' ' ')"
-		done_testing
-	fi
-	touch "$root/.ready"
+if ! fresh_root; then
+	not_ok "a fresh Debian 12 root: $FRESH_ROOT_WHY"
+	done_testing
 fi
+root=$FRESH_ROOT
 rm -rf "$root/src"
 git clone -q "$TOP" "$root/src" || { not_ok "git clone into the chroot failed"; done_testing; }
 # what the working tree has that a clone of HEAD would not: the tree as it is

@@ -28,13 +28,14 @@ MODE=${1:-test}
 # chromium, firefox-esr and fonts-dejavu-core: the report page and
 # speedscope, looked at headless (tests/report.sh), with fonts whose widths
 # do not change; podman, runc and python3-yaml: make image and the agent
-# run as the DaemonSet says (tests/container.sh)
+# run as the DaemonSet says (tests/container.sh); dpkg-dev: make deb
+# (dpkg-shlibdeps, dpkg-gencontrol); lintian: tests/deb.sh judges the package
 BUILD_PACKAGES=(make gcc pkg-config clang llvm libbpf-dev bpftool libelf-dev libdw-dev libjansson-dev
-	zlib1g-dev xxd protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev)
+	zlib1g-dev xxd protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev dpkg-dev)
 TEST_PACKAGES=(libclang-rt-14-dev golang-golang-x-net-dev jq binutils dwarves curl util-linux
 	bpftrace linux-perf e2fsprogs btrfs-progs libc6-dbg mandoc groff-base man-db strace openssl
 	python3-jsonschema time gcc-aarch64-linux-gnu qemu-user-static qemu-system-arm cpio chromium
-	firefox-esr fonts-dejavu-core debootstrap podman runc python3-yaml)
+	firefox-esr fonts-dejavu-core debootstrap podman runc python3-yaml lintian)
 # Node.js and npm run the browser tests' tools (tests/browser-lib.sh): the
 # machine's own when it has them (whatever their origin), else Debian's
 command -v node >/dev/null && command -v npm >/dev/null || TEST_PACKAGES+=(nodejs npm)

@@ -246,6 +246,43 @@ private_mounts_why() {
 	return 0
 }
 
+# fresh_root: a minimal Debian 12 (debootstrap --variant=minbase bookworm,
+# from the machine's own Debian URI) with what a new machine ships (gcc,
+# make, git, libc6-dev) and nothing of ctxprof-go's, made once into
+# $OUTPUT/fresh-root (minutes) and kept; sets FRESH_ROOT. The caller then
+# has it to itself until it exits (an flock on fresh-root.lock), so that
+# tests/build-deps.sh, which builds in it, and tests/deb.sh, which installs
+# into an overlay of it, never meet in it. False, with the reason in
+# FRESH_ROOT_WHY, when it cannot be made. Needs root.
+fresh_root() {
+	local mirror
+	FRESH_ROOT=$OUTPUT/fresh-root
+	mkdir -p "$OUTPUT"
+	exec {FRESH_ROOT_LOCK}>"$OUTPUT/fresh-root.lock"
+	flock "$FRESH_ROOT_LOCK"
+	[ -e "$FRESH_ROOT/.ready" ] && return 0
+	if ! command -v debootstrap >/dev/null; then
+		FRESH_ROOT_WHY="debootstrap is not installed (tests/deps.sh test installs it)"
+		return 1
+	fi
+	mirror=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i ~ /debian\/?$/) { print $i; exit } }' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+	[ -n "$mirror" ] || mirror=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^https?:.*debian\/?$/) { print $i; exit } }' \
+		/etc/apt/sources.list 2>/dev/null | head -n 1)
+	if [ -z "$mirror" ]; then
+		FRESH_ROOT_WHY="no Debian source entry in /etc/apt to take a mirror from"
+		return 1
+	fi
+	rm -rf "$FRESH_ROOT"
+	echo "# debootstrap --variant=minbase bookworm from $mirror into $FRESH_ROOT"
+	if ! debootstrap --variant=minbase --include=gcc,make,git,libc6-dev bookworm "$FRESH_ROOT" "$mirror" \
+		>"$OUTPUT/fresh-root.log" 2>&1; then
+		FRESH_ROOT_WHY="debootstrap failed: $(tail -n 3 "$OUTPUT/fresh-root.log" | tr '\n' ' ')"
+		return 1
+	fi
+	touch "$FRESH_ROOT/.ready"
+}
+
 # The version string that the toolchain's own buildinfo reader sees.
 go_version_of() {
 	"/usr/lib/go-$1/bin/go" version "$2" | awk '{ print $NF }'

@@ -103,6 +103,7 @@ printf '%s\tbash %q\n' \
 	"check: Debian's Go binaries" "$TOP/tests/check-debian.sh" \
 	"pclntab: agreement with go tool addr2line" "$TOP/tests/pclntab-addr2line.sh" \
 	"arm64: make ARCH=arm64 on this machine, the result under qemu-user" "$TOP/tests/arm64-build.sh" \
+	"package: make deb (amd64, arm64), lintian, installed and purged in a fresh Debian 12" "$TOP/tests/deb.sh" \
 	>"$lanes/b"
 lane "$lanes/a" &
 lane "$lanes/b" &
