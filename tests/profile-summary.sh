@@ -6,10 +6,11 @@
 # in its own function over main.spin, beside parked goroutines: ctxprof-go
 # -p PID --wall -d 4 as a user types it. On stderr: the CPU heading and five
 # lines, every trace ID one of the program's, the leaf of each but the
-# allocating one main.spin; the elapsed heading and its lines, each with
-# its goroutine time; every line at most 80 columns; the CPU and goroutine
-# time figures those of the records (jq over stdout, to the hundredth of a
-# second); stdout nothing but JSON records. With --quiet, none of it.
+# allocating one main.spin or main.mix, inlined into it; the elapsed
+# heading and its lines, each with its goroutine time; every line at most
+# 80 columns; the CPU and goroutine time figures those of the records (jq
+# over stdout, to the hundredth of a second); stdout nothing but JSON
+# records. With --quiet, none of it.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -34,8 +35,10 @@ check_eq "the elapsed heading and five lines" "1 5" \
 	"$(grep -c '^ctxprof-go: the slowest traces of [0-9]*: elapsed, goroutine time, commonest leaf:$' "$work/err") $(grep -c . <<<"$wall")"
 check_eq "every trace ID one of testdata/traced's" "" \
 	"$(awk '{ print $2 }' <<<"$cpu$wall" | while read -r t; do [[ " $ids" == *" $t "* ]] || echo "$t"; done)"
-check_eq "the leaf of each CPU line, the allocating job's aside, is main.spin" "" \
-	"$(grep -v 8f3d6b7a1a5e6f9bac4d5e6f70819203 <<<"$cpu" | awk '$4 != "main.spin"')"
+# main.mix is inlined into main.spin's loop: which of the two most samples
+# land in depends on the CPU's timing of the loop's instructions
+check_eq "the leaf of each CPU line, the allocating job's aside, is main.spin or main.mix in it" "" \
+	"$(grep -v 8f3d6b7a1a5e6f9bac4d5e6f70819203 <<<"$cpu" | awk '$4 != "main.spin" && $4 != "main.mix"')"
 check_eq "its lines of at most 80 columns" "" "$(sed -n '/costliest/,$p' "$work/err" | awk 'length > 80')"
 # the figures are the records': each line's seconds, and jq's sum of the trace's cpu_ns
 check_eq "the CPU figures are the records'" "" "$(awk '{ print $2, $3 }' <<<"$cpu" | while read -r t s; do
