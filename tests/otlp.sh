@@ -30,7 +30,10 @@
 #    flight too, and says on stderr that it waits and for how long.
 # 5. Permanent errors: a sink answering 400, and a wrong path at the
 #    collector (404): one clear message, no retry, requests counted. A
-#    partial success is said once and its rejected profiles counted.
+#    partial success is said once and its rejected profiles counted. A sink
+#    answering 501 with a long HTML page (as a proxy may): one line with the
+#    status and the endpoint, and at most 200 bytes of the page, cut with an
+#    ellipsis.
 # 6. TLS: a self-signed CA, the collector's TLS receiver requiring a client
 #    certificate (mTLS); without the CA the certificate is refused, once.
 # 7. gzip and headers, straight to the sink: it sees Content-Encoding gzip
@@ -346,6 +349,27 @@ else
 	not_ok "wrong path: $(grep otlp "$d/err" | tr '\n' ' ')"
 fi
 kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
+# a proxy's error page: one line of it, with the status and the endpoint
+d=$work/page
+mkdir -p "$d"
+{
+	printf '<!DOCTYPE html>\n<html>\n<head>\n\t<title>501 Not Implemented</title>\n</head>\n<body>\n'
+	for i in $(seq 60); do printf '<p>The method is not implemented here (line %d of the page).</p>\r\n' "$i"; done
+	printf '<address>the end of the page</address>\n</body>\n</html>\n'
+} >"$d/page.html"
+sink_start "$d/sink" -status 501 -body "$d/page.html" || not_ok "501 page: the sink did not start"
+"$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 2 --otlp "http://127.0.0.1:$sink_port" -o "$d/out.jsonl" 2>"$d/err"
+line=$(grep 'refused a request' "$d/err")
+quoted=$(sed -n 's/.* refused a request, not retried: HTTP 501: \(.*\) (said once; later refusals are counted)$/\1/p' <<<"$line")
+if [ "$(grep -c 'refused a request' "$d/err")" = 1 ] &&
+	[[ $line == "ctxprof-go: otlp: http://127.0.0.1:$sink_port/v1development/profiles refused a request, not retried: HTTP 501: <!DOCTYPE html> <html> <head> <title>501 Not Implemented</title> </head> <body> <p>The method"* ]] &&
+	[ "$(printf '%s' "$quoted" | wc -c)" -le 203 ] && [[ $quoted == *… ]] &&
+	! grep -q 'line 60 of the page\|the end of the page' "$d/err"; then
+	ok "501 with a $(wc -c <"$d/page.html")-byte page: one line, the status, the endpoint and $(printf '%s' "$quoted" | wc -c) bytes of the page, cut: $line"
+else
+	not_ok "501 page: $(grep -c 'refused a request' "$d/err") refusal lines, the page quoted in $(printf '%s' "$quoted" | wc -c) bytes; stderr: $(head -c 3000 "$d/err")"
+fi
+kill "${sink_pid:-}" 2>/dev/null
 
 # --- 6. TLS, with a client certificate ---
 d=$work/tls

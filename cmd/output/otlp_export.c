@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* otlp_export.c: OTLP/HTTP with protobuf to a collector through libcurl: a queue, a thread, retries with backoff. */
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -12,6 +11,7 @@
 #include <zlib.h>
 
 #include "cmd/util/clock.h"
+#include "cmd/util/excerpt.h"
 #include "cmd/util/otel_env.h"
 #include "cmd/util/strbuf.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
@@ -24,6 +24,8 @@
 /* a request is given up after retrying this long */
 #define GIVE_UP_MS 300000
 #define RESPONSE_MAX 65536
+/* of the collector's answer, what a message quotes: one line */
+#define ANSWER_MAX 200
 /* libcurl4's, which libcurl4-openssl-dev links against */
 #define LIBCURL_SONAME "libcurl.so.4"
 
@@ -329,13 +331,16 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
 	return len;
 }
 
-/* A google.rpc.Status's message (field 2), else the body as text, into MSG. */
+/*
+ * What the collector said, into MSG on one line of at most ANSWER_MAX
+ * bytes: a google.rpc.Status's message (field 2), else the body as text
+ * (a proxy's HTML page, say).
+ */
 static void response_message(const struct strbuf *b, char *msg, size_t len)
 {
 	const uint8_t *p = (const uint8_t *)b->p, *end = p + b->n;
 	uint64_t key, l;
 	int shift;
-	size_t i;
 
 	msg[0] = '\0';
 	while (p < end) {
@@ -359,17 +364,13 @@ static void response_message(const struct strbuf *b, char *msg, size_t len)
 		if (l > (uint64_t)(end - p))
 			break;
 		if (key >> 3 == 2) {
-			snprintf(msg, len, "%.*s", (int)l, p);
+			excerpt(msg, len, p, l, ANSWER_MAX);
 			return;
 		}
 		p += l;
 	}
-	/* not a Status: the text, printable, on one line */
-	for (i = 0; i < b->n && i + 1 < len; i++)
-		msg[i] = isprint((unsigned char)b->p[i]) ? b->p[i] : ' ';
-	while (i && msg[i - 1] == ' ')
-		i--;
-	msg[i] = '\0';
+	/* not a Status: the text */
+	excerpt(msg, len, b->p, b->n, ANSWER_MAX);
 }
 
 /*
@@ -389,7 +390,8 @@ static uint64_t rejected_profiles(const struct strbuf *b, char *msg, size_t len)
 		return 0;
 	if (r->partial_success && r->partial_success->rejected_profiles > 0) {
 		n = r->partial_success->rejected_profiles;
-		snprintf(msg, len, "%s", r->partial_success->error_message ?: "");
+		excerpt(msg, len, r->partial_success->error_message ?: "",
+			strlen(r->partial_success->error_message ?: ""), ANSWER_MAX);
 	}
 	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_response__free_unpacked(
 		r, NULL);

@@ -3,8 +3,9 @@
 // decoded with the collector's own pdata: its OTLP JSON goes to requests.jsonl, one
 // JSON line per sample, its dictionary references resolved, to samples.jsonl, and
 // its headers (and the status answered) to headers.jsonl. With -status it answers
-// every request with that HTTP status; with -reject N, with a partial success
-// that rejects N profiles; with -busy D, 429 and "Retry-After: 1" to every
+// every request with that HTTP status (with -body FILE, and that file as an HTML
+// page, as a proxy in front of a collector may); with -reject N, with a partial
+// success that rejects N profiles; with -busy D, 429 and "Retry-After: 1" to every
 // request for D from the first, as the Collector's memory limiter answers.
 //
 // Each sample is also read as Grafana Pyroscope's OTLP ingest reads it, from
@@ -76,6 +77,7 @@ var (
 	reject   int64
 	busy     time.Duration
 	first    time.Time
+	page     []byte
 )
 
 func str(d pprofile.ProfilesDictionary, i int32) string {
@@ -300,6 +302,12 @@ func handle(w http.ResponseWriter, r *http.Request) {
 	hdrOut.Write(line)
 	hdrOut.WriteByte('\n')
 	hdrOut.Flush()
+	if answer != 0 && page != nil {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(answer)
+		w.Write(page)
+		return
+	}
 	if answer != 0 {
 		http.Error(w, "the sink was told to answer so", answer)
 		return
@@ -351,7 +359,15 @@ func main() {
 	flag.DurationVar(&busy, "busy", 0, "answer 429 with Retry-After: 1 for this long from the first request")
 	cert := flag.String("cert", "", "TLS certificate")
 	key := flag.String("key", "", "TLS key")
+	body := flag.String("body", "", "with -status, answer with this file as an HTML page")
 	flag.Parse()
+	if *body != "" {
+		b, err := os.ReadFile(*body)
+		if err != nil {
+			log.Fatal(err)
+		}
+		page = b
+	}
 	reqOut = create(*dir + "/requests.jsonl")
 	smpOut = create(*dir + "/samples.jsonl")
 	hdrOut = create(*dir + "/headers.jsonl")
