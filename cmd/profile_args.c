@@ -843,8 +843,9 @@ static int check_combination(const struct session_config *o)
 
 /*
  * --otlp URL, or an endpoint in the OTEL_EXPORTER_OTLP_* variables, with
- * the rest of them: -1 to go on, else the exit status. Only sampled
- * profiles are sent: a run without targets sends nothing.
+ * the rest of them, each checked now, before anything is loaded: -1 to go
+ * on, else the exit status. Only sampled profiles are sent: a run without
+ * targets sends nothing.
  */
 static int otlp_config(struct session_config *o)
 {
@@ -855,7 +856,8 @@ static int otlp_config(struct session_config *o)
 		return -1;
 	ret = otlp_export__config(&o->otlp, o->otlp_url, err, sizeof(err));
 	if (ret < 0) {
-		fprintf(stderr, "--otlp: %s\n", err);
+		/* the message names the setting: --otlp, or the variable */
+		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
 	if (ret && o->otlp_queue)

@@ -204,6 +204,15 @@ flag "otlp-labels.*empty item" -p 1 --otlp http://127.0.0.1:1 --otlp-labels ,
 flag "otlp-labels.*longer than a label key" -p 1 --otlp http://127.0.0.1:1 --otlp-labels "$(printf 'k%.0s' $(seq 65))"
 flag "otlp-labels: at most 64" -p 1 --otlp http://127.0.0.1:1 --otlp-labels "$(seq -s, 65)"
 flag "otlp-labels.*holds trace or span IDs" -p 1 --otlp http://127.0.0.1:1 --otlp-labels "span id"
+flag "^ctxprof-go: --otlp: invalid URL 'http://\[::1': the IPv6 address has no closing" -p 1 --otlp 'http://[::1'
+flag "^ctxprof-go: --otlp: invalid URL .*: port '65536' is not a number" -p 1 --otlp http://127.0.0.1:65536
+flag "^ctxprof-go: --otlp: invalid URL .*: a space or control character" -p 1 --otlp $'http://127.0.0.1:4318/\e[2J'
+flag "^ctxprof-go: --otlp: invalid URL .*: no host" -p 1 --otlp http://:4318
+OTEL_EXPORTER_OTLP_ENDPOINT=x flag "^ctxprof-go: OTEL_EXPORTER_OTLP_ENDPOINT: invalid URL 'x'" -p 1
+OTEL_EXPORTER_OTLP_CERTIFICATE=/nonexistent flag "^ctxprof-go: OTEL_EXPORTER_OTLP_CERTIFICATE: cannot read '/nonexistent'" \
+	-p 1 --otlp https://127.0.0.1:4318
+OTEL_EXPORTER_OTLP_CLIENT_KEY=/dev/zero OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE=/dev/zero \
+	flag "^ctxprof-go: OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE: '/dev/zero' is not a regular file" -p 1 --otlp https://127.0.0.1:4318
 flag "--append.*-o" -p 1 --append
 flag "unrecognized option '--frobnicate'" -p 1 --frobnicate
 flag "unexpected argument 'abc': neither a duration" -p 1 abc

@@ -10,6 +10,12 @@
 # stack resolved, read as Grafana Pyroscope reads it (profile type, stored
 # nanoseconds, series labels); it refuses, and the test fails on, a request
 # that breaks the format's rules or Pyroscope's. Cases:
+# 0. Settings checked at start-up, before anything is loaded (run before the
+#    collector is built, which they need not): a CA file and a client key
+#    that do not exist, a URL whose IPv6 host is not closed, an
+#    OTEL_EXPORTER_OTLP_ENDPOINT that is no URL, a port of 70000: exit 2,
+#    one line naming the setting (--otlp or the variable) and the value,
+#    then --help's pointer, and nothing else.
 # 1. CPU: per trace ID, the CPU time the sink received equals the JSON lines
 #    of the same run, for each target; the profile is Pyroscope's
 #    process_cpu (samples/count, period cpu/nanoseconds of 1e9/Hz), every
@@ -68,6 +74,39 @@ set -uo pipefail
 . "$(dirname "$0")/otlp-lib.sh"
 
 e2e_setup "OTLP profiles through a collector"
+
+# --- 0. settings checked at start-up ---
+# refused_at_start NAME WANT ARGS...: ctxprof-go -p (this shell: parsing
+# does not look at it) ARGS exits 2 with WANT and --help's pointer alone:
+# nothing was loaded, no probe attached, no target looked at
+refused_at_start() {
+	local name=$1 want=$2 out rc
+	shift 2
+	out=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" = 2 ] && [ "$out" = "ctxprof-go: $want"$'\n'"ctxprof-go: Try 'ctxprof-go --help'." ]; then
+		ok "$name: exit 2 at start-up: $want"
+	else
+		not_ok "$name: exit $rc (want 2), stderr: $(tr '\n' '|' <<<"$out") (want '$want' and --help's pointer alone)"
+	fi
+}
+: >"$work/client.pem"
+refused_at_start "a CA file that does not exist" \
+	"OTEL_EXPORTER_OTLP_CERTIFICATE: cannot read '/nonexistent': No such file or directory" \
+	env OTEL_EXPORTER_OTLP_CERTIFICATE=/nonexistent "$CTXPROF" -p $$ -d 1 --otlp https://127.0.0.1:4318
+refused_at_start "a client key that does not exist, in the profiles signal's variable" \
+	"OTEL_EXPORTER_OTLP_PROFILES_CLIENT_KEY: cannot read '$work/client.key': No such file or directory" \
+	env OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE="$work/client.pem" OTEL_EXPORTER_OTLP_PROFILES_CLIENT_KEY="$work/client.key" \
+	"$CTXPROF" -p $$ -d 1 --otlp https://127.0.0.1:4318
+refused_at_start "--otlp 'http://[::1'" "--otlp: invalid URL 'http://[::1': the IPv6 address has no closing ']'" \
+	"$CTXPROF" -p $$ -d 1 --otlp 'http://[::1'
+refused_at_start "a bad OTEL_EXPORTER_OTLP_ENDPOINT, named" \
+	"OTEL_EXPORTER_OTLP_ENDPOINT: invalid URL 'collector:4318': not an http:// or https:// URL" \
+	env OTEL_EXPORTER_OTLP_ENDPOINT=collector:4318 "$CTXPROF" -p $$ -d 1
+refused_at_start "a port out of range in OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT, named" \
+	"OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT: invalid URL 'http://127.0.0.1:70000/v1development/profiles': port '70000' is not a number from 1 to 65535" \
+	env OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT=http://127.0.0.1:70000/v1development/profiles "$CTXPROF" -p $$ -d 1
+
 if [ ! -s "$OTELCOL_TREE/packages" ] && [ -e "$OTELCOL_TREE/apt" ]; then
 	skip "OTLP through a collector" "golang-opentelemetry-collector-dev is not in sid (make deps looked)"
 	done_testing

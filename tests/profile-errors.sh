@@ -147,11 +147,11 @@ refuses "--otlp-queue without --otlp" 2 "--otlp-queue sizes the queue of --otlp"
 	"$CTXPROF" -p "$go_pid" --otlp-queue 4
 refuses "--otlp-queue 0" 2 "invalid --otlp-queue '0' \\(1 to 4096 requests\\)" \
 	"$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318 --otlp-queue 0
-refuses "--otlp without a scheme" 2 "--otlp: OTLP endpoint 'collector:4318/v1development/profiles': not an http:// or https:// URL" \
+refuses "--otlp without a scheme" 2 "^ctxprof-go: --otlp: invalid URL 'collector:4318': not an http:// or https:// URL$" \
 	"$CTXPROF" -p "$go_pid" --otlp collector:4318
-refuses "OTEL_EXPORTER_OTLP_PROTOCOL=grpc" 2 "http/protobuf only" \
+refuses "OTEL_EXPORTER_OTLP_PROTOCOL=grpc" 2 "^ctxprof-go: OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc': ctxprof-go speaks http/protobuf only$" \
 	env OTEL_EXPORTER_OTLP_PROTOCOL=grpc "$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318
-refuses "a bad OTEL_EXPORTER_OTLP_HEADERS" 2 "'tokenonly' is not key=value in OTEL_EXPORTER_OTLP_HEADERS" \
+refuses "a bad OTEL_EXPORTER_OTLP_HEADERS" 2 "^ctxprof-go: OTEL_EXPORTER_OTLP_HEADERS: 'tokenonly' is not key=value$" \
 	env OTEL_EXPORTER_OTLP_HEADERS=tokenonly "$CTXPROF" -p "$go_pid" --otlp http://127.0.0.1:4318
 refuses "--otlp-labels without --otlp" 2 "--otlp-labels chooses what --otlp sends: give --otlp URL or OTEL_EXPORTER_OTLP_ENDPOINT" \
 	"$CTXPROF" -p "$go_pid" --otlp-labels route

@@ -37,12 +37,24 @@ struct otlp_export_config {
  * _ENDPOINT (a base URL; _PROFILES_ENDPOINT is used as it is), _HEADERS
  * (k=v,k2=v2, percent-encoded), _COMPRESSION (gzip or none), _TIMEOUT
  * (ms), _CERTIFICATE, _CLIENT_CERTIFICATE, _CLIENT_KEY and _PROTOCOL (only
- * http/protobuf). 1 when OTLP is to be sent, 0 when neither BASE_URL nor an
- * endpoint variable asks for it, -EINVAL with the reason in ERR.
+ * http/protobuf). Every setting is checked here, before anything is sent:
+ * the URL as otlp_url_check does, the files as readable regular files. 1
+ * when OTLP is to be sent, 0 when neither BASE_URL nor an endpoint
+ * variable asks for it, -EINVAL (-ENOMEM) with the message in ERR, which
+ * starts with the setting's name: "--otlp" or the variable's.
  */
 int otlp_export__config(struct otlp_export_config *c, const char *base_url, char *err,
 			size_t errlen);
 void otlp_export__config_free(struct otlp_export_config *c);
+
+/*
+ * URL as an OTLP endpoint: http:// or https://, a host (a name, an IPv4
+ * address, or an IPv6 address in brackets), a port, if given, from 1 to
+ * 65535, no space or control character; with BASE (a URL the signal's
+ * path goes after), no query or fragment. 0, or -EINVAL with the reason
+ * in WHY.
+ */
+int otlp_url_check(const char *url, bool base, char *why, size_t len);
 
 struct otlp_export_stats {
 	uint64_t requests, samples, bytes; /* sent and taken by the collector */
