@@ -29,17 +29,18 @@
 # 3. Collector restart: the collector is killed mid-run and started again
 #    3 s later; the per-trace totals, CPU and wall, still match, and
 #    retries are counted.
-# 4. No collector: exit 0, the JSON lines whole, every request and sample
-#    counted as dropped. Against nothing listening and against a listener
-#    that never answers, a -d 3 run ends within 6 s of -d (1 s here: a
-#    collector that has answered nothing is not waited for), the request in
-#    flight too, and says on stderr that it waits and for how long.
+# 4. No collector: exit 1, the JSON lines whole, every request and sample
+#    counted as dropped, and a last line saying how many samples were not
+#    delivered. Against nothing listening and against a listener that never
+#    answers, a -d 3 run ends within 6 s of -d (1 s here: a collector that
+#    has answered nothing is not waited for), the request in flight too,
+#    and says on stderr that it waits and for how long.
 # 5. Permanent errors: a sink answering 400, and a wrong path at the
-#    collector (404): one clear message, no retry, requests counted. A
-#    partial success is said once and its rejected profiles counted. A sink
-#    answering 501 with a long HTML page (as a proxy may): one line with the
-#    status and the endpoint, and at most 200 bytes of the page, cut with an
-#    ellipsis.
+#    collector (404): one clear message, no retry, requests counted, exit
+#    1. A partial success is said once and its rejected profiles counted,
+#    exit 1. A sink answering 501 with a long HTML page (as a proxy may):
+#    one line with the status and the endpoint, and at most 200 bytes of
+#    the page, cut with an ellipsis.
 # 6. TLS: a self-signed CA, the collector's TLS receiver requiring a client
 #    certificate (mTLS); without the CA the certificate is refused, once.
 # 7. gzip and headers, straight to the sink: it sees Content-Encoding gzip
@@ -309,7 +310,8 @@ d=$work/absent
 mkdir -p "$d"
 cport=$(free_port)
 # exit_after_d NAME URL: a -d 3 run against URL, from its readiness to its
-# exit; the run must say it waits, and not wait for a collector that took nothing
+# exit; the run must say it waits, not wait for a collector that took
+# nothing, and fail: nothing was delivered
 exit_after_d() {
 	local name=$1 url=$2 t0 rc past
 	shift 2
@@ -318,9 +320,10 @@ exit_after_d() {
 	wait "$ctxprof"
 	rc=$?
 	past=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a - 3 }')
-	if [ "$rc" = 0 ] && awk -v p="$past" 'BEGIN { exit !(p <= 6) }' &&
-		grep -q "ctxprof-go: otlp: sending [0-9]* requests\? to .* before exiting, for 1.0 s at most (it has answered none in this run)" "$d/$name.err"; then
-		ok "$name: the run ended ${past} s after -d (at most 6), saying it waited 1 s for a collector that took nothing"
+	if [ "$rc" = 1 ] && awk -v p="$past" 'BEGIN { exit !(p <= 6) }' &&
+		grep -q "ctxprof-go: otlp: sending [0-9]* requests\? to .* before exiting, for 1.0 s at most (it has answered none in this run)" "$d/$name.err" &&
+		tail -n 1 "$d/$name.err" | grep -q '^ctxprof-go: failed to send OTLP profiles to '; then
+		ok "$name: the run ended ${past} s after -d (at most 6), saying it waited 1 s for a collector that took nothing; exit 1"
 	else
 		not_ok "$name: exit $rc, ${past} s after -d; stderr: $(grep otlp "$d/$name.err" | tr '\n' ' ')"
 	fi
@@ -339,12 +342,15 @@ for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$sport") 2>/dev/null && brea
 exit_after_d "silent (accepts, never answers)" "http://127.0.0.1:$sport"
 kill "$silent" 2>/dev/null
 "$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 3 --otlp "http://127.0.0.1:$cport" -o "$d/out.jsonl" 2>"$d/err"
-check_eq "absent: exit status with no collector for the whole run" 0 "$?"
+check_eq "absent: exit status with no collector for the whole run: nothing exported" 1 "$?"
 check_eq "absent: the JSON lines hold every sample" same "$(records_hold_stats "$d/out.jsonl" "$d/err")"
 total=$(jq -s 'map(.samples) | add' "$d/out.jsonl")
 if [[ $(stats_line "$d/err") =~ \ 0\ requests\ sent.*\ ([0-9]+)\ dropped\ \(([0-9]+)\ samples\) ]] &&
 	[ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" = "$total" ]; then
 	ok "absent: every request dropped and counted, with all $total samples: $(stats_line "$d/err")"
+	check_eq "absent: the last line says what was not delivered" \
+		"ctxprof-go: failed to send OTLP profiles to http://127.0.0.1:$cport/v1development/profiles: $total samples in ${BASH_REMATCH[1]} requests not delivered (the statistics line says why)" \
+		"$(tail -n 1 "$d/err")"
 else
 	not_ok "absent: statistics: $(stats_line "$d/err") (the records hold $total samples)"
 fi
@@ -353,13 +359,16 @@ fi
 d=$work/refused
 sink_start "$d/sink" -status 400 || not_ok "refused: the sink did not start"
 "$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 3 --otlp "http://127.0.0.1:$sink_port" -o "$d/out.jsonl" 2>"$d/err"
-check_eq "refused: exit status when the collector answers 400" 0 "$?"
+check_eq "refused: exit status when the collector answers 400" 1 "$?"
 said=$(grep -c 'refused a request, not retried' "$d/err")
 line=$(grep -m1 'refused a request' "$d/err")
 hits=$(wc -l <"$d/sink/headers.jsonl")
 if [ "$said" = 1 ] && [[ $line == *"HTTP 400"*"the sink was told to answer so"* ]] &&
 	[[ $(stats_line "$d/err") =~ \ 0\ retries,\ ${hits}\ dropped ]]; then
 	ok "refused: one message with the collector's own ('$line'); $hits requests, each tried once"
+	grep -q "^ctxprof-go: failed to send OTLP profiles to .*: [0-9]* samples in $hits requests not delivered" "$d/err" &&
+		ok "refused: the last line: $(tail -n 1 "$d/err")" ||
+		not_ok "refused: no line of the $hits requests not delivered: $(tail -n 1 "$d/err")"
 else
 	not_ok "refused: said $said times, $hits requests reached the sink; stderr: $(grep otlp "$d/err" | tr '\n' ' ')"
 fi
@@ -367,12 +376,15 @@ kill "${sink_pid:-}" 2>/dev/null
 d=$work/partial
 sink_start "$d/sink" -reject 2 || not_ok "partial success: the sink did not start"
 "$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 3 --otlp "http://127.0.0.1:$sink_port" -o "$d/out.jsonl" 2>"$d/err"
-check_eq "partial success: exit status" 0 "$?"
+check_eq "partial success: exit status (profiles rejected)" 1 "$?"
 hits=$(wc -l <"$d/sink/headers.jsonl")
 if [ "$(grep -c 'took a request in part' "$d/err")" = 1 ] &&
 	grep -q 'the sink was told to reject some' "$d/err" &&
 	[[ $(stats_line "$d/err") =~ \ ${hits}\ requests?\ sent.*\ $((2 * hits))\ profiles?\ rejected ]]; then
 	ok "partial success: said once with the collector's message; $((2 * hits)) rejected profiles counted over $hits requests"
+	check_eq "partial success: the last line" \
+		"ctxprof-go: failed to send OTLP profiles to http://127.0.0.1:$sink_port/v1development/profiles: $((2 * hits)) profiles rejected by the collector (the statistics line says why)" \
+		"$(tail -n 1 "$d/err")"
 else
 	not_ok "partial success: $hits requests; stderr: $(grep otlp "$d/err" | tr '\n' ' ')"
 fi
@@ -380,7 +392,7 @@ kill "${sink_pid:-}" 2>/dev/null
 d=$work/wrongpath
 pipeline "wrong path" "$d"
 "$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 2 --otlp "http://127.0.0.1:$cport/not/here" -o "$d/out.jsonl" 2>"$d/err"
-check_eq "wrong path: exit status" 0 "$?"
+check_eq "wrong path: exit status" 1 "$?"
 if [ "$(grep -c 'refused a request, not retried' "$d/err")" = 1 ] && grep -q 'HTTP 404' "$d/err" &&
 	[[ $(stats_line "$d/err") =~ \ 0\ retries ]]; then
 	ok "wrong path: $(grep -m1 'refused a request' "$d/err")"
@@ -398,6 +410,7 @@ mkdir -p "$d"
 } >"$d/page.html"
 sink_start "$d/sink" -status 501 -body "$d/page.html" || not_ok "501 page: the sink did not start"
 "$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 2 --otlp "http://127.0.0.1:$sink_port" -o "$d/out.jsonl" 2>"$d/err"
+rc=$?
 line=$(grep 'refused a request' "$d/err")
 quoted=$(sed -n 's/.* refused a request, not retried: HTTP 501: \(.*\) (said once; later refusals are counted)$/\1/p' <<<"$line")
 if [ "$(grep -c 'refused a request' "$d/err")" = 1 ] &&
@@ -408,6 +421,7 @@ if [ "$(grep -c 'refused a request' "$d/err")" = 1 ] &&
 else
 	not_ok "501 page: $(grep -c 'refused a request' "$d/err") refusal lines, the page quoted in $(printf '%s' "$quoted" | wc -c) bytes; stderr: $(head -c 3000 "$d/err")"
 fi
+check_eq "501 page: exit status" 1 "$rc"
 kill "${sink_pid:-}" 2>/dev/null
 
 # --- 6. TLS, with a client certificate ---
@@ -428,11 +442,12 @@ OTEL_EXPORTER_OTLP_CERTIFICATE=$d/pki/ca.pem OTEL_EXPORTER_OTLP_CLIENT_CERTIFICA
 check_eq "tls: ctxprof-go --otlp https:// exits" 0 "$rc"
 compare "tls (mutual)" cpu "$d"
 "$CTXPROF" -p "$map_pid" -F 499 -i 1 -d 2 --otlp "https://127.0.0.1:$cport" -o "$d/noca.jsonl" 2>"$d/noca.err"
-if [ "$(grep -c 'refused a request, not retried' "$d/noca.err")" = 1 ] &&
+rc=$?
+if [ "$rc" = 1 ] && [ "$(grep -c 'refused a request, not retried' "$d/noca.err")" = 1 ] &&
 	grep -qi 'certificate' "$d/noca.err"; then
 	ok "tls: without the CA, the collector's certificate is refused, said once: $(grep -m1 'refused' "$d/noca.err" | cut -c1-160)"
 else
-	not_ok "tls: without the CA: $(grep otlp "$d/noca.err" | tr '\n' ' ')"
+	not_ok "tls: without the CA: exit $rc; $(grep otlp "$d/noca.err" | tr '\n' ' ')"
 fi
 kill "${sink_pid:-}" "${collector_pid:-}" 2>/dev/null
 

@@ -236,6 +236,25 @@ void outputs__otlp_totals(const struct outputs *o, struct otlp_export_stats *st)
 		otlp_export__stats(ot->export, st);
 }
 
+int outputs__otlp_failed(const struct outputs *o)
+{
+	struct otlp_export_stats st;
+
+	outputs__otlp_totals(o, &st);
+	if (!st.dropped && !st.rejected)
+		return 0;
+	fprintf(stderr, "ctxprof-go: failed to send OTLP profiles to %s: ",
+		o->otlp_settings.cfg->otlp.url);
+	if (st.dropped)
+		fprintf(stderr, "%llu samples in %llu requests not delivered%s",
+			(unsigned long long)st.dropped_samples, (unsigned long long)st.dropped,
+			st.rejected ? ", and " : "");
+	if (st.rejected)
+		fprintf(stderr, "%llu profiles rejected by the collector", (unsigned long long)st.rejected);
+	fprintf(stderr, " (the statistics line says why)\n");
+	return -EIO;
+}
+
 struct otlp *outputs__otlp(const struct outputs *o)
 {
 	const struct otlp_out *ot = writers__get(o->ws, &otlp_out_writer);

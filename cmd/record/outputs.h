@@ -31,6 +31,12 @@ void outputs__set_processes(struct outputs *o, otlp_process_fn fn, void *ctx);
 void outputs__stop_export(struct outputs *o);
 /* --otlp's totals: the export thread's so far, or what it left when it stopped. */
 void outputs__otlp_totals(const struct outputs *o, struct otlp_export_stats *st);
+/*
+ * --otlp, once the thread has stopped: samples that never reached the
+ * collector (dropped for any cause) or that it rejected are a failure, as
+ * records not written are: said in one line, -EIO; else 0.
+ */
+int outputs__otlp_failed(const struct outputs *o);
 /* --otlp's encoder, for what it left out; NULL without --otlp. */
 struct otlp *outputs__otlp(const struct outputs *o);
 

@@ -694,16 +694,21 @@ static int close_output(struct session *s)
 	return err;
 }
 
-/* The last of it: records and statistics, then -f, --pprof and -o FILE. */
+/*
+ * The last of it: records and statistics, then -f, --pprof and -o FILE;
+ * then what --otlp could not deliver, said last, which fails the run too.
+ */
 static int finish(struct session *s)
 {
 	int err, ret;
 
 	err = drain(s);
-	if (err)
-		return err;
-	err = outputs__write(s->outputs);
-	ret = close_output(s);
+	if (!err) {
+		err = outputs__write(s->outputs);
+		ret = close_output(s);
+		err = err ?: ret;
+	}
+	ret = outputs__otlp_failed(s->outputs);
 	return err ?: ret;
 }
 
