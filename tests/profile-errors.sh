@@ -14,7 +14,10 @@
 # and then points at --help. A thread ID is taken for its process, said so.
 # Options that would eat each other (--html -d 3, -p PID PID) are refused
 # naming both; Go durations (-d 1500ms -i 500ms), quoted PIDs, a dashed
-# value written with =, and --otlp's full endpoint are taken.
+# value written with =, and --otlp's full endpoint are taken. Records that
+# reach only /dev/null (-o, or stdout) with no OTLP endpoint are warned of
+# at the start; with --pprof FILE, --otlp or OTEL_EXPORTER_OTLP_ENDPOINT
+# they are not.
 # Messages as a user reads them: every stderr line starts "ctxprof-go: "
 # (getopt's too, whatever path ran it), -d's range, -d and a positional
 # duration that disagree, -f with --wall pointing at --folded-wall, SIGUSR1's
@@ -262,13 +265,24 @@ if [ "$rc" = 0 ] && grep -q 'sampling 1 target at' "$work/dur.err" && [ "$flushe
 else
 	not_ok "-p \"PID PID\" -d 1500ms -i 500ms: exit $rc, $flushes intervals: $(tr '\n' ' ' <"$work/dur.err")"
 fi
-(cd "$work" && "$CTXPROF" -p "$go_pid" -d 1 --pprof=-dash.pb.gz -o /dev/null 2>/dev/null)
+(cd "$work" && "$CTXPROF" -p "$go_pid" -d 1 --pprof=-dash.pb.gz -o /dev/null 2>"$work/dash.err")
 check_eq "--pprof=-dash.pb.gz: a value with a dash, written with =, is taken" 0 "$?"
 [ -s "$work/-dash.pb.gz" ] || not_ok "--pprof=-dash.pb.gz wrote no file"
 "$CTXPROF" -p "$go_pid" -d 1 -o /dev/null --otlp "http://127.0.0.1:9/v1development/profiles/" 2>"$work/otlp.err"
 check_eq "--otlp with the full endpoint: sent there, not to .../profiles/v1development/profiles" \
 	"ctxprof-go: sending OTLP profiles to http://127.0.0.1:9/v1development/profiles (gzip) every 10 s" \
 	"$(grep 'sending OTLP profiles to' "$work/otlp.err")"
+# records that reach nothing but /dev/null, with no OTLP endpoint: said at the start
+noenv=(env -u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_PROFILES_ENDPOINT)
+check_eq "-o /dev/null and no OTLP endpoint: a warning, once" \
+	"ctxprof-go: warning: the records go nowhere: -o /dev/null, and no OTLP endpoint (give --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT)" \
+	"$("${noenv[@]}" "$CTXPROF" -p "$go_pid" -d 1 -o /dev/null 2>&1 | grep 'records go nowhere')"
+check_eq "records on a stdout that is /dev/null, --pprof /dev/null: a warning naming both" \
+	"ctxprof-go: warning: the records go nowhere: stdout is /dev/null, --pprof /dev/null, and no OTLP endpoint (give --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT)" \
+	"$("${noenv[@]}" "$CTXPROF" -p "$go_pid" -d 1 --pprof /dev/null 2>&1 >/dev/null | grep 'records go nowhere')"
+check_eq "-o /dev/null with --pprof FILE, with --otlp, with OTEL_EXPORTER_OTLP_ENDPOINT: no such warning" "0 0 0" \
+	"$(grep -c 'records go nowhere' "$work/dash.err") $(grep -c 'records go nowhere' "$work/otlp.err") $(
+		OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 "$CTXPROF" -p "$go_pid" -d 1 -o /dev/null 2>&1 | grep -c 'records go nowhere')"
 refuses "-d and a positional duration that disagree" 2 "^ctxprof-go: -d 1 and the duration 3s disagree: give one$" \
 	"$CTXPROF" -p "$go_pid" -d 1 3s
 # -f with --wall: the CPU stacks, and a pointer to --folded-wall

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cmd/output/folded.h"
@@ -15,6 +17,7 @@
 #include "cmd/output/summary.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/otel_env.h"
+#include "cmd/util/strbuf.h"
 #include "aggregate.h"
 #include "outputs.h"
 #include "session_config.h"
@@ -169,6 +172,58 @@ static int open_writers(struct outputs *o, const struct session_config *c, FILE 
 	if (c->otlp.url && (err = writers__open(o->ws, &otlp_out_writer, &d)))
 		return err;
 	return 0;
+}
+
+/*
+ * Is an output the null device (1:3, whatever its name)? FD when it is
+ * open, else PATH ("-": stdout); said into B when so.
+ */
+static bool null_output(struct strbuf *b, const char *opt, const char *path, int fd)
+{
+	bool out = !path || !strcmp(path, "-");
+	struct stat st;
+
+	if (fd < 0 && out)
+		fd = STDOUT_FILENO;
+	if (fd >= 0 ? fstat(fd, &st) : stat(path, &st))
+		return false;
+	if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
+		return false;
+	if (out)
+		strbuf__printf(b, "%sstdout is /dev/null", b->n ? ", " : "");
+	else
+		strbuf__printf(b, "%s%s %s", b->n ? ", " : "", opt, path);
+	return true;
+}
+
+/*
+ * The image's default command (-o /dev/null) run without
+ * OTEL_EXPORTER_OTLP_ENDPOINT keeps nothing: found out at the start, not
+ * after the run. JSON lines go to OUT (-o FILE or stdout), -f to stdout;
+ * the summary at exit and /metrics are counts, not records.
+ */
+void outputs__warn_if_nowhere(const struct outputs *o, FILE *out)
+{
+	const struct session_config *c = o->otlp_settings.cfg;
+	struct strbuf b = {};
+	bool nowhere = !c->otlp.url;
+
+	if (nowhere && (!c->folded || c->output))
+		nowhere = null_output(&b, "-o", c->output, fileno(out));
+	if (nowhere && c->folded)
+		nowhere = null_output(&b, "-f", NULL, STDOUT_FILENO);
+	if (nowhere && c->pprof)
+		nowhere = null_output(&b, "--pprof", c->pprof, -1);
+	if (nowhere && c->html)
+		nowhere = null_output(&b, "--html", c->html, -1);
+	if (nowhere && !b.oom)
+		fprintf(stderr, "ctxprof-go: warning: the records go nowhere: %.*s, and %s%s\n",
+			(int)b.n, b.p,
+			c->sampling ? "no OTLP endpoint (give --otlp URL or set "
+				      "OTEL_EXPORTER_OTLP_ENDPOINT)" :
+				      "no other output",
+			c->metrics_addr ? "; /metrics serves counts, not records" : "");
+	strbuf__free(&b);
 }
 
 struct outputs *outputs__new(const struct session_config *cfg, uint64_t period_ns, FILE **out)

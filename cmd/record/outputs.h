@@ -40,6 +40,11 @@ int outputs__otlp_failed(const struct outputs *o);
 /* --otlp's encoder, for what it left out; NULL without --otlp. */
 struct otlp *outputs__otlp(const struct outputs *o);
 
+/*
+ * A warning on stderr when every output is the null device and no OTLP
+ * endpoint is set: the records go nowhere. OUT is the JSON lines' stream.
+ */
+void outputs__warn_if_nowhere(const struct outputs *o, FILE *out);
 /* -f's stacks to stdout, --pprof's profile and --html's page; each said; 0 or the first -errno. */
 int outputs__write(struct outputs *o);
 /* The costliest NTRACES traces by CPU and by wall time, unless --quiet, in WIDTH columns. */

@@ -751,6 +751,8 @@ static void say_ready(struct session *s)
 	int ntargets = targets__count(s->targets);
 
 	s->nstart = ntargets;
+	/* once the recording is sure to run: a run refused says only why */
+	outputs__warn_if_nowhere(s->outputs, s->out);
 	if (c->otlp.url)
 		fprintf(stderr, "ctxprof-go: sending OTLP profiles to %s%s every %g s\n", c->otlp.url,
 			c->otlp.gzip ? " (gzip)" : "", c->interval);
