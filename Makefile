@@ -144,7 +144,8 @@ help:
 	@echo 'make bench      ctxprof-go against pahole, go tool addr2line, bpftrace and perf'
 	@echo 'make soak       ctxprof-go --all for 10 min of Go processes coming and going'
 	@echo 'make fuzz       run the libFuzzer targets FUZZ_TIME seconds each (default 60)'
-	@echo 'make image      the agent as an OCI image (localhost/ctxprof-go), with podman'
+	@echo 'make image      the agent as an OCI image (localhost/ctxprof-go), with podman;'
+	@echo '                ARCH=arm64: an arm64 one (:latest-arm64) from Debian'"'"'s arm64 packages'
 	@echo 'make install    install the binary, ctxprof-go(8) and ctxprof-go.service'
 	@echo '                (PREFIX=/usr/local, DESTDIR, BINDIR, MANDIR, UNITDIR)'
 	@echo 'make uninstall  remove what make install put there (not /var/log/ctxprof-go)'
@@ -310,10 +311,18 @@ bench-only: ctxprof-go $(OUTPUT)/bench/wall-read $(OUTPUT)/bench/otlp-encode
 soak: ctxprof-go
 	$(Q)bash tests/soak.sh
 
-# the agent's image, from this system's packages: deploy/image.sh
+# the agent's image, from this system's packages: deploy/image.sh; a cross
+# build's from the sysroot's, tagged with its architecture (VERSION-arm64)
+ifneq ($(ARCH),$(HOST_ARCH))
+IMAGE_TAG := $(VERSION)-$(ARCH)
+IMAGE_SYSROOT := $(SYSROOT)
+else
+IMAGE_TAG := $(VERSION)
+IMAGE_SYSROOT :=
+endif
 image: ctxprof-go
-	$(call msg,IMAGE,localhost/ctxprof-go:$(VERSION))
-	$(Q)bash deploy/image.sh ./ctxprof-go $(VERSION) $(OUTPUT)/image
+	$(call msg,IMAGE,localhost/ctxprof-go:$(IMAGE_TAG))
+	$(Q)bash deploy/image.sh ./ctxprof-go $(VERSION) $(OUTPUT)/image $(IMAGE_SYSROOT)
 
 install: ctxprof-go | $(OUTPUT)
 	$(call msg,INSTALL,$(DESTDIR)$(BINDIR)/ctxprof-go)

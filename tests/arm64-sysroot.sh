@@ -12,15 +12,18 @@
 # (dpkg-shlibdeps -S, deploy/deb.sh). The packages come through
 # an apt configuration of its own in OUTPUT/apt, whose source is the URI of
 # the machine's own Debian entry: the machine's apt configuration, dpkg
-# database and architectures are not touched. A second run finds
-# sysroot.mk and does nothing (a sysroot made before the symbols files
-# were gathered is made again).
+# database and architectures are not touched. Each package's files are
+# listed as dpkg lists them, in OUTPUT/sysroot/var/lib/dpkg/info/PACKAGE.list
+# (the arm64 image's packages list, deploy/image.sh). A second run finds
+# sysroot.mk, those lists and the symbols files and does nothing; a
+# sysroot made before either was kept is made again (the kernel's BTF is
+# kept).
 set -euo pipefail
 
 out=$(realpath -m "${1:?usage: arm64-sysroot.sh OUTPUT}")
 apt=$out/apt
 sysroot=$out/sysroot
-[ -s "$out/sysroot.mk" ] && [ -s "$sysroot/DEBIAN/symbols" ] && exit 0
+[ -s "$out/sysroot.mk" ] && [ -s "$sysroot/DEBIAN/symbols" ] && [ -d "$sysroot/var/lib/dpkg/info" ] && exit 0
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # the machine's Debian mirror, from its deb822 or one-line source entry
@@ -61,8 +64,13 @@ apt-get -qq -y -d install libbpf-dev libelf-dev libdw-dev libjansson-dev zlib1g-
 mkdir -p "$sysroot/DEBIAN"
 : >"$sysroot/DEBIAN/symbols"
 : >"$sysroot/DEBIAN/shlibs"
+# each package's files, "/."-rooted paths as dpkg -S reads them from its lists
+info=$sysroot/var/lib/dpkg/info
+mkdir -p "$info"
 for deb in "$apt"/cache/archives/*.deb; do
 	dpkg-deb -x "$deb" "$sysroot"
+	dpkg-deb --fsys-tarfile "$deb" | tar -t | sed -e 's|^\./|/|' -e 's|^/$|/.|' -e 's|/$||' \
+		>"$info/$(dpkg-deb -f "$deb" Package).list"
 	rm -rf "$apt/control"
 	dpkg-deb -e "$deb" "$apt/control"
 	for f in symbols shlibs; do
@@ -77,12 +85,14 @@ done
 
 # the arm64 kernel's BTF: Debian builds it in (CONFIG_DEBUG_INFO_BTF), in
 # the image's .BTF data, which starts with its magic and a header giving
-# its length
-kpkg=$(apt-cache depends linux-image-arm64 | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
-(cd "$apt" && apt-get -qq download "$kpkg")
-mkdir -p "$apt/kernel"
-dpkg-deb -x "$apt"/"$kpkg"_*.deb "$apt/kernel"
-python3 - "$apt"/kernel/boot/vmlinuz-* "$out/vmlinux.btf" <<'EOF'
+# its length. One extracted by a run before is kept.
+kpkg=kept
+if [ ! -s "$out/vmlinux.btf" ]; then
+	kpkg=$(apt-cache depends linux-image-arm64 | awk '/Depends: linux-image-[0-9]/ { print $2; exit }')
+	(cd "$apt" && apt-get -qq download "$kpkg")
+	mkdir -p "$apt/kernel"
+	dpkg-deb -x "$apt"/"$kpkg"_*.deb "$apt/kernel"
+	python3 - "$apt"/kernel/boot/vmlinuz-* "$out/vmlinux.btf" <<'EOF'
 import gzip, struct, sys
 
 data = open(sys.argv[1], "rb").read()
@@ -102,7 +112,8 @@ if not best:
     sys.exit(f"arm64-sysroot: no BTF in {sys.argv[1]}")
 open(sys.argv[2], "wb").write(data[best[0]:best[0] + best[1]])
 EOF
+fi
 # the kernel's modules and the packages: half a GB no build reads
 rm -rf "$apt/kernel" "$apt"/*.deb "$apt"/cache/archives/*.deb
-echo "arm64-sysroot: $(du -sh "$sysroot" | cut -f1) of libraries, $(stat -c %s "$out/vmlinux.btf") bytes of BTF from $kpkg" >&2
+echo "arm64-sysroot: $(du -sh "$sysroot" | cut -f1) of libraries, $(stat -c %s "$out/vmlinux.btf") bytes of BTF ($kpkg)" >&2
 echo "# written by tests/arm64-sysroot.sh: the sysroot is complete" >"$out/sysroot.mk"

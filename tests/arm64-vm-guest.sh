@@ -8,8 +8,9 @@
 # --uprobe), leafy (frameless leaves), clocky (the vDSO), bigframes-*
 # (deep frames, Duff's device, system calls), waitkinds (--wall),
 # services (a request's lifetime, nested pprof.Do) and allocs-* (--alloc,
-# against their own runtime.MemProfile). Each step leaves its output,
-# stderr and exit status in /out; the host judges them.
+# against their own runtime.MemProfile); /image.tar, when there, is the
+# arm64 image's root, whose own ctxprof-go runs chrooted in it. Each step
+# leaves its output, stderr and exit status in /out; the host judges them.
 out=/out
 uname -m >$out/uname
 [ -e /sys/kernel/btf/vmlinux ] && echo yes >$out/btf
@@ -46,6 +47,36 @@ sleep 1
 ctxprof-go -p $warm -F 199 -d 2 -o /dev/null 2>$out/warm.err
 echo $? >$out/warm.rc
 kill $warm
+
+# the arm64 image's root (tests/image-arm64.sh exports it), chrooted:
+# its own loader, libraries and CA bundle, the machine's /proc, /sys,
+# tracefs and /dev, as a container with hostPID sees them; the target
+# runs outside it. check, then -p for 5 s with --otlp to a port no one
+# serves: libcurl and what it loads come from the image too.
+if [ -f /image.tar ]; then
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	mkdir -p /image && tar -xf /image.tar -C /image
+	mkdir -p /image/proc /image/sys /image/dev
+	mount -t proc proc /image/proc
+	mount -t sysfs sysfs /image/sys
+	mount -t tracefs tracefs /image/sys/kernel/tracing
+	mount -t bpf bpf /image/sys/fs/bpf
+	mount -t devtmpfs devtmpfs /image/dev
+	# the newest toolchain's: the glob's last
+	for b in /t/traced-*pure; do :; done
+	cp "$b" /image/tmp/traced
+	chroot /image /usr/bin/ctxprof-go check --json /tmp/traced >$out/image-check.json 2>&1
+	echo $? >$out/image-check.rc
+	"$b" -d 600s >/dev/null 2>&1 &
+	echo $! >$out/image.pid
+	chroot /image /usr/bin/ctxprof-go -p $! -F 199 -d 5 --otlp http://127.0.0.1:9 \
+		-o /tmp/image.jsonl 2>$out/image.err
+	echo $? >$out/image.rc
+	kill "$(cat $out/image.pid)"
+	cp /image/tmp/image.jsonl $out/image.jsonl
+	umount /image/dev /image/sys/fs/bpf /image/sys/kernel/tracing /image/sys /image/proc
+	echo "image $t0 $(cut -d' ' -f1 /proc/uptime)" >>$out/times
+fi
 
 # -p: every traced build at once, its jobs under 24 frames made as the
 # stack grew (moved), and the HTTP server with requests that each carry a

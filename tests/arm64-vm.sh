@@ -12,6 +12,12 @@
 #   supported, arch arm64;
 # - first, -p for 2 s on an idle httpserver (the guest kernel's first -p of
 #   a boot: see arm64-vm-guest.sh): exit status 0;
+# - the arm64 image's root (tests/image-arm64.sh leaves it in
+#   .output/arm64/image-root.tar), its ctxprof-go chrooted in it, with its
+#   own loader and libraries: check on the newest pure traced (supported),
+#   and 5 s of -p on it with --otlp to a closed port (libcurl opens, from
+#   the image): exit status 0, every burn function's samples carry their
+#   job's trace ID;
 # - in the -p recording, three /fan requests to Go 1.19's httpserver, each
 #   starting goroutines that start goroutines: at least 90% of the
 #   grandchildren's samples carry their request's trace ID (the
@@ -90,6 +96,12 @@ work=$(mktemp -d)
 trap '[ -n "${ARM64_VM_KEEP:-}" ] && cp -r "$work/out/." "$ARM64_VM_KEEP/"; rm -rf "$work"' EXIT
 stage=$work/stage
 why=$(vm_stage "$stage" "$OUTPUT/arm64/ctxprof-go") || { not_ok "$why"; done_testing; }
+# the arm64 image's root, which tests/image-arm64.sh exports
+if [ -s "$OUTPUT/arm64/image-root.tar" ]; then
+	cp "$OUTPUT/arm64/image-root.tar" "$stage/image.tar"
+else
+	not_ok "no arm64 image's root at $OUTPUT/arm64/image-root.tar (tests/image-arm64.sh exports it)"
+fi
 vm_prepare || { not_ok "the arm64 kernel and busybox could not be fetched"; done_testing; }
 cp "$TOP/tests/arm64-vm-guest.sh" "$stage/test.sh"
 oldest=$(go_toolchains | head -n 1)
@@ -134,6 +146,22 @@ for f in "$res"/check-traced-*.json; do
 	check_eq "check $name in the arm64 machine" '{"arch":"arm64","supported":true,"problems":[]}' \
 		"$(jq -c '{arch, supported, problems}' "$f" 2>&1)"
 done
+
+# the image's own ctxprof-go, chrooted in its root: its loader and
+# libraries, libcurl's too (--otlp opens it at the start)
+if [ -e "$stage/image.tar" ]; then
+	check_eq "check in the arm64 image's root (chroot): exit status" 0 "$(cat "$res/image-check.rc" 2>/dev/null)"
+	check_eq "check in the arm64 image's root" '{"arch":"arm64","supported":true,"problems":[]}' \
+		"$(jq -c '{arch, supported, problems}' "$res/image-check.json" 2>&1)"
+	check_eq "-p --otlp in the arm64 image's root: exit status" 0 "$(cat "$res/image.rc" 2>/dev/null)"
+	sed 's/^/# image: /' "$res/image.err" 2>/dev/null | grep -v 'warning: failed to attach' | head -n 8
+	check_eq "-p --otlp in the arm64 image's root: libcurl opened, from the image" \
+		"ctxprof-go: sending OTLP profiles to http://127.0.0.1:9/v1development/profiles (gzip) every 10 s" \
+		"$(grep 'sending OTLP profiles' "$res/image.err" 2>&1)"
+	jq -c --argjson p "$(cat "$res/image.pid" 2>/dev/null || echo 0)" 'select(.pid == $p)' \
+		"$res/image.jsonl" >"$work/image.jsonl" 2>/dev/null
+	job_verdicts "arm64 image's ctxprof-go, traced" "$work/image.jsonl" 20
+fi
 
 # of records: the samples of stacks in main.burnDo, and those whole to runtime.goexit
 DEEP_JQ='[.[].stacks[] | select(any(.frames[]; .func == "main.burnDo"))] |

@@ -16,8 +16,11 @@
 #   security context, capabilities, the seccomp profile, read-only mounts,
 #   env with the node's name), not privileged; only OTLP's endpoint is this
 #   test's Collector.
-# Checks: the image holds no shell, compiler or package manager, and its
-# size is printed; the agent's container is not privileged and has exactly
+# Checks: make image twice leaves no image untagged (the first one's is
+# removed); the image holds no shell, compiler or package manager, and its
+# size is printed; its own command, run with the pod's grants but no OTLP
+# endpoint, warns that the records go nowhere (the agent, with one, does
+# not); the agent's container is not privileged and has exactly
 # the manifest's capabilities; every trace ID of the service arrives at the
 # sink, each sample of them with the service container's container.id and
 # the node's name; so does every trace ID sent to the zero-code service,
@@ -69,11 +72,27 @@ mini_image() {
 }
 
 # --- the image ---
+# dangling: the untagged images podman has
+dangling() { "${POD[@]}" images --filter dangling=true --format '{{.Id}}' --no-trunc | sort -u; }
+before=$(dangling)
 if out=$(make -C "$TOP" --no-print-directory image 2>&1); then
 	ok "make image: $(tail -n 1 <<<"$out")"
 else
 	not_ok "make image failed: $(tail -n 5 <<<"$out")"
 	done_testing
+fi
+# a second make image: the image the first one made is removed, not left untagged
+first=$("${POD[@]}" image inspect --format '{{.Id}}' localhost/ctxprof-go:latest)
+if out=$(make -C "$TOP" --no-print-directory image 2>&1); then
+	second=$("${POD[@]}" image inspect --format '{{.Id}}' localhost/ctxprof-go:latest)
+	left=$(comm -13 <(echo "$before") <(dangling) | tr '\n' ' ')
+	if [ "$first" != "$second" ] && ! "${POD[@]}" image exists "$first" && [ -z "$left" ]; then
+		ok "make image twice: a new image (${second:0:12}), the first (${first:0:12}) removed, no image left dangling"
+	else
+		not_ok "make image twice: ${first:0:12}, then ${second:0:12}; the first still there: $("${POD[@]}" image exists "$first" && echo yes || echo no); dangling since: ${left:-none}"
+	fi
+else
+	not_ok "make image, a second time, failed: $(tail -n 5 <<<"$out")"
 fi
 files=$("${POD[@]}" run --rm --ulimit nofile=10000:10000 --ulimit nproc=4096:4096 --entrypoint /usr/bin/ctxprof-go \
 	localhost/ctxprof-go:latest --version 2>&1)
@@ -138,6 +157,33 @@ mapfile -t args < <(python3 "$TOP/tests/pod-podman.py" "$TOP/deploy/kubernetes/c
 	"$TOP/deploy/kubernetes" "OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$cport")
 [ ${#args[@]} -gt 2 ] || { not_ok "the DaemonSet's pod template could not be read"; done_testing; }
 grace=${args[0]}
+
+# the image's own command (-o /dev/null) with the pod's grants and no
+# OTLP endpoint keeps no record: it says so. In a network of its own, its
+# :9464 is not the agent's.
+bare=()
+for ((i = 1; i < ${#args[@]}; i++)); do
+	case ${args[i]} in
+	localhost/ctxprof-go:latest) break ;;
+	OTEL_EXPORTER_OTLP_ENDPOINT=*) unset 'bare[-1]' ;;
+	*) bare+=("${args[i]}") ;;
+	esac
+done
+names+=(ctxprof-test-bare-$tag)
+if bare_id=$("${POD[@]}" run -d --ulimit nofile=10000:10000 --ulimit nproc=4096:4096 --name "ctxprof-test-bare-$tag" \
+	"${bare[@]}" localhost/ctxprof-go:latest); then
+	for _ in $(seq 600); do
+		"${POD[@]}" logs "$bare_id" 2>&1 | grep -q 'Ctrl-C to stop' && break
+		"${POD[@]}" inspect --format '{{.State.Running}}' "$bare_id" | grep -q true || break
+		sleep 0.1
+	done
+	check_eq "the image's command with no OTLP endpoint: a warning that the records go nowhere" \
+		"ctxprof-go: warning: the records go nowhere: -o /dev/null, and no OTLP endpoint (give --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT); /metrics serves counts, not records" \
+		"$("${POD[@]}" logs "$bare_id" 2>&1 | grep 'records go nowhere')"
+	"${POD[@]}" rm -f -t 0 "$bare_id" >/dev/null 2>&1
+else
+	not_ok "the image's command, with no OTLP endpoint, did not start"
+fi
 echo "# podman run ${args[*]:1}"
 agent=$("${RUN[@]}" --name "ctxprof-test-agent-$tag" "${args[@]:1}") || { not_ok "the agent did not start"; done_testing; }
 for _ in $(seq 600); do
@@ -146,6 +192,8 @@ for _ in $(seq 600); do
 	sleep 0.1
 done
 "${POD[@]}" logs "$agent" 2>&1 | sed 's/^/# agent: /' | head -n 5
+check_eq "the agent, with its OTLP endpoint: no warning that the records go nowhere" 0 \
+	"$("${POD[@]}" logs "$agent" 2>&1 | grep -c 'records go nowhere')"
 check_eq "the agent's container is not privileged" false "$("${POD[@]}" inspect --format '{{.HostConfig.Privileged}}' "$agent")"
 check_eq "the agent's capabilities are the manifest's" "CAP_BPF CAP_CHECKPOINT_RESTORE CAP_DAC_READ_SEARCH CAP_PERFMON CAP_SYS_NICE CAP_SYS_PTRACE" \
 	"$("${POD[@]}" inspect --format '{{range .EffectiveCaps}}{{.}} {{end}}' "$agent" | tr ' ' '\n' | grep . | sort | tr '\n' ' ' | sed 's/ $//')"

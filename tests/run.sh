@@ -79,7 +79,8 @@ settle() {
 # The checks that read files and build, and time nothing, run in two lanes
 # side by side before any program is profiled: a profiled host must not
 # have builds running beside it (--all would take them for targets).
-# Tests that use the arm64 sysroot share a lane: the first fetches it.
+# Tests that use the arm64 sysroot share a lane: the first fetches it;
+# the arm64 image's root, exported there, is for the arm64 machine's test.
 unit=$(go_build "$(go_toolchains | tail -n 1)" plain)
 {
 	for t in "$OUTPUT"/tests/* "$OUTPUT"/san/tests/*; do
@@ -104,6 +105,7 @@ printf '%s\tbash %q\n' \
 	"pclntab: agreement with go tool addr2line" "$TOP/tests/pclntab-addr2line.sh" \
 	"arm64: make ARCH=arm64 on this machine, the result under qemu-user" "$TOP/tests/arm64-build.sh" \
 	"package: make deb (amd64, arm64), lintian, installed and purged in a fresh Debian 12" "$TOP/tests/deb.sh" \
+	"arm64: make image ARCH=arm64, an image of Debian's arm64 packages holding all it loads" "$TOP/tests/image-arm64.sh" \
 	>"$lanes/b"
 lane "$lanes/a" &
 lane "$lanes/b" &
