@@ -8,6 +8,8 @@
 # - a zero-code one: testdata/httpserver (newest Go, plain), no labels,
 #   whose requests carry a traceparent (the trace sources' uprobes, as
 #   tracefs uprobe events: the manifest mounts the host's tracefs);
+# - on the host, testdata/lockedthreads, whose thread OBI's map (made
+#   here as OBI makes it, unless there) says works for a trace;
 # - the Collector (testdata/otelcol, built from Debian's sources as
 #   tests/otlp.sh builds it) with its libraries in an image, forwarding to
 #   testdata/otlpsink on the host;
@@ -24,7 +26,9 @@
 # the manifest's capabilities; every trace ID of the service arrives at the
 # sink, each sample of them with the service container's container.id and
 # the node's name; so does every trace ID sent to the zero-code service,
-# under its container.id; /metrics, read twice around the sink's count with no
+# under its container.id; so does the trace OBI keeps for a thread of
+# testdata/lockedthreads on the host, in traces_ctx_v1 pinned in the
+# host's bpffs (the manifest mounts it); /metrics, read twice around the sink's count with no
 # send between, says the samples the sink has; podman stop (the manifest's
 # grace period) ends the agent with exit status 0 and delivers its last
 # interval: the sink then has every sample the agent's statistics line says
@@ -151,6 +155,33 @@ svc_pid=$("${POD[@]}" inspect --format '{{.State.Pid}}' "$svc_id")
 check_eq "the service runs in a PID namespace of its own" 1 \
 	"$(awk '/^NSpid:/ { print $NF }' "/proc/$svc_pid/status" 2>/dev/null)"
 
+# OBI on the host: its traces_ctx_v1 in the host's bpffs, which the
+# manifest mounts (made and pinned here as OBI does, unless it is there);
+# a thread of testdata/lockedthreads, on the host, works for OBI_TRACE
+OBI_TRACE=0b100000000000000000000000c0de01 OBI_SPAN=0b10000000c0de01
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+obi_map=/sys/fs/bpf/otel/traces_ctx_v1
+made_obi=
+if [ ! -e "$obi_map" ]; then
+	mkdir -p -m 1700 /sys/fs/bpf/otel && made_obi=1
+	bpftool map create "$obi_map" type lru_hash key 8 value 24 entries 16384 name traces_ctx_v1 ||
+		not_ok "bpftool could not pin OBI's map at $obi_map"
+fi
+lt_bin=$(go_build "$last" plain lockedthreads) || not_ok "go$last lockedthreads: build failed"
+"$lt_bin" -d 600s >"$work/tids" 2>/dev/null &
+lt_pid=$!
+wait_line "$work/tids" '^unlabeled [0-9]+$' 100
+lt_key=$(pid_tgid_key "$lt_pid" "$(sed -n 's/^unlabeled //p' "$work/tids")")
+obi_done() {
+	# shellcheck disable=SC2086
+	bpftool map delete pinned "$obi_map" key hex $lt_key 2>/dev/null
+	[ -z "$made_obi" ] || rm -rf /sys/fs/bpf/otel
+}
+trap 'obi_done; cleanup_containers; kill $(jobs -p) 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
+# shellcheck disable=SC2046,SC2086
+bpftool map update pinned "$obi_map" key hex $lt_key value hex $(sed 's/../& /g' <<<"$OBI_TRACE$OBI_SPAN") ||
+	not_ok "bpftool could not write OBI's entry"
+
 # --- the agent, as the DaemonSet's pod template says ---
 node=$(hostname)
 mapfile -t args < <(python3 "$TOP/tests/pod-podman.py" "$TOP/deploy/kubernetes/ctxprof-go.yaml" agent "$node" \
@@ -226,6 +257,17 @@ for _ in $(seq 30); do
 done
 check_eq "every trace ID of the zero-code service (traceparent, no labels) arrives, under its container.id" \
 	"$(tr '\n' ' ' <<<"$zc_traces")" "$(zc_got | grep -Fx -f <(echo "$zc_traces") | tr '\n' ' ')"
+# obi_got: the trace IDs at the sink of testdata/lockedthreads on the host
+obi_got() {
+	jq -r --arg p "$lt_pid" 'select((.resource["process.pid"] | tostring) == $p) | .trace_id // empty' \
+		"$work/sink/samples.jsonl" 2>/dev/null | sort -u
+}
+for _ in $(seq 30); do
+	obi_got | grep -qFx "$OBI_TRACE" && break
+	sleep 1
+done
+check_eq "OBI's trace ID for a thread, from its map in the host's bpffs, arrives: the obi source in the pod" \
+	"$OBI_TRACE" "$(obi_got | grep -Fx "$OBI_TRACE")"
 check_eq "the service's samples carry the node's name (the downward API's, through OTEL_RESOURCE_ATTRIBUTES)" "$node" \
 	"$(jq -r --arg c "$svc_id" 'select(.resource["container.id"] == $c) | .resource["k8s.node.name"]' "$work/sink/samples.jsonl" | sort -u | tr '\n' ' ' | sed 's/ $//')"
 

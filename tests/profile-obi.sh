@@ -94,7 +94,7 @@ start_fixture "$v_old" || { not_ok "go$v_old lockedthreads did not start"; done_
 ctxprof_start "$work/2.err" "$work/2.jsonl" -p "$pid" --bpffs "$work/obi2" -d 4 -i 1 -v ||
 	not_ok "ctxprof-go first: it did not start: $(tail -n 3 "$work/2.err")"
 check_eq "ctxprof-go first: it made and pinned OBI's map" "1 1" \
-	"$(grep -c ", pinned there for OBI\$" "$work/2.err") $(bpftool map show pinned "$work/obi2/otel/traces_ctx_v1" 2>/dev/null |
+	"$(grep -c ": absent (OBI has not run), made and pinned there for OBI\$" "$work/2.err") $(bpftool map show pinned "$work/obi2/otel/traces_ctx_v1" 2>/dev/null |
 		grep -c 'lru_hash  name traces_ctx_v1  flags 0x0')"
 obi_fill "$work/obi2" "$pid" "$unlabeled" "$OBI_TRACE" "$OBI_SPAN" &&
 	obi_fill "$work/obi2" "$pid" "$labeled" "$OTHER_TRACE" "$OTHER_SPAN" || not_ok "bpftool could not write the entries"

@@ -45,7 +45,8 @@ int obi_map__open(const char *bpffs, bool *created, char *why, size_t len)
 		return -ENAMETOOLONG;
 	}
 	if (!bpffs__is(bpffs)) {
-		snprintf(why, len, "%s is no bpffs (mount one there: mount -t bpf bpf %s, or name one "
+		snprintf(why, len, "%s is no bpffs (mount one there: mount -t bpf bpf %s; in a "
+			 "container, the host's, as deploy/kubernetes/ctxprof-go.yaml does; or name one "
 			 "with --bpffs)", bpffs, bpffs);
 		return -ENOENT;
 	}

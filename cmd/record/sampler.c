@@ -77,7 +77,9 @@ static int share_obi_map(struct sampler *s)
 			s->obi = true;
 			if (c->verbose)
 				fprintf(stderr, "ctxprof-go: OBI's traces from %s/otel/%s%s\n", c->bpffs,
-					OBI_MAP_NAME, created ? ", pinned there for OBI" : "");
+					OBI_MAP_NAME,
+					created ? ": absent (OBI has not run), made and pinned there for OBI" :
+						  "");
 			return 0;
 		}
 		if (c->verbose)
