@@ -16,6 +16,7 @@
 #include "cmd/output/otlp_export.h"
 #include "cmd/record/aggregate.h"
 #include "cmd/record/custom.h"
+#include "cmd/util/duration.h"
 #include "cmd/util/procfs.h"
 #include "offsets/go_binary.h"
 #include "profile_args.h"
@@ -247,58 +248,6 @@ static int set_string(struct session_config *o, size_t m, const char *arg)
 	return ARG_OK;
 }
 
-/* A Go duration's units, two-letter ones first so that "ms" is not "m" then "s". */
-static const struct {
-	const char *name;
-	double seconds;
-} duration_units[] = {
-	{ "ns", 1e-9 }, { "us", 1e-6 }, { "\xc2\xb5s", 1e-6 }, { "\xce\xbcs", 1e-6 },
-	{ "ms", 1e-3 }, { "s", 1 },	{ "m", 60 },		   { "h", 3600 },
-};
-
-/* S as Go writes durations: decimal numbers each with a unit, "1m30s"; -1 if it is none. */
-static int parse_go_duration(const char *s, double *out)
-{
-	char num[32], *end;
-	size_t n, i;
-	double v;
-
-	*out = 0;
-	while (*s) {
-		n = strspn(s, "0123456789.");
-		if (!n || n >= sizeof(num) || !strpbrk(memcpy(num, s, n), "0123456789"))
-			return -1;
-		num[n] = '\0';
-		v = strtod(num, &end);
-		if (*end)
-			return -1;
-		s += n;
-		for (i = 0; i < sizeof(duration_units) / sizeof(duration_units[0]); i++)
-			if (!strncmp(s, duration_units[i].name, strlen(duration_units[i].name)))
-				break;
-		if (i == sizeof(duration_units) / sizeof(duration_units[0]))
-			return -1;
-		*out += v * duration_units[i].seconds;
-		s += strlen(duration_units[i].name);
-	}
-	return 0;
-}
-
-/* Plain seconds, or a Go duration (500ms, 10s, 2m, 1m30s): more than 0, at most 1e7 s. */
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	if (errno || end == s || *end) {
-		errno = 0;
-		if (!*s || parse_go_duration(s, out))
-			return -1;
-	}
-	return *out <= 0 || *out > 1e7 ? -1 : 0;
-}
-
 /* An integer from LO to HI, or false. */
 static bool parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
 {
@@ -359,7 +308,7 @@ static int parse_frequency(struct session_config *o, size_t m, const char *arg)
 
 static int parse_duration(struct session_config *o, size_t m, const char *arg)
 {
-	if (!parse_seconds(arg, &o->duration))
+	if (!duration__seconds(arg, &o->duration))
 		return ARG_OK;
 	fprintf(stderr, "invalid duration '%s' (seconds, or a Go duration such as 500ms, 10s, 2m; "
 			"more than 0, at most 10000000 s)\n", arg);
@@ -368,7 +317,7 @@ static int parse_duration(struct session_config *o, size_t m, const char *arg)
 
 static int parse_interval(struct session_config *o, size_t m, const char *arg)
 {
-	if (!parse_seconds(arg, &o->interval))
+	if (!duration__seconds(arg, &o->interval))
 		return ARG_OK;
 	fprintf(stderr, "invalid interval '%s' (seconds, or a Go duration such as 500ms, 10s, 2m; "
 			"more than 0, at most 10000000 s)\n", arg);
@@ -759,7 +708,7 @@ static int parse_operands(int argc, char **argv, struct session_config *o)
 
 	if (pids_split(argc, argv, o))
 		return -1;
-	if (optind + 1 < argc || parse_seconds(argv[optind], &d)) {
+	if (optind + 1 < argc || duration__seconds(argv[optind], &d)) {
 		fprintf(stderr, "unexpected argument '%s': neither a duration in seconds nor a "
 				"subcommand (check, addr2line, convert)\n",
 			argv[optind]);
