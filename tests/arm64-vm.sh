@@ -16,8 +16,9 @@
 #   .output/arm64/image-root.tar), its ctxprof-go chrooted in it, with its
 #   own loader and libraries: check on the newest pure traced (supported),
 #   and 5 s of -p on it with --otlp to a closed port (libcurl opens, from
-#   the image): exit status 0, every burn function's samples carry their
-#   job's trace ID;
+#   the image, and says the connection was refused): exit status 1, nothing
+#   delivered, said last; every burn function's samples carry their job's
+#   trace ID;
 # - in the -p recording, three /fan requests to Go 1.19's httpserver, each
 #   starting goroutines that start goroutines: at least 90% of the
 #   grandchildren's samples carry their request's trace ID (the
@@ -153,7 +154,13 @@ if [ -e "$stage/image.tar" ]; then
 	check_eq "check in the arm64 image's root (chroot): exit status" 0 "$(cat "$res/image-check.rc" 2>/dev/null)"
 	check_eq "check in the arm64 image's root" '{"arch":"arm64","supported":true,"problems":[]}' \
 		"$(jq -c '{arch, supported, problems}' "$res/image-check.json" 2>&1)"
-	check_eq "-p --otlp in the arm64 image's root: exit status" 0 "$(cat "$res/image.rc" 2>/dev/null)"
+	# nothing serves the port: its samples are not delivered, which fails the run
+	check_eq "-p --otlp in the arm64 image's root: exit status, nothing delivered" 1 "$(cat "$res/image.rc" 2>/dev/null)"
+	check_eq "-p --otlp in the arm64 image's root: its last line, after libcurl's connection refused" \
+		"ctxprof-go: failed to send OTLP profiles to http://127.0.0.1:9/v1development/profiles" \
+		"$(tail -n 1 "$res/image.err" | cut -d: -f1-4)"
+	check_eq "-p --otlp in the arm64 image's root: libcurl's own error said" yes \
+		"$(grep -q "127.0.0.1:9/v1development/profiles: Failed to connect to 127.0.0.1 port 9" "$res/image.err" && echo yes)"
 	sed 's/^/# image: /' "$res/image.err" 2>/dev/null | grep -v 'warning: failed to attach' | head -n 8
 	check_eq "-p --otlp in the arm64 image's root: libcurl opened, from the image" \
 		"ctxprof-go: sending OTLP profiles to http://127.0.0.1:9/v1development/profiles (gzip) every 10 s" \

@@ -348,8 +348,10 @@ total=$(jq -s 'map(.samples) | add' "$d/out.jsonl")
 if [[ $(stats_line "$d/err") =~ \ 0\ requests\ sent.*\ ([0-9]+)\ dropped\ \(([0-9]+)\ samples\) ]] &&
 	[ "${BASH_REMATCH[1]}" -gt 0 ] && [ "${BASH_REMATCH[2]}" = "$total" ]; then
 	ok "absent: every request dropped and counted, with all $total samples: $(stats_line "$d/err")"
+	reqs="${BASH_REMATCH[1]} requests"
+	[ "${BASH_REMATCH[1]}" != 1 ] || reqs="1 request"
 	check_eq "absent: the last line says what was not delivered" \
-		"ctxprof-go: failed to send OTLP profiles to http://127.0.0.1:$cport/v1development/profiles: $total samples in ${BASH_REMATCH[1]} requests not delivered (the statistics line says why)" \
+		"ctxprof-go: failed to send OTLP profiles to http://127.0.0.1:$cport/v1development/profiles: $total samples in $reqs not delivered (the statistics line says why)" \
 		"$(tail -n 1 "$d/err")"
 else
 	not_ok "absent: statistics: $(stats_line "$d/err") (the records hold $total samples)"
@@ -366,7 +368,7 @@ hits=$(wc -l <"$d/sink/headers.jsonl")
 if [ "$said" = 1 ] && [[ $line == *"HTTP 400"*"the sink was told to answer so"* ]] &&
 	[[ $(stats_line "$d/err") =~ \ 0\ retries,\ ${hits}\ dropped ]]; then
 	ok "refused: one message with the collector's own ('$line'); $hits requests, each tried once"
-	grep -q "^ctxprof-go: failed to send OTLP profiles to .*: [0-9]* samples in $hits requests not delivered" "$d/err" &&
+	grep -qE "^ctxprof-go: failed to send OTLP profiles to .*: [0-9]+ samples? in $hits requests? not delivered" "$d/err" &&
 		ok "refused: the last line: $(tail -n 1 "$d/err")" ||
 		not_ok "refused: no line of the $hits requests not delivered: $(tail -n 1 "$d/err")"
 else

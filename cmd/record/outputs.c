@@ -301,11 +301,13 @@ int outputs__otlp_failed(const struct outputs *o)
 	fprintf(stderr, "ctxprof-go: failed to send OTLP profiles to %s: ",
 		o->otlp_settings.cfg->otlp.url);
 	if (st.dropped)
-		fprintf(stderr, "%llu samples in %llu requests not delivered%s",
-			(unsigned long long)st.dropped_samples, (unsigned long long)st.dropped,
+		fprintf(stderr, "%llu sample%s in %llu request%s not delivered%s",
+			(unsigned long long)st.dropped_samples, st.dropped_samples == 1 ? "" : "s",
+			(unsigned long long)st.dropped, st.dropped == 1 ? "" : "s",
 			st.rejected ? ", and " : "");
 	if (st.rejected)
-		fprintf(stderr, "%llu profiles rejected by the collector", (unsigned long long)st.rejected);
+		fprintf(stderr, "%llu profile%s rejected by the collector",
+			(unsigned long long)st.rejected, st.rejected == 1 ? "" : "s");
 	fprintf(stderr, " (the statistics line says why)\n");
 	return -EIO;
 }
