@@ -213,9 +213,6 @@ static void print_alloc_stats(const struct stats_view *v)
 		(unsigned long long)st.alloc_samples, (unsigned long long)watched, missed);
 }
 
-/* the plural's "s" of a count, where one request is one request */
-#define S(n) ((n) == 1 ? "" : "s")
-
 /* --otlp: what reached the collector, and what did not; during the run, what so far. */
 static void print_otlp_stats(const struct stats_view *v)
 {
@@ -227,15 +224,15 @@ static void print_otlp_stats(const struct stats_view *v)
 		"ctxprof-go: otlp: %llu request%s sent to %s (%llu samples, %llu bytes), %llu %s, "
 		"%llu dropped (%llu samples), %llu profile%s rejected by the collector; queue high "
 		"water %llu of %zu",
-		(unsigned long long)st.requests, S(st.requests), v->cfg->otlp.url,
+		(unsigned long long)st.requests, plural(st.requests), v->cfg->otlp.url,
 		(unsigned long long)st.samples, (unsigned long long)st.bytes,
 		(unsigned long long)st.retries, st.retries == 1 ? "retry" : "retries",
 		(unsigned long long)st.dropped, (unsigned long long)st.dropped_samples,
-		(unsigned long long)st.rejected, S(st.rejected), (unsigned long long)st.queue_high,
+		(unsigned long long)st.rejected, plural(st.rejected), (unsigned long long)st.queue_high,
 		v->cfg->otlp.queue_max);
 	if (st.splits)
 		fprintf(stderr, "; %llu request%s cut in halves for their size",
-			(unsigned long long)st.splits, S(st.splits));
+			(unsigned long long)st.splits, plural(st.splits));
 	if (st.dropped)
 		fprintf(stderr,
 			"; dropped for: a full queue %llu, refusal %llu, size %llu, no answer in time %llu",
