@@ -53,7 +53,7 @@ VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LIBS := libbpf libelf libdw jansson zlib libprotobuf-c libcurl
 CFLAGS ?= -g -O2
 WARNINGS := -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers
-ALL_CFLAGS = $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE -DCTXPROF_VERSION='"$(VERSION)"' \
+ALL_CFLAGS = $(CFLAGS) $(WARNINGS) -std=gnu11 -D_GNU_SOURCE \
 	-iquote . -I$(OUTPUT) -I$(OUTPUT)/otlp $(shell $(PKG_CONFIG) --cflags $(LIBS) 2>/dev/null)
 # libcurl is not linked: --otlp opens it (cmd/output/otlp_export.c), its headers suffice
 LINK_LIBS := $(filter-out libcurl,$(LIBS))
@@ -224,6 +224,10 @@ $(1)/%.o: %.c $$(GOLAYOUT_INC) $$(BPF_SKELS) $$(OTLP_PB_H) $$(HDRS)
 	$$(Q)mkdir -p $$(@D)
 	$$(Q)$$($(2)) $$(ALL_CFLAGS) $$($(3)) -c $$< -o $$@
 
+# the version string is one object's: a new commit relinks, and never
+# leaves objects that disagree on it
+$(1)/cmd/util/version.o: $(OUTPUT)/version_string.h
+
 $(1)/otlp/%.pb-c.o: $(OUTPUT)/otlp/%.pb-c.c $$(OTLP_PB_H)
 	$$(call msg,CC$(4),$$@)
 	$$(Q)mkdir -p $$(@D)
@@ -257,6 +261,11 @@ ifneq ($(shell cat $(ARCH_STAMP) 2>/dev/null),$(ARCH))
 ctxprof-go: FORCE
 endif
 FORCE:
+
+# rewritten only when git describe says another version
+$(OUTPUT)/version_string.h: FORCE | $(OUTPUT)
+	$(Q)printf '#define CTXPROF_VERSION "%s"\n' '$(VERSION)' >$@.tmp && \
+		{ cmp -s $@.tmp $@ && rm -f $@.tmp || mv -f $@.tmp $@; }
 
 ctxprof-go: $(CMD_OBJS) $(LIB_OBJS)
 	$(call msg,BINARY,$@)

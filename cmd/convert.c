@@ -18,6 +18,7 @@
 #include "cmd/output/speedscope.h"
 #include "cmd/output/writer.h"
 #include "cmd/util/hashmap.h"
+#include "cmd/util/plural.h"
 #include "cmd/util/strbuf.h"
 #include "convert.h"
 
@@ -225,7 +226,7 @@ static int read_input(struct reading *rd, size_t idx, const char *name)
 	if (dup) {
 		fprintf(stderr, "ctxprof-go: %s: %zu record%s came already in %s (a file read twice?): "
 				"counted once\n",
-			shown(name), dup, dup == 1 ? "" : "s", shown(rd->names[from]));
+			shown(name), dup, plural(dup), shown(rd->names[from]));
 		if (rd->rs)
 			recset__duplicates(rd->rs, dup);
 	}

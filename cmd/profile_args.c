@@ -18,6 +18,7 @@
 #include "cmd/record/custom.h"
 #include "cmd/util/duration.h"
 #include "cmd/util/procfs.h"
+#include "cmd/util/version.h"
 #include "offsets/go_binary.h"
 #include "profile_args.h"
 
@@ -527,7 +528,7 @@ static int print_help(struct session_config *o, size_t m, const char *arg)
 
 static int print_version(struct session_config *o, size_t m, const char *arg)
 {
-	printf("ctxprof-go %s\n", CTXPROF_VERSION);
+	printf("%s\n", ctxprof_generator);
 	return ARG_EXIT;
 }
 

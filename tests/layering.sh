@@ -8,7 +8,8 @@
 # cmd/symbols/ and cmd/output/ are side by side: neither includes the other.
 # A quoted include resolves as the compiler resolves it: beside the file,
 # then from the top of the tree (-iquote .), then from .output/ (generated:
-# the BPF skeleton counts as bpf/, the golayout tables as golayout/).
+# the BPF skeleton counts as bpf/, the golayout tables as golayout/, the
+# version string as cmd/util/).
 #
 # Within a folder, files may call each other, but never in a circle: the
 # calls between the .c files of one folder (a name one file defines, not
@@ -50,6 +51,7 @@ resolve() {
 		case $inc in
 		*.skel.h) p=bpf/$inc ;;
 		golayout_*.inc) p=golayout/$inc ;;
+		version_string.h) p=cmd/util/$inc ;;
 		vmlinux.h) p=bpf/$inc ;;
 		opentelemetry/proto/*.pb-c.h) p=proto/${inc##*/} ;;
 		*) p="?" ;;

@@ -12,6 +12,7 @@
 
 #include "cmd/util/clock.h"
 #include "cmd/util/excerpt.h"
+#include "cmd/util/plural.h"
 #include "cmd/util/strbuf.h"
 #include "opentelemetry/proto/collector/profiles/v1development/profiles_service.pb-c.h"
 #include "otlp_export.h"
@@ -691,7 +692,7 @@ void otlp_export__stop(struct otlp_export *e, struct otlp_export_stats *out)
 	pending = e->n + e->inflight;
 	if (pending)
 		fprintf(stderr, "ctxprof-go: otlp: sending %zu request%s to %s before exiting, for %.1f s at most%s\n",
-			pending, pending == 1 ? "" : "s", e->cfg.url, ms / 1000.0,
+			pending, plural(pending), e->cfg.url, ms / 1000.0,
 			heard ? "" : " (it has answered none in this run)");
 	pthread_cond_broadcast(&e->cv);
 	pthread_mutex_unlock(&e->mu);

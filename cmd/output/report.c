@@ -10,6 +10,7 @@
 #include "cmd/util/hashmap.h"
 #include "cmd/util/outfile.h"
 #include "cmd/util/strbuf.h"
+#include "cmd/util/version.h"
 #include "jsonw.h"
 #include "report.h"
 #include "report_assets.h"
@@ -370,7 +371,7 @@ static int put_data(struct strbuf *b, struct recset *rs, const char *source)
 		 "time (at most %d, holding at most %s stack frames and %s sample times)",
 		 full, REPORT_MAX_TRACES, grouped(REPORT_MAX_FRAMES, n1), grouped(REPORT_MAX_TIMES, n2));
 	jsonw__raw(b, "{\"format\":\"ctxprof-go report 1\",\"generator\":");
-	jsonw__cstr(b, "ctxprof-go " CTXPROF_VERSION);
+	jsonw__cstr(b, ctxprof_generator);
 	jsonw__raw(b, ",\"source\":");
 	jsonw__cstr(b, source);
 	jsonw__raw(b, ",\"created_us\":");

@@ -8,6 +8,7 @@
 #include "cmd/util/hashmap.h"
 #include "cmd/util/outfile.h"
 #include "cmd/util/vec.h"
+#include "cmd/util/version.h"
 #include "jsonw.h"
 #include "speedscope.h"
 
@@ -418,7 +419,7 @@ static int write_document(struct writer *w, const char *path, const char *name)
 	jsonw__raw(&doc, "{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\"name\":");
 	jsonw__cstr(&doc, name);
 	jsonw__raw(&doc, ",\"exporter\":");
-	jsonw__cstr(&doc, "ctxprof-go " CTXPROF_VERSION);
+	jsonw__cstr(&doc, ctxprof_generator);
 	jsonw__raw(&doc, ",\"activeProfileIndex\":0,\"shared\":{\"frames\":[");
 	strbuf__put(&doc, w->shared.p, w->shared.n);
 	jsonw__raw(&doc, "]},\"profiles\":[");

@@ -17,7 +17,9 @@
 #include "cmd/output/summary.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/otel_env.h"
+#include "cmd/util/plural.h"
 #include "cmd/util/strbuf.h"
+#include "cmd/util/version.h"
 #include "aggregate.h"
 #include "outputs.h"
 #include "session_config.h"
@@ -65,7 +67,7 @@ static int start_otlp(struct otlp_out *o, const struct session_config *c, uint64
 	char err[256], host[256] = "";
 	int ret;
 
-	o->otlp = otlp__new(CTXPROF_VERSION, period_ns, c->wall ? NSEC_PER_SEC / c->wall_hz : 0);
+	o->otlp = otlp__new(ctxprof_version, period_ns, c->wall ? NSEC_PER_SEC / c->wall_hz : 0);
 	if (!o->otlp || otlp_id_keys(o->otlp, c) ||
 	    (c->otlp_labels_set && otlp__set_labels(o->otlp, c->otlp_labels, c->notlp_labels)))
 		return -ENOMEM;
@@ -78,7 +80,7 @@ static int start_otlp(struct otlp_out *o, const struct session_config *c, uint64
 	if ((!attrs || !strstr(attrs, "host.name")) && !gethostname(host, sizeof(host) - 1) &&
 	    (ret = otlp__set_attribute(o->otlp, "host.name", host)))
 		return ret;
-	o->export = otlp_export__start(&c->otlp, CTXPROF_VERSION, err, sizeof(err));
+	o->export = otlp_export__start(&c->otlp, ctxprof_version, err, sizeof(err));
 	if (!o->export) {
 		fprintf(stderr, "failed to start sending OTLP profiles: %s\n", err);
 		return -EINVAL;
@@ -302,12 +304,12 @@ int outputs__otlp_failed(const struct outputs *o)
 		o->otlp_settings.cfg->otlp.url);
 	if (st.dropped)
 		fprintf(stderr, "%llu sample%s in %llu request%s not delivered%s",
-			(unsigned long long)st.dropped_samples, st.dropped_samples == 1 ? "" : "s",
-			(unsigned long long)st.dropped, st.dropped == 1 ? "" : "s",
+			(unsigned long long)st.dropped_samples, plural(st.dropped_samples),
+			(unsigned long long)st.dropped, plural(st.dropped),
 			st.rejected ? ", and " : "");
 	if (st.rejected)
 		fprintf(stderr, "%llu profile%s rejected by the collector",
-			(unsigned long long)st.rejected, st.rejected == 1 ? "" : "s");
+			(unsigned long long)st.rejected, plural(st.rejected));
 	fprintf(stderr, " (the statistics line says why)\n");
 	return -EIO;
 }

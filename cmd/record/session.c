@@ -17,6 +17,7 @@
 #include "cmd/output/otlp_export.h"
 #include "cmd/util/clock.h"
 #include "cmd/util/outfile.h"
+#include "cmd/util/plural.h"
 #include "aggregate.h"
 #include "processes.h"
 #include "outputs.h"
@@ -769,7 +770,7 @@ static void say_ready(struct session *s)
 	else if (c->sampling)
 		fprintf(stderr,
 			"ctxprof-go: sampling %d target%s at %lu Hz on %d CPUs%s; Ctrl-C to stop\n",
-			ntargets, ntargets == 1 ? "" : "s", c->freq, sampler__nevents(s->sampler),
+			ntargets, plural(ntargets), c->freq, sampler__nevents(s->sampler),
 			c->traced_only ? ", traced goroutines only" : "");
 	else
 		fprintf(stderr, "ctxprof-go: recording custom-trace events; Ctrl-C to stop\n");

@@ -12,7 +12,9 @@
 #include "cmd/output/metrics_http.h"
 #include "cmd/output/otlp.h"
 #include "cmd/util/clock.h"
+#include "cmd/util/plural.h"
 #include "cmd/util/strbuf.h"
+#include "cmd/util/version.h"
 #include "aggregate.h"
 #include "processes.h"
 #include "budget_probe.h"
@@ -36,12 +38,6 @@ static void kernel_stats(const struct stats_view *v, __u64 totals[STAT_MAX])
 			totals[k] += vals[i];
 	}
 	free(vals);
-}
-
-/* "s" for any count but 1: "1 sample", "2 samples" */
-static const char *plural(unsigned long long n)
-{
-	return n == 1 ? "" : "s";
 }
 
 /* Why the rings' reader did not run SCHED_FIFO, from the errno it got; "" when unknown. */
@@ -349,6 +345,7 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	struct budget_account gone;
 	struct strbuf b = {};
 	struct agg_stats st;
+	char labels[128];
 	uint64_t watched;
 	double missed;
 	int kind;
@@ -358,7 +355,8 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	kernel_stats(v, totals);
 	aggregate__stats(v->agg, &st);
 	metric(&b, "build_info", "gauge", "ctxprof-go's version, as its label; always 1.");
-	value(&b, "build_info", "{version=\"" CTXPROF_VERSION "\"}", 1);
+	snprintf(labels, sizeof(labels), "{version=\"%s\"}", ctxprof_version);
+	value(&b, "build_info", labels, 1);
 	publish_self(&b);
 	metric(&b, "samples_total", "counter", "CPU samples taken of targets.");
 	value(&b, "samples_total", "", st.samples);
