@@ -253,7 +253,13 @@ read -r total traced ids < <(jq -s -r --argjson p "${srv19:-0}" --rawfile sent "
 if [ "${total:-0}" -ge 50 ] && [ $((${traced:-0} * 100)) -ge $((total * 90)) ] && [ "${ids:-0}" = 3 ]; then
 	ok "Go $oldest httpserver: main.fanGrandchildBurn samples with their request's trace ID: $traced of $total, all 3 requests"
 else
-	not_ok "Go $oldest httpserver: main.fanGrandchildBurn samples with their request's trace ID: ${traced:-0} of ${total:-0}, ${ids:-0} of 3 requests (need 90% of at least 50, all 3); $(grep 'probes for' "$res/cpu.err")"
+	not_ok "Go $oldest httpserver: main.fanGrandchildBurn samples with their request's trace ID: ${traced:-0} of ${total:-0}, ${ids:-0} of 3 requests (need 90% of at least 50, all 3); $(grep -e 'probes for' -e 'goroutine-start' "$res/cpu.err" | tr '\n' ' ')"
+	# the others, as they came: which IDs, and where their stacks end
+	jq -c --argjson p "${srv19:-0}" --rawfile sent "$res/sent19" '
+		($sent | split("\n") | map(select(. != ""))) as $s | select(.pid == $p) |
+		select(.trace_id as $t | $s | index($t) | not) | {trace_id, inherited_trace_id} + (.stacks[] |
+		select(any(.frames[]; .func == "main.fanGrandchildBurn")) | {samples, outer: [.frames[].func] | .[-3:]})' \
+		"$res/cpu.jsonl" 2>&1 | head -n 20 | sed 's/^/# /'
 fi
 
 # the otel-sdk source: the SDK's span arguments, read from R0 and on
