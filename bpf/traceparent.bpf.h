@@ -422,7 +422,7 @@ static __always_inline int read_request(struct work *wk, const struct go_layout 
 static __always_inline bool resolve_own(struct work *wk, const struct go_layout *l,
 					struct trace_ctx *c)
 {
-	__u64 e = c->epoch;
+	__u64 e = c->epoch, old;
 
 	if (epoch_state(e) != EPOCH_PENDING)
 		return epoch_state(e) == EPOCH_READ;
@@ -438,7 +438,12 @@ static __always_inline bool resolve_own(struct work *wk, const struct go_layout 
 	}
 	__builtin_memcpy(c->traceparent, wk->hw.ctx.traceparent, sizeof(c->traceparent));
 	c->source = TRACE_CTX_HEADER;
-	return __sync_val_compare_and_swap(&c->epoch, e, epoch_of(e)) == e;
+	/*
+	 * A sample that interrupted this read may have read the same header
+	 * and said so first: the request is read all the same
+	 */
+	old = __sync_val_compare_and_swap(&c->epoch, e, epoch_of(e));
+	return old == e || old == epoch_of(e);
 }
 
 /*

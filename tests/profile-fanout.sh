@@ -27,6 +27,10 @@
 #   probe saw and missed is still said at the end and on /metrics;
 #   --max-goroutine-starts 0: no probe (-v says so), no child sample
 #   traced, and the hint says why.
+# - 300 requests of 48 header fields to the plain Go 1.19 build, each
+#   starting 2 goroutines: every sample of theirs has a trace ID, where a
+#   sample that read the header while the goroutine-start probe read it
+#   left the first child without one.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -170,6 +174,28 @@ if ctxprof_start "$work/off.err" "$work/off.jsonl" -v -p "$p0" -F 999 --max-goro
 		"goroutines they start: none (--max-goroutine-starts 0)" "$(grep -o 'goroutines they start: [^)]*)' "$work/off.err")"
 else
 	not_ok "ctxprof-go --max-goroutine-starts 0 did not start: $(tr '\n' ' ' <"$work/off.err" | head -c 500)"
+fi
+# a sample that lands while the goroutine-start probe reads the request's
+# header, and reads it too: the first child still gets the trace ID. 45
+# more header fields of the traceparent's length make the read long
+if ctxprof_start "$work/race.err" "$work/race.jsonl" -p "$p0" -F 999; then
+	pad=()
+	for i in $(seq 10 54); do pad+=(-H "X-Pad-000$i: v"); done
+	for r in $(seq 300); do
+		curl -sS -o /dev/null --max-time 60 "${pad[@]}" -H "traceparent: 00-$(printf 'ace%029x' "$r")-00f067aa0ba902b7-01" \
+			"http://${port_of[$p0]}/fan?kids=2&grandkids=0&ms=3"
+	done
+	ctxprof_stop
+	read -r total bare < <(jq -s -r '[.[] | (.trace_id != null) as $t | .stacks[] |
+		select(any(.frames[]; .func == "main.fanChildBurn")) | {n: .samples, $t}] |
+		"\(map(.n) | add // 0) \(map(select(.t | not) | .n) | add // 0)"' "$work/race.jsonl")
+	if [ "${total:-0}" -ge 300 ] && [ "${bare:-1}" = 0 ]; then
+		ok "${name_of[$p0]}, 300 requests of 48 header fields, 2 children each: all $total main.fanChildBurn samples with a trace ID"
+	else
+		not_ok "${name_of[$p0]}, 300 requests of 48 header fields: ${bare:-?} of ${total:-?} main.fanChildBurn samples without a trace ID (need none, of at least 300)"
+	fi
+else
+	not_ok "ctxprof-go -p ${name_of[$p0]} did not start: $(tr '\n' ' ' <"$work/race.err" | head -c 500)"
 fi
 kill "${pids[@]}"
 
