@@ -320,7 +320,15 @@ struct target_info {
  * Only the version-00 form's 55 characters are kept; user space parses them.
  */
 #define TRACEPARENT_LEN 55
-#define MAX_HDR_VISITS 16 /* buckets or groups read per header map */
+/*
+ * A header map of Go <= 1.23: at most 2^MAX_HDR_B buckets (104 fields
+ * before the map grows) are read; of any map, at most MAX_HDR_VISITS
+ * buckets, their overflow buckets, or groups
+ */
+#define MAX_HDR_B 4
+#define MAX_HDR_VISITS 24
+/* a header of at most this many fields is read whole, in either kind of map */
+#define HDR_FIELDS_READ 104
 #define MAP_HEADER_LEN 48 /* the bytes of a map's header read at once (hmap, maps.Map) */
 #define MAX_HDR_DIR 8 /* swiss tables read per header map */
 
@@ -573,6 +581,7 @@ enum ctxprof_stat {
 	STAT_HTTP_BARE, /* requests whose headers hold no traceparent */
 	STAT_OWNERS_FULL, /* label sets whose setter could not be kept: label_owners was full */
 	STAT_SPANS_LOST, /* --wall: requests' begins and ends lost to a full spans ring */
+	STAT_HTTP_CUT, /* requests with more header fields than are read, none of those a traceparent */
 	STAT_MAX,
 };
 

@@ -287,7 +287,7 @@ static __always_inline int read_labels_map(struct work *wk, const struct go_layo
 	__builtin_memset(h, 0, sizeof(h));
 	if (read_user(h, gomap_header_len(&l->lmap), hmap))
 		return -1;
-	if (gomap_start(w, &l->lmap, h))
+	if (gomap_start(w, &l->lmap, h, MAX_B))
 		wk->e.flags |= SAMPLE_F_LABELS_CUT;
 	bpf_loop(MAX_BUCKET_VISITS, visit_bucket, &ref, 0);
 	if (!w->err && gomap_left(w))

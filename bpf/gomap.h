@@ -72,17 +72,17 @@ static __always_inline __u32 gomap_header_len(const struct go_hmap_layout *m)
 
 /*
  * Starts W over the hmap whose header H (gomap_header_len bytes read, the
- * rest of MAP_HEADER_LEN zero) M describes. Returns 1 when the map has more than 2^MAX_B
+ * rest of MAP_HEADER_LEN zero) M describes. Returns 1 when the map has more than 2^MAX_LOG
  * buckets, of which the walk leaves the rest out.
  */
 static __always_inline int gomap_start(struct gomap_walk *w, const struct go_hmap_layout *m,
-				       const __u64 *h)
+				       const __u64 *h, __u8 max_log)
 {
 	__u8 B = gomap_header_byte(h, m->b), flags = gomap_header_byte(h, m->flags);
-	int cut = B > MAX_B;
+	int cut = B > max_log;
 
 	if (cut)
-		B = MAX_B;
+		B = max_log;
 	w->buckets = gomap_header_word(h, m->buckets);
 	w->old = gomap_header_word(h, m->oldbuckets);
 	w->cur = 0;

@@ -169,8 +169,10 @@ static long visit_header_block(__u32 visit, void *arg)
 	b = &wk->buf;
 	swiss = l->hdr.map == GO_MAP_SWISS;
 	at = swiss ? next_group(&w->mw, l) : gomap_next(&w->mw, &l->hdr.hmap);
-	if (!at)
+	if (!at) {
+		w->ended = 1;
 		return 1;
+	}
 	size = swiss ? l->hdr.sg_size : l->hdr.hmap.size;
 	if (size > MAX_BUCKET_SIZE)
 		size = MAX_BUCKET_SIZE;
@@ -205,6 +207,7 @@ static __always_inline int find_traceparent(struct work *wk, const struct go_lay
 	struct work_ref ref = { .w = wk, .l = l };
 	struct hdr_walk *w = &wk->hw;
 	__u64 h[MAP_HEADER_LEN / 8];
+	int cut = 0;
 
 	__builtin_memset(w, 0, sizeof(*w));
 	if (!hdr)
@@ -218,15 +221,22 @@ static __always_inline int find_traceparent(struct work *wk, const struct go_lay
 		if (!swiss_start(&w->mw, &l->hdr, h))
 			return 0;
 	} else {
-		/* more than 2^MAX_B buckets: the traceparent may be among those left */
-		gomap_start(&w->mw, &l->hdr.hmap, h);
+		/* more than 2^MAX_HDR_B buckets: the traceparent may be among those left */
+		cut = gomap_start(&w->mw, &l->hdr.hmap, h, MAX_HDR_B);
 		if (!w->mw.buckets)
 			return 0;
 	}
 	/* a request's headers are most often one bucket or group: no loop for that one */
 	if (!visit_header_block(0, &ref))
 		bpf_loop(MAX_HDR_VISITS - 1, visit_header_block, &ref, 0);
+	w->cut = !w->found && (cut || !w->ended);
 	return w->mw.err;
+}
+
+/* A request whose header holds no traceparent, or none among the fields read */
+static __always_inline void count_bare(const struct work *wk)
+{
+	stat_inc(wk->hw.cut ? STAT_HTTP_CUT : STAT_HTTP_BARE);
 }
 
 /* One header field of a grpc stream's first block per call. */
@@ -433,7 +443,7 @@ static __always_inline bool resolve_own(struct work *wk, const struct go_layout 
 	}
 	if (!wk->hw.found) {
 		if (__sync_val_compare_and_swap(&c->epoch, e, epoch_of(e) | EPOCH_NONE) == e)
-			stat_inc(STAT_HTTP_BARE);
+			count_bare(wk);
 		return false;
 	}
 	__builtin_memcpy(c->traceparent, wk->hw.ctx.traceparent, sizeof(c->traceparent));
@@ -464,7 +474,7 @@ static __always_inline bool resolve_copy(struct work *wk, const struct go_layout
 	if (!wk->hw.found) {
 		if (owner && __sync_val_compare_and_swap(&owner->epoch, e,
 							 epoch_of(e) | EPOCH_NONE) == e)
-			stat_inc(STAT_HTTP_BARE);
+			count_bare(wk);
 		return false;
 	}
 	__builtin_memcpy(copy->traceparent, wk->hw.ctx.traceparent, sizeof(copy->traceparent));
@@ -717,7 +727,7 @@ static __always_inline int http_begin(struct pt_regs *ctx, struct work *wk,
 		return -1;
 	}
 	if (!wk->hw.found)
-		stat_inc(STAT_HTTP_BARE);
+		count_bare(wk);
 	else
 		watch_handler(ctx, &wk->hw.ctx);
 	set_goroutine_ctx(key, wk->hw.found ? &wk->hw.ctx : NULL, false, true);

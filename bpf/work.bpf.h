@@ -78,6 +78,8 @@ struct hdr_walk {
 	__u64 fields;
 	__u32 nfields;
 	__u32 found;
+	__u32 ended; /* the map's last bucket or group was read */
+	__u32 cut; /* not found, with fields left unread */
 	struct trace_ctx ctx;
 };
 

@@ -31,6 +31,10 @@
 #   starting 2 goroutines: every sample of theirs has a trace ID, where a
 #   sample that read the header while the goroutine-start probe read it
 #   left the first child without one.
+# - 20 requests of 98 header fields each to the plain Go 1.19 build and to
+#   the newest: every sample of their children has its trace ID; 20 of 800
+#   fields to Go 1.19: the hint says they had more fields than are read,
+#   and /metrics counts them apart from requests without a traceparent.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -196,6 +200,62 @@ if ctxprof_start "$work/race.err" "$work/race.jsonl" -p "$p0" -F 999; then
 	fi
 else
 	not_ok "ctxprof-go -p ${name_of[$p0]} did not start: $(tr '\n' ' ' <"$work/race.err" | head -c 500)"
+fi
+# header_fields N: curl's arguments for N fields, 2 of them curl's own
+header_fields() {
+	local i
+	for ((i = 3; i < $1; i++)); do printf -- '-H\nX-Field-%04d: v\n' "$i"; done
+}
+# 98 header fields: read whole, in Go 1.19's map (16 buckets) as in the newest's
+mapfile -t f98 < <(header_fields 98)
+newp=${pids[-1]}
+if ctxprof_start "$work/wide.err" "$work/wide.jsonl" -p "$p0,$newp" -F 999; then
+	for pid in "$p0" "$newp"; do
+		for r in $(seq 20); do
+			curl -sS -o /dev/null --max-time 60 "${f98[@]}" \
+				-H "traceparent: 00-$(printf 'f98%05d%024x' "$pid" "$r")-00f067aa0ba902b7-01" \
+				"http://${port_of[$pid]}/fan?kids=2&grandkids=0&ms=5"
+		done
+	done
+	ctxprof_stop
+	for pid in "$p0" "$newp"; do
+		read -r total traced < <(jq -s -r --argjson p "$pid" --arg pre "$(printf 'f98%05d' "$pid")" '
+			[.[] | select(.pid == $p) | (.trace_id // "" | startswith($pre)) as $t | .stacks[] |
+			 select(any(.frames[]; .func == "main.fanChildBurn")) | {n: .samples, $t}] |
+			"\(map(.n) | add // 0) \(map(select(.t) | .n) | add // 0)"' "$work/wide.jsonl")
+		if [ "${total:-0}" -ge 50 ] && [ "$traced" = "$total" ]; then
+			ok "${name_of[$pid]}, 20 requests of 98 header fields: all $total main.fanChildBurn samples with their trace ID"
+		else
+			not_ok "${name_of[$pid]}, 20 requests of 98 header fields: ${traced:-?} of ${total:-?} main.fanChildBurn samples with their trace ID (need all, of at least 50)"
+		fi
+	done
+else
+	not_ok "ctxprof-go -p ${name_of[$p0]},${name_of[$newp]} did not start: $(tr '\n' ' ' <"$work/wide.err" | head -c 500)"
+fi
+# 800: more than are read; the statistics and /metrics say so, not that none came
+mapfile -t f800 < <(header_fields 800)
+if ctxprof_start "$work/cut.err" "$work/cut.jsonl" -p "$p0" -F 999 --metrics-addr 127.0.0.1:0; then
+	addr=$(sed -n 's|^ctxprof-go: serving /metrics on http://\([^/]*\)/metrics$|\1|p' "$work/cut.err")
+	for r in $(seq 20); do
+		curl -sS -o /dev/null --max-time 60 "${f800[@]}" \
+			-H "traceparent: 00-$(printf 'f16%029x' "$r")-00f067aa0ba902b7-01" \
+			"http://${port_of[$p0]}/fan?kids=2&grandkids=0&ms=5"
+	done
+	# /metrics is made anew each second
+	sleep 2
+	page=$(curl -sS "http://$addr/metrics")
+	ctxprof_stop
+	hint=$(grep -F '% of its ' "$work/cut.err" | sed 's/.*with a trace ID: //')
+	some=$(awk '$1 == "ctxprof_requests_without_traceparent_total{fields=\"some\"}" { print $2 }' <<<"$page")
+	all=$(awk '$1 == "ctxprof_requests_without_traceparent_total{fields=\"all\"}" { print $2 }' <<<"$page")
+	if [[ $hint =~ ^([0-9]+)\ requests\ came\ with\ more\ than\ 104\ header\ fields\ and\ no\ traceparent\ among\ those\ read$ ]] &&
+		[ "${BASH_REMATCH[1]}" -ge 10 ] && [ "${some:-0}" -ge 10 ] && [ "$all" = 0 ]; then
+		ok "${name_of[$p0]}, 20 requests of 800 header fields: the hint says ${BASH_REMATCH[1]} had more than are read; /metrics: $some with some fields read, $all with all"
+	else
+		not_ok "${name_of[$p0]}, 20 requests of 800 header fields: the hint '$hint'; /metrics fields=some '${some}', fields=all '${all}' (need 10 or more cut, none bare)"
+	fi
+else
+	not_ok "ctxprof-go -p ${name_of[$p0]} did not start: $(tr '\n' ' ' <"$work/cut.err" | head -c 500)"
 fi
 kill "${pids[@]}"
 

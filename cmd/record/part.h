@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "bpf/ctxprof.h"
+#include "target.h"
 
 struct go_binary;
 struct target_env;
@@ -98,11 +99,11 @@ struct part_ops {
 	void (*tick)(struct part_ctx *c, void *state);
 	/*
 	 * Why C's samples lack a trace ID, where the part knows it: into BUF,
-	 * and true. BARE: requests that came without a traceparent, of every
-	 * target. Asked in part order, STATE NULL too, until one knows.
+	 * and true. BARE: requests read with no traceparent, of every target.
+	 * Asked in part order, STATE NULL too, until one knows.
 	 */
-	bool (*why_untraced)(const struct part_ctx *c, const void *state, uint64_t bare, char *buf,
-			     size_t len);
+	bool (*why_untraced)(const struct part_ctx *c, const void *state,
+			     const struct bare_requests *bare, char *buf, size_t len);
 	/* At exit, and on SIGUSR1: its lines, as the statistics say them; VERBOSE: -v's too. */
 	void (*say)(const struct part_ctx *c, const void *state, bool verbose);
 	/* Detached, what it left in the kernel forgotten (the pid may come back), and freed. */

@@ -123,8 +123,8 @@ static void requests_note(const struct part_ctx *c, const void *state)
 			"its probes failed to attach" : "off");
 }
 
-static bool requests_why_untraced(const struct part_ctx *c, const void *state, uint64_t bare,
-				  char *buf, size_t len)
+static bool requests_why_untraced(const struct part_ctx *c, const void *state,
+				  const struct bare_requests *bare, char *buf, size_t len)
 {
 	const char *why;
 
@@ -141,12 +141,19 @@ static bool requests_why_untraced(const struct part_ctx *c, const void *state, u
 			 why ?: "--trace-sources leaves traceparent out, or its probes failed");
 		return true;
 	}
-	if (bare) {
+	if (bare->bare && bare->cut)
+		snprintf(buf, len, "%llu requests came without a traceparent header, and %llu with "
+				   "more than %d header fields and none among those read",
+			 (unsigned long long)bare->bare, (unsigned long long)bare->cut,
+			 HDR_FIELDS_READ);
+	else if (bare->bare)
 		snprintf(buf, len, "%llu requests came without a traceparent header",
-			 (unsigned long long)bare);
-		return true;
-	}
-	return false;
+			 (unsigned long long)bare->bare);
+	else if (bare->cut)
+		snprintf(buf, len, "%llu requests came with more than %d header fields and no "
+				   "traceparent among those read",
+			 (unsigned long long)bare->cut, HDR_FIELDS_READ);
+	return bare->bare || bare->cut;
 }
 
 /* Detached; the request and span contexts they left forgotten: the pid may come back, with goids from 1 again. */

@@ -96,8 +96,8 @@ static void spawn_tick(struct part_ctx *c, void *state)
 }
 
 /* Where requests are probed and none came bare: the goroutines they start, when no probe follows them. */
-static bool spawn_why_untraced(const struct part_ctx *c, const void *state, uint64_t bare,
-			       char *buf, size_t len)
+static bool spawn_why_untraced(const struct part_ctx *c, const void *state,
+			       const struct bare_requests *bare, char *buf, size_t len)
 {
 	/* a rested probe is said apart (spawn_say) */
 	if (state || !c->state[PART_REQUESTS])

@@ -131,10 +131,11 @@ static void hint_one(const struct agg_pid_stats *p, void *ctx)
 {
 	const struct hint_round *r = ctx;
 	const struct target *t = targets__find(r->v->targets, p->pid);
+	struct bare_requests bare = { r->totals[STAT_HTTP_BARE], r->totals[STAT_HTTP_CUT] };
 	char why[256];
 
 	if (!t || p->samples < 50 || 2 * p->traced >= p->samples ||
-	    !target__untraced_cause(t, r->totals[STAT_HTTP_BARE], why, sizeof(why)))
+	    !target__untraced_cause(t, &bare, why, sizeof(why)))
 		return;
 	fprintf(stderr, "ctxprof-go: pid %u (%s): %.1f%% of its %llu samples with a trace ID: %s\n",
 		p->pid, target__comm(t), 100.0 * p->traced / p->samples, (unsigned long long)p->samples, why);
@@ -396,6 +397,10 @@ void stats__publish(const struct stats_view *v, struct metrics_http *m)
 	metric(&b, "header_read_errors_total", "counter",
 	       "Requests and streams whose headers could not be read for a traceparent.");
 	value(&b, "header_read_errors_total", "", totals[STAT_HTTP_ERR]);
+	metric(&b, "requests_without_traceparent_total", "counter",
+	       "Requests read whose header held no traceparent, by whether every field was read.");
+	value(&b, "requests_without_traceparent_total", "{fields=\"all\"}", totals[STAT_HTTP_BARE]);
+	value(&b, "requests_without_traceparent_total", "{fields=\"some\"}", totals[STAT_HTTP_CUT]);
 	metric(&b, "records_total", "counter", "Records written.");
 	value(&b, "records_total", "", st.records);
 	metric(&b, "targets", "gauge", "Processes sampled now.");

@@ -416,15 +416,14 @@ void target__tick(struct target *t)
 			target_parts[i]->tick(&t->parts, t->parts.state[i]);
 }
 
-bool target__untraced_cause(const struct target *t, uint64_t bare_requests, char *buf,
+bool target__untraced_cause(const struct target *t, const struct bare_requests *bare, char *buf,
 			    size_t len)
 {
 	size_t i;
 
 	for (i = 0; i < PART_COUNT; i++)
 		if (target_parts[i]->why_untraced &&
-		    target_parts[i]->why_untraced(&t->parts, t->parts.state[i], bare_requests, buf,
-						  len))
+		    target_parts[i]->why_untraced(&t->parts, t->parts.state[i], bare, buf, len))
 			return true;
 	return false;
 }

@@ -95,7 +95,7 @@ static int read_labels_map(struct wall_reader *r, struct sample_event *e, uint64
 	memset(h, 0, sizeof(h));
 	if (mem_read(r, h, gomap_header_len(&l->lmap), hmap))
 		return -EFAULT;
-	if (gomap_start(&w, &l->lmap, h))
+	if (gomap_start(&w, &l->lmap, h, MAX_B))
 		e->flags |= SAMPLE_F_LABELS_CUT;
 	for (visits = 0; visits < MAX_BUCKET_VISITS; visits++) {
 		at = gomap_next(&w, &l->lmap);
