@@ -241,27 +241,37 @@ static bool delete_judged(int fd, pid_t pid, const struct owner_found *e)
 	return !bpf_map_delete_elem(fd, &k);
 }
 
+/*
+ * An entry younger than this is judged at a later sweep. The probe runs
+ * before the runtime stores the set in g.labels: a setter preempted
+ * between the two holds another set still, and its request would lose
+ * its entry for good.
+ */
+#define SWEEP_GRACE_NS NSEC_PER_SEC
+
 struct sweep {
 	struct owners *o;
 	pid_t pid;
 	const struct go_layout *l;
+	uint64_t now; /* CLOCK_MONOTONIC, as the entries' epochs */
 	struct entry_list gone;
 };
 
 static void sweep_one(const void *key, size_t len, void *value, void *ctx)
 {
 	const struct labels_key *k = key;
+	const struct label_owner *v = value;
 	struct sweep *sw = ctx;
 
-	if (k->tgid != (__u32)sw->pid || !((const struct label_owner *)value)->epoch ||
-	    setter_holds(sw->o, sw->pid, sw->l, value, k->labels))
+	if (k->tgid != (__u32)sw->pid || !v->epoch || v->epoch + SWEEP_GRACE_NS > sw->now ||
+	    setter_holds(sw->o, sw->pid, sw->l, v, k->labels))
 		return;
 	entry_list__push(&sw->gone, k, value);
 }
 
 size_t owners__sweep(struct owners *o, int fd, pid_t pid, const struct go_layout *l)
 {
-	struct sweep sw = { .o = o, .pid = pid, .l = l };
+	struct sweep sw = { .o = o, .pid = pid, .l = l, .now = now_ns(CLOCK_MONOTONIC) };
 	size_t i, n = 0;
 
 	o->fd = fd;

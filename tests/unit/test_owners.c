@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* test_owners.c: a swept label set's entry is deleted as judged, never one the probe wrote since at the same address. */
+/* test_owners.c: a swept label set's entry is deleted as judged, never one the probe wrote since at the same address, nor a new one. */
 #include <errno.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
 #include "cmd/record/owners.h"
+#include "cmd/util/clock.h"
 #include "tap.h"
 
 /* A goroutine's g as the sweep reads it from this process: only its goid and labels matter. */
@@ -20,15 +21,16 @@ static const struct go_layout layout = {
 };
 
 /*
- * A set at SET, made by goroutine 5, which has since moved on to another
- * set; the map copied, then (REUSED) a set made by goroutine 7 at the same
- * address, as after the collector freed the first: "DELETED PRESENT GOID".
+ * A set at SET, made by goroutine 5 at EPOCH (CLOCK_MONOTONIC), which
+ * holds another set now; the map copied, then (REUSED) a set made by
+ * goroutine 7 at the same address, as after the collector freed the
+ * first: "DELETED PRESENT GOID".
  */
-static const char *sweep(bool reused)
+static const char *sweep(bool reused, uint64_t epoch)
 {
 	static struct fake_g setter = { .goid = 5, .labels = 0x2000 }, other = { .goid = 7 };
 	struct labels_key k = { .tgid = getpid(), .labels = 0x1000 };
-	struct label_owner v = { .goid = 5, .g = (uintptr_t)&setter, .trace = 9, .epoch = 100 };
+	struct label_owner v = { .goid = 5, .g = (uintptr_t)&setter, .trace = 9, .epoch = epoch };
 	struct owners *o = owners__new();
 	size_t deleted;
 	int fd;
@@ -60,7 +62,10 @@ int main(void)
 		skip("owners", "creating a BPF map needs root");
 		return tap_done();
 	}
-	check_str("a set its setter left is deleted", "1 0 0", sweep(false));
-	check_str("a set made since at its address keeps its entry", "0 1 7", sweep(true));
+	check_str("a set its setter left is deleted", "1 0 0", sweep(false, 100));
+	check_str("a set made since at its address keeps its entry", "0 1 7", sweep(true, 100));
+	/* the probe runs before the set is stored: its setter, preempted there, shows another */
+	check_str("a set made less than a second ago keeps its entry", "0 1 5",
+		  sweep(false, now_ns(CLOCK_MONOTONIC) - NSEC_PER_SEC / 2));
 	return tap_done();
 }
