@@ -281,6 +281,30 @@ struct {
 } alloc_budgets SEC(".maps");
 
 /*
+ * A budget's next period, run by user space (BPF_PROG_RUN): the hits left
+ * and the program time of the period over swapped, each in one step, for
+ * the new allowance and 0. A hit between a read and a write from user
+ * space would go uncounted, and a record would have no hit seen.
+ */
+SEC("syscall")
+int budget_refill(struct budget_refill *r)
+{
+	struct probe_budget *b;
+	__u32 tgid = r->tgid;
+
+	if (r->kind == BUDGET_ALLOC)
+		b = bpf_map_lookup_elem(&alloc_budgets, &tgid);
+	else
+		b = bpf_map_lookup_elem(&spawn_budgets, &tgid);
+	r->found = b != NULL;
+	if (!b)
+		return 0;
+	r->left = __sync_lock_test_and_set(&b->left, r->allowed);
+	r->bpf_ns = __sync_lock_test_and_set(&b->bpf_ns, 0);
+	return 0;
+}
+
+/*
  * The allocation each CPU's probe saw last. A probe at a function's entry
  * (where no stack check is known) is hit again when the function grows
  * its stack: morestack runs it again from the top, on the same thread,

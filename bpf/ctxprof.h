@@ -439,6 +439,21 @@ struct probe_budget {
 	__u64 bpf_ns; /* the program's own time in the hits, so far: a hit's price is measured */
 };
 
+/*
+ * budget_refill's context, from user space and back: the probe's process
+ * and kind (BUDGET_*), the next period's allowance; then what was left of
+ * the period over, and its program time
+ */
+struct budget_refill {
+	__u32 tgid;
+	__u32 kind;
+	__s64 allowed;
+	__s64 left;
+	__u64 bpf_ns;
+	__s32 found;
+	__u32 __pad;
+};
+
 /* Which probe spent its budget: a budget_note's kind */
 #define BUDGET_SPAWN 0
 #define BUDGET_ALLOC 1

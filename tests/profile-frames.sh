@@ -159,6 +159,10 @@ for v in "${servers[@]}"; do
 		"samples at a probed function's entry have its caller, net/http.(*conn).serve, next ([uprobes] at $uprobes)" "$example"
 	check_eq "go$v httpserver: frames in the [uprobes] page" 0 "${in_page:-?}"
 	check_eq "go$v httpserver: bare frames" 0 "${bare:-?}"
+	# where they were: the stacks that hold one, leaf first
+	[ "${bare:-0}" = 0 ] || jq -c '.mappings as $m | .stacks[] | select(any(.frames[]; .func | test("^0x"))) |
+		{samples, frames: [.frames[0:8][] | "\(.func)@\(.addr)"], mappings: [$m[] | "\(.file) \(.start)-\(.limit)"]}' \
+		"$work/tp.jsonl" | head -n 3 | sed 's/^/# /'
 done
 
 # 3. --wall: goroutines parked at the stack-growth check

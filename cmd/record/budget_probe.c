@@ -29,7 +29,8 @@
 struct budget_probe {
 	struct bpf_program *prog;
 	struct uprobe_link *link; /* NULL while it rests */
-	int budgets_fd;
+	int budgets_fd, refill_fd;
+	uint32_t kind;
 	__u32 pid;
 	char path[64];
 	uint64_t offset, cookie;
@@ -38,7 +39,6 @@ struct budget_probe {
 	uint64_t allowed; /* this period's budget */
 	double credit; /* hits earned and not spent; below 0: overspent */
 	bool capped; /* by --max-goroutine-starts, not the share */
-	uint64_t bpf_seen_ns; /* the program's time counted so far */
 	/* what the hits of the periods over cost: each period's traps, and its program's time */
 	uint64_t spent_ns;
 	uint64_t price_ns; /* a hit's, the last measured */
@@ -214,24 +214,36 @@ static void next_budget(struct budget_probe *sp, uint64_t hits, uint64_t bpf_ns)
 
 /*
  * The budget for a period anew; what the last one spent is counted. The
- * kernel may add a hit between the read and the write: one start, or a
- * few ns, uncounted.
+ * next budget follows from a read of the kernel's count; the count itself
+ * is swapped for it in the kernel (budget_refill), where no hit comes
+ * between, and the credit is set right by what the swap found.
  */
 static void refill(struct budget_probe *sp)
 {
+	struct budget_refill r = { .tgid = sp->pid, .kind = sp->kind };
+	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &r, .ctx_size_in = sizeof(r));
+	uint64_t allowed = sp->allowed, hits = 0, bpf_ns = 0, swapped;
 	struct probe_budget b = {};
-	uint64_t hits = 0, bpf_ns = 0;
 
 	if (!bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b)) {
 		hits = period_hits(sp, &b);
-		bpf_ns = b.bpf_ns - sp->bpf_seen_ns;
-		sp->bpf_seen_ns = b.bpf_ns;
+		bpf_ns = b.bpf_ns;
+	}
+	next_budget(sp, hits, bpf_ns);
+	r.allowed = sp->allowed;
+	if (!bpf_prog_test_run_opts(sp->refill_fd, &run) && r.found) {
+		swapped = r.left < (__s64)allowed ? (uint64_t)((__s64)allowed - r.left) : 0;
+		sp->credit -= (double)swapped - (double)hits;
+		hits = swapped;
+		bpf_ns = r.bpf_ns;
+	} else {
+		/* a hit between the read and this write goes uncounted */
+		b.left = sp->allowed;
+		b.bpf_ns = 0;
+		bpf_map_update_elem(sp->budgets_fd, &sp->pid, &b, BPF_ANY);
 	}
 	sp->watched += hits;
 	sp->spent_ns += hits * sp->policy.trap_ns + bpf_ns;
-	next_budget(sp, hits, bpf_ns);
-	b.left = sp->allowed;
-	bpf_map_update_elem(sp->budgets_fd, &sp->pid, &b, BPF_ANY);
 }
 
 static int attach(struct budget_probe *sp)
@@ -240,9 +252,9 @@ static int attach(struct budget_probe *sp)
 	return sp->link ? 0 : -errno;
 }
 
-int budget_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, const char *path,
-			uint64_t offset, uint64_t cookie, const struct budget_policy *policy,
-			struct budget_probe **out)
+int budget_probe__attach(struct bpf_program *prog, const struct budget_kernel *k, pid_t pid,
+			 const char *path, uint64_t offset, uint64_t cookie,
+			 const struct budget_policy *policy, struct budget_probe **out)
 {
 	struct probe_budget b = {};
 	struct budget_probe *sp;
@@ -252,7 +264,9 @@ int budget_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, co
 	if (!sp)
 		return -ENOMEM;
 	sp->prog = prog;
-	sp->budgets_fd = budgets_fd;
+	sp->budgets_fd = k->budgets_fd;
+	sp->refill_fd = k->refill_fd;
+	sp->kind = k->kind;
 	sp->pid = pid;
 	snprintf(sp->path, sizeof(sp->path), "%s", path);
 	sp->offset = offset;
@@ -266,14 +280,14 @@ int budget_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, co
 	sp->credit = policy->min_per_sec;
 	allow(sp);
 	b.left = sp->allowed;
-	if (bpf_map_update_elem(budgets_fd, &sp->pid, &b, BPF_ANY)) {
+	if (bpf_map_update_elem(sp->budgets_fd, &sp->pid, &b, BPF_ANY)) {
 		err = -errno;
 		free(sp);
 		return err;
 	}
 	err = attach(sp);
 	if (err) {
-		bpf_map_delete_elem(budgets_fd, &sp->pid);
+		bpf_map_delete_elem(sp->budgets_fd, &sp->pid);
 		free(sp);
 		return err;
 	}

@@ -12,6 +12,12 @@ struct budget_probe;
 
 
 /* What a budgeted probe may spend, and what it is called when it says so. */
+/* a budgeted probe's kernel side: its budgets map, budget_refill, its BUDGET_* kind */
+struct budget_kernel {
+	int budgets_fd, refill_fd;
+	uint32_t kind;
+};
+
 struct budget_policy {
 	const char *name; /* "goroutine-start probe" */
 	const char *hits; /* what a hit is, counted: "starts" */
@@ -66,10 +72,11 @@ uint64_t budget_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie);
 
 /*
  * PROG as a uprobe with COOKIE at OFFSET of PATH, for PID alone, watching
- * what POLICY allows; BUDGETS_FD is the kernel's spawn_budgets
- * map. 0 with *OUT, or -errno.
+ * what POLICY allows; K is its budgets' kernel side. 0 with *OUT, or
+ * -errno.
  */
-int budget_probe__attach(struct bpf_program *prog, int budgets_fd, pid_t pid, const char *path,
+int budget_probe__attach(struct bpf_program *prog, const struct budget_kernel *k, pid_t pid,
+			 const char *path,
 			uint64_t offset, uint64_t cookie, const struct budget_policy *policy,
 			struct budget_probe **out);
 /* The kernel said its budget ran out: it rests until its period is over. */

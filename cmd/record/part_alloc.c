@@ -139,7 +139,7 @@ static int alloc_attach(struct part_ctx *c, bool quiet, void **state)
 		.loss = "its allocations from now on are not recorded",
 	};
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
-	err = budget_probe__attach(env->bpf->alloc.alloc_sample, env->bpf->alloc.budgets_fd, c->pid,
+	err = budget_probe__attach(env->bpf->alloc.alloc_sample, &env->bpf->alloc.budget, c->pid,
 				   exe, ap.offset,
 				   ap.size_arg | (ap.at_check ? ALLOC_COOKIE_AT_CHECK : 0), &policy,
 				   &a->probe);

@@ -61,7 +61,7 @@ static void *attach_probe(struct part_ctx *c, bool quiet)
 		.loss = "the goroutines it starts from now on carry no trace ID",
 	};
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
-	err = budget_probe__attach(env->bpf->spawn.go_start, env->bpf->spawn.budgets_fd, c->pid, exe,
+	err = budget_probe__attach(env->bpf->spawn.go_start, &env->bpf->spawn.budget, c->pid, exe,
 				  at->offset, at->cookie, &policy, &sp);
 	if (err)
 		env->attach_failures[ATTACH_SPAWN]++;

@@ -290,7 +290,8 @@ static void take_handles(struct sampler *s)
 		},
 		.spawn = {
 			.go_start = k->progs.http_request,
-			.budgets_fd = bpf_map__fd(k->maps.spawn_budgets),
+			.budget = { bpf_map__fd(k->maps.spawn_budgets), bpf_program__fd(k->progs.budget_refill),
+				    BUDGET_SPAWN },
 		},
 		.labels = {
 			.label_set = k->progs.label_set,
@@ -299,7 +300,8 @@ static void take_handles(struct sampler *s)
 		},
 		.alloc = {
 			.alloc_sample = k->progs.alloc_sample,
-			.budgets_fd = bpf_map__fd(k->maps.alloc_budgets),
+			.budget = { bpf_map__fd(k->maps.alloc_budgets), bpf_program__fd(k->progs.budget_refill),
+				    BUDGET_ALLOC },
 		},
 		.custom = {
 			.uprobe_event = k->progs.uprobe_event,

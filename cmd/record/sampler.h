@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <bpf/libbpf.h>
 
+#include "budget_probe.h"
+
 struct sampler;
 struct session_config;
 
@@ -29,7 +31,7 @@ struct requests_bpf {
 };
 struct spawn_bpf {
 	struct bpf_program *go_start; /* the goroutine-start uprobe (the request probes' program) */
-	int budgets_fd;
+	struct budget_kernel budget;
 };
 struct labels_bpf {
 	struct bpf_program *label_set, *label_do; /* where labels are set */
@@ -37,7 +39,7 @@ struct labels_bpf {
 };
 struct alloc_bpf {
 	struct bpf_program *alloc_sample; /* --alloc: where the runtime samples an allocation */
-	int budgets_fd;
+	struct budget_kernel budget;
 };
 struct custom_bpf {
 	struct bpf_program *uprobe_event, *custom_generic; /* --uprobe, --pin */
