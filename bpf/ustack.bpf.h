@@ -229,6 +229,12 @@ static __always_inline __u64 signal_step(struct work *w, __u64 record, __u64 sig
 			put_frame(w, old_lr | FRAME_MAYBE);
 		return regs[0];
 	}
+	/*
+	 * LR at PC itself: the signal came right where a call of its own
+	 * returned, and the caller is in its frame record, not in LR
+	 */
+	if (lr == (regs[3] & user_va_mask))
+		return regs[0];
 	/* a frame that is set up has FP just below SP, but so has a frameless one */
 	put_frame(w, regs[0] == regs[2] - FRAME_BELOW_SP ? lr | FRAME_MAYBE : lr);
 	return regs[0];
