@@ -11,13 +11,13 @@ struct bpf_program;
 struct budget_probe;
 
 
-/* What a budgeted probe may spend, and what it is called when it says so. */
 /* a budgeted probe's kernel side: its budgets map, budget_refill, its BUDGET_* kind */
 struct budget_kernel {
 	int budgets_fd, refill_fd;
 	uint32_t kind;
 };
 
+/* What a budgeted probe may spend, and what it is called when it says so. */
 struct budget_policy {
 	const char *name; /* "goroutine-start probe" */
 	const char *hits; /* what a hit is, counted: "starts" */
@@ -76,9 +76,8 @@ uint64_t budget_probe__trap_ns(const struct bpf_program *prog, uint64_t cookie);
  * -errno.
  */
 int budget_probe__attach(struct bpf_program *prog, const struct budget_kernel *k, pid_t pid,
-			 const char *path,
-			uint64_t offset, uint64_t cookie, const struct budget_policy *policy,
-			struct budget_probe **out);
+			 const char *path, uint64_t offset, uint64_t cookie,
+			 const struct budget_policy *policy, struct budget_probe **out);
 /* The kernel said its budget ran out: it rests until its period is over. */
 void budget_probe__spent(struct budget_probe *sp);
 /*

@@ -98,10 +98,6 @@ bool target__follows_labels(const struct target *t);
 /* Its layout, as the targets map has it. */
 const struct go_layout *target__go_layout(const struct target *t);
 /*
- * Why its samples lack a trace ID, where a part knows the cause: into BUF,
- * or false. BARE: requests read with no traceparent, of every target.
- */
-/*
  * Requests whose headers were read and held no traceparent, of every
  * target: none at all (BARE), or none among the fields read, with more
  * left (CUT)
@@ -110,6 +106,10 @@ struct bare_requests {
 	uint64_t bare, cut;
 };
 
+/*
+ * Why its samples lack a trace ID, where a part knows the cause: into BUF,
+ * or false. BARE: requests read with no traceparent, of every target.
+ */
 bool target__untraced_cause(const struct target *t, const struct bare_requests *bare, char *buf,
 			    size_t len);
 /* Its parts' lines at exit and on SIGUSR1; VERBOSE: -v's too. */
