@@ -126,10 +126,9 @@ static int memprof_disabled(const struct go_binary *gb)
 
 /*
  * --alloc: runtime.mProf_Malloc found through .gopclntab, so that
- * stripped builds work, and probed on the branch of its stack check,
- * a small or a large frame's (go_binary_probes__check_branch), else at its
- * entry; the size's argument by release; the sampling rate from .symtab,
- * else from the code that reads it.
+ * stripped builds work, and probed where go_binary_probes__pc says (the
+ * branch of its stack check); the size's argument by release; the
+ * sampling rate from .symtab, else from the code that reads it.
  */
 void go_binary_alloc__find(struct go_binary *gb)
 {
@@ -147,9 +146,9 @@ void go_binary_alloc__find(struct go_binary *gb)
 			 "no function table to find runtime.mProf_Malloc in");
 		return;
 	}
-	pc = go_binary_probes__check_branch(gb, &fn);
-	gb->alloc.at_check = pc != 0;
-	gb->alloc.offset = elf_image__file_offset(gb->img, pc ?: fn.entry);
+	pc = go_binary_probes__pc(gb, &fn);
+	gb->alloc.at_check = pc != fn.entry;
+	gb->alloc.offset = elf_image__file_offset(gb->img, pc);
 	if (gb->alloc.offset < 0) {
 		gb->alloc_err = -ENOENT;
 		snprintf(gb->alloc_problem, NOTE_LEN, "runtime.mProf_Malloc is not in a loaded segment");

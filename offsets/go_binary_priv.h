@@ -134,10 +134,11 @@ static inline bool in_section(const struct go_binary *gb, const char *name, uint
 void go_binary_probes__sources(struct go_binary *gb);
 void go_binary_probes__find(struct go_binary *gb, const struct golayout_row *row,
 			    const struct go_dwarf_result *dw);
-/* Where a uprobe on FN goes: its entry, or the branch of its stack check (go_binary_probes.c). */
+/*
+ * Where a uprobe on FN goes: the branch of its stack check, a small or a
+ * large frame's, else its entry (go_binary_probes.c).
+ */
 uint64_t go_binary_probes__pc(const struct go_binary *gb, const struct gopclntab_func *fn);
-/* The branch of FN's stack check, a small or a large frame's; 0 for none known. */
-uint64_t go_binary_probes__check_branch(const struct go_binary *gb, const struct gopclntab_func *fn);
 /* go_binary_alloc.c: --alloc's probe, the size's argument, the sampling rate's address. */
 void go_binary_alloc__find(struct go_binary *gb);
 /* go_binary_wall.c: --wall's goroutine list, scheduling members and wait reasons. */

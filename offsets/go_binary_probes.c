@@ -53,16 +53,15 @@ static bool arm64_bls(uint32_t w)
 }
 
 /*
- * The branch of FN's stack check, a small frame's, or with LARGE a larger
- * one's too (SP less the frame's size past 128 bytes, compared with
- * g.stackguard0):
+ * The branch of FN's stack check, a small frame's or a larger one's (SP
+ * less the frame's size past 128 bytes, compared with g.stackguard0):
  *   amd64  CMPQ SP, 16(R14); JBE
  *          LEAQ -N(SP), R12; CMPQ R12, 16(R14); JBE
  *   arm64  MOVD 16(R28), R16; CMP R16, RSP; BLS
  *          MOVD 16(R28), R16; SUB $N, RSP, R17; CMP R16, R17; BLS
  * 0 for another opening (a huge frame's check, or none).
  */
-static uint64_t check_branch(const struct go_binary *gb, const struct gopclntab_func *fn, bool large)
+static uint64_t check_branch(const struct go_binary *gb, const struct gopclntab_func *fn)
 {
 	static const uint8_t amd64_check[] = { 0x49, 0x3b, 0x66, 0x10 }; /* CMPQ SP, 16(R14) */
 	static const uint8_t amd64_r12_check[] = { 0x4d, 0x3b, 0x66, 0x10 }; /* CMPQ R12, 16(R14) */
@@ -80,14 +79,14 @@ static uint64_t check_branch(const struct go_binary *gb, const struct gopclntab_
 		if (w[1] == 0xeb3063ff && arm64_bls(w[2])) /* CMP R16, RSP */
 			return fn->entry + 8;
 		/* SUB $imm12 (<< 12 with sh), RSP, R17; CMP R16, R17 */
-		if (large && (w[1] & 0xff8003ff) == 0xd10003f1 && w[2] == 0xeb10023f && arm64_bls(w[3]))
+		if ((w[1] & 0xff8003ff) == 0xd10003f1 && w[2] == 0xeb10023f && arm64_bls(w[3]))
 			return fn->entry + 12;
 		return 0;
 	}
 	if (!memcmp(code, amd64_check, sizeof(amd64_check)))
 		return amd64_jbe(code + 4) ? fn->entry + 4 : 0;
 	/* LEAQ disp32(SP), R12 or LEAQ disp8(SP), R12 */
-	if (!large || code[0] != 0x4c || code[1] != 0x8d || code[3] != 0x24)
+	if (code[0] != 0x4c || code[1] != 0x8d || code[3] != 0x24)
 		return 0;
 	if (code[2] == 0xa4)
 		lea = 8;
@@ -101,28 +100,20 @@ static uint64_t check_branch(const struct go_binary *gb, const struct gopclntab_
 }
 
 /*
- * Where to probe FN: its first instruction, a compare, the kernel steps
- * out of line, a second trap. The branch of the stack check after it the
- * kernel emulates, and there the registers are still the entry's (the
- * arguments, g, SP); a stack that must grow comes back to the entry and
- * through the branch again, with the same arguments.
+ * Where to probe FN: the branch of its stack check, which the kernel
+ * emulates; its first instruction, a compare or a LEAQ, the kernel would
+ * step out of line, a second trap (a debug exception, which a hypervisor
+ * may intercept: tens of microseconds a hit in a VM). At the branch the
+ * registers the check leaves alone (the arguments, g, SP, the frame
+ * pointer) are still the entry's, and R12 is scratch in Go's ABI. Its
+ * flags tell a call that must grow its stack first (or is to be
+ * preempted: the guard is then above any SP), which goes through
+ * morestack and comes back to the entry and through the branch again,
+ * with the same arguments. The entry when FN has no such check.
  */
 uint64_t go_binary_probes__pc(const struct go_binary *gb, const struct gopclntab_func *fn)
 {
-	return check_branch(gb, fn, false) ?: fn->entry;
-}
-
-/*
- * The branch of FN's stack check, a large frame's too, where the
- * registers the check leaves alone (the arguments, g, SP, the frame
- * pointer) are the entry's. There the flags tell a call that must grow
- * its stack first (or is to be preempted: the guard is then above any
- * SP), which goes through morestack and comes back to the entry, from one
- * that goes on. 0 when none is known.
- */
-uint64_t go_binary_probes__check_branch(const struct go_binary *gb, const struct gopclntab_func *fn)
-{
-	return check_branch(gb, fn, true);
+	return check_branch(gb, fn) ?: fn->entry;
 }
 
 /*

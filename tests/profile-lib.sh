@@ -26,6 +26,20 @@ part_verdict() {
 	fi
 }
 
+# xol_verdict NAME PID: no probe hit in live process PID was stepped out
+# of line. The kernel maps a process's [uprobes] page at the first
+# instruction it steps there (a second trap, a debug exception, tens of
+# microseconds in a VM), never for one it emulates: a call, a branch.
+xol_verdict() {
+	local page
+	if [ ! -r "/proc/$2/maps" ]; then
+		not_ok "$1: no probe stepped out of line: pid $2 is gone before it could be looked at"
+		return
+	fi
+	page=$(awk '$NF == "[uprobes]" { print $1 }' "/proc/$2/maps")
+	check_eq "$1: no probe hit stepped out of line: [uprobes] page" none "${page:-none}"
+}
+
 # where Go's traceback ends: a goroutine's start, a thread's, the
 # scheduler's and the stack growth's switches to g0, a signal handler's;
 # and where a thread's own stack starts (a C thread's first instructions)

@@ -33,7 +33,8 @@
 # (main.auditOrder, -audit 200ms), requests 300 ms apart: its samples
 # before the request ended (the times checkout logs) carry the trace ID,
 # those after it inherited_trace_id and no trace ID (a sample within 5 ms
-# of the end is not judged).
+# of the end is not judged); no probe hit in checkout (the label, request
+# and goroutine-start probes) was stepped out of line.
 #
 # With --traced-only, none of those inherited samples is written.
 #
@@ -252,6 +253,7 @@ for v in "${versions[@]}"; do
 		-traces "$(IFS=,; echo "${TRACES[*]}")" 2>"$work/client.err"
 	sleep 0.5
 	ctxprof_stop
+	xol_verdict "$name checkout" "$co"
 	stop_all "$co" "$inv"
 	audit_verdict "$name" "$work/requests.log" "$work/audit.jsonl"
 done

@@ -18,7 +18,10 @@
 #   span ID, main.parentWork's the root's again (the goroutine returned to
 #   the parent), for at least 90% of the jobs;
 # - no sample carries a trace ID that was never started, no sample in
-#   main.afterWork carries one, and at most 1% of main.spanWork's carry none.
+#   main.afterWork carries one, and at most 1% of main.spanWork's carry none;
+# - no probe hit was stepped out of line (the SDK's functions have a large
+#   frame's stack check, whose branch the kernel emulates): each lingers,
+#   its jobs done, for a look at its mappings.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -37,7 +40,7 @@ for v in $(printf '%s\n' 1.22 "${all[-1]}" | sort -u); do
 		check_eq "check go$v $variant otelroot: otel-sdk source, offsets from $([ $variant = plain ] && echo DWARF || echo the module table)" \
 			"true null $([ $variant = plain ] && echo dwarf || echo table)" \
 			"$("$CTXPROF" check --json "$bin" | jq -r '"\(.trace_sources."otel-sdk".supported) \(.trace_sources."otel-sdk".reason) \(.source)"')"
-		"$bin" -signal -spans 20 -workers 4 -burn 20ms >"$work/spans$n" 2>"$work/stderr$n" &
+		"$bin" -signal -linger -spans 20 -workers 4 -burn 20ms >"$work/spans$n" 2>"$work/stderr$n" &
 		pids+=($!)
 		name_of[$!]="go$v $variant otelroot ($(go_version_of "$v" "$bin"))"
 		idx_of[$!]=$n
@@ -52,6 +55,16 @@ check_eq "check stripped GOPATH-mode otelroot: otel-sdk refused, with the reason
 
 ctxprof_start "$work/err" "$work/out.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999 -i 3600
 check_eq "ctxprof-go starts with ${#pids[@]} targets" 0 "$?" || { cat "$work/err"; done_testing; }
+kill -USR1 "${pids[@]}"
+# done with its jobs, each lingers for a look at its mappings
+for pid in "${pids[@]}"; do
+	for _ in $(seq 1200); do
+		[ "$(wc -l <"$work/spans${idx_of[$pid]}")" -ge 20 ] && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	xol_verdict "${name_of[$pid]}" "$pid"
+done
 kill -USR1 "${pids[@]}"
 for pid in "${pids[@]}"; do
 	wait "$pid"

@@ -7,7 +7,8 @@
 // span of it, main.parentWork in the root span again once the child ended,
 // and main.afterWork after the root span ended, outside any span. Each job
 // prints "TRACE ROOT_SPAN CHILD_SPAN" on stdout, so that a test knows what
-// was started where. With -signal it waits for SIGUSR1 to start.
+// was started where. With -signal it waits for SIGUSR1 to start, and with
+// -linger too for another once its jobs are done, before it exits.
 // Built in GOPATH mode against Debian's golang-opentelemetry-otel-dev.
 package main
 
@@ -68,9 +69,10 @@ func main() {
 	workers := flag.Int("workers", 4, "jobs at a time")
 	burn := flag.Duration("burn", 20*time.Millisecond, "CPU time in each phase")
 	wait := flag.Bool("signal", false, "start on SIGUSR1 (once a profiler is attached)")
+	linger := flag.Bool("linger", false, "with -signal: exit on another SIGUSR1 once the jobs are done")
 	flag.Parse()
+	sig := make(chan os.Signal, 1)
 	if *wait {
-		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, syscall.SIGUSR1)
 		<-sig
 	}
@@ -106,4 +108,7 @@ func main() {
 	}
 	close(jobs)
 	wg.Wait()
+	if *wait && *linger {
+		<-sig
+	}
 }
