@@ -37,4 +37,19 @@ static __always_inline void budget_time(struct probe_budget *b, __u64 t0)
 		__sync_fetch_and_add(&b->bpf_ns, bpf_ktime_get_ns() - t0);
 }
 
+/*
+ * A hit of another probe of TGID whose time since T0 its budget in
+ * BUDGETS pays for, when it has one: counted apart, never spent from its
+ * count of hits, so that only its own probe rests.
+ */
+static __always_inline void budget_pay(void *budgets, __u32 tgid, __u64 t0)
+{
+	struct probe_budget *b = bpf_map_lookup_elem(budgets, &tgid);
+
+	if (!b)
+		return;
+	__sync_fetch_and_add(&b->paid, 1);
+	__sync_fetch_and_add(&b->paid_ns, bpf_ktime_get_ns() - t0);
+}
+
 #endif /* __BUDGET_BPF_H */

@@ -301,6 +301,8 @@ int budget_refill(struct budget_refill *r)
 		return 0;
 	r->left = __sync_lock_test_and_set(&b->left, r->allowed);
 	r->bpf_ns = __sync_lock_test_and_set(&b->bpf_ns, 0);
+	r->paid = __sync_lock_test_and_set(&b->paid, 0);
+	r->paid_ns = __sync_lock_test_and_set(&b->paid_ns, 0);
 	return 0;
 }
 
@@ -413,14 +415,11 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
  * The traceparent source: the start of a request's handler, and the end of
  * an HTTP/1.1 request, whose connection's goroutine serves the next one;
  * a grpc stream's headers, and its handler's start; an SDK span's start
- * and end; a goroutine's start. The cookie says which.
+ * and end; a goroutine's start. The cookie RAW says which.
  */
-SEC("uprobe")
-int http_request(struct pt_regs *ctx)
+static __always_inline int traceparent_hit(struct pt_regs *ctx, __u32 tgid, __u64 raw)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, slot;
-	__u64 raw = bpf_get_attach_cookie(ctx);
-	__u32 cookie = PROBE_KIND(raw);
+	__u32 cookie = PROBE_KIND(raw), slot;
 	const struct target_info *t;
 	const struct go_layout *l;
 	struct goid_key key;
@@ -472,6 +471,23 @@ int http_request(struct pt_regs *ctx)
 	else
 		http_begin(ctx, w, l, &key);
 	work_release(slot);
+	return 0;
+}
+
+/*
+ * A traceparent probe's hit, paid for by its process's goroutine-start
+ * share where the cookie says so.
+ */
+SEC("uprobe")
+int http_request(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 raw = bpf_get_attach_cookie(ctx);
+	__u64 t0 = raw & PROBE_PAID ? bpf_ktime_get_ns() : 0;
+
+	traceparent_hit(ctx, tgid, raw);
+	if (t0)
+		budget_pay(&spawn_budgets, tgid, t0);
 	return 0;
 }
 

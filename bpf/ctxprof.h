@@ -437,12 +437,18 @@ struct span_event {
 struct probe_budget {
 	__s64 left; /* user space refills it each period, and counts what was spent */
 	__u64 bpf_ns; /* the program's own time in the hits, so far: a hit's price is measured */
+	/*
+	 * hits of its process's other probes that its share pays for too,
+	 * and their program's time: the request probes of a Go before 1.21,
+	 * so that the traceparent source as a whole keeps to the share
+	 */
+	__u64 paid, paid_ns;
 };
 
 /*
  * budget_refill's context, from user space and back: the probe's process
  * and kind (BUDGET_*), the next period's allowance; then what was left of
- * the period over, and its program time
+ * the period over, its program time, and the other hits it paid for
  */
 struct budget_refill {
 	__u32 tgid;
@@ -450,6 +456,7 @@ struct budget_refill {
 	__s64 allowed;
 	__s64 left;
 	__u64 bpf_ns;
+	__u64 paid, paid_ns;
 	__s32 found;
 	__u32 __pad;
 };
@@ -525,10 +532,12 @@ struct obi_ctx_info {
  * The traceparent probes' cookies: the kind below (for a request's start,
  * the register its *http.Request is in), in the low 32 bits; a request's
  * start also has g.goid's offset above them, so that without spans it
- * needs no look at its target (http_begin_lazy).
+ * needs no look at its target (http_begin_lazy); PROBE_PAID besides.
  */
-#define PROBE_KIND(cookie) ((__u32)(cookie))
+#define PROBE_KIND(cookie) ((__u32)(cookie) & ~PROBE_PAID)
 #define PROBE_GOID_SHIFT 32
+/* in a cookie: the process's goroutine-start budget pays for the hit (Go < 1.21) */
+#define PROBE_PAID (1U << 31)
 #define HTTP_PROBE_REQ_RDI 1 /* net/http.serverHandler.ServeHTTP(sh, rw, req) */
 #define HTTP_PROBE_REQ_RCX 2 /* x/net/http2.(*serverConn).runHandler(sc, rw, req, handler) */
 #define HTTP_PROBE_END 3 /* net/http.(*response).finishRequest: the request is done */

@@ -16,6 +16,8 @@
 # - newest: the same for main.fanChildBurn (g.parentGoid, one level), and
 #   no probe hit at goroutine starts (the -v line says parentGoid);
 # - no sample carries a trace ID that was never sent to that server;
+# - Go 1.19: -v says the goroutine-start probe's share paid for the 8
+#   request probe hits too (one a request);
 # - the statistics at exit say why the newest build's share is low (its
 #   grandchildren: g.parentGoid reaches one level), and nothing for the
 #   Go 1.19 builds; then, for 3 requests with no traceparent to a Go 1.19
@@ -86,6 +88,13 @@ done
 wait "${curls[@]}"
 ctxprof_stop
 check_eq "ctxprof-go exits" 0 "$?"
+# the goroutine-start probe's share pays for the request probe's hits too
+for pid in "${pids[@]}"; do
+	[[ ${name_of[$pid]} == go1.19* ]] || continue
+	check_eq "${name_of[$pid]}: -v: the goroutine-start probe's share paid for its 8 requests' probe hits" 8 \
+		"$(grep -F "pid $pid (" "$work/err" |
+			sed -n 's/.*goroutine-start probe saw [0-9]* starts and paid for \([0-9]*\) request probe hits, at.*/\1/p')"
+done
 # requests with no traceparent: the statistics say that is why
 p0=${pids[0]}
 if ctxprof_start "$work/bare.err" "$work/bare.jsonl" -p "$p0" -F 999; then

@@ -215,7 +215,7 @@ if [ -x "$bin" ]; then
 			not_ok "$name: collector samples with the scrape's trace ID, scraped back to back: $traced of $total (need 95% of at least 200)"
 		fi
 		check_eq "$name: collector samples with a trace ID never sent" "" "$(jq -r .other <<<"$stats")"
-		cost=$(grep -F "pid $ne (" "$work/ne.err" | grep -F 'goroutine-start probe saw' | grep -F 'starts, at')
+		cost=$(grep -F "pid $ne (" "$work/ne.err" | grep -F 'goroutine-start probe saw' | grep -F ' us a hit ')
 		echo "# $name: ${cost#ctxprof-go: }"
 		if [[ $cost =~ :\ ([0-9]+)\.([0-9]+)%\ of\ the ]] && [ $((10#${BASH_REMATCH[1]}${BASH_REMATCH[2]})) -le 200 ] &&
 			[ $((10#${BASH_REMATCH[1]}${BASH_REMATCH[2]})) -gt 0 ]; then

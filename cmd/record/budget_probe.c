@@ -39,8 +39,11 @@ struct budget_probe {
 	uint64_t allowed; /* this period's budget */
 	double credit; /* hits earned and not spent; below 0: overspent */
 	bool capped; /* by --max-goroutine-starts, not the share */
-	/* what the hits of the periods over cost: each period's traps, and its program's time */
-	uint64_t spent_ns;
+	/*
+	 * what the hits of the periods over cost: each period's traps, and
+	 * its program's time, with the other probes' hits it paid for
+	 */
+	uint64_t spent_ns, paid;
 	uint64_t price_ns; /* a hit's, the last measured */
 	uint64_t cpu_first_ns, cpu_last_ns; /* its process's CPU time: at the start, at the last tick */
 	uint64_t period_start_ns; /* when this period began: while on, it was on since then */
@@ -185,14 +188,16 @@ static void allow(struct budget_probe *sp)
 
 /*
  * The next period's budget. The probe earns the share of the CPU time its
- * process used in this period, at the price of a hit, or its policy's
- * least hits a second, whichever is more, and spends it in hits. What it
+ * process used in this period, less PAID_NS that the other hits it pays
+ * for cost, at the price of a hit, or its policy's least hits a second,
+ * whichever is more, and spends it in hits. What it
  * saved, at most a second's earnings, lets it follow a burst of hits
  * (goroutine starts come before the CPU time they cause); what it
  * overspent (a note read late) is paid back. No more than its cap
  * (--max-goroutine-starts).
  */
-static void next_budget(struct budget_probe *sp, uint64_t hits, uint64_t bpf_ns)
+static void next_budget(struct budget_probe *sp, uint64_t hits, uint64_t bpf_ns,
+			uint64_t paid_ns)
 {
 	double earned, least = (double)sp->policy.min_per_sec * sp->period_ns / NSEC_PER_SEC;
 	uint64_t cpu = 0, used = 0;
@@ -203,7 +208,7 @@ static void next_budget(struct budget_probe *sp, uint64_t hits, uint64_t bpf_ns)
 		used = cpu - sp->cpu_last_ns;
 		sp->cpu_last_ns = cpu;
 	}
-	earned = sp->policy.share * used / (sp->price_ns ?: 1);
+	earned = (sp->policy.share * used - paid_ns) / (sp->price_ns ?: 1);
 	if (earned < least)
 		earned = least;
 	sp->credit += earned - hits;
@@ -222,28 +227,36 @@ static void refill(struct budget_probe *sp)
 {
 	struct budget_refill r = { .tgid = sp->pid, .kind = sp->kind };
 	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &r, .ctx_size_in = sizeof(r));
-	uint64_t allowed = sp->allowed, hits = 0, bpf_ns = 0, swapped;
+	uint64_t allowed = sp->allowed, hits = 0, bpf_ns = 0, swapped, paid, paid_ns;
 	struct probe_budget b = {};
 
 	if (!bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b)) {
 		hits = period_hits(sp, &b);
 		bpf_ns = b.bpf_ns;
 	}
-	next_budget(sp, hits, bpf_ns);
+	paid = b.paid;
+	paid_ns = paid * sp->policy.trap_ns + b.paid_ns;
+	next_budget(sp, hits, bpf_ns, paid_ns);
 	r.allowed = sp->allowed;
 	if (!bpf_prog_test_run_opts(sp->refill_fd, &run) && r.found) {
 		swapped = r.left < (__s64)allowed ? (uint64_t)((__s64)allowed - r.left) : 0;
 		sp->credit -= (double)swapped - (double)hits;
 		hits = swapped;
 		bpf_ns = r.bpf_ns;
+		/* the hits paid for since the read, at a hit's price */
+		paid = r.paid;
+		sp->credit -= ((double)(paid * sp->policy.trap_ns + r.paid_ns) - (double)paid_ns) /
+			      (sp->price_ns ?: 1);
+		paid_ns = paid * sp->policy.trap_ns + r.paid_ns;
 	} else {
 		/* a hit between the read and this write goes uncounted */
 		b.left = sp->allowed;
-		b.bpf_ns = 0;
+		b.bpf_ns = b.paid = b.paid_ns = 0;
 		bpf_map_update_elem(sp->budgets_fd, &sp->pid, &b, BPF_ANY);
 	}
 	sp->watched += hits;
-	sp->spent_ns += hits * sp->policy.trap_ns + bpf_ns;
+	sp->paid += paid;
+	sp->spent_ns += hits * sp->policy.trap_ns + bpf_ns + paid_ns;
 }
 
 static int attach(struct budget_probe *sp)
@@ -341,10 +354,14 @@ void budget_probe__stats(const struct budget_probe *sp, struct budget_probe_stat
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	struct probe_budget b;
 
-	st->watched = st->counted = sp->watched;
+	st->watched = sp->watched;
+	st->paid = sp->paid;
+	st->counted = sp->watched + sp->paid;
 	st->spent_ns = sp->spent_ns;
-	if (!bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b))
+	if (!bpf_map_lookup_elem(sp->budgets_fd, &sp->pid, &b)) {
 		st->watched += period_hits(sp, &b);
+		st->paid += b.paid;
+	}
 	st->on_ns = sp->on_ns + (sp->link ? now - sp->since_ns : 0);
 	st->paused_ns = sp->paused_ns + (sp->link ? 0 : now - sp->since_ns);
 	st->missed = sp->missed + (sp->link ? 0 : sp->rate * (now - sp->since_ns));
@@ -360,11 +377,17 @@ void budget_probe__say_cost(const struct budget_probe *sp, pid_t pid, const char
 {
 	struct budget_probe_stats st;
 
+	char paid[96] = "";
+
 	budget_probe__stats(sp, &st);
+	if (st.paid)
+		snprintf(paid, sizeof(paid), " and paid for %llu %s", (unsigned long long)st.paid,
+			 sp->policy.paid ?: "other hits");
 	fprintf(stderr,
-		"ctxprof-go: pid %d (%s): its %s saw %llu %s, at %.1f us a hit %.1f ms: %.2f%% of the "
-		"%.2f s of CPU its process used meanwhile (its share: %g%%)\n",
+		"ctxprof-go: pid %d (%s): its %s saw %llu %s%s, at %.1f us a hit %.1f ms: "
+		"%.2f%% of the %.2f s of CPU its process used meanwhile (its share: %g%%)\n",
 		(int)pid, comm, sp->policy.name, (unsigned long long)st.watched, sp->policy.hits,
+		paid,
 		st.counted ? st.spent_ns / 1e3 / st.counted : st.price_ns / 1e3, st.spent_ns / 1e6,
 		st.cpu_ns ? 100.0 * st.spent_ns / st.cpu_ns : 0.0, st.cpu_ns / 1e9,
 		sp->policy.share * 100);

@@ -22,6 +22,7 @@ struct budget_policy {
 	const char *name; /* "goroutine-start probe" */
 	const char *hits; /* what a hit is, counted: "starts" */
 	const char *loss; /* what is lost without it: "the goroutines it starts ... carry no trace ID" */
+	const char *paid; /* the other probes' hits its share pays for (PROBE_PAID), or NULL */
 	double share; /* of its process's CPU time, 0 to 1 */
 	unsigned int min_per_sec; /* hits a second it may always take, however idle its process */
 	unsigned int max_per_sec; /* starts a second, besides; UINT_MAX: no cap */
@@ -54,7 +55,11 @@ struct budget_probe_stats {
 	uint64_t paused_ns; /* time it rested, its period's budget spent */
 	double missed; /* about how many goroutines started meanwhile, at the rate it saw last */
 	uint64_t price_ns; /* a hit's price, trap and program: the last measured */
-	/* to its last period's end: the hits, what they cost, and its process's CPU time since it came on */
+	uint64_t paid; /* other probes' hits its share paid for */
+	/*
+	 * to its last period's end: the hits and those, what they cost,
+	 * and its process's CPU time since it came on
+	 */
 	uint64_t counted, spent_ns, cpu_ns;
 	uint64_t allowed; /* the last budget, as starts a second */
 	bool capped; /* that budget was --max-goroutine-starts', not the share's */

@@ -82,6 +82,13 @@ static void *attach_probes(struct part_ctx *c, bool quiet)
 		/* a request's start finds its goroutine with no look at the target */
 		if (probes[i].cookie == HTTP_PROBE_REQ_RDI || probes[i].cookie == HTTP_PROBE_REQ_RCX)
 			cookie |= (__u64)c->layout->g_goid << PROBE_GOID_SHIFT;
+		/*
+		 * before Go 1.21 the goroutine-start probe's share, where it
+		 * has one, pays for these hits too: with them the source keeps
+		 * to it
+		 */
+		if (!c->layout->g_parent_goid)
+			cookie |= PROBE_PAID;
 		r->links[r->n] = uprobe_link__attach(env->bpf->requests.http_request, c->pid, exe,
 						     probes[i].offset, cookie);
 		if (!r->links[r->n]) {

@@ -59,6 +59,7 @@ static void *attach_probe(struct part_ctx *c, bool quiet)
 		.name = "goroutine-start probe",
 		.hits = "starts",
 		.loss = "the goroutines it starts from now on carry no trace ID",
+		.paid = "request probe hits",
 	};
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)c->pid);
 	err = budget_probe__attach(env->bpf->spawn.go_start, &env->bpf->spawn.budget, c->pid, exe,
