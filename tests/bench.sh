@@ -94,9 +94,10 @@
 #    time to ready, CPU by then, samples lost (none allowed), time to exit.
 # 15. The traceparent source a request (tests/bench/requests.sh), Go 1.19,
 #    1.22 and the newest, this build against the one before it took one
-#    hit a request: the server's CPU a request without and with each,
-#    probe hits and BPF ns a request (goals: within 2% of the server's
-#    CPU, 1,000 ns on the newest Go; one hit a request there).
+#    hit a request, and this build's sampler alone: the server's CPU a
+#    request without and with each, probe hits and BPF ns a request
+#    (goals: the source within 2% of the server's CPU over the sampler
+#    alone, 1,000 ns on the newest Go; one hit a request there).
 # 16. --alloc (tests/bench/alloc.sh): a sampled allocation's price on
 #    testdata/allocs (newest Go, -rate 512, about 16,000 a second), the
 #    target's CPU a second under ctxprof-go -p --alloc against an empty

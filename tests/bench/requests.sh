@@ -5,16 +5,18 @@
 # testdata/httpserver built by Go 1.19, 1.22 and the newest toolchain,
 # each in turn: /fan at 1,000 requests a second from 8 connections (each
 # request starts 10 goroutines of about 40 us of work, every one under a
-# traceparent), 10 s a load. Per round, three loads taking turns (the
+# traceparent), 10 s a load. Per round, four loads taking turns (the
 # order rotates): no ctxprof-go; `ctxprof-go -p` of this build; the same
 # of $REQUESTS_BASELINE (default 70fb571: two hits an HTTP/1.1 request,
-# the header read at each). Measured: the server's CPU a request (its
+# the header read at each); this build with `--trace-sources label`, the
+# sampler without the source's probes, so that the source's own share
+# stands apart from the sampler's. Measured: the server's CPU a request (its
 # threads' schedstat: the traps and programs run on them), and for each
 # ctxprof-go its http_request program's hits and BPF nanoseconds a
 # request (kernel.bpf_stats_enabled, by the program ids it holds).
-# Medians of $ROUNDS15 rounds (default 3). Goals printed beside: this
-# build within 2% of the server's CPU, and 1,000 ns of BPF a request on
-# the newest Go. Bound: one hit a request on the newest Go (Go 1.19 adds
+# Medians of $ROUNDS15 rounds (default 3). Goals printed beside: the
+# source within 2% of the server's CPU (this build over its sampler
+# alone), and 1,000 ns of BPF a request on the newest Go. Bound: one hit a request on the newest Go (Go 1.19 adds
 # the goroutine-start probe's, within its budget).
 # Runs alone too: bash tests/bench/requests.sh (after make bench's build).
 set -euo pipefail
@@ -40,11 +42,11 @@ prog_stats() {
 		'[.[] | select(.name == "http_request" and (.id as $i | $ids | index($i)))] | first // {} |
 		"\(.run_time_ns // 0) \(.run_cnt // 0)"'
 }
-# one_load BIN|none: "CPU_NS REQUESTS RUN_NS HITS" of a 10 s load
+# one_load BIN|none [ARGS]: "CPU_NS REQUESTS RUN_NS HITS" of a 10 s load
 one_load() {
 	local c0 n t0 r0 t1 r1 pid=
 	if [ "$1" != none ]; then
-		"$1" -p "$srv" -o /dev/null 2>"$work/t.err" &
+		"$1" -p "$srv" -o /dev/null "${@:2}" 2>"$work/t.err" &
 		pid=$!
 		until grep -q 'Ctrl-C to stop' "$work/t.err" 2>/dev/null; do
 			kill -0 "$pid" 2>/dev/null || { cat "$work/t.err" >&2; return 1; }
@@ -77,38 +79,42 @@ for v in 1.19 1.22 "$newest"; do
 	port=$(awk '$1 == "http" { print $2 }' "$work/srv.out")
 	one_load none >/dev/null
 	: >"$work/rounds"
-	kinds=(none this base)
+	kinds=(none this base alone)
 	for ((r = 1; r <= ${ROUNDS15:-3}; r++)); do
 		declare -A got=()
-		for ((k = 0; k < 3; k++)); do
-			kind=${kinds[$(((k + r) % 3))]}
+		for ((k = 0; k < 4; k++)); do
+			kind=${kinds[$(((k + r) % 4))]}
 			case $kind in
 			none) got[$kind]=$(one_load none) ;;
 			this) got[$kind]=$(one_load "$CTXPROF") ;;
 			base) got[$kind]=$(one_load "$base_bin") ;;
+			alone) got[$kind]=$(one_load "$CTXPROF" --trace-sources label) ;;
 			esac
 		done
 		read -r c0 n0 _ _ <<<"${got[none]}"
 		read -r c1 n1 t1 h1 <<<"${got[this]}"
 		read -r c2 n2 t2 h2 <<<"${got[base]}"
-		# per request: server CPU us without, with this build, with the base; hits and BPF ns of each
+		read -r c3 n3 _ _ <<<"${got[alone]}"
+		# per request: server CPU us without, with this build, with the base; hits and BPF ns
+		# of each; the sampler alone, and this build over it
 		line=$(awk -v c0="$c0" -v n0="$n0" -v c1="$c1" -v n1="$n1" -v c2="$c2" -v n2="$n2" \
-			-v t1="$t1" -v h1="$h1" -v t2="$t2" -v h2="$h2" 'BEGIN {
-			u0 = c0 / n0 / 1000; u1 = c1 / n1 / 1000; u2 = c2 / n2 / 1000
-			printf "%.1f %.1f %.1f %.2f %.2f %.2f %.0f %.0f %.2f", u0, u1, u2, 100 * (u1 - u0) / u0,
-				100 * (u2 - u0) / u0, h1 / n1, t1 / n1, t2 / n2, h2 / n2 }')
+			-v t1="$t1" -v h1="$h1" -v t2="$t2" -v h2="$h2" -v c3="$c3" -v n3="$n3" 'BEGIN {
+			u0 = c0 / n0 / 1000; u1 = c1 / n1 / 1000; u2 = c2 / n2 / 1000; u3 = c3 / n3 / 1000
+			printf "%.1f %.1f %.1f %.2f %.2f %.2f %.0f %.0f %.2f %.1f %.2f", u0, u1, u2,
+				100 * (u1 - u0) / u0, 100 * (u2 - u0) / u0, h1 / n1, t1 / n1, t2 / n2, h2 / n2,
+				u3, 100 * (u1 - u3) / u3 }')
 		echo "$line" >>"$work/rounds"
-		read -r u0 u1 u2 p1 p2 hr1 b1 b2 hr2 <<<"$line"
-		printf 'go%s round %d: server CPU a request %s us without, %s us with this build (%+.2f%%), %s us with %s (%+.2f%%); this build %s hits and %s ns of BPF a request, %s %s hits and %s ns\n' \
-			"$v" "$r" "$u0" "$u1" "$p1" "$u2" "$base" "$p2" "$hr1" "$b1" "$base" "$hr2" "$b2"
+		read -r u0 u1 u2 p1 p2 hr1 b1 b2 hr2 u3 p3 <<<"$line"
+		printf 'go%s round %d: server CPU a request %s us without, %s us with this build (%+.2f%%), %s us with %s (%+.2f%%), %s us with the sampler alone (the source %+.2f%% over it); this build %s hits and %s ns of BPF a request, %s %s hits and %s ns\n' \
+			"$v" "$r" "$u0" "$u1" "$p1" "$u2" "$base" "$p2" "$u3" "$p3" "$hr1" "$b1" "$base" "$hr2" "$b2"
 	done
 	kill "$srv" 2>/dev/null || true
 	wait "$srv" 2>/dev/null || true
 	srv=
 	col() { cut -d' ' -f"$1" "$work/rounds" | median_of; }
 	hits_base=$(awk '{ print $9 }' "$work/rounds" | median_of)
-	printf 'go%s: this build %s%% of the server'"'"'s CPU (goal <= 2), %s hits and %s ns of BPF a request; %s: %s%%, %s hits, %s ns (medians of %s rounds)\n' \
-		"$v" "$(col 4)" "$(col 6)" "$(col 7)" "$base" "$(col 5)" "$hits_base" "$(col 8)" "${ROUNDS15:-3}"
+	printf 'go%s: the source %s%% of the server'"'"'s CPU over the sampler alone (goal <= 2); this build %s%% over none, %s hits and %s ns of BPF a request; %s: %s%%, %s hits, %s ns (medians of %s rounds)\n' \
+		"$v" "$(col 11)" "$(col 4)" "$(col 6)" "$(col 7)" "$base" "$(col 5)" "$hits_base" "$(col 8)" "${ROUNDS15:-3}"
 	if [ "$v" = "$newest" ]; then
 		printf 'newest Go: %s ns of BPF a request (goal <= 1000)\n' "$(col 7)"
 		awk -v h="$(col 6)" 'BEGIN { exit !(h <= 1.05) }' || { echo "more than one hit a request on go$v"; status=1; }
