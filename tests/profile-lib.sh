@@ -95,6 +95,10 @@ bigframes_verdicts() {
 	part_verdict "$1" "$sys_ok" "$sys" "$5" "samples in a write system call are whole, through main.writeLoop" "$example"
 	check_eq "$1: lone frames" "" "$lone"
 	check_eq "$1: samples with main.copyLoop twice" 0 "$twice"
+	# where they were: the stacks, leaf first, with their addresses
+	[ "${twice:-0}" = 0 ] || jq -c --argjson pid "$3" 'select(.pid == $pid) | .stacks[] |
+		select([.frames[] | select(.func == "main.copyLoop")] | length > 1) |
+		{samples, frames: [.frames[0:6][] | "\(.func)@\(.addr)"]}' "$2" | head -n 3 | sed 's/^/# /'
 }
 
 # calls_duff OBJDUMP BIN: 1 when BIN's main.copyLoop calls Duff's device
