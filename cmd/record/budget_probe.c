@@ -190,11 +190,10 @@ static void allow(struct budget_probe *sp)
  * The next period's budget. The probe earns the share of the CPU time its
  * process used in this period, less PAID_NS that the other hits it pays
  * for cost, at the price of a hit, or its policy's least hits a second,
- * whichever is more, and spends it in hits. What it
- * saved, at most a second's earnings, lets it follow a burst of hits
- * (goroutine starts come before the CPU time they cause); what it
- * overspent (a note read late) is paid back. No more than its cap
- * (--max-goroutine-starts).
+ * whichever is more, and spends it in hits. What it saved, at most a
+ * second's earnings, lets it follow a burst of hits (goroutine starts
+ * come before the CPU time they cause); what it overspent (a note read
+ * late) is paid back. No more than its cap (--max-goroutine-starts).
  */
 static void next_budget(struct budget_probe *sp, uint64_t hits, uint64_t bpf_ns,
 			uint64_t paid_ns)
@@ -376,7 +375,6 @@ void budget_probe__stats(const struct budget_probe *sp, struct budget_probe_stat
 void budget_probe__say_cost(const struct budget_probe *sp, pid_t pid, const char *comm)
 {
 	struct budget_probe_stats st;
-
 	char paid[96] = "";
 
 	budget_probe__stats(sp, &st);
