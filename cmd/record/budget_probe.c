@@ -216,6 +216,12 @@ static void next_budget(struct budget_probe *sp, uint64_t hits, uint64_t bpf_ns,
 	allow(sp);
 }
 
+/* What PAID hits of other probes cost, their program's time PAID_BPF_NS with their traps. */
+static uint64_t paid_cost(const struct budget_probe *sp, uint64_t paid, uint64_t paid_bpf_ns)
+{
+	return paid * sp->policy.trap_ns + paid_bpf_ns;
+}
+
 /*
  * The budget for a period anew; what the last one spent is counted. The
  * next budget follows from a read of the kernel's count; the count itself
@@ -234,7 +240,7 @@ static void refill(struct budget_probe *sp)
 		bpf_ns = b.bpf_ns;
 	}
 	paid = b.paid;
-	paid_ns = paid * sp->policy.trap_ns + b.paid_ns;
+	paid_ns = paid_cost(sp, paid, b.paid_ns);
 	next_budget(sp, hits, bpf_ns, paid_ns);
 	r.allowed = sp->allowed;
 	if (!bpf_prog_test_run_opts(sp->refill_fd, &run) && r.found) {
@@ -244,9 +250,9 @@ static void refill(struct budget_probe *sp)
 		bpf_ns = r.bpf_ns;
 		/* the hits paid for since the read, at a hit's price */
 		paid = r.paid;
-		sp->credit -= ((double)(paid * sp->policy.trap_ns + r.paid_ns) - (double)paid_ns) /
+		sp->credit -= ((double)paid_cost(sp, paid, r.paid_ns) - (double)paid_ns) /
 			      (sp->price_ns ?: 1);
-		paid_ns = paid * sp->policy.trap_ns + r.paid_ns;
+		paid_ns = paid_cost(sp, paid, r.paid_ns);
 	} else {
 		/* a hit between the read and this write goes uncounted */
 		b.left = sp->allowed;
