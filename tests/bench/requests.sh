@@ -10,14 +10,15 @@
 # of $REQUESTS_BASELINE (default 70fb571: two hits an HTTP/1.1 request,
 # the header read at each); this build with `--trace-sources label`, the
 # sampler without the source's probes, so that the source's own share
-# stands apart from the sampler's. Measured: the server's CPU a request (its
-# threads' schedstat: the traps and programs run on them), and for each
-# ctxprof-go its http_request program's hits and BPF nanoseconds a
+# stands apart from the sampler's. Measured: the server's CPU a request
+# (its threads' schedstat: the traps and programs run on them), and for
+# each ctxprof-go its http_request program's hits and BPF nanoseconds a
 # request (kernel.bpf_stats_enabled, by the program ids it holds).
 # Medians of $ROUNDS15 rounds (default 3). Goals printed beside: the
 # source within 2% of the server's CPU (this build over its sampler
-# alone), and 1,000 ns of BPF a request on the newest Go. Bound: one hit a request on the newest Go (Go 1.19 adds
-# the goroutine-start probe's, within its budget).
+# alone), and 1,000 ns of BPF a request on the newest Go. Bound: one hit
+# a request on the newest Go (Go 1.19 adds the goroutine-start probe's,
+# within its budget).
 # Runs alone too: bash tests/bench/requests.sh (after make bench's build).
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
