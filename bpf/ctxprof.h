@@ -505,6 +505,29 @@ struct trace_ctx {
 	__u64 req;
 };
 
+/*
+ * Where the goroutine-start probe (Go before 1.21) leaves the context a
+ * new goroutine takes: a table by goid, written in the trap without an
+ * LRU map's locks and allocation, once the largest part of the probe's
+ * program. A slot holds the last goroutine whose index it is: in one
+ * process, the context lasts SPAWN_SLOTS starts. The first sample of the
+ * goroutine moves it into spawn_ctxs, where what samples use is kept.
+ * SEQ is odd while a writer holds the slot; readers copy between two
+ * equal even values. User space maps the table (BPF_F_MMAPABLE).
+ */
+#define SPAWN_SLOTS 32768
+struct spawn_slot {
+	__u64 seq;
+	struct goid_key key;
+	struct trace_ctx ctx;
+};
+
+static inline __u32 spawn_slot_index(__u32 tgid, __u64 goid)
+{
+	/* a process's goids run in order: consecutive slots */
+	return ((__u32)goid ^ tgid * 2654435761u) & (SPAWN_SLOTS - 1);
+}
+
 /* An epoch's state bits */
 #define EPOCH_STATE 3ULL
 #define EPOCH_READ 0 /* the context is whole */

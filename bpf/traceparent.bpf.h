@@ -41,9 +41,8 @@ struct {
 
 /*
  * {tgid, goid} -> the context a goroutine took from the one that started
- * it (Go before 1.21): kept apart, so that a fan-out's churn never evicts
- * a request's own. Each CPU evicts from its own list, and takes no lock
- * the others hold.
+ * it, once a sample has seen it: kept apart, so that a fan-out's churn
+ * never evicts a request's own.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -51,6 +50,15 @@ struct {
 	__type(key, struct goid_key);
 	__type(value, struct trace_ctx);
 } spawn_ctxs SEC(".maps");
+
+/* the contexts goroutines took as they started, before a sample saw them (struct spawn_slot) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SPAWN_SLOTS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct spawn_slot);
+} spawn_slots SEC(".maps");
 
 /* tgid -> its goroutine-start probe's budget; user space sizes it */
 struct {
@@ -531,6 +539,52 @@ static __always_inline bool ctx_ended(const struct go_layout *l, __u32 tgid,
 	       (o->ret && origin_left(l, o, c->origin)) || o->epoch != e;
 }
 
+/* KEY's goroutine takes C, unless another writer holds its slot just now */
+static __always_inline void spawn_slot_put(const struct goid_key *key, const struct trace_ctx *c)
+{
+	__u32 i = spawn_slot_index(key->tgid, key->goid);
+	struct spawn_slot *s = bpf_map_lookup_elem(&spawn_slots, &i);
+	__u64 seq;
+
+	if (!s)
+		return;
+	seq = s->seq;
+	if ((seq & 1) || __sync_val_compare_and_swap(&s->seq, seq, seq + 1) != seq)
+		return;
+	s->key = *key;
+	__builtin_memcpy(&s->ctx, c, sizeof(s->ctx));
+	__sync_fetch_and_add(&s->seq, 1);
+}
+
+/*
+ * KEY's context as it started, into OUT: false when its slot holds
+ * another goroutine's, or is being written. TAKE: the slot is emptied,
+ * its context moving into spawn_ctxs.
+ */
+static __always_inline bool spawn_slot_get(const struct goid_key *key, struct trace_ctx *out,
+					   bool take)
+{
+	__u32 i = spawn_slot_index(key->tgid, key->goid);
+	struct spawn_slot *s = bpf_map_lookup_elem(&spawn_slots, &i);
+	__u64 seq;
+
+	if (!s)
+		return false;
+	seq = __sync_fetch_and_or(&s->seq, 0);
+	if ((seq & 1) || s->key.goid != key->goid || s->key.tgid != key->tgid)
+		return false;
+	if (take) {
+		if (__sync_val_compare_and_swap(&s->seq, seq, seq + 1) != seq)
+			return false;
+		__builtin_memcpy(out, &s->ctx, sizeof(*out));
+		s->key.goid = 0;
+		__sync_fetch_and_add(&s->seq, 1);
+		return true;
+	}
+	__builtin_memcpy(out, &s->ctx, sizeof(*out));
+	return __sync_fetch_and_or(&s->seq, 0) == seq;
+}
+
 /*
  * A goroutine starts (Go before 1.21, which keeps no g.parentGoid): it
  * takes the context of the goroutine that starts it, its own or one it
@@ -564,12 +618,12 @@ static __always_inline int spawn_ctx(struct pt_regs *ctx, const struct go_layout
 	} else if ((c = bpf_map_lookup_elem(&spawn_ctxs, &key))) {
 		/* one it took in turn: the same request, the same origin */
 		__builtin_memcpy(&copy, c, sizeof(copy));
-	} else {
+	} else if (!spawn_slot_get(&key, &copy, false)) {
 		return 0;
 	}
 	if (bpf_probe_read_user(&key.goid, 8, (const void *)(newg + l->g_goid)) || !key.goid)
 		return -1;
-	bpf_map_update_elem(&spawn_ctxs, &key, &copy, BPF_ANY);
+	spawn_slot_put(&key, &copy);
 	return 0;
 }
 
@@ -856,6 +910,11 @@ static __always_inline const struct trace_ctx *sampled_ctx(struct work *w,
 		}
 	}
 	c = bpf_map_lookup_elem(&spawn_ctxs, &key);
+	/* first seen: its context moves from the start's slot, to be kept while it is sampled */
+	if (!c && spawn_slot_get(&key, copy, true)) {
+		bpf_map_update_elem(&spawn_ctxs, &key, copy, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&spawn_ctxs, &key) ?: copy;
+	}
 	if (c) {
 		if (epoch_state(c->epoch) == EPOCH_NONE)
 			return NULL;

@@ -9,6 +9,7 @@
 #include "part_spawn.h"
 #include "sampler.h"
 #include "session_config.h"
+#include "spawn_table.h"
 #include "budget_probe.h"
 #include "target.h"
 #include "uprobe_link.h"
@@ -160,6 +161,7 @@ static void spawn_detach(struct part_ctx *c, void *state)
 		return;
 	budget_account__add(&c->env->budget_accounts[BUDGET_SPAWN], state);
 	budget_probe__free(state);
+	spawn_table__forget(c->env->bpf->spawn.table, c->pid);
 }
 
 /* Its failures are said and counted: the process goes without it. */

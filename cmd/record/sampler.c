@@ -26,6 +26,7 @@
 #include "part_strings.h"
 #include "sampler.h"
 #include "session_config.h"
+#include "spawn_table.h"
 #include "target.h"
 
 struct sampler {
@@ -341,10 +342,16 @@ static int load_bpf(struct sampler *s)
 	if (err)
 		goto out;
 	err = ctxprof_bpf__load(s->skel);
-	if (err)
+	if (err) {
 		fprintf(stderr, "failed to load BPF programs: %s\n", strerror(-err));
-	else
-		take_handles(s);
+		goto out;
+	}
+	take_handles(s);
+	s->bpf.spawn.table = spawn_table__map(bpf_map__fd(s->skel->maps.spawn_slots));
+	if (!s->bpf.spawn.table) {
+		err = -errno;
+		fprintf(stderr, "failed to map the goroutine-start table: %s\n", strerror(-err));
+	}
 out:
 	core_btf__free(cb);
 	return err;
@@ -447,6 +454,7 @@ void sampler__free(struct sampler *s)
 	free(s->ring_fds);
 	free(s->cgroup_dir);
 	free(s->online);
+	spawn_table__unmap(s->bpf.spawn.table);
 	ctxprof_bpf__destroy(s->skel);
 	free(s);
 }

@@ -11,6 +11,7 @@
 
 struct sampler;
 struct session_config;
+struct spawn_table;
 
 /*
  * What of the sampler's BPF object the other modules use, by name: its
@@ -32,6 +33,7 @@ struct requests_bpf {
 struct spawn_bpf {
 	struct bpf_program *go_start; /* the goroutine-start uprobe (the request probes' program) */
 	struct budget_kernel budget;
+	struct spawn_table *table; /* the contexts goroutines took as they started */
 };
 struct labels_bpf {
 	struct bpf_program *label_set, *label_do; /* where labels are set */

@@ -11,6 +11,7 @@
 #include "cmd/util/hashmap.h"
 #include "cmd/util/map_copy.h"
 #include "sampler.h"
+#include "spawn_table.h"
 #include "owners.h"
 #include "target.h"
 #include "targets.h"
@@ -103,10 +104,14 @@ static bool wall_context(void *ctx, uint32_t tgid, uint64_t goid, uint64_t paren
 		*out = *c;
 		return true;
 	}
-	if ((c = ctx_of(w->copies, tgid, goid))) {
-		*out = *c;
-		o = ctx_of(w->ctxs, tgid, c->origin);
-		*flags |= SAMPLE_F_CTX_CHILD | (!o || o->epoch != c->epoch ? SAMPLE_F_CTX_ENDED : 0);
+	/* one it took as it started: kept once a sample saw it, else still in its slot */
+	if ((c = ctx_of(w->copies, tgid, goid)) ||
+	    spawn_table__get(w->bpf->spawn.table, tgid, goid, out)) {
+		if (c)
+			*out = *c;
+		o = ctx_of(w->ctxs, tgid, out->origin);
+		*flags |= SAMPLE_F_CTX_CHILD |
+			  (!o || o->epoch != out->epoch ? SAMPLE_F_CTX_ENDED : 0);
 		return true;
 	}
 	if (!parent || !(o = ctx_of(w->ctxs, tgid, parent)))
