@@ -19,7 +19,8 @@
 # alone), and 1,000 ns of BPF a request on the newest Go. Bound: one hit
 # a request on the newest Go (Go 1.19 adds the goroutine-start probe's,
 # within its budget).
-# Runs alone too: bash tests/bench/requests.sh (after make bench's build).
+# Runs alone too: bash tests/bench/requests.sh (after make bench's build);
+# REQUESTS_GOS="1.19" measures those releases only.
 set -euo pipefail
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../profile-lib.sh"
@@ -71,7 +72,7 @@ one_load() {
 status=0
 sysctl -qw kernel.bpf_stats_enabled=1
 printf '\nthe traceparent source a request, per Go release (testdata/httpserver /fan at 1,000 requests a second; this build against %s):\n' "$base"
-for v in 1.19 1.22 "$newest"; do
+for v in ${REQUESTS_GOS:-1.19 1.22 $newest}; do
 	[[ " ${all[*]} " == *" $v "* ]] || continue
 	bin=$(go_build "$v" plain httpserver)
 	"$bin" >"$work/srv.out" 2>&1 &
