@@ -28,7 +28,8 @@
 #   carries a trace ID never sent; a target that exits meanwhile: what its
 #   probe saw and missed is still said at the end and on /metrics;
 #   --max-goroutine-starts 0: no probe (-v says so), no child sample
-#   traced, and the hint says why.
+#   traced, the hint says why, and the probe's table of 32,768 slots
+#   (the probe on) is one slot.
 # - 300 requests of 48 header fields to the plain Go 1.19 build, each
 #   starting 2 goroutines: every sample of theirs has a trace ID, where a
 #   sample that read the header while the goroutine-start probe read it
@@ -101,6 +102,8 @@ done
 # requests with no traceparent: the statistics say that is why
 p0=${pids[0]}
 if ctxprof_start "$work/bare.err" "$work/bare.jsonl" -p "$p0" -F 999; then
+	check_eq "${name_of[$p0]}, the goroutine-start probe on: slots of its table" 32768 \
+		"$(map_entries "$ctxprof" spawn_slots)"
 	for i in 1 2 3; do
 		curl -sS -o /dev/null --max-time 60 "http://${port_of[$p0]}/fan?kids=2&grandkids=1&ms=30"
 	done
@@ -176,6 +179,9 @@ else
 fi
 # no goroutine-start probe at all: the children carry nothing, and the hint says why
 if ctxprof_start "$work/off.err" "$work/off.jsonl" -v -p "$p0" -F 999 --max-goroutine-starts 0; then
+	# its table of slots would hold kernel memory for nothing
+	check_eq "${name_of[$p0]}, --max-goroutine-starts 0: slots of the goroutine-start table" 1 \
+		"$(map_entries "$ctxprof" spawn_slots)"
 	for i in 1 2 3; do
 		curl -sS -o /dev/null --max-time 60 -H "traceparent: 00-0ff0000$i$(printf '%025x' "$RANDOM")-00f067aa0ba902b7-01" \
 			"http://${port_of[$p0]}/fan?kids=2&grandkids=1&ms=30"

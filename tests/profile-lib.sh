@@ -242,6 +242,14 @@ ctxprof_start() {
 }
 
 # ctxprof_stop: SIGINT to the ctxprof-go of ctxprof_start; its exit status.
+# map_entries PID NAME: max_entries of the BPF map NAME that process PID holds
+map_entries() {
+	local ids
+	ids=$(grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | paste -sd, -)
+	bpftool map show -j | jq -r --argjson ids "[${ids:-0}]" --arg name "$2" \
+		'[.[] | select(.name == $name and (.id as $i | $ids | index($i)))] | first | .max_entries // "none"'
+}
+
 ctxprof_stop() {
 	kill -INT "$ctxprof" 2>/dev/null
 	wait "$ctxprof"

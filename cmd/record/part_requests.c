@@ -87,7 +87,7 @@ static void *attach_probes(struct part_ctx *c, bool quiet)
 		 * has one, pays for these hits too: with them the source keeps
 		 * to it
 		 */
-		if (!c->layout->g_parent_goid)
+		if (!c->layout->g_parent_goid && session_config__starts_probed(env->cfg))
 			cookie |= PROBE_PAID;
 		r->links[r->n] = uprobe_link__attach(env->bpf->requests.http_request, c->pid, exe,
 						     probes[i].offset, cookie);

@@ -14,12 +14,6 @@
 #include "target.h"
 #include "uprobe_link.h"
 
-/* Is the goroutine-start probe asked for? */
-static bool spawn_on(const struct session_config *cfg)
-{
-	return cfg->start_share > 0 && cfg->max_starts;
-}
-
 /* The flag that left it out, as -v says so. */
 static const char *spawn_off_flag(const struct session_config *cfg)
 {
@@ -48,7 +42,7 @@ static void *attach_probe(struct part_ctx *c, bool quiet)
 	char exe[64];
 	int err;
 
-	if (!at || !c->state[PART_REQUESTS] || !spawn_on(env->cfg))
+	if (!at || !c->state[PART_REQUESTS] || !session_config__starts_probed(env->cfg))
 		return NULL;
 	policy = (struct budget_policy){
 		.share = env->cfg->start_share,
@@ -86,7 +80,7 @@ static void spawn_note(const struct part_ctx *c, const void *state)
 		how = "at their start";
 	else if (!spawn_probe_of(c->gb))
 		how = "by g.parentGoid, one level";
-	else if (!spawn_on(c->env->cfg))
+	else if (!session_config__starts_probed(c->env->cfg))
 		how = (snprintf(buf, sizeof(buf), "none (%s)", spawn_off_flag(c->env->cfg)), buf);
 	fprintf(stderr, "pid %d (%s): goroutines they start: %s\n", (int)c->pid, c->comm, how);
 }
@@ -104,7 +98,7 @@ static bool spawn_why_untraced(const struct part_ctx *c, const void *state,
 	/* a rested probe is said apart (spawn_say) */
 	if (state || !c->state[PART_REQUESTS])
 		return false;
-	if (!c->layout->g_parent_goid && spawn_probe_of(c->gb) && !spawn_on(c->env->cfg))
+	if (!c->layout->g_parent_goid && spawn_probe_of(c->gb) && !session_config__starts_probed(c->env->cfg))
 		snprintf(buf, len, "the goroutines its handlers start carry none: no g.parentGoid, and "
 				   "%s leaves out the goroutine-start probe", spawn_off_flag(c->env->cfg));
 	else if (!c->layout->g_parent_goid)

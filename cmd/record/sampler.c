@@ -145,6 +145,9 @@ static int configure(struct sampler *s)
 	bpf_map__set_max_entries(s->skel->maps.frame_sizes, max_targets);
 	bpf_map__set_max_entries(s->skel->maps.spawn_budgets, max_targets);
 	bpf_map__set_max_entries(s->skel->maps.alloc_budgets, max_targets);
+	/* the goroutine-start probe's slots take 4 MiB of the kernel's memory: only for it */
+	if (!s->skel->rodata->want_contexts || !session_config__starts_probed(c))
+		bpf_map__set_max_entries(s->skel->maps.spawn_slots, 1);
 	/* only what this run uses is loaded: the verifier's time is start-up time */
 	bpf_program__set_autoload(s->skel->progs.on_sample, c->sampling);
 	bpf_program__set_autoload(s->skel->progs.on_exec, c->sampling);
@@ -347,10 +350,14 @@ static int load_bpf(struct sampler *s)
 		goto out;
 	}
 	take_handles(s);
-	s->bpf.spawn.table = spawn_table__map(bpf_map__fd(s->skel->maps.spawn_slots));
-	if (!s->bpf.spawn.table) {
-		err = -errno;
-		fprintf(stderr, "failed to map the goroutine-start table: %s\n", strerror(-err));
+	/* a table only where configure() sized one for the goroutine-start probe */
+	if (bpf_map__max_entries(s->skel->maps.spawn_slots) == SPAWN_SLOTS) {
+		s->bpf.spawn.table = spawn_table__map(bpf_map__fd(s->skel->maps.spawn_slots));
+		if (!s->bpf.spawn.table) {
+			err = -errno;
+			fprintf(stderr, "failed to map the goroutine-start table: %s\n",
+				strerror(-err));
+		}
 	}
 out:
 	core_btf__free(cb);

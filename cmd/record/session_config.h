@@ -74,4 +74,10 @@ struct session_config {
 	const char *metrics_addr; /* --metrics-addr: where /metrics is served, or NULL */
 };
 
+/* Is the goroutine-start probe (Go < 1.21) asked for? */
+static inline bool session_config__starts_probed(const struct session_config *c)
+{
+	return c->start_share > 0 && c->max_starts;
+}
+
 #endif /* __SESSION_CONFIG_H */
