@@ -241,15 +241,21 @@ ctxprof_start() {
 	echo "# ctxprof-go ready after $((SECONDS - start)) s" >&2
 }
 
-# ctxprof_stop: SIGINT to the ctxprof-go of ctxprof_start; its exit status.
+# bpf_ids PID prog|map: the IDs of the BPF programs or maps process PID
+# holds, as a JSON array for jq (fdinfo names each); [0] for none
+bpf_ids() {
+	local ids
+	ids=$(grep -h "^$2_id:" /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | paste -sd, -) || true
+	echo "[${ids:-0}]"
+}
+
 # map_entries PID NAME: max_entries of the BPF map NAME that process PID holds
 map_entries() {
-	local ids
-	ids=$(grep -h '^map_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | paste -sd, -)
-	bpftool map show -j | jq -r --argjson ids "[${ids:-0}]" --arg name "$2" \
+	bpftool map show -j | jq -r --argjson ids "$(bpf_ids "$1" map)" --arg name "$2" \
 		'[.[] | select(.name == $name and (.id as $i | $ids | index($i)))] | first | .max_entries // "none"'
 }
 
+# ctxprof_stop: SIGINT to the ctxprof-go of ctxprof_start; its exit status.
 ctxprof_stop() {
 	kill -INT "$ctxprof" 2>/dev/null
 	wait "$ctxprof"

@@ -125,9 +125,7 @@ tgt_cpu() { cat /proc/"$tp"/task/*/schedstat 2>/dev/null | awk '{ t += $1 } END 
 own_ns() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1e9 / hz }' /proc/"$1"/stat; }
 # prog_stats PID NAME: "RUNS RUN_NS" of the BPF programs PID holds, those named NAME (any when "")
 prog_stats() {
-	local ids
-	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | paste -sd, -) || true
-	bpftool prog show -j | jq -r --argjson ids "[${ids:-0}]" --arg name "$2" \
+	bpftool prog show -j | jq -r --argjson ids "$(bpf_ids "$1" prog)" --arg name "$2" \
 		'[.[] | select((.id as $i | $ids | index($i)) and ($name == "" or .name == $name))] |
 		"\(map(.run_cnt // 0) | add // 0) \(map(.run_time_ns // 0) | add // 0)"'
 }

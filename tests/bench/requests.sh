@@ -41,9 +41,7 @@ median_of() { sort -n | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2
 srv_cpu() { cat /proc/"$srv"/task/*/schedstat | awk '{ t += $1 } END { printf "%.0f", t }'; }
 # prog_stats PID: "RUN_NS RUNS" of the http_request program ctxprof-go PID holds
 prog_stats() {
-	local ids
-	ids=$(grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u | paste -sd, -)
-	bpftool prog show -j | jq -r --argjson ids "[${ids:-0}]" \
+	bpftool prog show -j | jq -r --argjson ids "$(bpf_ids "$1" prog)" \
 		'[.[] | select(.name == "http_request" and (.id as $i | $ids | index($i)))] | first // {} |
 		"\(.run_time_ns // 0) \(.run_cnt // 0)"'
 }
