@@ -41,6 +41,8 @@
 #define DUFF_CALL_PUSH 8
 /* Go moves saved frame pointers with a goroutine's stack: no frame_sizes walk */
 #define FRAME_SIZES 0
+/* Go before 1.21 moves SP before it saves BP (ustack.bpf.h, late_bp_delta) */
+#define LATE_BP 1
 /* Go's handlers return through its own restorer, not the vDSO's: no signal frame step */
 #define SIGNAL_FRAMES 0
 /*
@@ -84,6 +86,8 @@
 #define DUFF_CALL_PUSH 0
 /* the caller's record is at FP + the frame's size (ustack.bpf.h, sized_fp) */
 #define FRAME_SIZES 1
+/* a prologue stores LR as it moves SP (STP with writeback): [SP] is the return address */
+#define LATE_BP 0
 /* a handler returns to the vDSO's __kernel_rt_sigreturn (ustack.bpf.h, signal_step) */
 #define SIGNAL_FRAMES 1
 /* pstate, word 33 of user_pt_regs (31 registers, sp, pc): EL0 when its mode bits are 0 */

@@ -135,6 +135,12 @@ struct go_layout {
 	 */
 	__u64 frame_text;
 	__u64 frame_slots;
+	/*
+	 * amd64, Go before 1.21: a prologue moves SP before it saves BP, and
+	 * an epilogue restores BP before it moves SP back (SAMPLE_F_TOP_FAR)
+	 */
+	__u32 late_bp;
+	__u32 __pad_late;
 };
 
 /*
@@ -194,6 +200,14 @@ struct go_label {
  */
 #define SAMPLE_F_TOP_WORDS (1U << 7)
 /*
+ * With SAMPLE_F_TOP_WORDS, amd64 Go before 1.21: the leaf is at an
+ * instruction that sits between its SP's move and BP's (a prologue's
+ * MOVQ BP, d(SP) or LEAQ d(SP), BP; an epilogue's ADDQ $d, SP). top[0]
+ * is the SP delta the instruction says, top[1] the word there: the
+ * return address when .gopclntab gives the same delta.
+ */
+#define SAMPLE_F_TOP_FAR (1U << 14)
+/*
  * The last label is no label: its value is the traceparent header of the
  * request the goroutine (or, Go >= 1.21, the one that started it) serves,
  * or of the SDK span it runs in, and its key names which: "traceparent"
@@ -241,7 +255,7 @@ struct sample_event {
 	__u32 wall; /* ORIGIN_WALL: the goroutine's state (WALL_*) | its wait reason's index << 8 */
 	__u64 labels_hash; /* of the label bytes read, in the order read */
 	__u64 sp, bp; /* user registers at the sample */
-	__u64 top[2]; /* [SP], [SP + 8], when SAMPLE_F_TOP_WORDS */
+	__u64 top[2]; /* [SP], [SP + 8], when SAMPLE_F_TOP_WORDS (SAMPLE_F_TOP_FAR: otherwise) */
 	__u64 context; /* ORIGIN_CUSTOM and ORIGIN_UPROBE: the context value; ORIGIN_ALLOC: the size */
 	char comm[16]; /* ORIGIN_CUSTOM and ORIGIN_UPROBE: the task's */
 	struct go_label labels[MAX_LABELS];

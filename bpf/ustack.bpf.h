@@ -125,10 +125,11 @@ static __always_inline __u64 sized_fp(struct fp_walk *fw, __u64 pc)
 	return fw->fp + 8 * ((*fs >> 16 * (slot % FRAME_SLOTS_PER_ENTRY)) & 0xffff);
 }
 
-/* the walks of process TGID use its frame_sizes table, when L says it has one */
+/* the walks of process TGID use its frame_sizes table, when L says it has one, and its prologues' shape */
 static __always_inline void frame_table(struct work *w, const struct go_layout *l, __u32 tgid)
 {
 	w->fw.tgid = tgid;
+	w->fw.late_bp = l ? l->late_bp : 0;
 	w->fw.frame_text = l ? l->frame_text : 0;
 	w->fw.frame_slots = l ? l->frame_slots : 0;
 }
@@ -154,6 +155,58 @@ static __always_inline __u64 record_owner(struct work *w, __u32 idx)
 	if (fw->fp == fw->sp - FRAME_BELOW_SP)
 		return out[prev];
 	return w->e.flags & SAMPLE_F_TOP_WORDS ? w->e.top[1] : 0;
+}
+
+/*
+ * amd64 Go before 1.21 makes a frame with SUBQ $d, SP; MOVQ BP, d-8(SP);
+ * LEAQ d-8(SP), BP, and unmakes it with MOVQ d-8(SP), BP; ADDQ $d, SP.
+ * At the MOVQ BP and the LEAQ of a prologue, and at an epilogue's ADDQ, SP
+ * has moved and BP is still the caller's: the return address lies d above
+ * SP. The d that the instruction at IP says; 0 for any other instruction
+ * (a probe's trap too), or a frame of one word, which [SP + 8] covers.
+ */
+static __always_inline __u64 late_bp_delta(__u64 ip)
+{
+	__u8 b[8];
+	__s64 d;
+
+	if (bpf_probe_read_user(b, sizeof(b), (const void *)ip) || b[0] != 0x48)
+		return 0;
+	if ((b[1] == 0x89 || b[1] == 0x8d) && b[3] == 0x24) {
+		/* MOVQ BP, d8/d32(SP) and LEAQ d8/d32(SP), BP: ModRM 6c or ac, SIB 24 */
+		if (b[2] == 0x6c)
+			d = (__s8)b[4] + 8;
+		else if (b[2] == 0xac)
+			d = (__s32)(b[4] | b[5] << 8 | b[6] << 16 | (__u32)b[7] << 24) + 8;
+		else
+			return 0;
+	} else if (b[1] == 0x83 && b[2] == 0xc4) {
+		/* ADDQ $imm8, SP */
+		d = (__s8)b[3];
+	} else if (b[1] == 0x81 && b[2] == 0xc4) {
+		/* ADDQ $imm32, SP */
+		d = (__s32)(b[3] | b[4] << 8 | b[5] << 16 | (__u32)b[6] << 24);
+	} else {
+		return 0;
+	}
+	return d > 8 && !(d & 7) ? d : 0;
+}
+
+/* the words the leaf repair sends: SAMPLE_F_TOP_FAR's when the leaf sits in a late_bp_delta */
+static __always_inline void top_words(struct work *w, __u64 ip, __u64 sp)
+{
+	__u64 d = LATE_BP && w->fw.late_bp ? late_bp_delta(ip) : 0, ret;
+
+	if (d && !bpf_probe_read_user(&ret, sizeof(ret), (const void *)(sp + d))) {
+		w->e.top[0] = d;
+		w->e.top[1] = ret & user_va_mask;
+		w->e.flags |= SAMPLE_F_TOP_WORDS | SAMPLE_F_TOP_FAR;
+		return;
+	}
+	w->e.top[0] = w->win[FRAME_BELOW_SP / 8] & user_va_mask;
+	w->e.top[1] = LEAF_WORD1(w, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf())) &
+		      user_va_mask;
+	w->e.flags |= SAMPLE_F_TOP_WORDS;
 }
 
 /* puts ADDR as the walk's next frame; false when the event is full */
@@ -509,11 +562,7 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	} else if (leaf_repair && !sig_leaf && !(sp & 7)) {
 		w->e.sp = sp;
 		w->e.bp = bp;
-		w->e.top[0] = w->win[FRAME_BELOW_SP / 8] & user_va_mask;
-		w->e.top[1] = LEAF_WORD1(w, (struct pt_regs *)bpf_task_pt_regs(
-						    bpf_get_current_task_btf())) &
-			      user_va_mask;
-		w->e.flags |= SAMPLE_F_TOP_WORDS;
+		top_words(w, ip, sp);
 	}
 	bpf_loop(MAX_STACK_DEPTH, fp_step, &ref, 0);
 	return fw->n;

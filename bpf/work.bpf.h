@@ -54,6 +54,7 @@ struct fp_walk {
 	 * (frame_text 0: no table), and how many slots it covers
 	 */
 	__u32 tgid;
+	__u32 late_bp; /* go_layout's */
 	__u64 frame_text;
 	__u64 frame_slots;
 	__u64 sp; /* at the sample */

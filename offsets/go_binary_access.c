@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* go_binary_access.c: what go_binary__open found, handed out as go_binary.h declares it. */
 #include <errno.h>
+#include <string.h>
 
 #include "elf_image.h"
 #include "go_binary_priv.h"
@@ -92,6 +93,8 @@ int go_binary__layout(const struct go_binary *gb, struct go_layout *out)
 	if (!go_binary__supported(gb))
 		return -EINVAL;
 	*out = gb->layout;
+	/* Go 1.21 saves BP first (PUSHQ BP), so BP is never the caller's once SP has moved */
+	out->late_bp = gb->arch && !strcmp(gb->arch, "amd64") && gb->major == 1 && gb->minor < 21;
 	return 0;
 }
 

@@ -46,8 +46,10 @@
 #   request's before, beside (main.keepOrder) and after the nested one,
 #   the nested trace in it;
 # - leafy (newest toolchain): samples in its frameless leaves (main.spinLeaf,
-#   runtime.memclrNoHeapPointers) show a true caller next in 99%: the
-#   return address LR held, put back through .gopclntab's SP deltas;
+#   runtime.memclrNoHeapPointers) and in main.framedTick, which spends much
+#   of its time making its frame, show a true caller next in 99%: the
+#   return address LR held, or the prologue stored, put back through
+#   .gopclntab's SP deltas;
 # - eight requests to httpserver, each with a traceparent of its own: each
 #   has samples in main.handleBurn under its trace ID, trace_source
 #   traceparent, and no sample carries an ID never sent;
@@ -296,12 +298,12 @@ check_eq "arm64 report_trace --uprobe (C, x0), a process that exits right after 
 # frameless leaves: the caller LR held, put back
 check_eq "ctxprof-go -p leafy: exit status" 0 "$(cat "$res/leaves.rc" 2>/dev/null)"
 lf=$(awk '$2 == "leafy" { print $1 }' "$res/pids")
-# functions whose code calls runtime.memclrNoHeapPointers directly, and spinLeaf's one caller
+# functions whose code calls runtime.memclrNoHeapPointers directly, and spinLeaf's and framedTick's
 {
 	aarch64-linux-gnu-objdump -d --no-show-raw-insn "$stage/t/leafy" | awk '
 		/^[0-9a-f]+ <.*>:$/ { fn = $2; gsub(/[<>:]/, "", fn) }
 		/\tbl\t.*<runtime\.memclrNoHeapPointers>/ { print fn }' | sort -u
-	echo main.workKilo
+	printf '%s\n' main.workKilo main.workTicks
 } >"$work/truth"
 jq -s -r --argjson pid "${lf:-0}" "$LEAF_JQ" "$res/leaves.jsonl" >"$work/pairs"
 leaf_verdicts "arm64 leafy" "$work/pairs" "$work/truth"

@@ -5,15 +5,17 @@
 # Workload: testdata/leafy, which spends most of its time in two leaves
 # without a frame pointer: main.spinLeaf (a noinline Go leaf that only
 # main.workKilo calls) and runtime.memclrNoHeapPointers (assembly, zeroing
-# large make([]byte) results).
+# large make([]byte) results); and in main.framedTick, a leaf with a frame
+# so short that many samples land in its prologue or epilogue, where Go
+# before 1.21 has moved SP but BP is still its caller's.
 #
 # 1. True callers: leafy built by every installed toolchain, plain and
 #    stripped, all sampled at once at 999 Hz, for 8 s and on until each
 #    has 50 samples in each leaf. In at least 99% of the samples
-#    whose leaf is one of the two, the next Go function (the first frame
-#    not inlined into another) is a true caller: main.workKilo for spinLeaf;
-#    for memclrNoHeapPointers, a function whose code calls it, found in the
-#    disassembly of the unstripped build.
+#    whose leaf is one of the three, the next Go function (the first frame
+#    not inlined into another) is a true caller: main.workKilo for spinLeaf,
+#    main.workTicks for framedTick; for memclrNoHeapPointers, a function
+#    whose code calls it, found in the disassembly of the unstripped build.
 # 2. Agreement with Go's own profiler: leafy from the newest toolchain and
 #    the oldest from 1.21 on writes a runtime/pprof CPU profile of itself while ctxprof-go
 #    samples it; its work, a fixed number of rounds, starts once
@@ -24,7 +26,10 @@
 #    percent of its samples to runtime.asyncPreempt, where the CPU clock sees almost
 #    none (a profiling signal raised meanwhile is delivered when the
 #    preemption signal's handler returns, at asyncPreempt's first
-#    instruction), and that bias alone would use up the 3 points.
+#    instruction), and that bias alone would use up the 3 points. Nor
+#    does it call main.framedTick: on calls that short, Go's profiler
+#    puts points of main.workTicks' share in framedTick, where perf's
+#    cpu-clock agrees with ctxprof-go.
 # 3. --no-leaf-repair turns it off: spinLeaf then shows its caller's caller,
 #    which is what the repair is for.
 set -uo pipefail
@@ -62,7 +67,8 @@ leaf_samples() {
 # enough OUT: every target has 50 samples in each leaf, the bound checked below
 enough() {
 	[ "$(leaf_samples "$1" main.spinLeaf)" -ge 50 ] &&
-		[ "$(leaf_samples "$1" runtime.memclrNoHeapPointers)" -ge 50 ]
+		[ "$(leaf_samples "$1" runtime.memclrNoHeapPointers)" -ge 50 ] &&
+		[ "$(leaf_samples "$1" main.framedTick)" -ge 50 ]
 }
 echo "# sampling ${#pids[@]} leafy processes at 999 Hz for 8 s, then until each has 50 samples in each leaf (at most 120 s)"
 sample_until 8 120 enough "$work/err" "$work/all.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999
@@ -81,7 +87,7 @@ for pid in "${pids[@]}"; do
 		not_ok "$name: no caller of runtime.memclrNoHeapPointers in the disassembly"
 		continue
 	fi
-	echo "main.workKilo" >>"$work/truth"
+	printf '%s\n' main.workKilo main.workTicks >>"$work/truth"
 	jq -s -r --argjson pid "$pid" "$LEAF_JQ" "$work/all.jsonl" >"$work/pairs"
 	leaf_verdicts "$name" "$work/pairs" "$work/truth"
 done
@@ -105,7 +111,8 @@ for v in $versions; do
 	# both profilers see the whole run: it idles until ctxprof-go samples;
 	# and a fixed amount of work (2,000 rounds per worker) gives both the
 	# same number of samples however busy the machine is
-	GODEBUG=asyncpreemptoff=1 "$bin" -wait-usr1 -rounds 2000 -d 600s -cpuprofile "$work/go.prof" 2>/dev/null &
+	GODEBUG=asyncpreemptoff=1 "$bin" -wait-usr1 -rounds 2000 -d 600s -ticks=false \
+		-cpuprofile "$work/go.prof" 2>/dev/null &
 	p=$!
 	if ! ctxprof_start "$work/one.err" "$work/one.jsonl" -p "$p" -F 999 -i 60; then
 		not_ok "go$v: ctxprof-go did not start: $(tr '\n' ' ' <"$work/one.err")"

@@ -66,7 +66,7 @@ static const uint64_t *repaired_stack(struct aggregate *a, const struct sample_e
 	    !a->repair_lookup(a->repair_ctx, e->tgid, e->time_ns, &t) || !t.sym)
 		return stack;
 	caller = symbolizer__leaf_caller(t.sym, e->time_ns, stack[0], e->sp, e->bp,
-					 (const uint64_t *)e->top);
+					 (const uint64_t *)e->top, e->flags & SAMPLE_F_TOP_FAR);
 	if (!caller || (*nframes > 1 && (stack[1] & ~FRAME_TAGS) == caller))
 		return stack;
 	/* the outermost frame gives way when the stack is full */

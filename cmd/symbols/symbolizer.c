@@ -388,7 +388,7 @@ size_t symbolizer__frames(struct symbolizer *s, uint64_t time_ns, uint64_t addr,
 }
 
 uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t time_ns, uint64_t leaf,
-				 uint64_t sp, uint64_t bp, const uint64_t top[2])
+				 uint64_t sp, uint64_t bp, const uint64_t top[2], bool far)
 {
 	struct objfile *of;
 	uint64_t ret, vaddr;
@@ -410,13 +410,19 @@ uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t time_ns, uint64_
 		if (d < 0 || (d > 0 && bp == sp - 8) || (d == 0 && bp == sp - 24))
 			return 0;
 		ret = d == 0 ? top[1] : top[0];
+	} else if (far) {
+		/*
+		 * Go before 1.21 between SP's move and BP's: the word the
+		 * instruction's delta points at, when .gopclntab agrees
+		 */
+		if (d <= 8 || (uint64_t)d != top[0] || bp == sp + d - 8)
+			return 0;
+		ret = top[1];
 	} else {
 		/*
-		 * Only SP + 0 and SP + 8 were sent: a frameless function, a
-		 * prologue before or just after PUSHQ BP, an epilogue after
-		 * POPQ BP. Go 1.19's prologue (SUBQ first, BP saved after) has
-		 * wider deltas without a frame pointer for two instructions;
-		 * those stay unrepaired.
+		 * SP + 0 and SP + 8: a frameless function, a prologue before
+		 * or just after PUSHQ BP (or Go 1.19's SUBQ), an epilogue after
+		 * POPQ BP (or Go 1.19's ADDQ)
 		 */
 		if (d != 0 && d != 8)
 			return 0;

@@ -55,11 +55,12 @@ size_t symbolizer__frames(struct symbolizer *s, uint64_t time_ns, uint64_t addr,
  * LEAF to the caller's caller. The pcsp table tells whether that is so at
  * LEAF, and where the return address is: SP + delta. Any function at its
  * first instruction (a uprobe) has it at SP. TOP holds the words at SP and
- * SP + 8; the result is one of them, and only when it returns into a named
- * function.
+ * SP + 8; FAR (amd64): the delta the instruction at LEAF says, and the word
+ * there (SAMPLE_F_TOP_FAR). The result is one of those words, and only
+ * when it returns into a named function.
  */
 uint64_t symbolizer__leaf_caller(struct symbolizer *s, uint64_t time_ns, uint64_t leaf,
-				 uint64_t sp, uint64_t bp, const uint64_t top[2]);
+				 uint64_t sp, uint64_t bp, const uint64_t top[2], bool far);
 
 /* The SP delta at PC (objfile__sp_delta), or -1 when not known. */
 int32_t symbolizer__sp_delta(struct symbolizer *s, uint64_t time_ns, uint64_t pc);

@@ -4,7 +4,9 @@
 // main.spinLeaf is a noinline leaf that needs no stack frame, and only
 // main.workKilo calls it. main.clearBig makes large byte slices, whose
 // zeroing runs in runtime.memclrNoHeapPointers, assembly without a frame.
-// A frame-pointer walk from either leaf skips its caller. With -cpuprofile,
+// main.framedTick, which only main.workTicks calls, has a frame, but spends
+// a good share of its time making and unmaking it. A frame-pointer walk
+// from any of them can skip its caller. With -cpuprofile,
 // runtime/pprof profiles the same run from the inside, for comparison.
 package main
 
@@ -44,6 +46,26 @@ func workKilo() {
 	}
 }
 
+// framedTick needs a frame (its array is indexed by a variable, so it
+// lives in memory), and does so little else that a good share of its
+// samples land in its prologue or epilogue. Go before 1.21 moves SP there
+// while BP is still main.workTicks' own.
+//
+//go:noinline
+func framedTick(n int) uint64 {
+	var a [4]uint64
+	a[n&3] = uint64(n)
+	a[(n+1)&3] = uint64(n) >> 3
+	return a[(n+2)&3] ^ a[n&3]
+}
+
+//go:noinline
+func workTicks() {
+	for i := 0; i < 1000000; i++ {
+		sink += framedTick(i)
+	}
+}
+
 //go:noinline
 func clearBig(w int) {
 	b := make([]byte, 4<<20)
@@ -60,6 +82,7 @@ func main() {
 	rate := flag.Int("rate", 1000, "runtime/pprof's sampling rate, Hz")
 	rounds := flag.Int("rounds", 0, "stop after this many rounds of work per worker, whatever -d says")
 	wait := flag.Bool("wait-usr1", false, "wait for SIGUSR1 before working (for a profiler to attach)")
+	ticks := flag.Bool("ticks", true, "call main.framedTick too")
 	flag.Parse()
 	fmt.Fprintf(os.Stderr, "leafy: pid %d\n", os.Getpid())
 
@@ -98,6 +121,9 @@ func main() {
 			defer wg.Done()
 			for n := 0; time.Now().Before(deadline) && (*rounds == 0 || n < *rounds); n++ {
 				workKilo()
+				if *ticks {
+					workTicks()
+				}
 				clearBig(w)
 				// a goroutine that runs 10 ms without a safe point gets an
 				// asynchronous preemption from sysmon; runtime/pprof's own
