@@ -159,7 +159,8 @@ static __always_inline __u64 record_owner(struct work *w, __u32 idx)
 
 /*
  * amd64 Go before 1.21 makes a frame with SUBQ $d, SP; MOVQ BP, d-8(SP);
- * LEAQ d-8(SP), BP, and unmakes it with MOVQ d-8(SP), BP; ADDQ $d, SP.
+ * LEAQ d-8(SP), BP, and unmakes it with MOVQ d-8(SP), BP; ADDQ $d, SP
+ * (SUBQ $-128, SP, whose immediate fits a byte, where d is 128).
  * At the MOVQ BP and the LEAQ of a prologue, and at an epilogue's ADDQ, SP
  * has moved and BP is still the caller's: the return address lies d above
  * SP. The d that the instruction at IP says; 0 for any other instruction
@@ -180,9 +181,9 @@ static __always_inline __u64 late_bp_delta(__u64 ip)
 			d = (__s32)(b[4] | b[5] << 8 | b[6] << 16 | (__u32)b[7] << 24) + 8;
 		else
 			return 0;
-	} else if (b[1] == 0x83 && b[2] == 0xc4) {
-		/* ADDQ $imm8, SP */
-		d = (__s8)b[3];
+	} else if (b[1] == 0x83 && (b[2] == 0xc4 || b[2] == 0xec)) {
+		/* ADDQ $imm8, SP, or for 128 bytes SUBQ $-128, SP */
+		d = b[2] == 0xc4 ? (__s8)b[3] : -(__s8)b[3];
 	} else if (b[1] == 0x81 && b[2] == 0xc4) {
 		/* ADDQ $imm32, SP */
 		d = (__s32)(b[3] | b[4] << 8 | b[5] << 16 | (__u32)b[6] << 24);

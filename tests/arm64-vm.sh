@@ -46,8 +46,8 @@
 #   request's before, beside (main.keepOrder) and after the nested one,
 #   the nested trace in it;
 # - leafy (newest toolchain): samples in its frameless leaves (main.spinLeaf,
-#   runtime.memclrNoHeapPointers) and in main.framedTick, which spends much
-#   of its time making its frame, show a true caller next in 99%: the
+#   runtime.memclrNoHeapPointers) and in main.framedTick and framedWide,
+#   which spend much of their time making a frame, show a true caller next in 99%: the
 #   return address LR held, or the prologue stored, put back through
 #   .gopclntab's SP deltas;
 # - eight requests to httpserver, each with a traceparent of its own: each
@@ -298,7 +298,7 @@ check_eq "arm64 report_trace --uprobe (C, x0), a process that exits right after 
 # frameless leaves: the caller LR held, put back
 check_eq "ctxprof-go -p leafy: exit status" 0 "$(cat "$res/leaves.rc" 2>/dev/null)"
 lf=$(awk '$2 == "leafy" { print $1 }' "$res/pids")
-# functions whose code calls runtime.memclrNoHeapPointers directly, and spinLeaf's and framedTick's
+# functions whose code calls runtime.memclrNoHeapPointers directly, and the other leaves' callers
 {
 	aarch64-linux-gnu-objdump -d --no-show-raw-insn "$stage/t/leafy" | awk '
 		/^[0-9a-f]+ <.*>:$/ { fn = $2; gsub(/[<>:]/, "", fn) }

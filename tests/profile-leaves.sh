@@ -5,16 +5,17 @@
 # Workload: testdata/leafy, which spends most of its time in two leaves
 # without a frame pointer: main.spinLeaf (a noinline Go leaf that only
 # main.workKilo calls) and runtime.memclrNoHeapPointers (assembly, zeroing
-# large make([]byte) results); and in main.framedTick, a leaf with a frame
-# so short that many samples land in its prologue or epilogue, where Go
-# before 1.21 has moved SP but BP is still its caller's.
+# large make([]byte) results); and in main.framedTick and main.framedWide,
+# leaves with a frame so short that many samples land in its prologue or
+# epilogue, where Go before 1.21 has moved SP but BP is still its caller's
+# (framedWide's 128 bytes take an epilogue of SUBQ $-128, SP).
 #
 # 1. True callers: leafy built by every installed toolchain, plain and
 #    stripped, all sampled at once at 999 Hz, for 8 s and on until each
 #    has 50 samples in each leaf. In at least 99% of the samples
-#    whose leaf is one of the three, the next Go function (the first frame
+#    whose leaf is one of the four, the next Go function (the first frame
 #    not inlined into another) is a true caller: main.workKilo for spinLeaf,
-#    main.workTicks for framedTick; for memclrNoHeapPointers, a function
+#    main.workTicks for the framed two; for memclrNoHeapPointers, a function
 #    whose code calls it, found in the disassembly of the unstripped build.
 # 2. Agreement with Go's own profiler: leafy from the newest toolchain and
 #    the oldest from 1.21 on writes a runtime/pprof CPU profile of itself while ctxprof-go
@@ -27,8 +28,8 @@
 #    none (a profiling signal raised meanwhile is delivered when the
 #    preemption signal's handler returns, at asyncPreempt's first
 #    instruction), and that bias alone would use up the 3 points. Nor
-#    does it call main.framedTick: on calls that short, Go's profiler
-#    puts points of main.workTicks' share in framedTick, where perf's
+#    does it call main.workTicks: on calls that short, Go's profiler
+#    puts points of workTicks' share in framedTick, where perf's
 #    cpu-clock agrees with ctxprof-go.
 # 3. --no-leaf-repair turns it off: spinLeaf then shows its caller's caller,
 #    which is what the repair is for.
@@ -68,7 +69,8 @@ leaf_samples() {
 enough() {
 	[ "$(leaf_samples "$1" main.spinLeaf)" -ge 50 ] &&
 		[ "$(leaf_samples "$1" runtime.memclrNoHeapPointers)" -ge 50 ] &&
-		[ "$(leaf_samples "$1" main.framedTick)" -ge 50 ]
+		[ "$(leaf_samples "$1" main.framedTick)" -ge 50 ] &&
+		[ "$(leaf_samples "$1" main.framedWide)" -ge 50 ]
 }
 echo "# sampling ${#pids[@]} leafy processes at 999 Hz for 8 s, then until each has 50 samples in each leaf (at most 120 s)"
 sample_until 8 120 enough "$work/err" "$work/all.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999

@@ -386,7 +386,7 @@ records_hold_stats() {
 # PAIRS holds "SAMPLES LEAF CALLER" lines, TRUTH the true callers, one a line.
 leaf_verdicts() {
 	local name=$1 leaf total right wrong
-	for leaf in main.spinLeaf runtime.memclrNoHeapPointers main.framedTick; do
+	for leaf in main.spinLeaf runtime.memclrNoHeapPointers main.framedTick main.framedWide; do
 		read -r total right wrong < <(awk -v leaf="$leaf" -v truth="$3" '
 			BEGIN { while ((getline f < truth) > 0) ok[f] = 1 }
 			$2 == leaf { total += $1; if ($3 in ok) right += $1; else if (!ex) ex = $3 }

@@ -4,8 +4,8 @@
 // main.spinLeaf is a noinline leaf that needs no stack frame, and only
 // main.workKilo calls it. main.clearBig makes large byte slices, whose
 // zeroing runs in runtime.memclrNoHeapPointers, assembly without a frame.
-// main.framedTick, which only main.workTicks calls, has a frame, but spends
-// a good share of its time making and unmaking it. A frame-pointer walk
+// main.framedTick and main.framedWide, which only main.workTicks calls,
+// have a frame, but spend a good share of their time making and unmaking it. A frame-pointer walk
 // from any of them can skip its caller. With -cpuprofile,
 // runtime/pprof profiles the same run from the inside, for comparison.
 package main
@@ -59,10 +59,22 @@ func framedTick(n int) uint64 {
 	return a[(n+2)&3] ^ a[n&3]
 }
 
+// framedWide is framedTick with a frame of 128 bytes, which Go before 1.21
+// unmakes with SUBQ $-128, SP: +128 needs more than a byte.
+//
+//go:noinline
+func framedWide(n int) uint64 {
+	var a [15]uint64
+	a[n&7] = uint64(n)
+	a[(n+1)&7] = uint64(n) >> 3
+	return a[(n+2)&7] ^ a[n&7]
+}
+
 //go:noinline
 func workTicks() {
-	for i := 0; i < 1000000; i++ {
+	for i := 0; i < 500000; i++ {
 		sink += framedTick(i)
+		sink += framedWide(i)
 	}
 }
 
@@ -82,7 +94,7 @@ func main() {
 	rate := flag.Int("rate", 1000, "runtime/pprof's sampling rate, Hz")
 	rounds := flag.Int("rounds", 0, "stop after this many rounds of work per worker, whatever -d says")
 	wait := flag.Bool("wait-usr1", false, "wait for SIGUSR1 before working (for a profiler to attach)")
-	ticks := flag.Bool("ticks", true, "call main.framedTick too")
+	ticks := flag.Bool("ticks", true, "call main.workTicks too")
 	flag.Parse()
 	fmt.Fprintf(os.Stderr, "leafy: pid %d\n", os.Getpid())
 
