@@ -43,6 +43,8 @@
 #define FRAME_SIZES 0
 /* Go before 1.21 moves SP before it saves BP (ustack.bpf.h, late_bp_delta) */
 #define LATE_BP 1
+/* morestack's caller's caller: the return address its call pushed, at g.sched.sp */
+#define SCHED_CALLER_AT_SP 1
 /* Go's handlers return through its own restorer, not the vDSO's: no signal frame step */
 #define SIGNAL_FRAMES 0
 /*
@@ -88,6 +90,8 @@
 #define FRAME_SIZES 1
 /* a prologue stores LR as it moves SP (STP with writeback): [SP] is the return address */
 #define LATE_BP 0
+/* morestack's caller's caller: in g.sched.lr, where morestack keeps LR as it was at the call */
+#define SCHED_CALLER_AT_SP 0
 /* a handler returns to the vDSO's __kernel_rt_sigreturn (ustack.bpf.h, signal_step) */
 #define SIGNAL_FRAMES 1
 /* pstate, word 33 of user_pt_regs (31 registers, sp, pc): EL0 when its mode bits are 0 */

@@ -140,7 +140,20 @@ struct go_layout {
 	 * an epilogue restores BP before it moves SP back (SAMPLE_F_TOP_FAR)
 	 */
 	__u32 late_bp;
-	__u32 __pad_late;
+	/*
+	 * runtime.morestack, called by a function's stack check before the
+	 * function made its frame: its code and morestack_noctxt's, which
+	 * follows it, [morestack, morestack_end); where in g it left that
+	 * function's PC (g.sched.pc), its caller's return address (the word
+	 * at g.sched.sp on amd64, g.sched.lr on arm64) and its frame pointer
+	 * (g.sched.bp); and g.atomicstatus. 0: not known, and a stack
+	 * through morestack ends there.
+	 */
+	__u32 sched_pc;
+	__u64 morestack, morestack_end;
+	__u32 sched_caller, sched_bp;
+	__u32 g_status;
+	__u32 __pad_status;
 };
 
 /*

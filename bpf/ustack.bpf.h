@@ -130,6 +130,12 @@ static __always_inline void frame_table(struct work *w, const struct go_layout *
 {
 	w->fw.tgid = tgid;
 	w->fw.late_bp = l ? l->late_bp : 0;
+	w->fw.morestack = l ? l->morestack : 0;
+	w->fw.morestack_end = l ? l->morestack_end : 0;
+	w->fw.sched_pc = l ? l->sched_pc : 0;
+	w->fw.sched_caller = l ? l->sched_caller : 0;
+	w->fw.sched_bp = l ? l->sched_bp : 0;
+	w->fw.g_status = l ? l->g_status : 0;
 	w->fw.frame_text = l ? l->frame_text : 0;
 	w->fw.frame_slots = l ? l->frame_slots : 0;
 }
@@ -294,6 +300,67 @@ static __always_inline __u64 signal_step(struct work *w, __u64 record, __u64 sig
 	return regs[0];
 }
 
+/* runtime._Gcopystack: copystack is moving the goroutine's stack */
+#define G_COPYSTACK 8
+
+/* The target of the call that returns to PC (amd64: CALL rel32; arm64: BL), or 0. */
+static __always_inline __u64 call_target(__u64 pc)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u8 b[5];
+
+	if (bpf_probe_read_user(b, sizeof(b), (const void *)(pc - 5)) || b[0] != 0xe8)
+		return 0;
+	return pc + (__s32)(b[1] | b[2] << 8 | b[3] << 16 | (__u32)b[4] << 24);
+#else
+	__u32 insn;
+
+	if (bpf_probe_read_user(&insn, sizeof(insn), (const void *)(pc - 4)) ||
+	    (insn & 0xfc000000) != 0x94000000)
+		return 0;
+	return pc - 4 + ((__s64)((__s32)(insn << 6) >> 6) << 2);
+#endif
+}
+
+/*
+ * RET returns into runtime.morestack, which a function's stack check
+ * called before the function made its frame, and which called newstack
+ * on g0. The frame record there links to no frame of curg's (Go 1.21 on
+ * loads g0's own BP), and a link that did would skip that function and
+ * its caller. morestack left all three in curg's g.sched: the walk goes
+ * on from there, on curg's stack, if that PC returns from a call of
+ * morestack (else curg is already a goroutine the scheduler picked since).
+ * False when it does not go on so.
+ */
+static __always_inline bool morestack_step(struct work *w, __u64 ret)
+{
+	struct fp_walk *fw = &w->fw;
+	__u64 pc, caller, bp, to;
+	__u32 status;
+
+	if (!fw->morestack || ret - fw->morestack >= fw->morestack_end - fw->morestack || !w->curg ||
+	    bpf_probe_read_user(&pc, sizeof(pc), (const void *)(w->curg + fw->sched_pc)) ||
+	    bpf_probe_read_user(&caller, sizeof(caller), (const void *)(w->curg + fw->sched_caller)) ||
+	    bpf_probe_read_user(&bp, sizeof(bp), (const void *)(w->curg + fw->sched_bp)) ||
+	    bpf_probe_read_user(&status, sizeof(status), (const void *)(w->curg + fw->g_status)) ||
+	    (SCHED_CALLER_AT_SP &&
+	     bpf_probe_read_user(&caller, sizeof(caller), (const void *)caller)))
+		return false;
+	pc &= user_va_mask;
+	to = call_target(pc);
+	if (to - fw->morestack >= fw->morestack_end - fw->morestack)
+		return false;
+	fw->lo = fw->next_lo;
+	fw->hi = fw->next_hi;
+	fw->may_switch = 0;
+	fw->copying = status == G_COPYSTACK;
+	fw->fp = bp;
+	caller &= user_va_mask;
+	if (put_frame(w, pc) && caller)
+		put_frame(w, caller);
+	return true;
+}
+
 /*
  * The walk goes on, from FP, on the stack the interrupted code ran on
  * (SP): curg's, where a goroutine's own code runs (the one move the walk
@@ -390,6 +457,8 @@ static long fp_step(__u32 i, void *arg)
 		if (fp)
 			next = fp;
 	}
+	if (fw->may_switch && morestack_step(w, ret))
+		return 0;
 	/* callers sit higher on the same stack */
 	if (next > fw->fp && next < fw->hi) {
 		fw->fp = next;
@@ -405,6 +474,19 @@ static long fp_step(__u32 i, void *arg)
 		fw->lo = fw->next_lo;
 		fw->hi = fw->next_hi;
 		fw->may_switch = 0;
+		fw->fp = next;
+		return 0;
+	}
+	/*
+	 * copystack has moved curg's stack, and until adjustframe mends them,
+	 * frame records on the new one link into the old, which stays whole
+	 * until it is freed: the walk goes on there, once. The old stack is
+	 * at most twice the new one's size (a shrink halves it).
+	 */
+	if (fw->copying && next && (next < fw->lo || next >= fw->hi)) {
+		fw->hi = next + 2 * (fw->hi - fw->lo);
+		fw->lo = next;
+		fw->copying = 0;
 		fw->fp = next;
 		return 0;
 	}
@@ -453,6 +535,7 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 	/* no move offered yet: signal_stack may still offer one */
 	fw->next_lo = 0;
 	fw->next_hi = 0;
+	fw->copying = 0;
 	fw->sigreturn = 0;
 	if (SIGNAL_FRAMES && sigreturn_off) {
 		/* loads through BTF pointers, not helper calls: this runs on every sample */

@@ -367,6 +367,32 @@ static const char *layout_problem(const struct go_layout *l)
 	return NULL;
 }
 
+/*
+ * runtime.morestack's code, and where in g it leaves the function that
+ * called it and that one's caller (struct go_layout): from --wall's
+ * offsets of g.sched, which morestack fills.
+ */
+static void find_morestack(struct go_binary *gb)
+{
+	const struct go_wall_offsets *o = &gb->wall.off;
+	bool arm64 = gb->arch && !strcmp(gb->arch, "arm64");
+	struct gopclntab_func fn, noctxt;
+
+	if (!o->ok || !gb->pcln || gopclntab__find(gb->pcln, "runtime.morestack", &fn) != 0 ||
+	    fn.end <= fn.entry || (arm64 && !o->gobuf_lr))
+		return;
+	gb->layout.morestack = fn.entry;
+	gb->layout.morestack_end = fn.end;
+	/* most functions call morestack_noctxt, which only jumps on into morestack */
+	if (gopclntab__find(gb->pcln, "runtime.morestack_noctxt", &noctxt) == 0 &&
+	    noctxt.entry == fn.end && noctxt.end > noctxt.entry)
+		gb->layout.morestack_end = noctxt.end;
+	gb->layout.g_status = o->g_status;
+	gb->layout.sched_pc = o->g_sched + o->gobuf_pc;
+	gb->layout.sched_caller = o->g_sched + (arm64 ? o->gobuf_lr : o->gobuf_sp);
+	gb->layout.sched_bp = o->g_sched + o->gobuf_bp;
+}
+
 static void find_layout(struct go_binary *gb)
 {
 	const struct golayout_row *row = golayout__lookup(gb->major, gb->minor);
@@ -429,6 +455,7 @@ static void find_layout(struct go_binary *gb)
 	if (gb->source != GO_SOURCE_NONE)
 		go_binary_probes__find(gb, row, ret == 0 ? &dw : NULL);
 	go_binary_wall__find(gb, ret == 0 ? &dw : NULL);
+	find_morestack(gb);
 }
 
 static const uint8_t *read_image(void *img, uint64_t vaddr, size_t len)

@@ -75,8 +75,9 @@
 #   timing is coarse), of its samples within 0.20;
 # - bigframes (oldest and newest toolchain) at 199 Hz: at least 99% whole
 #   of the samples under its 17 frames of 2 KiB (with all 17), in Duff's
-#   device where the build calls it, and in its write system calls; no
-#   lone frame (tests/profile-frames.sh's fourth part);
+#   device where the build calls it, in its write system calls, and of at
+#   least 20 under runtime.morestack; no lone frame
+#   (tests/profile-frames.sh's fourth part);
 # - --alloc on allocs (oldest and newest toolchain, plain and stripped;
 #   -rate 65536, 2 s): per function, the alloc records' objects and bytes
 #   within 2% of the program's own runtime.MemProfile, every stack
@@ -379,7 +380,7 @@ check_eq "ctxprof-go -p bigframes: exit status" 0 "$(cat "$res/big.rc" 2>/dev/nu
 for b in "$stage"/t/bigframes-*; do
 	name=${b##*/}
 	p=$(awk -v n="$name" '$2 == n { print $1 }' "$res/pids")
-	bigframes_verdicts "arm64 $name" "$res/big.jsonl" "${p:-0}" "$(calls_duff aarch64-linux-gnu-objdump "$b")" 50
+	bigframes_verdicts "arm64 $name" "$res/big.jsonl" "${p:-0}" "$(calls_duff aarch64-linux-gnu-objdump "$b")" 50 20
 done
 
 # --wall

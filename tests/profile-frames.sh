@@ -34,7 +34,8 @@
 #    (amd64) or in gobuf.lr (arm64), not in a frame record. Per target, at
 #    least 99% of those samples have next the frame whose address lies in
 #    a call of the leaf's function (tests/parked-callers.py).
-# 4. Stacks past many windows, in Duff's device, in system calls:
+# 4. Stacks past many windows, in Duff's device, in system calls, through
+#    stack growth:
 #    testdata/bigframes (Go 1.19, 1.22 and the newest, plain, and the
 #    newest stripped) sampled at once at 999 Hz for 5 s and on until each
 #    has 200 samples of each kind (bigframes_stats in profile-lib.sh). Per
@@ -42,8 +43,11 @@
 #    deep trace's samples, under 17 frames of 2 KiB each, with every one of
 #    them; of its samples in runtime.duffcopy or duffzero (where the build
 #    calls them), with main.copyLoop next; of its write trace's samples in
-#    a system call function, through main.writeLoop. No stack is a lone
-#    frame that is no root.
+#    a system call function, through main.writeLoop; of its 50 or more
+#    samples under runtime.morestack (goroutines whose first call,
+#    main.growCaller's of main.growFrame, needs a larger stack), on past it
+#    to runtime.goexit, with the function that called it next (after
+#    growFrame, growCaller). No stack is a lone frame that is no root.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/profile-lib.sh"
@@ -223,22 +227,22 @@ done
 big_fewest() {
 	local p min= n
 	for p in "${pids[@]}"; do
-		IFS='|' read -r deep _ duff _ sys _ < <(bigframes_stats "$1" "$p" "${duff_of[$p]}")
+		IFS='|' read -r deep _ duff _ sys _ _ _ grow _ < <(bigframes_stats "$1" "$p" "${duff_of[$p]}")
 		[ "$duff" = - ] && duff=$deep
-		for n in "${deep:-0}" "${duff:-0}" "${sys:-0}"; do
+		for n in "${deep:-0}" "${duff:-0}" "${sys:-0}" $((${grow:-0} * 4)); do
 			[ -z "$min" ] || [ "$n" -lt "$min" ] && min=$n
 		done
 	done
 	echo "${min:-0}"
 }
 enough_big() { [ "$(big_fewest "$1")" -ge 200 ]; }
-echo "# sampling ${#pids[@]} bigframes processes at 999 Hz for 5 s, then until each has 200 samples of each kind (at most 120 s)"
+echo "# sampling ${#pids[@]} bigframes processes at 999 Hz for 5 s, then until each has 200 samples of each kind, 50 of stack growth (at most 120 s)"
 sample_until 5 120 enough_big "$work/err" "$work/big.jsonl" -p "$(IFS=,; echo "${pids[*]}")" -F 999
 check_eq "ctxprof-go with ${#pids[@]} bigframes targets exits" 0 "$?"
 echo "# sampled for ${sampled:-0} s"
 kill "${pids[@]}" 2>/dev/null
 wait 2>/dev/null
 for p in "${pids[@]}"; do
-	bigframes_verdicts "${name_of[$p]}" "$work/big.jsonl" "$p" "${duff_of[$p]}" 200
+	bigframes_verdicts "${name_of[$p]}" "$work/big.jsonl" "$p" "${duff_of[$p]}" 200 50
 done
 done_testing

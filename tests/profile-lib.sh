@@ -48,7 +48,8 @@ ROOTS='["runtime.goexit","runtime.mstart","runtime.mstart0","runtime.mcall","run
 WHOLE_JQ="def whole: .f[-1] as \$r | $ROOTS | index(\$r) != null;"
 
 # bigframes_stats FILE PID DUFF: testdata/bigframes's samples of PID in
-# FILE, as "deep|whole|duff|whole|syscall|whole|lone|twice|commonest cut": its
+# FILE, as "deep|whole|duff|whole|syscall|whole|lone|twice|grow|whole|commonest
+# cut": its
 # deep trace's samples under main.deep or in main.spin (not the clock read
 # between rounds, nor the scheduler's code on g0), and those whose stack is
 # whole, in main.spin with every level of main.deep (on the way down and
@@ -58,13 +59,15 @@ WHOLE_JQ="def whole: .f[-1] as \$r | $ROOTS | index(\$r) != null;"
 # the write trace in a system call function, and those whole through
 # main.writeLoop; the names of lone frames (a stack of one that is no
 # root); the copy trace's samples with main.copyLoop twice (a record
-# at the call read as a frame); the commonest stack of the three that is
-# not whole.
+# at the call read as a frame); the grow trace's samples under
+# runtime.morestack, and those that go on past it to runtime.goexit, with
+# the function that called it next (after main.growFrame, its caller
+# main.growCaller); the commonest stack of the four that is not whole.
 bigframes_stats() {
 	local src=$TOP/testdata/bigframes/main.go
 	trace() { sed -n "s/^\t$1 *= \"\([0-9a-f]*\)\"\$/\1/p" "$src"; }
 	jq -s -r --argjson pid "$2" --argjson duff "$3" --arg deep "$(trace deepTrace)" \
-		--arg copy "$(trace duffTrace)" --arg write "$(trace writeTrace)" \
+		--arg copy "$(trace duffTrace)" --arg write "$(trace writeTrace)" --arg grow "$(trace growTrace)" \
 		--argjson levels "$(sed -n 's/^\tdeepLevels *= \([0-9]*\)$/\1/p' "$src")" "$WHOLE_JQ"'
 		[.[] | select(.pid == $pid) | .trace_id as $t | .stacks[] |
 		 {n: .samples, t: $t, f: [.frames[].func]}] as $s |
@@ -76,14 +79,18 @@ bigframes_stats() {
 			([.f[] | select(. == "main.deep")] | length) == $levels + 1)))) as $dw |
 		($c | map(select(whole and .f[1] == "main.copyLoop"))) as $cw |
 		($w | map(select(whole and any(.f[]; . == "main.writeLoop")))) as $ww |
-		"\($d | sum)|\($dw | sum)|\(if $duff == 1 then $c | sum else "-" end)|\($cw | sum)|\($w | sum)|\($ww | sum)|\([$s[] | select((.f | length) == 1 and (whole | not)) | .f[0]] | unique | join(" "))|\($s | map(select(.t == $copy and ([.f[] | select(. == "main.copyLoop")] | length) > 1)) | sum)|\(($d - $dw) + ($c - $cw) + ($w - $ww) | max_by(.n) // {f: []} | .f[0:5] | join(" < "))"' "$1"
+		($s | map(select(.t == $grow and any(.f[]; . == "runtime.morestack")))) as $g |
+		($g | map((.f | index("runtime.morestack")) as $k | select(.f[-1] == "runtime.goexit" and
+			.f[$k + 1] != null and (.f[$k + 1] != "main.growFrame" or .f[$k + 2] == "main.growCaller")))) as $gw |
+		"\($d | sum)|\($dw | sum)|\(if $duff == 1 then $c | sum else "-" end)|\($cw | sum)|\($w | sum)|\($ww | sum)|\([$s[] | select((.f | length) == 1 and (whole | not)) | .f[0]] | unique | join(" "))|\($s | map(select(.t == $copy and ([.f[] | select(. == "main.copyLoop")] | length) > 1)) | sum)|\($g | sum)|\($gw | sum)|\(($d - $dw) + ($c - $cw) + ($w - $ww) + ($g - $gw) | max_by(.n) // {f: []} | .f[0:7] | join(" < "))"' "$1"
 }
 
-# bigframes_verdicts NAME FILE PID DUFF MIN: bigframes_stats's verdicts on
-# PID's samples in FILE, at least MIN of each kind
+# bigframes_verdicts NAME FILE PID DUFF MIN GROW_MIN: bigframes_stats's
+# verdicts on PID's samples in FILE, at least MIN of each kind but stack
+# growth's, GROW_MIN of those
 bigframes_verdicts() {
-	local deep deep_ok duff duff_ok sys sys_ok lone twice example
-	IFS='|' read -r deep deep_ok duff duff_ok sys sys_ok lone twice example < <(bigframes_stats "$2" "$3" "$4")
+	local deep deep_ok duff duff_ok sys sys_ok lone twice grow grow_ok example
+	IFS='|' read -r deep deep_ok duff duff_ok sys sys_ok lone twice grow grow_ok example < <(bigframes_stats "$2" "$3" "$4")
 	part_verdict "$1" "$deep_ok" "$deep" "$5" \
 		"samples in 17 frames of 2 KiB are whole, in main.spin with all 17" "$example"
 	if [ "$duff" = - ]; then
@@ -93,6 +100,8 @@ bigframes_verdicts() {
 			"samples in runtime.duffcopy or duffzero are whole, with main.copyLoop next" "$example"
 	fi
 	part_verdict "$1" "$sys_ok" "$sys" "$5" "samples in a write system call are whole, through main.writeLoop" "$example"
+	part_verdict "$1" "$grow_ok" "$grow" "$6" \
+		"samples under runtime.morestack go on to runtime.goexit, from the function that called it" "$example"
 	check_eq "$1: lone frames" "" "$lone"
 	check_eq "$1: samples with main.copyLoop twice" 0 "$twice"
 	# where they were: the stacks, leaf first, with their addresses

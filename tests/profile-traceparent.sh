@@ -230,12 +230,8 @@ load_bin=$(go_build "${versions[-1]}" plain httpload) || { not_ok "httpload: bui
 # and those inside one: "OUTSIDE OUTSIDE_TRACED INSIDE INSIDE_TRACED". A
 # sample in serverHandler.ServeHTTP itself is neither: its first
 # instructions, and the probe's trap, come before the request is taken up.
-# Nor is one under runtime.morestack: a function's stack check called it
-# before the function made its frame, so the stack lacks that function
-# and its caller, which may be the handler.
 IN_CONN_JQ='[.[] | .trace_id as $t | .stacks[] | [.frames[].func] as $f |
-	select(($f | index("net/http.(*conn).serve")) and $f[0] != "net/http.serverHandler.ServeHTTP" and
-		($f | index("runtime.morestack") | not)) |
+	select(($f | index("net/http.(*conn).serve")) and $f[0] != "net/http.serverHandler.ServeHTTP") |
 	{in: ($f | index("net/http.serverHandler.ServeHTTP") != null), t: $t, n: .samples}] |
 	"\(map(select(.in | not) | .n) | add // 0) \(map(select((.in | not) and .t != null) | .n) | add // 0) \(map(select(.in) | .n) | add // 0) \(map(select(.in and .t != null) | .n) | add // 0)"'
 enough_between() {

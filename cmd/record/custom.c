@@ -295,9 +295,12 @@ static __u64 probe_layout(const struct custom_bpf *bpf, const char *path, struct
 	}
 	if (go_binary__layout(gb, &l) != 0)
 		return 0;
-	/* a PIE's address differs in every process: its label sets are then read every time */
+	/*
+	 * a PIE's addresses differ in every process: its label sets are then
+	 * read every time, and stacks through morestack lack two frames
+	 */
 	if (go_binary__pie(gb))
-		l.gc_cycles = 0;
+		l.gc_cycles = l.morestack = l.morestack_end = 0;
 	if (bpf_map_update_elem(bpf->probe_layouts_fd, &(__u32){ index }, &l,
 				BPF_ANY)) {
 		fprintf(stderr, "--uprobe %s: labels will not be read: %s\n", path, strerror(errno));

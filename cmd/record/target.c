@@ -218,10 +218,12 @@ static void target_layout(struct target *t, struct target_info *info)
 
 	go_binary__layout(t->parts.gb, l);
 	/* the bias, read from /proc only when an address needs it */
-	if ((l->gc_cycles || t->frames) && go_binary__pie(t->parts.gb))
+	if ((l->gc_cycles || l->morestack || t->frames) && go_binary__pie(t->parts.gb))
 		moved = procfs__load_bias(t->parts.pid, go_binary__entry(t->parts.gb), &bias);
 	if (l->gc_cycles)
 		l->gc_cycles = moved ? l->gc_cycles + bias : 0;
+	l->morestack = moved && l->morestack ? l->morestack + bias : 0;
+	l->morestack_end = l->morestack ? l->morestack_end + bias : 0;
 	if (t->frames && moved) {
 		l->frame_text = t->frames->ft->text + bias;
 		l->frame_slots = t->frames->ft->slots;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-// bigframes: burns CPU under deep large frames, in Duff's device and in write system calls, each under its own trace ID.
+// bigframes: burns CPU under deep large frames, in Duff's device, in write system calls and in stack growth, each under its own trace ID.
 //
 // main.deep recurses deepLevels times with a 2 KiB frame and spins at the
 // bottom, so its stack from leaf to root spans far more than the sampler's
@@ -7,7 +7,10 @@
 // which the amd64 compiler does in runtime.duffcopy and runtime.duffzero
 // (assembly without a frame) where its release still has them.
 // main.writeLoop writes 64 KiB at a time to an unlinked temporary file, so
-// most of its samples land inside the write system call.
+// most of its samples land inside the write system call. Goroutines
+// started one after another call main.growCaller, which calls
+// main.growFrame, whose frame is larger than their stack:
+// runtime.morestack grows it.
 package main
 
 import (
@@ -23,7 +26,11 @@ const (
 	deepTrace  = "b16f0000000000000000000000000001"
 	duffTrace  = "b16f0000000000000000000000000002"
 	writeTrace = "b16f0000000000000000000000000003"
+	growTrace  = "b16f0000000000000000000000000004"
 	deepLevels = 16
+	// goroutines that wait all run long: their small stacks keep the
+	// average that Go >= 1.19 starts a goroutine's stack at small
+	idlers = 1000
 )
 
 type chunk [512]byte
@@ -74,6 +81,22 @@ func writeLoop(f *os.File, buf []byte, n int) error {
 	return nil
 }
 
+// growFrame's frame is larger than any new goroutine's stack: its stack
+// check calls runtime.morestack, which moves the stack before the
+// function makes its frame.
+//
+//go:noinline
+func growFrame(n int) uint64 {
+	var a [8192]uint64
+	a[n&8191] = uint64(n)
+	return a[(n*7)&8191]
+}
+
+//go:noinline
+func growCaller(n int) uint64 {
+	return growFrame(n) + 1
+}
+
 func under(trace string, fn func()) {
 	pprof.Do(context.Background(), pprof.Labels("otel.traceid", trace), func(context.Context) { fn() })
 }
@@ -106,6 +129,17 @@ func main() {
 				fmt.Fprintln(os.Stderr, "bigframes:", err)
 				os.Exit(1)
 			}
+		}
+	})
+	idle := make(chan struct{})
+	for i := 0; i < idlers; i++ {
+		go func() { <-idle }()
+	}
+	go under(growTrace, func() {
+		done := make(chan uint64)
+		for i := 0; time.Now().Before(end); i++ {
+			go func(i int) { done <- growCaller(i) }(i)
+			sink += <-done
 		}
 	})
 	fmt.Fprintln(os.Stderr, "bigframes: running")
