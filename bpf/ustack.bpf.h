@@ -350,10 +350,20 @@ static __always_inline bool morestack_step(struct work *w, __u64 ret)
 	to = call_target(pc);
 	if (to - fw->morestack >= fw->morestack_end - fw->morestack)
 		return false;
-	fw->lo = fw->next_lo;
-	fw->hi = fw->next_hi;
-	fw->may_switch = 0;
 	fw->copying = status == G_COPYSTACK;
+	if (fw->copying && (bp < fw->next_lo || bp >= fw->next_hi)) {
+		/*
+		 * copystack has moved g.sched.bp to the new stack and not yet
+		 * made the new stack curg's: only that record is read there,
+		 * and the link from it leads into the old one, curg's still
+		 */
+		fw->lo = bp;
+		fw->hi = bp + 16;
+	} else {
+		fw->lo = fw->next_lo;
+		fw->hi = fw->next_hi;
+	}
+	fw->may_switch = 0;
 	fw->fp = bp;
 	caller &= user_va_mask;
 	if (put_frame(w, pc) && caller)
@@ -481,11 +491,20 @@ static long fp_step(__u32 i, void *arg)
 	 * copystack has moved curg's stack, and until adjustframe mends them,
 	 * frame records on the new one link into the old, which stays whole
 	 * until it is freed: the walk goes on there, once. The old stack is
-	 * at most twice the new one's size (a shrink halves it).
+	 * curg's still (morestack_step), or else at most twice the new one's
+	 * size (a shrink halves it). A process
+	 * with a frame_sizes table (arm64 before Go 1.21, which mends no link)
+	 * goes on by the frame's size instead, on the new stack.
 	 */
-	if (fw->copying && next && (next < fw->lo || next >= fw->hi)) {
-		fw->hi = next + 2 * (fw->hi - fw->lo);
-		fw->lo = next;
+	if (fw->copying && next && (next < fw->lo || next >= fw->hi) &&
+	    !(FRAME_SIZES && fw->frame_text)) {
+		if (next >= fw->next_lo && next < fw->next_hi) {
+			fw->lo = fw->next_lo;
+			fw->hi = fw->next_hi;
+		} else {
+			fw->hi = next + 2 * (fw->hi - fw->lo);
+			fw->lo = next;
+		}
 		fw->copying = 0;
 		fw->fp = next;
 		return 0;
