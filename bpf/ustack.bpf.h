@@ -492,9 +492,9 @@ static long fp_step(__u32 i, void *arg)
 	 * frame records on the new one link into the old, which stays whole
 	 * until it is freed: the walk goes on there, once. The old stack is
 	 * curg's still (morestack_step), or else at most twice the new one's
-	 * size (a shrink halves it). A process
-	 * with a frame_sizes table (arm64 before Go 1.21, which mends no link)
-	 * goes on by the frame's size instead, on the new stack.
+	 * size (a shrink halves it). A process with a frame_sizes table (arm64
+	 * before Go 1.21, which mends no link) goes on by the frame's size
+	 * instead, on the new stack.
 	 */
 	if (fw->copying && next && (next < fw->lo || next >= fw->hi) &&
 	    !(FRAME_SIZES && fw->frame_text)) {

@@ -54,7 +54,7 @@ struct fp_walk {
 	 * (frame_text 0: no table), and how many slots it covers
 	 */
 	__u32 tgid;
-	__u32 late_bp; /* go_layout's, as the next three */
+	__u32 late_bp; /* go_layout's, as the ones up to g_status */
 	__u64 morestack, morestack_end;
 	__u32 sched_pc, sched_caller, sched_bp, g_status;
 	__u32 copying; /* on curg's stack, which copystack is moving (morestack_step) */
