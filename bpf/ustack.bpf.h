@@ -354,11 +354,12 @@ static __always_inline bool morestack_step(struct work *w, __u64 ret)
 	if (fw->copying && (bp < fw->next_lo || bp >= fw->next_hi)) {
 		/*
 		 * copystack has moved g.sched.bp to the new stack and not yet
-		 * made the new stack curg's: only that record is read there,
-		 * and the link from it leads into the old one, curg's still
+		 * made the new stack curg's (whose bounds are the old's): the
+		 * frames above bp span no more there than they did on the old
+		 * stack, and links from them lead into the old one
 		 */
 		fw->lo = bp;
-		fw->hi = bp + 16;
+		fw->hi = bp + (fw->next_hi - fw->next_lo);
 	} else {
 		fw->lo = fw->next_lo;
 		fw->hi = fw->next_hi;
