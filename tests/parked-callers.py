@@ -8,7 +8,8 @@
 # the check at a function's entry resumes after that function's call to
 # runtime.morestack*, so its leaf's address (one byte back) lies in that
 # call. Its caller is true when the next frame's address lies in a call
-# instruction whose target is the leaf's function. Prints
+# instruction whose target is the leaf's function, or in an indirect call
+# (a closure's, through a register), which may be. Prints
 # "PARKED|TRUE|EXAMPLE": wall samples parked so, those whose caller is
 # true, and the commonest stack that is not.
 import bisect
@@ -17,6 +18,7 @@ import json
 import re
 import sys
 
+INDIRECT = '(indirect)'
 CALL = re.compile(r'^\s*\S+\s+0x([0-9a-f]+)\s+([0-9a-f]+)\s+(?:CALL|BL)\s+(\S+)')
 
 
@@ -28,7 +30,9 @@ def calls(path):
             if not m:
                 continue
             start = int(m.group(1), 16)
-            target = re.sub(r'(\.abi0)?\(SB\)$', '', m.group(3))
+            # an operand without (SB) names no function: an indirect call
+            target = (re.sub(r'(\.abi0)?\(SB\)$', '', m.group(3))
+                      if m.group(3).endswith('(SB)') else INDIRECT)
             rows.append((start, start + len(m.group(2)) // 2, target))
     rows.sort()
     starts = [r[0] for r in rows]
@@ -68,7 +72,7 @@ def main():
                     i += 1
                 callee = fr[i]['func']
                 nxt = fr[i + 1] if i + 1 < len(fr) else None
-                if nxt and 'addr' in nxt and call_at(table, int(nxt['addr'], 16)) == callee:
+                if nxt and 'addr' in nxt and call_at(table, int(nxt['addr'], 16)) in (callee, INDIRECT):
                     true += st['samples']
                 else:
                     wrong[' < '.join(x['func'] for x in fr[:4])] += st['samples']
