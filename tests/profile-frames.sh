@@ -33,7 +33,8 @@
 #    by `go tool objdump`). The caller's return address is then at SP
 #    (amd64) or in gobuf.lr (arm64), not in a frame record. Per target, at
 #    least 99% of those samples have next the frame whose address lies in
-#    a call of the leaf's function (tests/parked-callers.py).
+#    a call of the leaf's function, or an indirect call (a closure's)
+#    (tests/parked-callers.py).
 # 4. Stacks past many windows, in Duff's device, in system calls, through
 #    stack growth:
 #    testdata/bigframes (Go 1.19, 1.22 and the newest, plain, and the
