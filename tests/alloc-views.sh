@@ -101,10 +101,12 @@ check_eq "--folded-alloc --folded-trace-root: each trace's lines add up to its r
 	"$(jq -s -r 'map(select(.origin == "alloc")) | group_by(.trace_id) | .[] | "\(.[0].trace_id // "no-trace") \(map(.alloc_bytes) | add)"' \
 		"$work/rec.jsonl" | sort | tr '\n' ' ')" \
 	"$(awk '{ split($1, f, ";"); s[f[1]] += $NF } END { for (t in s) printf "%s %d\n", t, s[t] }' "$work/root.folded" | sort | tr '\n' ' ')"
+# or one of main's closures, which make the few objects of setup (the
+# child's WaitGroup, closure and goroutine) and are sampled now and then
 check_eq "--folded-alloc: each traced stack's leaf is an allocating function of the program" "" \
 	"$(grep -v '^no-trace;' "$work/root.folded" | awk '{ n = split($1, f, ";"); print f[1], f[n] }' | while read -r t leaf; do
 		want=$(jq -r --arg t "$t" '.functions | to_entries[] | select(.value.trace_id == $t) | .key' "$work/truth.json")
-		[ "$leaf" = "$want" ] || echo "$t: $leaf"
+		[ "$leaf" = "$want" ] || [[ $leaf == main.main.func* ]] || echo "$t: $leaf"
 	done | sort -u | tr '\n' ' ')"
 "$CTXPROF" convert -f "$work/rec.jsonl" >"$work/cpu.folded"
 check_eq "convert -f leaves allocations out: its counts are the CPU samples" \
