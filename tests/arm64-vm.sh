@@ -311,14 +311,16 @@ leaf_verdicts "arm64 leafy" "$work/pairs" "$work/truth"
 
 # signal frames: under __kernel_rt_sigreturn, the interrupted code's own
 # stack, from its exact PC, to where the walk ends the other samples'
-# stacks (runtime.goexit, runtime.mstart, ...); the frameless leaf there as
+# stacks (runtime.goexit, runtime.mstart, ...) or Go's traceback does
+# (ROOTS: runtime.morestack in the scheduler, once curg is dropped,
+# which a walk through morestack makes rare elsewhere); the frameless leaf there as
 # often as the CPU is in it, with its caller next (the LR it held)
 check_eq "ctxprof-go -p leafy under its own profiler's signals: exit status" 0 "$(cat "$res/signals.rc" 2>/dev/null)"
 sl=$(awk '$2 == "sigleafy" { print $1 }' "$res/pids")
 IFS='|' read -r all whole leafed called leaf_sig leaf_cpu example < <(jq -s -r --argjson pid "${sl:-0}" '
 	[.[] | select(.pid == $pid) | .stacks[] | {n: .samples, f: [.frames[].func]}] as $s |
 	[$s[] | select(any(.f[]; . == "__kernel_rt_sigreturn") | not)] as $plain |
-	($plain | map(.f[-1]) | unique) as $ends |
+	($plain | map(.f[-1]) + '"$ROOTS"' | unique) as $ends |
 	[$s[] | (.f | index("__kernel_rt_sigreturn")) as $k | select($k != null) |
 	 {n, c: .f[$k + 1:], entry: ($k == 1 and .f[0] == "runtime.sigtramp")}] as $sig |
 	($sig | map(select((.c | length) > 0 and (.c[0] | test("^0x") | not) and
