@@ -84,6 +84,8 @@ uint64_t go_binary__entry(const struct go_binary *gb);
 int go_binary__rodata(const struct go_binary *gb, uint64_t *addr, uint64_t *len);
 const char *go_binary__version(const struct go_binary *gb); /* "go1.24.4", or NULL */
 const char *go_binary__arch(const struct go_binary *gb); /* "amd64", "arm64", ... or NULL */
+/* Built for ARCH by a Go release before MAJOR.MINOR */
+bool go_binary__before(const struct go_binary *gb, const char *arch, int major, int minor);
 /* the register g's TLS slot is relative to: "fs" (amd64) or "tpidr_el0" (arm64) */
 const char *go_binary__thread_pointer(const struct go_binary *gb);
 bool go_binary__pie(const struct go_binary *gb);

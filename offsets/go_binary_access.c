@@ -43,6 +43,13 @@ const char *go_binary__arch(const struct go_binary *gb)
 	return gb->arch;
 }
 
+bool go_binary__before(const struct go_binary *gb, const char *arch, int major, int minor)
+{
+	/* a release not parsed is 0.0: before nothing, as it is not supported either */
+	return gb->arch && !strcmp(gb->arch, arch) && gb->major > 0 &&
+	       (gb->major < major || (gb->major == major && gb->minor < minor));
+}
+
 bool go_binary__pie(const struct go_binary *gb)
 {
 	return gb->pie;
@@ -94,7 +101,7 @@ int go_binary__layout(const struct go_binary *gb, struct go_layout *out)
 		return -EINVAL;
 	*out = gb->layout;
 	/* Go 1.21 saves BP first (PUSHQ BP), so BP is never the caller's once SP has moved */
-	out->late_bp = gb->arch && !strcmp(gb->arch, "amd64") && gb->major == 1 && gb->minor < 21;
+	out->late_bp = go_binary__before(gb, "amd64", 1, 21);
 	return 0;
 }
 

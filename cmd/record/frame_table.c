@@ -7,7 +7,6 @@
 #include <bpf/bpf.h>
 
 #include "bpf/ctxprof.h"
-#include "offsets/buildinfo.h"
 #include "offsets/gopclntab.h"
 #include "frame_table.h"
 
@@ -16,11 +15,7 @@
 
 bool frame_table__needed(const struct go_binary *gb)
 {
-	const char *arch = go_binary__arch(gb), *version = go_binary__version(gb);
-	int major, minor;
-
-	return arch && !strcmp(arch, "arm64") && version &&
-	       !buildinfo__parse_version(version, &major, &minor) && major == 1 && minor < 21;
+	return go_binary__before(gb, "arm64", 1, 21);
 }
 
 /* Puts FN's size in words into every slot of its code in E, which covers NSLOTS from TEXT. */
