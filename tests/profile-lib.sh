@@ -42,9 +42,10 @@ xol_verdict() {
 
 # where Go's traceback ends: a goroutine's start, a thread's, the
 # scheduler's and the stack growth's switches to g0, a signal handler's
-# start and its return (amd64's restorer, on the signal frame); and where a
+# start and its return (amd64's restorer, on the signal frame: Go 1.21
+# names it runtime.sigreturn__sigaction); and where a
 # thread's own stack starts (a C thread's first instructions)
-ROOTS='["runtime.goexit","runtime.mstart","runtime.mstart0","runtime.mcall","runtime.morestack","runtime.rt0_go","runtime.sigtramp","runtime.sigreturn__sigaction","__clone3","__clone","clone3","clone"]'
+ROOTS='["runtime.goexit","runtime.mstart","runtime.mstart0","runtime.mcall","runtime.morestack","runtime.rt0_go","runtime.sigtramp","runtime.sigreturn","runtime.sigreturn__sigaction","__clone3","__clone","clone3","clone"]'
 # jq: whole, does a stack of function names (.f) end where Go's traceback does?
 WHOLE_JQ="def whole: .f[-1] as \$r | $ROOTS | index(\$r) != null;"
 
