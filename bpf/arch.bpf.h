@@ -31,6 +31,8 @@
 #define TASK_G_REGISTER(r) 0
 /* the second word the leaf repair sends: the one above SP (no link register) */
 #define LEAF_WORD1(w, r) ((w)->win[1])
+/* at a function's first instruction, its return address: the word at SP, top[0] */
+#define ENTRY_RET_TOP 0
 /* a frame's record (saved BP, return address) lies at or above SP */
 #define FRAME_BELOW_SP 0
 /*
@@ -81,6 +83,8 @@
 #define TASK_G_REGISTER(r) BPF_CORE_READ(r, regs[28])
 /* a frameless leaf's return address is in the link register, R30 */
 #define LEAF_WORD1(w, r) BPF_CORE_READ(r, regs[30])
+/* at a function's first instruction, its return address: LR, top[1] */
+#define ENTRY_RET_TOP 1
 /* Go's frame record (saved R29, then LR at SP) starts 8 bytes below SP */
 #define FRAME_BELOW_SP 8
 /* Go calls duffzero and duffcopy with FP at a record (FP, return address) 24 bytes below SP */

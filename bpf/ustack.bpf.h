@@ -303,20 +303,25 @@ static __always_inline __u64 signal_step(struct work *w, __u64 record, __u64 sig
 /* runtime._Gcopystack: copystack is moving the goroutine's stack */
 #define G_COPYSTACK 8
 
-/* The target of the call that returns to PC (amd64: CALL rel32; arm64: BL), or 0. */
-static __always_inline __u64 call_target(__u64 pc)
+/*
+ * The target of the call that returns to PC (amd64: CALL rel32; arm64:
+ * BL), or 0. Read into FW (fp_walk.sched_insn), off the BPF stack.
+ */
+static __always_inline __u64 call_target(struct fp_walk *fw, __u64 pc)
 {
 #if defined(__TARGET_ARCH_x86)
-	__u8 b[5];
+	__u8 *b = (__u8 *)&fw->sched_insn;
 
-	if (bpf_probe_read_user(b, sizeof(b), (const void *)(pc - 5)) || b[0] != 0xe8)
+	if (bpf_probe_read_user(b, 5, (const void *)(pc - 5)) || b[0] != 0xe8)
 		return 0;
 	return pc + (__s32)(b[1] | b[2] << 8 | b[3] << 16 | (__u32)b[4] << 24);
 #else
 	__u32 insn;
 
-	if (bpf_probe_read_user(&insn, sizeof(insn), (const void *)(pc - 4)) ||
-	    (insn & 0xfc000000) != 0x94000000)
+	if (bpf_probe_read_user(&fw->sched_insn, 4, (const void *)(pc - 4)))
+		return 0;
+	insn = (__u32)fw->sched_insn;
+	if ((insn & 0xfc000000) != 0x94000000)
 		return 0;
 	return pc - 4 + ((__s64)((__s32)(insn << 6) >> 6) << 2);
 #endif
@@ -332,25 +337,26 @@ static __always_inline __u64 call_target(__u64 pc)
  * morestack (else curg is already a goroutine the scheduler picked since).
  * False when it does not go on so.
  */
-static __always_inline bool morestack_step(struct work *w, __u64 ret)
+static __always_inline bool morestack_step(struct work *w, __u64 ret, bool put_ret)
 {
 	struct fp_walk *fw = &w->fw;
 	__u64 pc, caller, bp, to;
-	__u32 status;
 
 	if (!fw->morestack || ret - fw->morestack >= fw->morestack_end - fw->morestack || !w->curg ||
-	    bpf_probe_read_user(&pc, sizeof(pc), (const void *)(w->curg + fw->sched_pc)) ||
-	    bpf_probe_read_user(&caller, sizeof(caller), (const void *)(w->curg + fw->sched_caller)) ||
-	    bpf_probe_read_user(&bp, sizeof(bp), (const void *)(w->curg + fw->sched_bp)) ||
-	    bpf_probe_read_user(&status, sizeof(status), (const void *)(w->curg + fw->g_status)) ||
+	    bpf_probe_read_user(&fw->sched[0], 8, (const void *)(w->curg + fw->sched_pc)) ||
+	    bpf_probe_read_user(&fw->sched[1], 8, (const void *)(w->curg + fw->sched_caller)) ||
+	    bpf_probe_read_user(&fw->sched[2], 8, (const void *)(w->curg + fw->sched_bp)) ||
+	    bpf_probe_read_user(&fw->sched_status, 4, (const void *)(w->curg + fw->g_status)) ||
 	    (SCHED_CALLER_AT_SP &&
-	     bpf_probe_read_user(&caller, sizeof(caller), (const void *)caller)))
+	     bpf_probe_read_user(&fw->sched[1], 8, (const void *)fw->sched[1])))
 		return false;
-	pc &= user_va_mask;
-	to = call_target(pc);
+	pc = fw->sched[0] & user_va_mask;
+	caller = fw->sched[1];
+	bp = fw->sched[2];
+	to = call_target(fw, pc);
 	if (to - fw->morestack >= fw->morestack_end - fw->morestack)
 		return false;
-	fw->copying = status == G_COPYSTACK;
+	fw->copying = fw->sched_status == G_COPYSTACK;
 	if (fw->copying && (bp < fw->next_lo || bp >= fw->next_hi)) {
 		/*
 		 * copystack has moved g.sched.bp to the new stack and not yet
@@ -367,9 +373,28 @@ static __always_inline bool morestack_step(struct work *w, __u64 ret)
 	fw->may_switch = 0;
 	fw->fp = bp;
 	caller &= user_va_mask;
-	if (put_frame(w, pc) && caller)
+	if ((!put_ret || put_frame(w, ret)) && put_frame(w, pc) && caller)
 		put_frame(w, caller);
 	return true;
+}
+
+/*
+ * newstack before it makes its frame: its return address into morestack
+ * is at SP or in LR, where only the leaf repair looks, and BP is g0's.
+ * The walk puts that address, which then needs no repair, and goes on
+ * from curg's g.sched as morestack_step does. Past newstack's first
+ * instructions SP holds its locals, and arm64's LR, if it still points
+ * into morestack, is in the frame record too: the walk from there does
+ * not meet it again (morestack_step closes the move to curg's stack).
+ */
+static __always_inline void morestack_leaf(struct work *w)
+{
+	struct fp_walk *fw = &w->fw;
+	__u64 ret = w->e.top[ENTRY_RET_TOP];
+
+	if (fw->may_switch && !(w->e.flags & SAMPLE_F_TOP_FAR) &&
+	    ret - fw->morestack < fw->morestack_end - fw->morestack)
+		morestack_step(w, ret, true);
 }
 
 /*
@@ -468,7 +493,7 @@ static long fp_step(__u32 i, void *arg)
 		if (fp)
 			next = fp;
 	}
-	if (fw->may_switch && morestack_step(w, ret))
+	if (fw->may_switch && morestack_step(w, ret, false))
 		return 0;
 	/* callers sit higher on the same stack */
 	if (next > fw->fp && next < fw->hi) {
@@ -667,6 +692,7 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 		w->e.sp = sp;
 		w->e.bp = bp;
 		top_words(w, ip, sp);
+		morestack_leaf(w);
 	}
 	bpf_loop(MAX_STACK_DEPTH, fp_step, &ref, 0);
 	return fw->n;

@@ -70,6 +70,14 @@ struct fp_walk {
 	 */
 	__u64 sig_regs[4];
 	__u64 sig_link[2];
+	/*
+	 * morestack_step's reads, here for the same reason: curg's g.sched
+	 * (PC, caller, BP) and status, and the call before that PC
+	 */
+	__u64 sched[3];
+	__u64 sched_insn;
+	__u32 sched_status;
+	__u32 pad;
 };
 
 /*

@@ -67,9 +67,7 @@ WHOLE_JQ="def whole: .f[-1] as \$r | $ROOTS | index(\$r) != null;"
 # main.growCaller); the commonest stack of the four that is not whole.
 # Samples in morestack's own code are left out: there the caller's
 # caller is still in a register (arm64: R3) or at SP + 8 (amd64), which
-# the leaf repair does not put back. So are those at newstack's first
-# instructions, whose stack is newstack and morestack alone: morestack is
-# the leaf repair's, in LR or at SP, where the walk does not look for it.
+# the leaf repair does not put back.
 bigframes_stats() {
 	local src=$TOP/testdata/bigframes/main.go
 	trace() { sed -n "s/^\t$1 *= \"\([0-9a-f]*\)\"\$/\1/p" "$src"; }
@@ -86,7 +84,7 @@ bigframes_stats() {
 			([.f[] | select(. == "main.deep")] | length) == $levels + 1)))) as $dw |
 		($c | map(select(whole and .f[1] == "main.copyLoop"))) as $cw |
 		($w | map(select(whole and any(.f[]; . == "main.writeLoop")))) as $ww |
-		($s | map(select(.t == $grow and .f[0] != "runtime.morestack" and .f[0:] != ["runtime.newstack", "runtime.morestack"] and
+		($s | map(select(.t == $grow and .f[0] != "runtime.morestack" and
 			any(.f[]; . == "runtime.morestack")))) as $g |
 		($g | map((.f | index("runtime.morestack")) as $k | select(.f[-1] == "runtime.goexit" and
 			.f[$k + 1] != null and (.f[$k + 1] != "main.growFrame" or .f[$k + 2] == "main.growCaller")))) as $gw |
