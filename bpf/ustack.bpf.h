@@ -389,12 +389,9 @@ static __always_inline bool morestack_step(struct work *w, __u64 ret, bool put_r
  */
 static __always_inline void morestack_leaf(struct work *w)
 {
-	struct fp_walk *fw = &w->fw;
-	__u64 ret = w->e.top[ENTRY_RET_TOP];
-
-	if (fw->may_switch && !(w->e.flags & SAMPLE_F_TOP_FAR) &&
-	    ret - fw->morestack < fw->morestack_end - fw->morestack)
-		morestack_step(w, ret, true);
+	/* morestack_step looks no further unless the address lies in morestack */
+	if (w->fw.may_switch && !(w->e.flags & SAMPLE_F_TOP_FAR))
+		morestack_step(w, w->e.top[ENTRY_RET_TOP], true);
 }
 
 /*

@@ -2,7 +2,6 @@
 /* frame_table.c: each function's frame size by slot of code, for the sampler's walk of arm64 Go before 1.21. */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
