@@ -44,6 +44,13 @@ const volatile __u64 sigreturn_off = 0;
 /* the signal stack Go allocates a thread (runtime.mpreinit: malg(32 * 1024)) */
 #define GSIGNAL_STACK (32 * 1024)
 
+/*
+ * how far below the signal frame a handler's prologue may have moved SP
+ * before it sets FP: Go's sigtramp makes 192 bytes; C handlers, a few
+ * hundred
+ */
+#define HANDLER_FRAME_MAX 1024
+
 /* the kernel's out-of-line step slots (UPROBE_XOL_SLOT_BYTES), and x86's longest instruction */
 #define XOL_SLOT_BYTES 128
 #define MAX_INSN_BYTES 15
@@ -261,19 +268,22 @@ static __always_inline __u64 duff_record(struct fp_walk *fw, __u64 ip, __u64 sp,
  * Past __kernel_rt_sigreturn, the handler's caller is the code the signal
  * interrupted, whose registers the signal frame at SIGFRAME holds. RECORD
  * is the kernel's frame record above it; the frame counts only if its FP
- * agrees. The PC goes in, then LR: the caller, unless the function has
- * stored it (user space decides, FRAME_MAYBE, where FP cannot tell). A Go
- * handler that injected a call (asyncPreempt, runtime.pushCall) left the
- * call's target as PC and the resumption PC in LR, and the old LR, which
- * the record still holds, at SP. Returns the interrupted FP and *SP, or 0.
+ * agrees. TRAMP, the trampoline as the handler's caller, goes in first
+ * when it is not 0. The PC goes in, then LR: the caller, unless the
+ * function has stored it (user space decides, FRAME_MAYBE, where FP cannot
+ * tell). A Go handler that injected a call (asyncPreempt,
+ * runtime.pushCall) left the call's target as PC and the resumption PC in
+ * LR, and the old LR, which the record still holds, at SP. Returns the
+ * interrupted FP and *SP, or 0.
  */
-static __always_inline __u64 signal_step(struct work *w, __u64 record, __u64 sigframe, __u64 *sp)
+static __always_inline __u64 signal_step(struct work *w, __u64 record, __u64 sigframe, __u64 tramp,
+					 __u64 *sp)
 {
 	__u64 *link = w->fw.sig_link, *regs = w->fw.sig_regs, lr, old_lr;
 
 	if (bpf_probe_read_user(link, sizeof(w->fw.sig_link), (const void *)record) ||
 	    bpf_probe_read_user(regs, sizeof(w->fw.sig_regs), (const void *)(sigframe + SIGFRAME_X29)) ||
-	    regs[0] != link[0] || !regs[3])
+	    regs[0] != link[0] || !regs[3] || (tramp && !put_frame(w, tramp)))
 		return 0;
 	*sp = regs[2];
 	lr = regs[1] & user_va_mask;
@@ -483,7 +493,7 @@ static long fp_step(__u32 i, void *arg)
 	fw->n = n + 1;
 	/* else the kernel's record leads on, LR standing for the interrupted code */
 	if (SIGNAL_FRAMES && fw->sigreturn && ret == fw->sigreturn) {
-		__u64 sp, fp = signal_step(w, next, next - RT_SIGFRAME_SIZE, &sp);
+		__u64 sp, fp = signal_step(w, next, next - RT_SIGFRAME_SIZE, 0, &sp);
 
 		if (fp && signal_stack(w, sp, fp))
 			return 0;
@@ -597,23 +607,31 @@ __noinline int walk_user_stack(struct work *w, __u64 ip, __u64 sp, __u64 bp, __u
 		 * the record by SP: inside rt_sigreturn the kernel may have put
 		 * back the interrupted FP already, and not yet SP
 		 */
-		__u64 isp, ifp = signal_step(w, sp + RT_SIGFRAME_SIZE, sp, &isp);
+		__u64 isp, ifp = signal_step(w, sp + RT_SIGFRAME_SIZE, sp, 0, &isp);
 
 		if (ifp) {
 			sp = isp;
 			bp = ifp;
 			sig_leaf = true;
 		}
-	} else if (SIGNAL_FRAMES && fw->sigreturn && bp == sp + RT_SIGFRAME_SIZE &&
-		   (LEAF_WORD1(w, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf())) &
-		    user_va_mask) == fw->sigreturn) {
+	} else if (SIGNAL_FRAMES && fw->sigreturn &&
+		   (bp == sp + RT_SIGFRAME_SIZE ||
+		    (bp - sp - RT_SIGFRAME_SIZE <= HANDLER_FRAME_MAX &&
+		     (LEAF_WORD1(w, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf())) &
+		      user_va_mask) == fw->sigreturn))) {
 		/*
-		 * A handler's first instructions, before it stores LR, which the
-		 * kernel set to the trampoline: FP is the kernel's record right
-		 * above the signal frame at SP. The trampoline is the handler's
-		 * caller, and the walk goes on from the interrupted code.
+		 * A handler's first instructions, before it points FP at a
+		 * record of its own: FP is the kernel's record right above the
+		 * signal frame, and LR the trampoline. SP is the signal frame,
+		 * or below it once the prologue has moved SP (Go's stores LR
+		 * as it does, two instructions before it sets FP). A tick while
+		 * the kernel sets up the frame finds the handler's PC with LR
+		 * not yet set: SP, unmoved, says so there. The trampoline is
+		 * the handler's caller, and the walk goes on from the
+		 * interrupted code; read by FP, the record's LR would stand for
+		 * that code and its frame follow.
 		 */
-		__u64 isp, ifp = put_frame(w, fw->sigreturn) ? signal_step(w, bp, sp, &isp) : 0;
+		__u64 isp, ifp = signal_step(w, bp, bp - RT_SIGFRAME_SIZE, fw->sigreturn, &isp);
 
 		if (ifp) {
 			sp = isp;

@@ -63,7 +63,8 @@
 #   to where ordinary stacks end, and in main.spinLeaf (frameless) have its
 #   caller next, from the LR the signal frame holds; of those in the
 #   handler's body, the share interrupted in main.spinLeaf is at least a
-#   fifth of the other samples' share;
+#   fifth of the other samples' share; in every program, 99% of the
+#   samples in runtime.sigtramp have __kernel_rt_sigreturn next;
 #   read with --wall at 97 Hz, 99% of its goroutine samples parked at a
 #   function's stack-growth check have that function's caller next (in
 #   gobuf.lr, not in a frame record; tests/parked-callers.py checks it
@@ -334,6 +335,20 @@ part_verdict "arm64 leafy, signal frames" "$whole" "$all" 30 \
 	"samples under __kernel_rt_sigreturn go on from the interrupted PC to where other stacks end" "$example"
 part_verdict "arm64 leafy, signal frames in main.spinLeaf" "$called" "$leafed" 10 \
 	"have its caller main.workKilo next (the LR it held)" ""
+# a handler's leaf: in runtime.sigtramp, at its first instruction (a
+# tick while the kernel sets up the frame lands there too, LR not yet
+# set) and while its prologue moves SP before it points FP at a record of
+# its own, its caller is the trampoline, and the walk goes on from the
+# interrupted PC (read by FP, the kernel's record gave the interrupted LR
+# instead: a caller twice, or the leaf lost)
+IFS='|' read -r tramp tramp_ok example < <(cat "$res"/*.jsonl | jq -s -r '
+	[.[] | select(.origin == "sampling") | .stacks[] | select(.frames[0].func == "runtime.sigtramp") |
+	 {n: .samples, f: [.frames[] | "\(.func)@\(.addr)"]}] as $s |
+	($s | map(select(.f[1] // "" | startswith("__kernel_rt_sigreturn@")))) as $ok |
+	def n: map(.n) | add // 0;
+	"\($s | n)|\($ok | n)|\($s - $ok | max_by(.n) // {f: []} | .f[0:4] | join(" < "))"')
+part_verdict "arm64 signal handlers" "$tramp_ok" "$tramp" 20 \
+	"samples in runtime.sigtramp, every program's, have __kernel_rt_sigreturn next" "$example"
 # Ticks at the handler's first instruction are left out: the timer that
 # fired while the kernel delivered the signal fires there, and most such
 # signals woke a thread asleep in futex.

@@ -67,7 +67,10 @@ WHOLE_JQ="def whole: .f[-1] as \$r | $ROOTS | index(\$r) != null;"
 # main.growCaller); the commonest stack of the four that is not whole.
 # Samples in morestack's own code are left out: there the caller's
 # caller is still in a register (arm64: R3) or at SP + 8 (amd64), which
-# the leaf repair does not put back.
+# the leaf repair does not put back. So are those in the scheduler that
+# end at morestack: newstack calls it to preempt the goroutine
+# (gopreempt_m), and once it has picked another, a new child with the
+# same trace ID, curg's stack is no longer the one morestack left.
 bigframes_stats() {
 	local src=$TOP/testdata/bigframes/main.go
 	trace() { sed -n "s/^\t$1 *= \"\([0-9a-f]*\)\"\$/\1/p" "$src"; }
@@ -85,7 +88,8 @@ bigframes_stats() {
 		($c | map(select(whole and .f[1] == "main.copyLoop"))) as $cw |
 		($w | map(select(whole and any(.f[]; . == "main.writeLoop")))) as $ww |
 		($s | map(select(.t == $grow and .f[0] != "runtime.morestack" and
-			any(.f[]; . == "runtime.morestack")))) as $g |
+			any(.f[]; . == "runtime.morestack") and
+			(.f[-1] == "runtime.morestack" and any(.f[]; . == "runtime.schedule") | not)))) as $g |
 		($g | map((.f | index("runtime.morestack")) as $k | select(.f[-1] == "runtime.goexit" and
 			.f[$k + 1] != null and (.f[$k + 1] != "main.growFrame" or .f[$k + 2] == "main.growCaller")))) as $gw |
 		"\($d | sum)|\($dw | sum)|\(if $duff == 1 then $c | sum else "-" end)|\($cw | sum)|\($w | sum)|\($ww | sum)|\([$s[] | select((.f | length) == 1 and (whole | not)) | .f[0]] | unique | join(" "))|\($s | map(select(.t == $copy and ([.f[] | select(. == "main.copyLoop")] | length) > 1)) | sum)|\($g | sum)|\($gw | sum)|\(($d - $dw) + ($c - $cw) + ($w - $ww) + ($g - $gw) | max_by(.n) // {f: []} | .f[0:7] | join(" < "))"' "$1"
