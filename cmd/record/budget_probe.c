@@ -48,7 +48,8 @@ struct budget_probe {
 	uint64_t cpu_first_ns, cpu_last_ns; /* its process's CPU time: at the start, at the last tick */
 	uint64_t period_start_ns; /* when this period began: while on, it was on since then */
 	uint64_t since_ns; /* when it last came on or went off */
-	uint64_t on_since_ns, born_ns; /* when it last came on; first */
+	uint64_t on_since_ns; /* when it last came on */
+	uint64_t born_ns; /* when it was first attached */
 	uint64_t watched, on_ns, paused_ns;
 	/* the rate of starts when it last spent its budget, per ns, and what it missed so far at that rate */
 	double rate, missed;
@@ -62,12 +63,12 @@ struct budget_probe {
  * A probe that rested comes on again no sooner than this after it last
  * came on. Each time it comes on and goes off the kernel installs and
  * removes the breakpoint in the process while its threads run into it,
- * and that costs the process's CPU time that no count of hits sees: on a
- * probe held at 30% of the time, ten cycles a second cost its process
- * about 1.8% more than one did (tests/bench/README.md). Its savings,
- * a second's earnings at most, are then spent in one go. Not in its first
- * second, whose budgets start from a guess before its process's CPU time
- * is seen: waiting there lost most of a second of a busy server's starts.
+ * and that costs the process's CPU time that no count of hits sees: ten
+ * cycles a second cost a busy server about as much as the hits themselves
+ * (tests/bench/README.md, section 7b). Its savings, a second's earnings
+ * at most, are then spent in one go. Not in its first second, whose
+ * budgets start from a guess before its process's CPU time is seen:
+ * waiting there lost most of a second of a busy server's starts.
  */
 #define BUDGET_RESUME_NS NSEC_PER_SEC
 /* Calls of the measure of a trap, each after the caches are cooled: the median stands */
@@ -352,7 +353,10 @@ void budget_probe__tick(struct budget_probe *sp)
 		return;
 	refill(sp);
 	sp->period_start_ns = now;
-	/* overspent: it rests on until it has earned a hit */
+	/*
+	 * overspent: it rests on until it has earned a hit, and past its
+	 * first second until BUDGET_RESUME_NS after it last came on
+	 */
 	if (sp->link || sp->credit < 1 ||
 	    (now - sp->on_since_ns < BUDGET_RESUME_NS && now - sp->born_ns >= BUDGET_RESUME_NS))
 		return;
